@@ -1,0 +1,86 @@
+/**
+ * Seams between the call path (dispatcher) and the subsystems that plug into it: consent and audit.
+ * The dispatcher depends only on these interfaces; `src/consent/` implements them.
+ */
+import type { Descriptor, Requester, ConfirmationInfo, Outcome } from '../protocol/messages.js';
+import { WireError } from '../protocol/errors.js';
+
+/** What the dispatcher asks the consent gate about one accepted call. */
+export interface ConsentRequest {
+  readonly callId: string;
+  readonly descriptor: Descriptor;
+  /** Validated arguments (the prompt may show them on demand; never logged). */
+  readonly args: Record<string, unknown>;
+  /** One sentence from the handler's `describe()` (or a generic one). */
+  readonly summary: string;
+  /** Scope for remembered decisions (from the handler's `resource()`), '*' when none. */
+  readonly resource: string;
+  readonly requester: Requester | undefined;
+  readonly workspaceId: string;
+  readonly userId: string;
+  /** How long a prompt may wait for the user (confirm_timeout_ms). */
+  readonly timeoutMs: number;
+}
+
+/** The gate's answer. `error` is set exactly when the call must not run. */
+export interface ConsentDecision {
+  readonly confirmation: ConfirmationInfo;
+  /** user_rejected | confirmation_timeout | confirmation_unavailable | permission_denied (policy deny). */
+  readonly error?: WireError;
+}
+
+/** Decides allow / ask / deny for a call, prompting the user when needed. */
+export interface ConsentGate {
+  /**
+   * True when `decide` would prompt (so the dispatcher can enter `awaiting_confirmation` first).
+   * Must not prompt or block.
+   */
+  needsPrompt(req: ConsentRequest): boolean;
+  /** Decides; `signal` fires when the call is cancelled (the prompt must be withdrawn at once). */
+  decide(req: ConsentRequest, signal: AbortSignal): Promise<ConsentDecision>;
+  /** True while the user has paused all calls. */
+  isPaused(): boolean;
+  /** True when the function is disabled by config or the user (answered as unknown_function). */
+  isDisabled(functionId: string): boolean;
+}
+
+/** Receives every finished call (for the audit trail and metrics). */
+export interface CallObserver {
+  onFinished(entry: {
+    outcome: Outcome;
+    descriptor: Descriptor | undefined;
+    args: Record<string, unknown> | undefined;
+    requester: Requester | undefined;
+    workspaceId: string;
+    userId: string;
+  }): void;
+}
+
+/**
+ * The default gate until consent is configured: allows what needs no confirmation, refuses the rest with
+ * `confirmation_unavailable` (PROTOCOL.md §2), never pauses.
+ */
+export class RefusingConsentGate implements ConsentGate {
+  constructor(private readonly disabled: ReadonlySet<string> = new Set()) {}
+  private needs(d: Descriptor): boolean {
+    return d.confirmation === 'always' || d.permission_level === 'high' || d.permission_level === 'critical';
+  }
+  needsPrompt(req: ConsentRequest): boolean {
+    return this.needs(req.descriptor);
+  }
+  async decide(req: ConsentRequest): Promise<ConsentDecision> {
+    if (!this.needs(req.descriptor)) {
+      return { confirmation: { required: false, decision: 'not_required', decided_by: 'policy', remembered: false } };
+    }
+    return {
+      confirmation: { required: true, decision: 'unavailable', decided_by: 'system', remembered: false },
+      error: new WireError('confirmation_unavailable', 'This call needs the user to confirm it, and no prompt can be shown.'),
+    };
+  }
+  isPaused(): boolean {
+    return false;
+  }
+  isDisabled(functionId: string): boolean {
+    return this.disabled.has(functionId);
+  }
+}
