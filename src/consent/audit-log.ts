@@ -1,0 +1,108 @@
+/**
+ * The audit trail: one row per finished call, with who asked, what, a redacted summary of the
+ * arguments, how consent was decided, the final state, the duration and the error type. Rows older
+ * than the retention period are pruned. Never stores argument values beyond `redact.ts`'s summary.
+ */
+import type { Db } from './db.js';
+import type { Descriptor, Outcome, Requester } from '../protocol/messages.js';
+import { redactArgs } from './redact.js';
+
+/** One audit row as listed by the CLI and the control API. */
+export interface AuditEntry {
+  id: number;
+  call_id: string;
+  function_id: string;
+  requester_kind: string | null;
+  requester_id: string | null;
+  requester_name: string | null;
+  workspace_id: string | null;
+  user_id: string | null;
+  args_summary: unknown;
+  decision: string | null;
+  decided_by: string | null;
+  remembered: boolean;
+  state: string;
+  error_type: string | null;
+  duration_ms: number | null;
+  accepted_at: string | null;
+  finished_at: string;
+}
+
+/** Filters for `list`. */
+export interface AuditFilter {
+  functionId?: string;
+  state?: string;
+  /** ISO time; only calls finished at or after it. */
+  since?: string;
+  limit?: number;
+}
+
+/** What the dispatcher hands over for a finished call (CallObserver.onFinished's entry). */
+export interface FinishedCall {
+  outcome: Outcome;
+  descriptor: Descriptor | undefined;
+  args: Record<string, unknown> | undefined;
+  requester: Requester | undefined;
+  workspaceId: string;
+  userId: string;
+}
+
+/** Default retention of audit rows. */
+export const DEFAULT_AUDIT_RETENTION_DAYS = 90;
+const PRUNE_EVERY = 200;
+
+/** Appends and queries audit rows in the consent database. */
+export class AuditLog {
+  private sincePrune = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly retentionDays: number = DEFAULT_AUDIT_RETENTION_DAYS,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Records a finished call; replayed outcomes are not new calls and are skipped. */
+  record(c: FinishedCall): void {
+    const o = c.outcome;
+    if (o.replayed) return;
+    this.db
+      .prepare(
+        `INSERT INTO audit (call_id, function_id, requester_kind, requester_id, requester_name, workspace_id, user_id,
+           args_summary, decision, decided_by, remembered, state, error_type, duration_ms, accepted_at, finished_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        o.call_id, o.function, c.requester?.kind ?? null, c.requester?.id ?? null, c.requester?.name ?? null,
+        c.workspaceId, c.userId, redactArgs(c.args),
+        o.confirmation?.decision ?? null, o.confirmation?.decided_by ?? null, o.confirmation?.remembered ? 1 : 0,
+        o.state, o.error?.type ?? null, o.duration_ms ?? null, o.accepted_at ?? null,
+        o.finished_at ?? this.now().toISOString(),
+      );
+    if (++this.sincePrune >= PRUNE_EVERY) this.prune();
+  }
+
+  /** Deletes rows older than the retention period; returns how many. */
+  prune(): number {
+    this.sincePrune = 0;
+    const cutoff = new Date(this.now().getTime() - this.retentionDays * 86_400_000).toISOString();
+    return this.db.prepare('DELETE FROM audit WHERE finished_at < ?').run(cutoff).changes;
+  }
+
+  /** Newest first. */
+  list(f: AuditFilter = {}): AuditEntry[] {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (f.functionId) { where.push('function_id = ?'); args.push(f.functionId); }
+    if (f.state) { where.push('state = ?'); args.push(f.state); }
+    if (f.since) { where.push('finished_at >= ?'); args.push(f.since); }
+    const limit = Math.max(1, Math.min(f.limit ?? 100, 10_000));
+    const rows = this.db
+      .prepare(`SELECT * FROM audit ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id DESC LIMIT ${limit}`)
+      .all(...args) as (Omit<AuditEntry, 'remembered' | 'args_summary'> & { remembered: number; args_summary: string | null })[];
+    return rows.map((r) => ({
+      ...r,
+      remembered: r.remembered === 1,
+      args_summary: r.args_summary === null ? null : (JSON.parse(r.args_summary) as unknown),
+    }));
+  }
+}

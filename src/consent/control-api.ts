@@ -1,0 +1,98 @@
+/**
+ * The control methods the tray / local web UI calls over the local endpoint's JSON-RPC (PROTOCOL.md §8):
+ * status, pause/resume, the prompt queue, remembered decisions and the activity log. Every method
+ * requires the local token; the endpoint passes `ctx.authenticated`.
+ */
+import { RPC, RpcError, WireError } from '../protocol/errors.js';
+import { ANSWER_KINDS, type PromptAnswerKind } from './prompt.js';
+import type { ConsentService } from './gate.js';
+import type { DecisionScope } from './decisions-store.js';
+
+/** Per-request context from the local endpoint. */
+export interface ControlContext {
+  authenticated: boolean;
+}
+
+/** A JSON-RPC method table, as `LocalEndpoint.addMethods` takes it. */
+export type ControlMethods = Record<string, (params: unknown, ctx: ControlContext) => Promise<unknown>>;
+
+const obj = (p: unknown): Record<string, unknown> =>
+  p === undefined || p === null ? {} : typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : bad('params must be an object');
+
+function bad(message: string): never {
+  throw new RpcError(RPC.invalid_params, message);
+}
+
+const optStr = (p: Record<string, unknown>, k: string): string | undefined => {
+  const v = p[k];
+  if (v === undefined) return undefined;
+  return typeof v === 'string' ? v : bad(`${k} must be a string`);
+};
+
+/** Builds the control method table over a consent service. */
+export function createControlMethods(svc: ConsentService): ControlMethods {
+  const methods: Record<string, (p: Record<string, unknown>) => unknown> = {
+    'control.status': () => svc.status(),
+    'control.pause': () => svc.pause('ui'),
+    'control.resume': () => svc.resume(),
+    'control.prompts.list': () => ({
+      prompts: svc.queue.list().map((q) => ({ ...q.view, active: q.active, position: q.position })),
+    }),
+    'control.prompts.arguments': (p) => {
+      const id = optStr(p, 'prompt_id') ?? bad('prompt_id is required');
+      const args = svc.queue.argumentsOf(id);
+      if (!args) bad('no such prompt');
+      return { prompt_id: id, arguments: args };
+    },
+    'control.prompts.answer': (p) => {
+      const id = optStr(p, 'prompt_id') ?? bad('prompt_id is required');
+      const answer = optStr(p, 'answer');
+      if (answer !== 'close' && !ANSWER_KINDS.includes(answer as PromptAnswerKind)) {
+        bad('answer must be allow_once, allow_remember, deny, deny_remember or close');
+      }
+      const scope = optStr(p, 'scope');
+      if (scope !== undefined && scope !== 'session' && scope !== 'always') bad('scope must be session or always');
+      const ok = svc.ui.answer(
+        id,
+        answer === 'close' ? 'closed' : { answer: answer as PromptAnswerKind, scope: (scope as DecisionScope | undefined) ?? 'session' },
+      );
+      if (!ok) bad('no such prompt is showing (it may have been answered, withdrawn or timed out)');
+      return { ok: true };
+    },
+    'control.ui.focus': (p) => {
+      svc.ui.setFocused(p['focused'] === true);
+      return { ok: true };
+    },
+    'control.decisions.list': (p) => {
+      const effect = optStr(p, 'effect');
+      if (effect !== undefined && effect !== 'allow' && effect !== 'deny') bad('effect must be allow or deny');
+      return { decisions: svc.decisions.list({ effect, functionId: optStr(p, 'function') }) };
+    },
+    'control.decisions.revoke': (p) => {
+      const id = p['id'];
+      if (typeof id !== 'number' || !Number.isInteger(id)) bad('id must be an integer');
+      return { revoked: svc.decisions.revoke(id) };
+    },
+    'control.activity.list': (p) => {
+      const limit = p['limit'];
+      if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) bad('limit must be a positive integer');
+      return {
+        calls: svc.audit.list({
+          functionId: optStr(p, 'function'),
+          state: optStr(p, 'state'),
+          since: optStr(p, 'since'),
+          limit: limit as number | undefined,
+        }),
+      };
+    },
+  };
+  const out: ControlMethods = {};
+  for (const [name, fn] of Object.entries(methods)) {
+    out[name] = async (params, ctx) => {
+      if (!ctx?.authenticated) throw new WireError('unauthorized', 'The local token is missing or wrong.');
+      svc.ui.touch();
+      return fn(obj(params));
+    };
+  }
+  return out;
+}

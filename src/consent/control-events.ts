@@ -1,0 +1,15 @@
+/**
+ * Events the consent service raises for the local endpoint to broadcast to the tray / web UI, as
+ * JSON-RPC notifications on `WS /rpc` (PROTOCOL.md §8). The event name is the notification method.
+ */
+import { EventEmitter } from 'node:events';
+
+/** Notification method names. */
+export const CONTROL_EVENTS = {
+  prompt: 'control/notification.prompt',
+  promptWithdrawn: 'control/notification.prompt_withdrawn',
+  status: 'control/notification.status',
+} as const;
+
+/** Emits `(params: object)` under each CONTROL_EVENTS name. */
+export class ControlEvents extends EventEmitter {}

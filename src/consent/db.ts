@@ -1,0 +1,94 @@
+/**
+ * The consent database (`<data_dir>/consent.sqlite`): remembered decisions, the paused flag and the
+ * audit trail. Opened by the running agent and by the CLI at the same time, so it runs in WAL mode with
+ * a busy timeout, and its schema only moves forward through the numbered migrations below.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+/** An open better-sqlite3 connection. */
+export type Db = Database.Database;
+
+/** The database file name inside the data directory. */
+export const CONSENT_DB_FILE = 'consent.sqlite';
+
+/**
+ * Numbered schema migrations; index i moves the schema from version i to i + 1. Never edit a shipped
+ * migration: append a new one (and its test in test/consent/migrations.test.ts).
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: remembered decisions, settings (the paused flag) and the audit trail.
+  `
+  CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    function_id TEXT NOT NULL,
+    resource TEXT NOT NULL,
+    effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+    scope TEXT NOT NULL CHECK (scope IN ('session', 'always')),
+    session_id TEXT,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX decisions_lookup ON decisions (user_id, function_id, resource);
+  CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  CREATE TABLE audit (
+    id INTEGER PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    function_id TEXT NOT NULL,
+    requester_kind TEXT,
+    requester_id TEXT,
+    requester_name TEXT,
+    workspace_id TEXT,
+    user_id TEXT,
+    args_summary TEXT,
+    decision TEXT,
+    decided_by TEXT,
+    remembered INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL,
+    error_type TEXT,
+    duration_ms INTEGER,
+    accepted_at TEXT,
+    finished_at TEXT NOT NULL
+  );
+  CREATE INDEX audit_finished ON audit (finished_at);
+  CREATE INDEX audit_function ON audit (function_id, finished_at);
+  `,
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Applies pending migrations, each in its own transaction; refuses a database from a newer build. */
+export function migrate(db: Db, upTo: number = SCHEMA_VERSION): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new Error(`The consent database has schema version ${current}, newer than this build supports (${SCHEMA_VERSION}); upgrade AIOS Device.`);
+  }
+  for (let v = current; v < upTo; v++) {
+    const sql = MIGRATIONS[v];
+    if (sql === undefined) break;
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/** Opens (creating if needed) `<dataDir>/consent.sqlite`, 0600, WAL, migrated to the current schema. */
+export function openConsentDb(dataDir: string, opts: { upTo?: number } = {}): Db {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = path.join(dataDir, CONSENT_DB_FILE);
+  const existed = fs.existsSync(file);
+  const db = new Database(file);
+  if (!existed) fs.chmodSync(file, 0o600);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  migrate(db, opts.upTo);
+  return db;
+}

@@ -1,0 +1,318 @@
+/**
+ * The consent service: the dispatcher's ConsentGate (policy, prompts, pause) and CallObserver (audit
+ * trail), over the consent database in the data directory.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ConsentDecision, ConsentGate, ConsentRequest, CallObserver } from '../agent/seams.js';
+import type { ConfirmationInfo } from '../protocol/messages.js';
+import { WireError } from '../protocol/errors.js';
+import type { Grants, Logger } from '../sdk/index.js';
+import { openConsentDb, type Db } from './db.js';
+import { DecisionsStore } from './decisions-store.js';
+import { PauseState, type PauseInfo } from './pause-state.js';
+import { AuditLog, DEFAULT_AUDIT_RETENTION_DAYS, type FinishedCall } from './audit-log.js';
+import { decidePolicy, type AdminPolicy, type PolicyVerdict } from './policy.js';
+import { PromptQueue } from './prompt-queue.js';
+import type { PromptProvider, PromptResult, PromptView } from './prompt.js';
+import { NonePromptProvider } from './providers/none.js';
+import { TtyPromptProvider, type TtyInput } from './providers/tty.js';
+import { UiPromptProvider } from './providers/ui.js';
+import { CONTROL_EVENTS, ControlEvents } from './control-events.js';
+import { grantMatcher } from './resource-grants.js';
+import { notifyPromptWaiting } from './notify.js';
+import { redactArgs } from './redact.js';
+import type { Writable } from 'node:stream';
+
+/** `confirmations.provider`. */
+export type ProviderChoice = 'auto' | 'ui' | 'tty' | 'none';
+
+/** The config sections the service reads (PROTOCOL.md §11, snake_case as in the file). */
+export interface ConsentConfig {
+  data_dir: string;
+  confirmations?: { provider?: ProviderChoice; timeout_ms?: number };
+  policy?: AdminPolicy;
+  functions?: { disabled?: string[] };
+  grants?: Grants;
+}
+
+/** Wiring that is not configuration. */
+export interface ConsentServiceOptions {
+  log?: Logger;
+  /** Terminal for the tty provider (default process.stdin / process.stdout). */
+  tty?: { input: TtyInput; output: Writable };
+  /** Desktop notification when a UI prompt is waiting (default node-notifier). */
+  notify?: (view: PromptView) => void;
+  /** Identifies this agent run; `session`-scoped decisions last as long as it. */
+  sessionId?: string;
+  auditRetentionDays?: number;
+  /** How often to look for a pause/resume made by another process (ms; 0 = never). Default 1000. */
+  pausePollMs?: number;
+  /** Overrides the default `grants`-based check for `medium` functions. */
+  isResourceGranted?: (functionId: string, resource: string) => boolean;
+}
+
+/** What `status()` and `control.status` answer. */
+export interface ConsentStatus {
+  paused: boolean;
+  paused_since: string | null;
+  paused_by: string | null;
+  provider: ProviderChoice;
+  /** The provider a prompt would use now (`none` when no prompt can be shown). */
+  active_provider: 'ui' | 'tty' | 'none';
+  prompts_waiting: number;
+  session_id: string;
+}
+
+const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
+
+const info = (c: ConfirmationInfo): ConfirmationInfo => c;
+
+/** The consent gate, prompt queue, pause switch and audit trail of one agent. */
+export class ConsentService implements ConsentGate, CallObserver {
+  readonly events = new ControlEvents();
+  readonly db: Db;
+  readonly decisions: DecisionsStore;
+  readonly audit: AuditLog;
+  readonly queue: PromptQueue;
+  readonly ui: UiPromptProvider;
+  readonly sessionId: string;
+  private readonly pauseState: PauseState;
+  private readonly tty: TtyPromptProvider;
+  private readonly none = new NonePromptProvider();
+  private readonly choice: ProviderChoice;
+  private readonly timeoutMs: number;
+  private readonly policy: AdminPolicy;
+  private readonly disabled: ReadonlySet<string>;
+  private readonly granted: (functionId: string, resource: string, writes: boolean) => boolean;
+  private readonly log: Logger | undefined;
+  private lastPaused: boolean;
+  private poll: NodeJS.Timeout | undefined;
+
+  constructor(config: ConsentConfig, opts: ConsentServiceOptions = {}) {
+    this.log = opts.log;
+    this.sessionId = opts.sessionId ?? randomUUID();
+    this.choice = config.confirmations?.provider ?? 'auto';
+    if (!['auto', 'ui', 'tty', 'none'].includes(this.choice)) {
+      throw new Error(`confirmations.provider: must be auto, ui, tty or none, not "${String(this.choice)}".`);
+    }
+    this.timeoutMs = config.confirmations?.timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
+    this.policy = config.policy ?? {};
+    this.disabled = new Set(config.functions?.disabled ?? []);
+    const byGrants = grantMatcher(config.grants ?? {});
+    const custom = opts.isResourceGranted;
+    this.granted = custom ? (f, r) => custom(f, r) : (_f, r, w) => byGrants(r, w);
+
+    this.db = openConsentDb(config.data_dir);
+    this.decisions = new DecisionsStore(this.db, this.sessionId);
+    this.decisions.dropStaleSessions();
+    this.audit = new AuditLog(this.db, opts.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS);
+    this.audit.prune();
+    this.pauseState = new PauseState(this.db);
+    this.lastPaused = this.pauseState.get().paused;
+
+    const notify = opts.notify ?? ((v: PromptView) => notifyPromptWaiting(v, this.log));
+    this.ui = new UiPromptProvider(this.events, notify);
+    this.tty = new TtyPromptProvider(opts.tty?.input, opts.tty?.output);
+    this.queue = new PromptQueue(() => this.provider(), () => this.emitStatus());
+
+    const pollMs = opts.pausePollMs ?? 1000;
+    if (pollMs > 0) {
+      this.poll = setInterval(() => this.isPaused(), pollMs);
+      this.poll.unref();
+    }
+  }
+
+  /** The provider a prompt shown now would use; undefined when none can show one. */
+  provider(): PromptProvider | undefined {
+    switch (this.choice) {
+      case 'ui': return this.ui;
+      case 'tty': return this.tty;
+      case 'none': return undefined;
+      default:
+        if (this.ui.available()) return this.ui;
+        if (this.tty.available()) return this.tty;
+        return undefined;
+    }
+  }
+
+  private verdict(req: ConsentRequest): PolicyVerdict {
+    const d = req.descriptor;
+    const writes = d.risk ? !d.risk.read_only : true;
+    return decidePolicy({
+      descriptor: d,
+      resource: req.resource,
+      adminPolicy: this.policy,
+      remembered: this.decisions.lookup(req.userId, d.id, req.resource),
+      isResourceGranted: (f, r) => this.granted(f, r, writes),
+      paused: this.isPaused(),
+    });
+  }
+
+  needsPrompt(req: ConsentRequest): boolean {
+    return this.verdict(req).action === 'ask' && this.provider() !== undefined;
+  }
+
+  async decide(req: ConsentRequest, signal: AbortSignal): Promise<ConsentDecision> {
+    const v = this.verdict(req);
+    if (v.action === 'allow') {
+      return {
+        confirmation: v.required
+          ? info({ required: true, decision: 'allowed', decided_by: v.by, remembered: v.by === 'remembered' })
+          : info({ required: false, decision: 'not_required', decided_by: 'policy', remembered: false }),
+      };
+    }
+    if (v.action === 'deny') {
+      const messages = {
+        paused: 'The user has paused all calls on this device.',
+        permission_denied: 'This function is not allowed on this device for this resource.',
+        user_rejected: 'The user declined this call earlier and asked to remember that.',
+      } as const;
+      return {
+        confirmation: info({ required: v.required, decision: 'denied', decided_by: v.by, remembered: v.by === 'remembered' }),
+        error: new WireError(v.error, messages[v.error]),
+      };
+    }
+    if (signal.aborted) return this.withdrawn();
+    if (!this.provider()) return this.unavailable();
+
+    const timeoutMs = req.timeoutMs > 0 ? req.timeoutMs : this.timeoutMs;
+    const now = Date.now();
+    const view: PromptView = {
+      prompt_id: randomUUID(),
+      call_id: req.callId,
+      function_id: req.descriptor.id,
+      function_name: req.descriptor.name,
+      sentence: req.summary,
+      requester: req.requester ?? null,
+      workspace_id: req.workspaceId,
+      user_id: req.userId,
+      permission_level: req.descriptor.permission_level,
+      risk: req.descriptor.risk ?? null,
+      resource: req.resource,
+      rememberable: v.rememberable,
+      created_at: new Date(now).toISOString(),
+      expires_at: new Date(now + timeoutMs).toISOString(),
+    };
+    const r = await this.queue.ask(view, req.args, timeoutMs, signal);
+    const decision = this.fromPrompt(r, req, v.rememberable);
+    this.log?.info(
+      { call_id: req.callId, function: req.descriptor.id, decision: decision.confirmation.decision, remembered: decision.confirmation.remembered },
+      'consent decided by prompt',
+    );
+    return decision;
+  }
+
+  private fromPrompt(r: PromptResult, req: ConsentRequest, rememberable: boolean): ConsentDecision {
+    switch (r.kind) {
+      case 'withdrawn': return this.withdrawn();
+      case 'unavailable': return this.unavailable();
+      case 'timeout':
+        return {
+          confirmation: info({ required: true, decision: 'timeout', decided_by: 'system', remembered: false }),
+          error: new WireError('confirmation_timeout', 'Nobody answered the confirmation prompt in time.'),
+        };
+      case 'closed':
+        return {
+          confirmation: info({ required: true, decision: 'denied', decided_by: 'user', remembered: false }),
+          error: new WireError('user_rejected', 'The user closed the confirmation prompt without allowing the call.'),
+        };
+      case 'answer': {
+        const a = r.answer.answer;
+        const remember = rememberable && (a === 'allow_remember' || a === 'deny_remember');
+        const allow = a === 'allow_once' || a === 'allow_remember';
+        if (remember) {
+          this.decisions.remember({
+            userId: req.userId,
+            functionId: req.descriptor.id,
+            resource: req.resource,
+            effect: allow ? 'allow' : 'deny',
+            scope: r.answer.scope ?? 'session',
+          });
+        }
+        const confirmation = info({ required: true, decision: allow ? 'allowed' : 'denied', decided_by: 'user', remembered: remember });
+        return allow
+          ? { confirmation }
+          : { confirmation, error: new WireError('user_rejected', 'The user declined this call.') };
+      }
+    }
+  }
+
+  private withdrawn(): ConsentDecision {
+    return {
+      confirmation: info({ required: true, decision: 'withdrawn', decided_by: 'system', remembered: false }),
+      error: new WireError('cancelled', 'The call was cancelled while waiting for confirmation.', { sideEffects: 'none' }),
+    };
+  }
+
+  private unavailable(): ConsentDecision {
+    return {
+      confirmation: info({ required: true, decision: 'unavailable', decided_by: 'system', remembered: false }),
+      error: new WireError('confirmation_unavailable', 'This call needs the user to confirm it, and no prompt can be shown.'),
+    };
+  }
+
+  isPaused(): boolean {
+    const paused = this.pauseState.get().paused;
+    if (paused !== this.lastPaused) {
+      this.lastPaused = paused;
+      this.emitStatus();
+    }
+    return paused;
+  }
+
+  isDisabled(functionId: string): boolean {
+    return this.disabled.has(functionId);
+  }
+
+  onFinished(entry: FinishedCall): void {
+    try {
+      this.audit.record(entry);
+      this.log?.debug(
+        { call_id: entry.outcome.call_id, function: entry.outcome.function, state: entry.outcome.state, args: redactArgs(entry.args) },
+        'call audited',
+      );
+    } catch (e) {
+      this.log?.error({ err: (e as Error).message }, 'could not write the audit trail');
+    }
+  }
+
+  /** Pauses all calls (new calls answer `paused`); `by` names who did it. */
+  pause(by = 'user'): ConsentStatus {
+    this.pauseState.set(true, by);
+    this.isPaused();
+    return this.status();
+  }
+
+  /** Resumes calls. */
+  resume(): ConsentStatus {
+    this.pauseState.set(false, 'user');
+    this.isPaused();
+    return this.status();
+  }
+
+  /** Pause state, providers and the number of prompts waiting. */
+  status(): ConsentStatus {
+    const p: PauseInfo = this.pauseState.get();
+    return {
+      paused: p.paused,
+      paused_since: p.since,
+      paused_by: p.by,
+      provider: this.choice,
+      active_provider: this.provider()?.name ?? this.none.name,
+      prompts_waiting: this.queue?.size() ?? 0,
+      session_id: this.sessionId,
+    };
+  }
+
+  private emitStatus(): void {
+    if (!this.queue) return;
+    this.events.emit(CONTROL_EVENTS.status, this.status());
+  }
+
+  /** Stops the pause poll and closes the database. Prompts still open are left to their calls' signals. */
+  close(): void {
+    if (this.poll) clearInterval(this.poll);
+    this.poll = undefined;
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The "pause all calls" switch. It lives in the consent database rather than in memory so that
+ * `aios-device pause` works from another process while the agent runs: the agent reads it on every call.
+ */
+import type { Db } from './db.js';
+
+/** Whether calls are paused, since when and by whom. */
+export interface PauseInfo {
+  paused: boolean;
+  since: string | null;
+  by: string | null;
+}
+
+/** Reads and flips the paused flag. */
+export class PauseState {
+  constructor(private readonly db: Db, private readonly now: () => Date = () => new Date()) {}
+
+  /** Current state (one indexed read; cheap enough to do per call). */
+  get(): PauseInfo {
+    const row = this.db.prepare(`SELECT value FROM settings WHERE key = 'paused'`).get() as { value: string } | undefined;
+    if (!row) return { paused: false, since: null, by: null };
+    const v = JSON.parse(row.value) as PauseInfo;
+    return { paused: v.paused === true, since: v.since ?? null, by: v.by ?? null };
+  }
+
+  /** Sets the flag; `by` says who (cli, ui, tray), for status and the docs' "who paused me" question. */
+  set(paused: boolean, by: string): PauseInfo {
+    const info: PauseInfo = paused ? { paused, since: this.now().toISOString(), by } : { paused, since: null, by: null };
+    this.db
+      .prepare(`INSERT INTO settings (key, value) VALUES ('paused', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
+      .run(JSON.stringify(info));
+    return info;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What a confirmation prompt shows and what the user can answer, shared by the queue and every
+ * provider (terminal, UI, none).
+ */
+import type { PermissionLevel, Risk } from '../protocol/messages.js';
+import type { DecisionScope } from './decisions-store.js';
+
+/** The four answers a user can give. */
+export type PromptAnswerKind = 'allow_once' | 'allow_remember' | 'deny' | 'deny_remember';
+/** The answer kinds, for validating control-API input. */
+export const ANSWER_KINDS: readonly PromptAnswerKind[] = ['allow_once', 'allow_remember', 'deny', 'deny_remember'];
+
+/** A user's answer; `scope` applies to the remember answers (default `session`). */
+export interface PromptAnswer {
+  answer: PromptAnswerKind;
+  scope?: DecisionScope;
+}
+
+/** A prompt as shown to the user (and broadcast to the UI). Carries no argument values. */
+export interface PromptView {
+  prompt_id: string;
+  call_id: string;
+  function_id: string;
+  /** The function's plain-language name. */
+  function_name: string;
+  /** One sentence built from the validated arguments. */
+  sentence: string;
+  requester: { kind: string; id?: string; name?: string } | null;
+  workspace_id: string;
+  user_id: string;
+  permission_level: PermissionLevel;
+  risk: Risk | null;
+  /** The resource a remembered answer would be scoped to. */
+  resource: string;
+  /** False for critical / always-confirm functions: only allow once and deny are offered. */
+  rememberable: boolean;
+  created_at: string;
+  /** When the countdown runs out (ISO). */
+  expires_at: string;
+}
+
+/** How a prompt ended. */
+export type PromptResult =
+  | { kind: 'answer'; answer: PromptAnswer }
+  /** The user closed the prompt without answering: a deny that is never remembered. */
+  | { kind: 'closed' }
+  | { kind: 'timeout' }
+  /** The call was cancelled while its prompt was waiting or showing. */
+  | { kind: 'withdrawn' }
+  /** No provider could show it. */
+  | { kind: 'unavailable' };
+
+/** Shows one prompt at a time; the queue guarantees it is never asked to show two at once. */
+export interface PromptProvider {
+  readonly name: 'ui' | 'tty' | 'none';
+  /** True when this provider can show a prompt now (used by `auto`). */
+  available(): boolean;
+  /**
+   * Shows the prompt and resolves with the user's answer or `closed`. When `signal` fires (timeout,
+   * cancel) it must stop showing the prompt synchronously, in its abort listener.
+   */
+  show(view: PromptView, args: Record<string, unknown>, signal: AbortSignal): Promise<PromptAnswer | 'closed'>;
+}
