@@ -1,0 +1,246 @@
+/**
+ * The approval page (`GET /device` and its form posts): a bridge user signs in, compares the code,
+ * sees which device asks, picks a workspace and approves or denies. Page sessions live in a cookie
+ * (HttpOnly, SameSite=Strict) whose value is stored only as a hash; every form carries a CSRF token;
+ * wrong codes and wrong passwords are rate-limited per client address, page session and user name.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApprovalError, type DeviceFlow } from './device-flow.js';
+import type { OAuthStore, WebSessionRow } from './oauth-store.js';
+import { verifyPassword } from './password.js';
+import { AttemptLimiter } from './rate-limit.js';
+import { hashToken, newToken } from './tokens.js';
+import { approveView, doneView, enterCodeView, messageView, signInView } from './approval-views.js';
+import { readParams, redirect, sendHtml, str } from './http-io.js';
+
+const COOKIE = 'aios_device_session';
+const SESSION_TTL_MS = 30 * 60_000;
+
+/** Settings of the approval page. */
+export interface ApprovalPageOptions {
+  flow: DeviceFlow;
+  store: OAuthStore;
+  /** Adds `Secure` to the cookie; true when the bridge's public URL is https. */
+  secureCookies: boolean;
+  /** Called after the signed-in owner revoked one of their devices, so the bridge can drop its session. */
+  onDeviceRevoked: (deviceId: string) => void;
+  /** Failed user-code lookups allowed per window, per client address and per page session. Default 5 per 10 minutes. */
+  codeAttempts?: { max: number; windowMs: number };
+  clock?: () => number;
+}
+
+interface Session {
+  row: WebSessionRow;
+  cookie?: string;
+}
+
+/** Serves `/device` and `/device/*`. */
+export class ApprovalPage {
+  private readonly codeLimiter: AttemptLimiter;
+  private readonly signInLimiter: AttemptLimiter;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: ApprovalPageOptions) {
+    this.now = opts.clock ?? Date.now;
+    const ca = opts.codeAttempts ?? { max: 5, windowMs: 10 * 60_000 };
+    this.codeLimiter = new AttemptLimiter(ca.max, ca.windowMs, this.now);
+    this.signInLimiter = new AttemptLimiter(10, 15 * 60_000, this.now);
+  }
+
+  /** Serves the request when it is one of the page's routes; false otherwise. */
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const path = url.pathname;
+    if (path !== '/device' && !path.startsWith('/device/')) return false;
+    if (req.method === 'GET' && path === '/device') {
+      this.show(req, res, url);
+      return true;
+    }
+    if (req.method !== 'POST') {
+      sendHtml(res, 405, messageView('Not allowed', 'This address only accepts the approval forms.'), { allow: 'GET, POST' });
+      return true;
+    }
+    const params = await readParams(req);
+    const session = this.session(req);
+    if (!params || !session || !this.csrfOk(session.row, str(params, 'csrf'))) {
+      sendHtml(res, 403, messageView('Session expired', 'Your page session expired or the form was not sent from this page; please start again.'));
+      return true;
+    }
+    switch (path) {
+      case '/device/signin':
+        return this.signIn(req, res, session, params).then(() => true);
+      case '/device/decision':
+        this.decide(req, res, session, params);
+        return true;
+      case '/device/revoke':
+        this.revoke(res, session, params);
+        return true;
+      case '/device/signout':
+        this.opts.store.deleteWebSession(session.row.id_hash);
+        redirect(res, '/device', { 'set-cookie': this.cookie('', 0) });
+        return true;
+      default:
+        sendHtml(res, 404, messageView('Not found', 'There is no such page.'));
+        return true;
+    }
+  }
+
+  private show(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const session = this.session(req) ?? this.newSession(null);
+    const headers: Record<string, string> = session.cookie ? { 'set-cookie': session.cookie } : {};
+    const userCode = url.searchParams.get('user_code')?.trim() ?? '';
+    const userId = session.row.user_id;
+    if (!userId) {
+      sendHtml(res, 200, signInView({ csrf: session.row.csrf, userCode }), headers);
+      return;
+    }
+    const userName = this.opts.store.userName(userId) ?? userId;
+    if (!userCode) {
+      sendHtml(res, 200, enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId) }), headers);
+      return;
+    }
+    const keys = [`ip:${clientAddress(req)}`, `session:${session.row.id_hash}`];
+    if (keys.some((k) => this.codeLimiter.blocked(k))) {
+      const waitMin = Math.ceil(Math.max(...keys.map((k) => this.codeLimiter.retryAfterMs(k))) / 60_000);
+      sendHtml(res, 429, messageView('Too many attempts', `Too many wrong codes; try again in ${waitMin} minute(s).`), {
+        ...headers,
+        'retry-after': String(waitMin * 60),
+      });
+      return;
+    }
+    const request = this.opts.flow.pendingRequest(userCode);
+    if (!request) {
+      for (const k of keys) this.codeLimiter.fail(k);
+      const view = enterCodeView({
+        csrf: session.row.csrf,
+        userName,
+        devices: this.opts.store.devicesOfUser(userId),
+        error: 'That code is unknown, expired or already used. Check the code shown on the device.',
+      });
+      sendHtml(res, 404, view, headers);
+      return;
+    }
+    sendHtml(res, 200, approveView({ csrf: session.row.csrf, userName, request, workspaces: this.opts.store.workspacesOf(userId) }), headers);
+  }
+
+  private async signIn(req: IncomingMessage, res: ServerResponse, session: Session, params: Record<string, unknown>): Promise<void> {
+    const username = (str(params, 'username') ?? '').trim();
+    const password = str(params, 'password') ?? '';
+    const userCode = (str(params, 'user_code') ?? '').trim();
+    const keys = [`ip:${clientAddress(req)}`, `user:${username.toLowerCase()}`];
+    if (keys.some((k) => this.signInLimiter.blocked(k))) {
+      sendHtml(res, 429, signInView({ csrf: session.row.csrf, userCode, error: 'Too many failed sign-ins; wait a few minutes and try again.' }));
+      return;
+    }
+    const user = username ? this.opts.store.userByName(username) : undefined;
+    const ok = await verifyPassword(password, user?.password_hash ?? null);
+    if (!ok || !user) {
+      for (const k of keys) this.signInLimiter.fail(k);
+      sendHtml(res, 401, signInView({ csrf: session.row.csrf, userCode, error: 'Wrong user name or password.' }));
+      return;
+    }
+    // A fresh session id at sign-in, so a session planted before sign-in cannot ride on it.
+    this.opts.store.deleteWebSession(session.row.id_hash);
+    const fresh = this.newSession(user.id);
+    redirect(res, userCode ? `/device?user_code=${encodeURIComponent(userCode)}` : '/device', { 'set-cookie': fresh.cookie! });
+  }
+
+  private decide(req: IncomingMessage, res: ServerResponse, session: Session, params: Record<string, unknown>): void {
+    const userId = session.row.user_id;
+    if (!userId) {
+      redirect(res, '/device');
+      return;
+    }
+    const userCode = str(params, 'user_code') ?? '';
+    const action = str(params, 'action');
+    const request = this.opts.flow.pendingRequest(userCode);
+    const userName = this.opts.store.userName(userId) ?? userId;
+    try {
+      if (!request) throw new ApprovalError('This code is unknown, expired or already used.');
+      if (action === 'deny') {
+        this.opts.flow.deny(userCode, userId);
+        sendHtml(res, 200, doneView({ approved: false, deviceName: request.device_name }));
+      } else if (action === 'approve') {
+        const workspaceId = str(params, 'workspace_id') ?? '';
+        const device = this.opts.flow.approve(userCode, userId, workspaceId);
+        sendHtml(res, 200, doneView({ approved: true, deviceName: device.name, workspaceId }));
+      } else {
+        throw new ApprovalError('Choose Approve or Deny.');
+      }
+    } catch (e) {
+      if (!(e instanceof ApprovalError)) throw e;
+      for (const k of [`ip:${clientAddress(req)}`, `session:${session.row.id_hash}`]) this.codeLimiter.fail(k);
+      const still = this.opts.flow.pendingRequest(userCode);
+      const view = still
+        ? approveView({ csrf: session.row.csrf, userName, request: still, workspaces: this.opts.store.workspacesOf(userId), error: e.message })
+        : enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId), error: e.message });
+      sendHtml(res, 409, view);
+    }
+  }
+
+  private revoke(res: ServerResponse, session: Session, params: Record<string, unknown>): void {
+    const userId = session.row.user_id;
+    if (!userId) {
+      redirect(res, '/device');
+      return;
+    }
+    const deviceId = str(params, 'device_id') ?? '';
+    const device = this.opts.store.device(deviceId);
+    const userName = this.opts.store.userName(userId) ?? userId;
+    let message: string | undefined;
+    let error: string | undefined;
+    if (!device || device.user_id !== userId) error = 'That device is not one of yours.';
+    else {
+      if (this.opts.flow.revokeDevice(deviceId)) this.opts.onDeviceRevoked(deviceId);
+      message = `${device.name} was revoked; it is disconnected and must be approved again to reconnect.`;
+    }
+    const view = enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId), ...(error ? { error } : {}), ...(message ? { message } : {}) });
+    sendHtml(res, error ? 404 : 200, view);
+  }
+
+  private session(req: IncomingMessage): Session | null {
+    const value = readCookie(req.headers.cookie, COOKIE);
+    if (!value) return null;
+    const row = this.opts.store.webSession(hashToken(value));
+    if (!row) return null;
+    if (this.now() >= row.expires_at) {
+      this.opts.store.deleteWebSession(row.id_hash);
+      return null;
+    }
+    return { row };
+  }
+
+  private newSession(userId: string | null): Session {
+    const now = this.now();
+    this.opts.store.pruneWebSessions(now);
+    const value = newToken('web_session');
+    const row: WebSessionRow = { id_hash: hashToken(value), csrf: randomBytes(24).toString('base64url'), user_id: userId, expires_at: now + SESSION_TTL_MS };
+    this.opts.store.insertWebSession(row);
+    return { row, cookie: this.cookie(value, SESSION_TTL_MS / 1000) };
+  }
+
+  private cookie(value: string, maxAgeS: number): string {
+    return `${COOKIE}=${value}; Path=/device; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${this.opts.secureCookies ? '; Secure' : ''}`;
+  }
+
+  private csrfOk(row: WebSessionRow, sent: string | undefined): boolean {
+    if (!sent) return false;
+    const a = Buffer.from(row.csrf);
+    const b = Buffer.from(sent);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+}
+
+function readCookie(header: string | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim() || null;
+  }
+  return null;
+}
+
+// The socket address, not X-Forwarded-For: a header anyone can set must not reset their own limit.
+function clientAddress(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}

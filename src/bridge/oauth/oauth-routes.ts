@@ -1,0 +1,225 @@
+/**
+ * The bridge's login service: the OAuth routes of PROTOCOL.md §10 (`/v1/oauth/*`, `/device`), the
+ * device authenticator the WebSocket upgrade uses, and device revocation with a callback so the
+ * bridge can drop a revoked device's live session.
+ */
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Database } from 'better-sqlite3';
+import type { JWK } from 'jose';
+import type { DeviceAuthenticator, DeviceIdentity } from '../auth.js';
+import { ApprovalPage } from './approval-page.js';
+import { DeviceFlow, OAuthError } from './device-flow.js';
+import { readParams, sendJson, str } from './http-io.js';
+import { OAuthStore, type ConfigUser, type DeviceRow } from './oauth-store.js';
+import { isPasswordHash } from './password.js';
+
+/** RFC 8628 §3.4 grant type. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** Bridge config keys this service reads (snake_case as in the config file). */
+export interface OAuthServiceOptions {
+  /** The bridge's SQLite database; the service adds its `oauth_` tables. */
+  db: Database;
+  /** `users` from the bridge config. */
+  users: ConfigUser[];
+  /** `public_url`: where browsers reach the bridge, e.g. `https://bridge.example.com`. */
+  public_url: string;
+  /** `access_token_ttl_s`, default 600. */
+  access_token_ttl_s?: number;
+  /** `refresh_token_ttl_s`, default 30 days. */
+  refresh_token_ttl_s?: number;
+  /** `device_code_ttl_s`, default 600. */
+  device_code_ttl_s?: number;
+  /** `device_poll_interval_s`, default 5. */
+  device_poll_interval_s?: number;
+  /** Failed code lookups allowed per client address and page session; default 5 per 10 minutes. */
+  code_attempts?: { max: number; window_s: number };
+  /** Injectable clock for tests. */
+  clock?: () => number;
+}
+
+/** What the bridge knows about an approved device (no secrets). */
+export interface RegisteredDevice {
+  device_id: string;
+  name: string;
+  platform: string;
+  client_version: string;
+  workspace_id: string;
+  user_id: string;
+  approved_at: string;
+  last_seen: string | null;
+  revoked: boolean;
+  key_id: string;
+}
+
+function toRegistered(d: DeviceRow): RegisteredDevice {
+  return {
+    device_id: d.id,
+    name: d.name,
+    platform: d.platform,
+    client_version: d.client_version,
+    workspace_id: d.workspace_id,
+    user_id: d.user_id,
+    approved_at: new Date(d.approved_at).toISOString(),
+    last_seen: d.last_seen_at === null ? null : new Date(d.last_seen_at).toISOString(),
+    revoked: d.revoked_at !== null,
+    key_id: d.jwk_thumbprint,
+  };
+}
+
+/** Device login for the reference bridge. */
+export class OAuthService implements DeviceAuthenticator {
+  /** The login tables. */
+  readonly store: OAuthStore;
+  /** The grant logic. */
+  readonly flow: DeviceFlow;
+  private readonly page: ApprovalPage;
+  private readonly publicUrl: string;
+  private readonly events = new EventEmitter();
+  private readonly clock: () => number;
+
+  constructor(opts: OAuthServiceOptions) {
+    for (const u of opts.users) {
+      if (!isPasswordHash(u.password_hash)) {
+        throw new Error(`Bridge config: users[${u.id}].password_hash is not a scrypt hash; create one with \`aios-device hash-password\`.`);
+      }
+    }
+    this.publicUrl = opts.public_url.replace(/\/+$/, '');
+    this.store = new OAuthStore(opts.db);
+    this.store.syncUsers(opts.users);
+    const clock = opts.clock ?? Date.now;
+    this.clock = clock;
+    this.flow = new DeviceFlow(this.store, {
+      ...(opts.access_token_ttl_s !== undefined ? { accessTokenTtlS: opts.access_token_ttl_s } : {}),
+      ...(opts.refresh_token_ttl_s !== undefined ? { refreshTokenTtlS: opts.refresh_token_ttl_s } : {}),
+      ...(opts.device_code_ttl_s !== undefined ? { deviceCodeTtlS: opts.device_code_ttl_s } : {}),
+      ...(opts.device_poll_interval_s !== undefined ? { intervalS: opts.device_poll_interval_s } : {}),
+      clock,
+    });
+    this.page = new ApprovalPage({
+      flow: this.flow,
+      store: this.store,
+      secureCookies: this.publicUrl.startsWith('https:'),
+      onDeviceRevoked: (id) => this.events.emit('revoked', id),
+      ...(opts.code_attempts ? { codeAttempts: { max: opts.code_attempts.max, windowMs: opts.code_attempts.window_s * 1000 } } : {}),
+      clock,
+    });
+  }
+
+  /** Serves `/v1/oauth/*` and `/device*`; resolves false for any other path so the bridge can route it. */
+  async handleHttp(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    if (url.pathname.startsWith('/device')) return this.page.handle(req, res, url);
+    if (!url.pathname.startsWith('/v1/oauth/')) return false;
+    if (req.method !== 'POST') {
+      sendJson(res, 405, { error: 'invalid_request', error_description: 'Use POST.' }, { allow: 'POST' });
+      return true;
+    }
+    const params = await readParams(req);
+    if (!params) {
+      sendJson(res, 400, { error: 'invalid_request', error_description: 'The body must be a small form or JSON object.' });
+      return true;
+    }
+    try {
+      switch (url.pathname) {
+        case '/v1/oauth/device_authorization':
+          sendJson(res, 200, await this.deviceAuthorization(params));
+          return true;
+        case '/v1/oauth/token':
+          sendJson(res, 200, this.token(params));
+          return true;
+        case '/v1/oauth/revoke': {
+          const token = str(params, 'token');
+          if (!token) throw new OAuthError('invalid_request', 'token is required.');
+          const deviceId = this.flow.revokeToken(token);
+          if (deviceId) this.events.emit('revoked', deviceId);
+          // RFC 7009 §2.2: an unknown token is answered like a revoked one.
+          sendJson(res, 200, {});
+          return true;
+        }
+        default:
+          sendJson(res, 404, { error: 'invalid_request', error_description: 'Unknown OAuth endpoint.' });
+          return true;
+      }
+    } catch (e) {
+      if (!(e instanceof OAuthError)) throw e;
+      sendJson(res, e.status, { error: e.error, error_description: e.message });
+      return true;
+    }
+  }
+
+  /** The identity bound to a live access token, or null (missing, unknown, expired, revoked). */
+  authenticateDevice(token: string): DeviceIdentity | null {
+    return this.flow.authenticate(token);
+  }
+
+  /** Revokes a device: its tokens stop working, `onRevoked` listeners run so its live session can be closed. */
+  revokeDevice(deviceId: string): boolean {
+    const changed = this.flow.revokeDevice(deviceId);
+    if (changed) this.events.emit('revoked', deviceId);
+    return changed;
+  }
+
+  /** Registers a listener for device revocations (owner, administrator, or sign-out); returns an unsubscribe function. */
+  onRevoked(listener: (deviceId: string) => void): () => void {
+    this.events.on('revoked', listener);
+    return () => this.events.off('revoked', listener);
+  }
+
+  /** The public JWK pinned for a device at approval (verifies its Adapter Card), or null. */
+  devicePublicJwk(deviceId: string): JWK | null {
+    const d = this.store.device(deviceId);
+    if (!d || d.revoked_at !== null) return null;
+    return { ...(JSON.parse(d.public_jwk) as JWK), kid: d.jwk_thumbprint };
+  }
+
+  /** One registered device, or undefined. */
+  device(deviceId: string): RegisteredDevice | undefined {
+    const d = this.store.device(deviceId);
+    return d ? toRegistered(d) : undefined;
+  }
+
+  /** Registered devices of a workspace (all when omitted), for `GET /v1/devices`; the bridge adds `online`. */
+  listDevices(workspaceId?: string): RegisteredDevice[] {
+    return this.store.devices(workspaceId).map(toRegistered);
+  }
+
+  /** Records the client version a device reported in `session.hello`. */
+  noteClientVersion(deviceId: string, clientVersion: string): void {
+    this.store.touchDevice(deviceId, this.clock(), clientVersion);
+  }
+
+  private async deviceAuthorization(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const grant = await this.flow.authorize({
+      client_id: str(params, 'client_id') ?? '',
+      scope: str(params, 'scope'),
+      device_id: str(params, 'device_id') ?? '',
+      device_name: str(params, 'device_name') ?? '',
+      platform: str(params, 'platform') ?? '',
+      client_version: str(params, 'client_version') ?? '',
+      public_jwk: params['public_jwk'],
+    });
+    const verification = `${this.publicUrl}/device`;
+    return {
+      ...grant,
+      verification_uri: verification,
+      verification_uri_complete: `${verification}?user_code=${encodeURIComponent(grant.user_code)}`,
+    };
+  }
+
+  private token(params: Record<string, unknown>): Record<string, unknown> {
+    const grantType = str(params, 'grant_type');
+    const clientId = str(params, 'client_id') ?? '';
+    if (grantType === DEVICE_CODE_GRANT) {
+      const code = str(params, 'device_code');
+      if (!code) throw new OAuthError('invalid_request', 'device_code is required.');
+      return { ...this.flow.pollDeviceCode(code, clientId) };
+    }
+    if (grantType === 'refresh_token') {
+      const rt = str(params, 'refresh_token');
+      if (!rt) throw new OAuthError('invalid_request', 'refresh_token is required.');
+      return { ...this.flow.refresh(rt, clientId) };
+    }
+    throw new OAuthError('unsupported_grant_type', 'Supported grant types: device_code and refresh_token.');
+  }
+}
