@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { migrate, openDatabase, type Migration } from '../storage/sqlite.js';
 
 /** An open better-sqlite3 connection. */
 export type Db = Database.Database;
@@ -14,12 +15,14 @@ export type Db = Database.Database;
 export const CONSENT_DB_FILE = 'consent.sqlite';
 
 /**
- * Numbered schema migrations; index i moves the schema from version i to i + 1. Never edit a shipped
- * migration: append a new one (and its test in test/consent/migrations.test.ts).
+ * Numbered schema migrations. Never edit a shipped migration: append a new one (and its test in
+ * test/consent/migrations.test.ts, which migrates a database that holds rows).
  */
-export const MIGRATIONS: readonly string[] = [
-  // 1: remembered decisions, settings (the paused flag) and the audit trail.
-  `
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'decisions, settings and audit',
+    up: (db) => db.exec(`
   CREATE TABLE decisions (
     id INTEGER PRIMARY KEY,
     user_id TEXT NOT NULL,
@@ -56,39 +59,28 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX audit_finished ON audit (finished_at);
   CREATE INDEX audit_function ON audit (function_id, finished_at);
-  `,
+  `),
+  },
 ];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Applies pending migrations, each in its own transaction; refuses a database from a newer build. */
-export function migrate(db: Db, upTo: number = SCHEMA_VERSION): number {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > SCHEMA_VERSION) {
-    throw new Error(`The consent database has schema version ${current}, newer than this build supports (${SCHEMA_VERSION}); upgrade AIOS Device.`);
-  }
-  for (let v = current; v < upTo; v++) {
-    const sql = MIGRATIONS[v];
-    if (sql === undefined) break;
-    db.transaction(() => {
-      db.exec(sql);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
-  }
-  return db.pragma('user_version', { simple: true }) as number;
-}
-
-/** Opens (creating if needed) `<dataDir>/consent.sqlite`, 0600, WAL, migrated to the current schema. */
+/**
+ * Opens (creating if needed) `<dataDir>/consent.sqlite` (0600, WAL) and migrates it, by default to the
+ * current schema; a database from a newer build is refused.
+ */
 export function openConsentDb(dataDir: string, opts: { upTo?: number } = {}): Db {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, CONSENT_DB_FILE);
   const existed = fs.existsSync(file);
-  const db = new Database(file);
+  const db = openDatabase(file);
   if (!existed) fs.chmodSync(file, 0o600);
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('foreign_keys = ON');
-  migrate(db, opts.upTo);
+  try {
+    migrate(db, MIGRATIONS.filter((m) => m.version <= (opts.upTo ?? SCHEMA_VERSION)));
+  } catch (e) {
+    db.close();
+    throw e;
+  }
   return db;
 }

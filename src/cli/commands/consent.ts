@@ -1,0 +1,193 @@
+/**
+ * CLI commands for consent: `grants`, `decisions [list|revoke ID]`, `activity`, `pause`, `resume`.
+ * They open `<data_dir>/consent.sqlite` directly, so they work whether or not the agent runs; the
+ * running agent reads the same database on every call (and polls the pause flag once a second to
+ * tell the UI), so a revoke or a pause applies to the next call.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { openConsentDb, type Db } from '../../consent/db.js';
+import { DecisionsStore } from '../../consent/decisions-store.js';
+import { AuditLog, type AuditEntry } from '../../consent/audit-log.js';
+import { PauseState } from '../../consent/pause-state.js';
+
+interface DirOpts {
+  dataDir?: string;
+  config?: string;
+}
+
+/** The platform's per-user data folder for AIOS Device (used when neither --data-dir nor --config is given). */
+export function defaultDataDir(): string {
+  if (process.env['AIOS_DEVICE_DATA_DIR']) return process.env['AIOS_DEVICE_DATA_DIR'];
+  const home = os.homedir();
+  if (process.platform === 'win32') return path.join(process.env['APPDATA'] ?? path.join(home, 'AppData', 'Roaming'), 'aios-device');
+  if (process.platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'aios-device');
+  return path.join(process.env['XDG_DATA_HOME'] ?? path.join(home, '.local', 'share'), 'aios-device');
+}
+
+function readConfig(file: string): Record<string, unknown> {
+  const doc = parseYaml(fs.readFileSync(file, 'utf8')) as unknown;
+  return doc && typeof doc === 'object' ? (doc as Record<string, unknown>) : {};
+}
+
+function dataDirOf(o: DirOpts): string {
+  if (o.dataDir) return path.resolve(o.dataDir);
+  if (o.config) {
+    const d = readConfig(o.config)['data_dir'];
+    if (typeof d !== 'string' || !d) throw new Error(`${o.config} has no data_dir; pass --data-dir.`);
+    return path.resolve(path.dirname(o.config), d);
+  }
+  return defaultDataDir();
+}
+
+function withDb<T>(o: DirOpts, fn: (db: Db) => T): T {
+  const db = openConsentDb(dataDirOf(o));
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** "30m", "2h", "7d" or an ISO time → ISO time. */
+export function parseSince(t: string, now = Date.now()): string {
+  const m = /^(\d+)\s*(s|m|h|d)$/.exec(t.trim());
+  if (m) {
+    const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 }[m[2] as 's' | 'm' | 'h' | 'd'];
+    return new Date(now - Number(m[1]) * unit).toISOString();
+  }
+  const ms = Date.parse(t);
+  if (Number.isNaN(ms)) throw new Error(`--since: "${t}" is neither a time nor a duration like 30m, 2h or 7d.`);
+  return new Date(ms).toISOString();
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
+
+const withDirOptions = (c: Command): Command =>
+  c
+    .option('--data-dir <dir>', 'the agent\'s data directory')
+    .option('--config <file>', 'read data_dir from this agent config file');
+
+function requester(e: AuditEntry): string {
+  if (!e.requester_kind) return '-';
+  return `${e.requester_name ?? e.requester_id ?? '?'} (${e.requester_kind})`;
+}
+
+/** Adds the consent commands to the `aios-device` program. */
+export function registerConsentCommands(program: Command): void {
+  withDirOptions(program.command('grants'))
+    .description('list what you have shared: configured grants and remembered "allow" answers')
+    .option('--json', 'print JSON')
+    .action((o: DirOpts & { json?: boolean }) => {
+      const configured = o.config ? (readConfig(o.config)['grants'] ?? {}) : undefined;
+      const remembered = withDb(o, (db) => new DecisionsStore(db).list({ effect: 'allow' }));
+      if (o.json) {
+        process.stdout.write(JSON.stringify({ configured: configured ?? null, remembered }, null, 2) + '\n');
+        return;
+      }
+      if (configured !== undefined) {
+        process.stdout.write(`Configured grants (${o.config}):\n${JSON.stringify(configured, null, 2)}\n\n`);
+      }
+      if (!remembered.length) {
+        process.stdout.write('No remembered allows.\n');
+        return;
+      }
+      process.stdout.write('Remembered allows (revoke with `aios-device decisions revoke ID`):\n');
+      process.stdout.write(
+        table([['ID', 'FUNCTION', 'RESOURCE', 'SCOPE', 'SINCE'], ...remembered.map((d) => [String(d.id), d.function_id, d.resource, d.scope, d.created_at])]) + '\n',
+      );
+    });
+
+  withDirOptions(program.command('decisions'))
+    .description('list remembered decisions, or revoke one: decisions revoke ID')
+    .argument('[action]', 'list (default) or revoke', 'list')
+    .argument('[id]', 'the decision id to revoke')
+    .option('--json', 'print JSON')
+    .action((action: string, id: string | undefined, o: DirOpts & { json?: boolean }) => {
+      if (action === 'revoke') {
+        const n = Number(id);
+        if (!id || !Number.isInteger(n)) throw new Error('Usage: aios-device decisions revoke ID');
+        const ok = withDb(o, (db) => new DecisionsStore(db).revoke(n));
+        if (!ok) {
+          process.stderr.write(`No remembered decision has id ${n}.\n`);
+          process.exitCode = 1;
+          return;
+        }
+        process.stdout.write(`Revoked decision ${n}; the next call asks again.\n`);
+        return;
+      }
+      if (action !== 'list') throw new Error(`Unknown action "${action}"; use list or revoke ID.`);
+      const rows = withDb(o, (db) => new DecisionsStore(db).list());
+      if (o.json) {
+        process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+        return;
+      }
+      if (!rows.length) {
+        process.stdout.write('No remembered decisions.\n');
+        return;
+      }
+      process.stdout.write(
+        table([
+          ['ID', 'EFFECT', 'FUNCTION', 'RESOURCE', 'SCOPE', 'SINCE'],
+          ...rows.map((d) => [String(d.id), d.effect, d.function_id, d.resource, d.scope, d.created_at]),
+        ]) + '\n',
+      );
+    });
+
+  withDirOptions(program.command('activity'))
+    .description('show the audit trail of calls (newest first)')
+    .option('--function <id>', 'only this function')
+    .option('--state <state>', 'only calls that ended in this state (completed, rejected, …)')
+    .option('--since <time>', 'only calls since this time (ISO) or for this long (30m, 2h, 7d)')
+    .option('--limit <n>', 'at most this many rows', '50')
+    .option('--json', 'print JSON')
+    .action((o: DirOpts & { function?: string; state?: string; since?: string; limit: string; json?: boolean }) => {
+      const limit = Number(o.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new Error('--limit must be a positive integer.');
+      const rows = withDb(o, (db) =>
+        new AuditLog(db).list({
+          functionId: o.function,
+          state: o.state,
+          since: o.since ? parseSince(o.since) : undefined,
+          limit,
+        }),
+      );
+      if (o.json) {
+        process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+        return;
+      }
+      if (!rows.length) {
+        process.stdout.write('No calls recorded.\n');
+        return;
+      }
+      process.stdout.write(
+        table([
+          ['FINISHED', 'FUNCTION', 'REQUESTER', 'STATE', 'DECISION', 'BY', 'ERROR', 'MS'],
+          ...rows.map((e) => [
+            e.finished_at, e.function_id, requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-',
+            e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms),
+          ]),
+        ]) + '\n',
+      );
+    });
+
+  withDirOptions(program.command('pause'))
+    .description('pause all calls: they are refused with `paused` until you resume')
+    .action((o: DirOpts) => {
+      withDb(o, (db) => new PauseState(db).set(true, 'cli'));
+      process.stdout.write('Paused: calls are refused until you run `aios-device resume`.\n');
+    });
+
+  withDirOptions(program.command('resume'))
+    .description('resume calls after a pause')
+    .action((o: DirOpts) => {
+      withDb(o, (db) => new PauseState(db).set(false, 'cli'));
+      process.stdout.write('Resumed: calls are accepted again.\n');
+    });
+}
