@@ -1,0 +1,206 @@
+/**
+ * Schemas the project owns for adapter manifests: the Adapter Card (`adapter.json`, PROTOCOL.md §7.1, the
+ * AIOS discovery spec §2.2) and `tool.aios.yaml` (§7.3). One TypeBox source gives JSON Schema and types.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Access, Confirmation, FUNCTION_ID_PATTERN, PermissionLevel, Risk } from '../protocol/messages.js';
+import { schemaValidator, type Violation } from '../protocol/schema-validator.js';
+
+/** Reverse-domain adapter id, e.g. `org.example.hello`. */
+export const ADAPTER_ID_PATTERN = '^[a-z0-9][a-z0-9-]*(\\.[a-z0-9][a-z0-9_-]*)+$';
+/** `sha256-` + base64url digest, used for code-file bindings. */
+export const SHA256_TAG_PATTERN = '^sha256-[A-Za-z0-9_-]{43}$';
+/** Extension URN a card lists when it binds code files (`code`). */
+export const CODE_BINDING_EXTENSION = 'urn:aios:ext:code-binding:1.0';
+
+const Str = (o: object = {}) => Type.String(o);
+const Opt = Type.Optional;
+const Schema = Type.Object({}, { additionalProperties: true });
+
+/** `adapter` block of a card. */
+export const AdapterInfo = Type.Object(
+  {
+    id: Str({ pattern: ADAPTER_ID_PATTERN, maxLength: 128 }),
+    name: Str({ minLength: 1 }),
+    description: Opt(Str()),
+    version: Str({ minLength: 1 }),
+    protocol_version: Str({ pattern: '^\\d+\\.\\d+(\\.\\d+)?$' }),
+    author: Opt(Str()),
+    homepage: Opt(Str()),
+    license: Opt(Str()),
+  },
+  { additionalProperties: true },
+);
+export type AdapterInfo = Static<typeof AdapterInfo>;
+
+/** `capabilities` block of a card. */
+export const AdapterCapabilities = Type.Object(
+  {
+    streaming: Opt(Type.Boolean()),
+    batch_operations: Opt(Type.Boolean()),
+    async_tasks: Opt(Type.Boolean()),
+    push_notifications: Opt(Type.Boolean()),
+    state_transition_history: Opt(Type.Boolean()),
+  },
+  { additionalProperties: Type.Boolean() },
+);
+export type AdapterCapabilities = Static<typeof AdapterCapabilities>;
+
+/**
+ * A skill: the AIOS card fields (id, name, permission_level required) plus, optionally, every §4 descriptor
+ * field; missing ones get pessimistic defaults when the skill becomes a function.
+ */
+export const CardSkill = Type.Object(
+  {
+    id: Str({ pattern: FUNCTION_ID_PATTERN, maxLength: 128 }),
+    name: Str({ minLength: 1 }),
+    description: Opt(Str()),
+    permission_level: PermissionLevel,
+    examples: Opt(Type.Array(Str())),
+    input_schema: Opt(Schema),
+    output_schema: Opt(Schema),
+    version: Opt(Str()),
+    capability_type: Opt(Str({ pattern: '^[a-z][a-z0-9_]*$' })),
+    access: Opt(Access),
+    risk: Opt(Risk),
+    confirmation: Opt(Confirmation),
+    timeout_ms_default: Opt(Type.Integer({ minimum: 1 })),
+    timeout_ms_max: Opt(Type.Integer({ minimum: 1 })),
+    cancellable: Opt(Type.Boolean()),
+    locks: Opt(Type.Array(Str())),
+    descriptor_hash: Opt(Str()),
+  },
+  { additionalProperties: true },
+);
+export type CardSkill = Static<typeof CardSkill>;
+
+/** `requirements.software` of a card. */
+export const SoftwareRequirement = Type.Object(
+  {
+    name: Str(),
+    min_version: Opt(Str()),
+    detection: Opt(
+      Type.Object(
+        {
+          desktop_file: Opt(Type.Union([Str({ pattern: '^[^/\\\\]+\\.desktop$' }), Type.Null()])),
+          executable: Opt(Type.Union([Str({ minLength: 1 }), Type.Null()])),
+          dbus_service: Opt(Type.Union([Str(), Type.Null()])),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+/** `code`: the files a card binds, each with its SHA-256, and the module to load. */
+export const CodeBinding = Type.Object(
+  {
+    entry: Str({ minLength: 1 }),
+    files: Type.Record(Str(), Str({ pattern: SHA256_TAG_PATTERN })),
+  },
+  { additionalProperties: false },
+);
+export type CodeBinding = Static<typeof CodeBinding>;
+
+/** `signature` of a card (§7.1). */
+export const CardSignature = Type.Object(
+  {
+    algorithm: Type.Union([Type.Literal('ES256'), Type.Literal('RS256'), Type.Literal('EdDSA')]),
+    key_id: Str({ minLength: 1 }),
+    value: Str({ pattern: '^[A-Za-z0-9_-]+\\.\\.[A-Za-z0-9_-]+$' }),
+  },
+  { additionalProperties: false },
+);
+export type CardSignature = Static<typeof CardSignature>;
+
+/** An Adapter Card (`adapter.json`, `/.well-known/aios-adapter.json`). */
+export const AdapterCardSchema = Type.Object(
+  {
+    adapter: AdapterInfo,
+    capabilities: AdapterCapabilities,
+    skills: Type.Array(CardSkill),
+    authentication: Opt(Type.Object({ required: Type.Boolean(), schemes: Type.Array(Str()) }, { additionalProperties: true })),
+    endpoints: Opt(
+      Type.Object(
+        { rpc: Opt(Str()), http: Opt(Str()), health: Opt(Str()), metrics: Opt(Str()) },
+        { additionalProperties: true },
+      ),
+    ),
+    requirements: Opt(
+      Type.Object(
+        {
+          software: Opt(SoftwareRequirement),
+          dependencies: Opt(Type.Array(Type.Object({ name: Str(), version: Opt(Str()) }, { additionalProperties: true }))),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+    extensions: Opt(Type.Array(Str())),
+    code: Opt(CodeBinding),
+    signature: Opt(CardSignature),
+  },
+  { additionalProperties: true },
+);
+export type AdapterCard = Static<typeof AdapterCardSchema>;
+
+/** One `capabilities[]` entry of `tool.aios.yaml` (becomes a skill). */
+export const ToolCapability = Type.Object(
+  {
+    id: Str({ pattern: FUNCTION_ID_PATTERN, maxLength: 128 }),
+    name: Str({ minLength: 1 }),
+    description: Opt(Str()),
+    examples: Opt(Type.Array(Str())),
+    input_schema: Opt(Schema),
+    output_schema: Opt(Schema),
+    version: Opt(Str()),
+    capability_type: Opt(Str({ pattern: '^[a-z][a-z0-9_]*$' })),
+    access: Opt(Access),
+    risk: Opt(Risk),
+    confirmation: Opt(Confirmation),
+    timeout_ms_default: Opt(Type.Integer({ minimum: 1 })),
+    timeout_ms_max: Opt(Type.Integer({ minimum: 1 })),
+    cancellable: Opt(Type.Boolean()),
+    locks: Opt(Type.Array(Str())),
+  },
+  { additionalProperties: false },
+);
+
+/** `tool.aios.yaml` (§7.3): `tool`, `capabilities[]`, `permissions[]`, optional `entry` and requirements. */
+export const ToolYamlSchema = Type.Object(
+  {
+    tool: Type.Object(
+      {
+        id: Str({ pattern: ADAPTER_ID_PATTERN, maxLength: 128 }),
+        name: Str({ minLength: 1 }),
+        version: Str({ minLength: 1 }),
+        description: Opt(Str()),
+        author: Opt(Str()),
+        homepage: Opt(Str()),
+        license: Opt(Str()),
+        protocol_version: Opt(Str()),
+      },
+      { additionalProperties: false },
+    ),
+    capabilities: Type.Array(ToolCapability, { minItems: 1 }),
+    /** `permissions[]` → `skills[].permission_level`: one level per capability id. */
+    permissions: Type.Array(
+      Type.Object({ capability: Str({ pattern: FUNCTION_ID_PATTERN }), level: PermissionLevel }, { additionalProperties: false }),
+    ),
+    entry: Opt(Str({ minLength: 1 })),
+    adapter_capabilities: Opt(AdapterCapabilities),
+    requirements: Opt(Type.Object({ software: Opt(SoftwareRequirement) }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
+export type ToolYaml = Static<typeof ToolYamlSchema>;
+
+/** Checks a card against its schema; [] when valid. */
+export function validateCard(value: unknown): Violation[] {
+  return schemaValidator.validate(AdapterCardSchema, value);
+}
+
+/** Checks a parsed `tool.aios.yaml` against its schema; [] when valid. */
+export function validateToolYaml(value: unknown): Violation[] {
+  return schemaValidator.validate(ToolYamlSchema, value);
+}

@@ -1,0 +1,138 @@
+/**
+ * The trust store for adapter signatures (PROTOCOL.md §7.1, §7.3): built-in keys (`resources/trust/*.jwks`),
+ * the keys files named in config (`trust.keys`), and keys the user imported (`<data_dir>/trust/imported.jwks`).
+ * Earlier sources win a key-id clash, so an imported key can never replace a built-in one.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { JWK } from 'jose';
+import { jcs } from '../protocol/hash.js';
+import type { Logger } from '../sdk/index.js';
+import { publicOnly } from './card-sign.js';
+
+/** Where a trusted key came from. */
+export type TrustSource = 'builtin' | 'config' | 'imported' | 'pinned';
+
+/** Constructor options. */
+export interface TrustStoreOptions {
+  /** Folder of built-in `*.jwks` files; default: the package's `resources/trust`; null = none. */
+  builtinDir?: string | null;
+  /** JWKS files from config (`trust.keys`). */
+  files?: string[];
+  /** Where `keys import` writes; typically `<data_dir>/trust/imported.jwks`. */
+  importedFile?: string;
+  /** Keys pinned at enrolment. */
+  pinned?: JWK[];
+  log?: Logger;
+}
+
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'];
+
+/** The package's `resources/trust` folder (works from `src/` under tsx and from `dist/`). */
+export function builtinTrustDir(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'resources', 'trust');
+    if (existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  return undefined;
+}
+
+/** The default imported-keys file under a data directory. */
+export function importedKeysFile(dataDir: string): string {
+  return join(dataDir, 'trust', 'imported.jwks');
+}
+
+/** Parses a JWKS document into public keys that carry a `kid`; throws with a plain reason otherwise. */
+export function parseJwks(value: unknown): JWK[] {
+  const keys = (value as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys)) throw new Error('not a JWKS document (no "keys" array)');
+  return keys.map((k, i) => {
+    if (!k || typeof k !== 'object' || typeof (k as JWK).kty !== 'string') throw new Error(`key ${i} is not a JWK`);
+    if (typeof (k as JWK).kid !== 'string' || !(k as JWK).kid) throw new Error(`key ${i} has no kid`);
+    if (PRIVATE_MEMBERS.some((m) => m in (k as object))) throw new Error(`key ${i} (${String((k as JWK).kid)}) holds private key material; import only public keys`);
+    return k as JWK;
+  });
+}
+
+/** Resolves key ids to trusted public keys. */
+export class TrustStore {
+  private readonly keys = new Map<string, { jwk: JWK; source: TrustSource }>();
+
+  private constructor(private readonly importedFile: string | undefined, private readonly log: Logger | undefined) {}
+
+  /** Loads every source; an unreadable file is logged and skipped, never fatal. */
+  static async load(opts: TrustStoreOptions = {}): Promise<TrustStore> {
+    const store = new TrustStore(opts.importedFile, opts.log);
+    const builtin = opts.builtinDir === undefined ? builtinTrustDir() : opts.builtinDir;
+    if (builtin) {
+      const names = (await readdir(builtin).catch(() => [] as string[])).filter((n) => n.endsWith('.jwks') || n.endsWith('.jwks.json')).sort();
+      for (const n of names) await store.addFile(join(builtin, n), 'builtin');
+    }
+    for (const f of opts.files ?? []) await store.addFile(f, 'config');
+    if (opts.importedFile && existsSync(opts.importedFile)) await store.addFile(opts.importedFile, 'imported');
+    for (const k of opts.pinned ?? []) store.add(k, 'pinned');
+    return store;
+  }
+
+  /** An in-memory store holding exactly these keys (tests, `adapter verify --trust`). */
+  static of(keys: JWK[], source: TrustSource = 'config'): TrustStore {
+    const s = new TrustStore(undefined, undefined);
+    for (const k of keys) s.add(k, source);
+    return s;
+  }
+
+  /** The trusted public key for `kid`, if any. */
+  resolve(kid: string): JWK | undefined {
+    return this.keys.get(kid)?.jwk;
+  }
+
+  /** Key ids and where they came from. */
+  list(): { kid: string; source: TrustSource; kty: string }[] {
+    return [...this.keys].map(([kid, v]) => ({ kid, source: v.source, kty: v.jwk.kty ?? '' }));
+  }
+
+  /**
+   * Adds the keys of a JWKS document to the imported-keys file (and to this store). Refuses private keys
+   * and ids already trusted with a different key. Returns the newly added key ids.
+   */
+  async importJwks(value: unknown): Promise<string[]> {
+    if (!this.importedFile) throw new Error('this trust store has no imported-keys file');
+    const incoming = parseJwks(value);
+    for (const k of incoming) {
+      const have = this.keys.get(k.kid as string);
+      if (have && jcs(publicOnly(have.jwk)) !== jcs(k)) throw new Error(`key id ${String(k.kid)} is already trusted with a different key`);
+    }
+    const added = incoming.filter((k) => !this.keys.has(k.kid as string));
+    if (added.length === 0) return [];
+    let existing: JWK[] = [];
+    try {
+      existing = parseJwks(JSON.parse(await readFile(this.importedFile, 'utf8')));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    await mkdir(dirname(this.importedFile), { recursive: true, mode: 0o700 });
+    const tmp = `${this.importedFile}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify({ keys: [...existing, ...added] }, null, 2) + '\n', { mode: 0o600 });
+    await rename(tmp, this.importedFile);
+    for (const k of added) this.add(k, 'imported');
+    return added.map((k) => k.kid as string);
+  }
+
+  private add(jwk: JWK, source: TrustSource): void {
+    const kid = jwk.kid;
+    if (!kid || this.keys.has(kid)) return;
+    this.keys.set(kid, { jwk: publicOnly(jwk), source });
+  }
+
+  private async addFile(file: string, source: TrustSource): Promise<void> {
+    try {
+      for (const k of parseJwks(JSON.parse(await readFile(file, 'utf8')))) this.add(k, source);
+    } catch (e) {
+      this.log?.warn({ file, reason: (e as Error).message }, 'trusted keys file skipped');
+    }
+  }
+}

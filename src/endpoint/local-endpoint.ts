@@ -1,0 +1,420 @@
+/**
+ * The client's local endpoint (PROTOCOL.md §8): HTTP on loopback and a 0600 Unix socket, serving the
+ * Adapter Card, JWKS, skill index, descriptors, health, metrics and JSON-RPC (POST and WebSocket) at /rpc.
+ * It writes only its socket and the local token file; `endpoint.json` is the agent's (see `info()`).
+ */
+import { createHash } from 'node:crypto';
+import { chmod, unlink } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../sdk/index.js';
+import type { Descriptor } from '../protocol/messages.js';
+import { ERRORS, type ErrorType } from '../protocol/errors.js';
+import { buildSkillIndex, visibleDescriptor } from '../discovery/skill-index.js';
+import { isAllowedOrigin, isLoopbackHost } from './host-check.js';
+import { bearerFrom, loadOrCreateLocalToken, tokenMatches } from './local-token.js';
+import { Metrics, METRICS_CONTENT_TYPE } from './metrics.js';
+import { RpcMethods, type RpcContext, type RpcMethod } from './rpc-methods.js';
+import { isNamedPipe, prepareSocketPath } from './socket-path.js';
+
+/** Bridge state shown by `/health`. */
+export type BridgeState = 'connected' | 'connecting' | 'offline';
+
+/** Constructor options. */
+export interface LocalEndpointOptions {
+  /** Loopback address to bind (default 127.0.0.1). */
+  host?: string;
+  /** Preferred port (default 9527); when taken the next free one is used; 0 = any free port. */
+  port?: number;
+  /** Unix socket path (or Windows pipe); null = no socket. */
+  socketPath?: string | null;
+  /** Holds the local token file. */
+  dataDir: string;
+  /** Client version for `/health`. */
+  version: string;
+  log?: Logger;
+  /** How many ports after `port` to try when it is taken (default 20). */
+  portAttempts?: number;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** Where the endpoint listens once started. */
+export interface EndpointInfo {
+  http: string;
+  socket: string | null;
+}
+
+/** WebSocket subprotocol of `WS /rpc`; a browser that cannot set headers sends the token as `bearer.<token>`. */
+export const LOCAL_RPC_SUBPROTOCOL = 'aios-local.v1';
+
+type Provider<T> = () => T | Promise<T>;
+type Route = 'card' | 'jwks' | 'skills' | 'descriptor' | 'health' | 'metrics' | 'rpc' | 'other';
+
+const NOOP_LOG: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => NOOP_LOG };
+const DESCRIPTOR_PATH = /^\/skills\/([^/]+)\/descriptor\.json$/;
+
+function errorJson(type: ErrorType, message: string): string {
+  const spec = ERRORS[type];
+  return JSON.stringify({ error: { code: spec.code, type, message, retryable: spec.retryable } });
+}
+
+/** The local HTTP/WebSocket/Unix-socket server. */
+export class LocalEndpoint {
+  /** Counters and histograms served at `/metrics`; the dispatcher and session record into it. */
+  readonly metrics = new Metrics();
+  private readonly opts: Required<Omit<LocalEndpointOptions, 'log' | 'socketPath'>> & { socketPath: string | null };
+  private readonly log: Logger;
+  private readonly rpc = new RpcMethods();
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, handleProtocols: (p) => (p.has(LOCAL_RPC_SUBPROTOCOL) ? LOCAL_RPC_SUBPROTOCOL : false) });
+  private readonly clients = new Map<WebSocket, { authenticated: boolean }>();
+  private servers: Server[] = [];
+  private token = '';
+  private started: EndpointInfo | undefined;
+  private cardProvider: Provider<object> | undefined;
+  private jwksProvider: Provider<object> | undefined;
+  private descriptorsProvider: Provider<readonly Descriptor[]> = () => [];
+  private healthProvider: Provider<{ bridge: BridgeState }> = () => ({ bridge: 'offline' });
+  private hasPublicMethods = false;
+
+  constructor(opts: LocalEndpointOptions) {
+    this.opts = {
+      host: opts.host ?? '127.0.0.1',
+      port: opts.port ?? 9527,
+      socketPath: opts.socketPath ?? null,
+      dataDir: opts.dataDir,
+      version: opts.version,
+      portAttempts: opts.portAttempts ?? 20,
+      maxBodyBytes: opts.maxBodyBytes ?? 1024 * 1024,
+    };
+    this.log = (opts.log ?? NOOP_LOG).child({ component: 'local-endpoint' });
+  }
+
+  /** Serves the signed Adapter Card (§7.1) from this provider. */
+  setCardProvider(p: Provider<object>): void {
+    this.cardProvider = p;
+  }
+
+  /** Serves `/.well-known/jwks.json` (`{ keys: [publicJwk] }`) from this provider. */
+  setJwksProvider(p: Provider<object>): void {
+    this.jwksProvider = p;
+  }
+
+  /** The registered functions' descriptors, for the skill index and `/skills/<id>/descriptor.json`. */
+  setDescriptorsProvider(p: Provider<readonly Descriptor[]>): void {
+    this.descriptorsProvider = p;
+  }
+
+  /** The bridge state shown by `/health`. */
+  setHealthProvider(p: Provider<{ bridge: BridgeState }>): void {
+    this.healthProvider = p;
+  }
+
+  /** Adds JSON-RPC methods for `/rpc`; `public` ones answer without the local token (none by default). */
+  addMethods(methods: Record<string, RpcMethod>, opts: { public?: boolean } = {}): void {
+    this.rpc.add(methods, opts);
+    if (opts.public) this.hasPublicMethods = true;
+  }
+
+  /** Sends a JSON-RPC notification to every authenticated `WS /rpc` client. */
+  broadcast(method: string, params: unknown): void {
+    const text = JSON.stringify({ jsonrpc: '2.0', method, params });
+    for (const [ws, c] of this.clients) if (c.authenticated && ws.readyState === ws.OPEN) ws.send(text);
+  }
+
+  /** The local token (for the tray UI and tests); empty before `start()`. */
+  get localToken(): string {
+    return this.token;
+  }
+
+  /** Where it listens, for the agent's `endpoint.json`; undefined before `start()`. */
+  info(): EndpointInfo | undefined {
+    return this.started;
+  }
+
+  /** Creates the token file if needed, then listens on loopback HTTP and the socket. */
+  async start(): Promise<EndpointInfo> {
+    if (this.started) return this.started;
+    this.token = await loadOrCreateLocalToken(this.opts.dataDir);
+    const tcp = this.makeServer(false);
+    const port = await this.listenTcp(tcp);
+    this.servers.push(tcp);
+    const hostForUrl = this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
+    let socket: string | null = null;
+    if (this.opts.socketPath) {
+      const path = this.opts.socketPath;
+      await prepareSocketPath(path);
+      const us = this.makeServer(true);
+      await new Promise<void>((resolve, reject) => {
+        us.once('error', reject);
+        us.listen(path, () => {
+          us.off('error', reject);
+          resolve();
+        });
+      });
+      this.servers.push(us);
+      if (!isNamedPipe(path)) await chmod(path, 0o600);
+      socket = path;
+    }
+    this.started = { http: `http://${hostForUrl}:${port}`, socket };
+    this.log.info({ http: this.started.http, socket }, 'local endpoint listening');
+    return this.started;
+  }
+
+  /** Closes every connection and server and removes the socket file. */
+  async stop(): Promise<void> {
+    for (const ws of this.clients.keys()) ws.terminate();
+    this.clients.clear();
+    await Promise.all(
+      this.servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
+    this.servers = [];
+    const sock = this.started?.socket;
+    if (sock && !isNamedPipe(sock)) await unlink(sock).catch(() => undefined);
+    this.started = undefined;
+  }
+
+  private async listenTcp(server: Server): Promise<number> {
+    const first = this.opts.port;
+    const attempts = first === 0 ? 1 : this.opts.portAttempts;
+    for (let i = 0; i < attempts; i++) {
+      const port = first === 0 ? 0 : first + i;
+      try {
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(port, this.opts.host, () => {
+            server.off('error', reject);
+            resolve();
+          });
+        });
+        const addr = server.address();
+        if (addr && typeof addr === 'object') return addr.port;
+        throw new Error('server has no address');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || i === attempts - 1) throw e;
+        this.log.info({ port }, 'port taken, trying the next one');
+      }
+    }
+    throw new Error('no free port');
+  }
+
+  private makeServer(viaSocket: boolean): Server {
+    const server = createServer((req, res) => {
+      this.handle(req, res, viaSocket).catch((e: unknown) => {
+        this.log.error({ err: (e as Error).message }, 'local endpoint request failed');
+        if (!res.headersSent) this.send(res, 500, 'application/json', errorJson('execution_failed', 'Internal error.'));
+        else res.end();
+      });
+    });
+    server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head, viaSocket));
+    return server;
+  }
+
+  private isAuthenticated(req: IncomingMessage, viaSocket: boolean): boolean {
+    // The socket is 0600 inside a 0700 folder: reaching it already proves the caller is this OS user.
+    if (viaSocket) return true;
+    const proto = String(req.headers['sec-websocket-protocol'] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .find((s) => s.startsWith('bearer.'));
+    return tokenMatches(this.token, bearerFrom(req.headers.authorization) ?? proto?.slice('bearer.'.length));
+  }
+
+  private send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+    res.writeHead(status, {
+      'Content-Type': type,
+      'Content-Length': Buffer.byteLength(body),
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+      ...headers,
+    });
+    res.end(body);
+  }
+
+  private routeOf(path: string): Route {
+    switch (path) {
+      case '/.well-known/aios-adapter.json':
+        return 'card';
+      case '/.well-known/jwks.json':
+        return 'jwks';
+      case '/.well-known/skill-sharing':
+        return 'skills';
+      case '/health':
+        return 'health';
+      case '/metrics':
+        return 'metrics';
+      case '/rpc':
+        return 'rpc';
+      default:
+        return DESCRIPTOR_PATH.test(path) ? 'descriptor' : 'other';
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse, viaSocket: boolean): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const route = this.routeOf(url.pathname);
+    res.on('finish', () => this.metrics.incHttp(route, res.statusCode));
+    if (!isLoopbackHost(req.headers.host)) {
+      this.send(res, 403, 'application/json', errorJson('unauthorized', 'The Host header must name a loopback address.'));
+      return;
+    }
+    const authenticated = this.isAuthenticated(req, viaSocket);
+    const json = (status: number, value: unknown, headers: Record<string, string> = {}) =>
+      this.send(res, status, 'application/json; charset=utf-8', JSON.stringify(value), headers);
+    const method = req.method ?? 'GET';
+    const getOnly = route !== 'rpc' && route !== 'other';
+    if (getOnly && method !== 'GET' && method !== 'HEAD') {
+      this.send(res, 405, 'application/json', errorJson('unauthorized', 'Method not allowed.'), { Allow: 'GET, HEAD' });
+      return;
+    }
+    switch (route) {
+      case 'card':
+        return this.serveCard(req, res);
+      case 'jwks': {
+        if (!this.jwksProvider) return json(503, { error: { type: 'not_ready', message: 'No signing key yet.' } });
+        return json(200, await this.jwksProvider(), { 'Cache-Control': 'max-age=300' });
+      }
+      case 'skills': {
+        const type = url.searchParams.get('type');
+        const index = buildSkillIndex(await this.descriptorsProvider(), {
+          provider: await this.providerInfo(),
+          baseUrl: this.started?.http ?? 'http://127.0.0.1',
+          authenticated,
+          type: type ?? undefined,
+        });
+        // Vary: the answer differs with credentials, so a shared cache must not hand one to the other.
+        return json(200, index, { 'Cache-Control': 'no-cache', Vary: 'Authorization' });
+      }
+      case 'descriptor': {
+        const id = decodeURIComponent(DESCRIPTOR_PATH.exec(url.pathname)?.[1] ?? '');
+        const d = visibleDescriptor(await this.descriptorsProvider(), id, authenticated);
+        if (!d) return json(404, { error: { type: 'unknown_function', message: 'No such skill.' } });
+        return json(200, d, { 'Cache-Control': 'no-cache', Vary: 'Authorization' });
+      }
+      case 'health': {
+        const h = await this.healthProvider();
+        return json(200, { status: 'ok', bridge: h.bridge, version: this.opts.version });
+      }
+      case 'metrics':
+        if (!authenticated) return this.unauthorized(res);
+        if (!isAllowedOrigin(req.headers.origin)) return this.forbiddenOrigin(res);
+        return this.send(res, 200, METRICS_CONTENT_TYPE, this.metrics.render());
+      case 'rpc':
+        return this.serveRpc(req, res, authenticated);
+      default:
+        return json(404, { error: { type: 'not_found', message: 'No such route.' } });
+    }
+  }
+
+  private unauthorized(res: ServerResponse): void {
+    this.send(res, 401, 'application/json', errorJson('unauthorized', 'This route needs the local token.'), { 'WWW-Authenticate': 'Bearer' });
+  }
+
+  private forbiddenOrigin(res: ServerResponse): void {
+    this.send(res, 403, 'application/json', errorJson('unauthorized', 'Requests from this origin are not accepted.'));
+  }
+
+  private async providerInfo(): Promise<{ name: string; url?: string }> {
+    const card = (this.cardProvider ? await this.cardProvider() : undefined) as { adapter?: { name?: unknown } } | undefined;
+    const name = typeof card?.adapter?.name === 'string' ? card.adapter.name : 'aios-device';
+    return this.started ? { name, url: this.started.http } : { name };
+  }
+
+  private async serveCard(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.cardProvider) {
+      this.send(res, 503, 'application/json', errorJson('not_ready', 'The adapter card is not ready yet.'));
+      return;
+    }
+    const body = JSON.stringify(await this.cardProvider());
+    const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
+    // no-cache (not max-age): functions can change at any time, and the ETag makes revalidation cheap.
+    const headers = { ETag: etag, 'Cache-Control': 'no-cache' };
+    const inm = req.headers['if-none-match'];
+    if (inm && inm.split(',').map((s) => s.trim()).includes(etag)) {
+      res.writeHead(304, headers);
+      res.end();
+      return;
+    }
+    this.send(res, 200, 'application/json; charset=utf-8', body, headers);
+  }
+
+  private async serveRpc(req: IncomingMessage, res: ServerResponse, authenticated: boolean): Promise<void> {
+    if (req.method !== 'POST') {
+      this.send(res, 405, 'application/json', errorJson('unauthorized', 'Use POST or a WebSocket.'), { Allow: 'POST' });
+      return;
+    }
+    if (!isAllowedOrigin(req.headers.origin)) return this.forbiddenOrigin(res);
+    if (!authenticated && !this.hasPublicMethods) return this.unauthorized(res);
+    // Only JSON: a cross-site form or text/plain post cannot reach a method.
+    if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
+      this.send(res, 415, 'application/json', errorJson('invalid_arguments', 'Content-Type must be application/json.'));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req as AsyncIterable<Buffer>) {
+      size += c.length;
+      if (size > this.opts.maxBodyBytes) {
+        this.send(res, 413, 'application/json', errorJson('payload_too_large', 'The request body is too large.'));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    }
+    const out = await this.rpc.handleText(Buffer.concat(chunks).toString('utf8'), { authenticated });
+    if (out === undefined) {
+      res.writeHead(204, { 'Cache-Control': 'no-store' });
+      res.end();
+      return;
+    }
+    const status = !authenticated && out.includes(`"code":${ERRORS.unauthorized.code}`) ? 401 : 200;
+    this.send(res, status, 'application/json; charset=utf-8', out);
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, viaSocket: boolean): void {
+    const refuse = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== '/rpc') return refuse(404, 'Not Found');
+    if (!isLoopbackHost(req.headers.host)) return refuse(403, 'Forbidden');
+    if (!isAllowedOrigin(req.headers.origin)) return refuse(403, 'Forbidden');
+    const authenticated = this.isAuthenticated(req, viaSocket);
+    if (!authenticated && !this.hasPublicMethods) return refuse(401, 'Unauthorized');
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, authenticated));
+  }
+
+  private attach(ws: WebSocket, authenticated: boolean): void {
+    const closers: (() => void)[] = [];
+    this.clients.set(ws, { authenticated });
+    const ctx: RpcContext = {
+      authenticated,
+      notify: (method, params) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ jsonrpc: '2.0', method, params }));
+      },
+      onClose: (cb) => closers.push(cb),
+    };
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        ws.close(1003, 'binary frames are not accepted');
+        return;
+      }
+      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+      void this.rpc.handleText(text, ctx).then((out) => {
+        if (out !== undefined && ws.readyState === ws.OPEN) ws.send(out);
+      });
+    });
+    ws.on('close', () => {
+      this.clients.delete(ws);
+      for (const cb of closers) cb();
+    });
+    ws.on('error', () => undefined);
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * A small Prometheus text-format registry (exposition format 0.0.4) for the agent's own numbers: calls by
+ * function and state, a call latency histogram, confirmations, reconnects and local HTTP requests.
+ */
+
+/** Upper bounds (seconds) of the call latency histogram. */
+export const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] as const;
+
+type Labels = Record<string, string>;
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function labelText(labels: Labels): string {
+  const keys = Object.keys(labels).sort();
+  if (keys.length === 0) return '';
+  return '{' + keys.map((k) => `${k}="${escapeLabel(labels[k] ?? '')}"`).join(',') + '}';
+}
+
+class Counter {
+  private readonly values = new Map<string, { labels: Labels; value: number }>();
+  constructor(readonly name: string, readonly help: string) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelText(labels);
+    const cur = this.values.get(key);
+    if (cur) cur.value += by;
+    else this.values.set(key, { labels, value: by });
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const { labels, value } of this.values.values()) lines.push(`${this.name}${labelText(labels)} ${value}`);
+    return lines;
+  }
+}
+
+class Histogram {
+  private readonly series = new Map<string, { labels: Labels; buckets: number[]; sum: number; count: number }>();
+  constructor(readonly name: string, readonly help: string, readonly bounds: readonly number[]) {}
+
+  observe(labels: Labels, value: number): void {
+    const key = labelText(labels);
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels, buckets: this.bounds.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, s);
+    }
+    this.bounds.forEach((b, i) => {
+      if (value <= b) s.buckets[i] = (s.buckets[i] ?? 0) + 1;
+    });
+    s.sum += value;
+    s.count += 1;
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const s of this.series.values()) {
+      this.bounds.forEach((b, i) => lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(b) })} ${s.buckets[i] ?? 0}`));
+      lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
+      lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`);
+      lines.push(`${this.name}_count${labelText(s.labels)} ${s.count}`);
+    }
+    return lines;
+  }
+}
+
+/** The agent's metrics; the dispatcher and session call the `inc*`/`observe*` methods. */
+export class Metrics {
+  private readonly calls = new Counter('aios_calls_total', 'Finished calls by function and terminal state.');
+  private readonly latency = new Histogram('aios_call_duration_seconds', 'Call duration from acceptance to terminal state.', LATENCY_BUCKETS_S);
+  private readonly confirmations = new Counter('aios_confirmations_total', 'Confirmation decisions by decision.');
+  private readonly reconnects = new Counter('aios_bridge_reconnects_total', 'Bridge session reconnect attempts.');
+  private readonly http = new Counter('aios_local_http_requests_total', 'Requests to the local endpoint by route and status.');
+
+  /** Records one finished call. */
+  observeCall(functionId: string, state: string, durationMs: number): void {
+    this.calls.inc({ function: functionId, state });
+    this.latency.observe({ function: functionId }, Math.max(0, durationMs) / 1000);
+  }
+
+  /** Records one confirmation decision (allowed, denied, timeout, unavailable, withdrawn, not_required). */
+  incConfirmation(decision: string): void {
+    this.confirmations.inc({ decision });
+  }
+
+  /** Records one reconnect attempt to the bridge. */
+  incReconnect(): void {
+    this.reconnects.inc();
+  }
+
+  /** Records one local HTTP request (route is a fixed route name, never a raw path). */
+  incHttp(route: string, status: number): void {
+    this.http.inc({ route, status: String(status) });
+  }
+
+  /** The exposition text, served at `GET /metrics`. */
+  render(): string {
+    return [this.calls, this.latency, this.confirmations, this.reconnects, this.http].flatMap((m) => m.render()).join('\n') + '\n';
+  }
+}
+
+/** Content-Type of the Prometheus text format. */
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
