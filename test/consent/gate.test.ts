@@ -1,0 +1,263 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { ConsentService } from '../../src/consent/gate.js';
+import { createControlMethods } from '../../src/consent/control-api.js';
+import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
+import { openConsentDb } from '../../src/consent/db.js';
+import { PauseState } from '../../src/consent/pause-state.js';
+import type { PromptView } from '../../src/consent/prompt.js';
+import { descriptor, request, tempDir } from './helpers.js';
+
+const AUTH = { authenticated: true };
+
+function service(provider: 'ui' | 'none' | 'auto', extra: Partial<ConstructorParameters<typeof ConsentService>[0]> = {}) {
+  const t = tempDir();
+  const notified: string[] = [];
+  const svc = new ConsentService(
+    { data_dir: t.dir, confirmations: { provider, timeout_ms: 60_000 }, grants: { files: [{ path: '/srv/shared', access: 'read_write' }] }, ...extra },
+    { pausePollMs: 0, notify: (v) => notified.push(v.call_id) },
+  );
+  const api = createControlMethods(svc);
+  const call = (m: string, p?: unknown) => api[m]!(p, AUTH);
+  return { svc, api, call, notified, dir: t.dir, done: () => (svc.close(), t.cleanup()) };
+}
+
+/** Waits for the next prompt broadcast to the UI. */
+async function nextPrompt(svc: ConsentService): Promise<PromptView> {
+  const [v] = (await once(svc.events, CONTROL_EVENTS.prompt)) as [PromptView];
+  return v;
+}
+
+test('provider none: public and low run, medium without a grant / high / critical end confirmation_unavailable', async () => {
+  const s = service('none');
+  try {
+    const never = new AbortController().signal;
+    for (const level of ['public', 'low'] as const) {
+      const d = await s.svc.decide(request(descriptor('t.' + level, level)), never);
+      assert.equal(d.error, undefined);
+      assert.deepEqual(d.confirmation, { required: false, decision: 'not_required', decided_by: 'policy', remembered: false });
+    }
+    const granted = await s.svc.decide(request(descriptor('t.medium', 'medium'), { resource: 'files:/srv/shared/a.txt' }), never);
+    assert.equal(granted.error, undefined, 'medium on a granted folder runs without asking');
+    for (const level of ['medium', 'high', 'critical'] as const) {
+      const req = request(descriptor('t.' + level, level), { resource: 'files:/home/me/private' });
+      assert.equal(s.svc.needsPrompt(req), false, 'no prompt can be shown, so the call never waits for one');
+      const d = await s.svc.decide(req, never);
+      assert.equal(d.error?.type, 'confirmation_unavailable');
+      assert.equal(d.confirmation.decision, 'unavailable');
+    }
+  } finally {
+    s.done();
+  }
+});
+
+test('provider ui: the prompt carries name, sentence, requester, workspace, risk and countdown; allow once runs the call', async () => {
+  const s = service('ui');
+  try {
+    const req = request(descriptor('files.write_text', 'high', { name: 'Write a text file', risk: { read_only: false, destructive: true, idempotent: true, physical: false } }));
+    assert.equal(s.svc.needsPrompt(req), true);
+    const shown = nextPrompt(s.svc);
+    const decided = s.svc.decide(req, new AbortController().signal);
+    const v = await shown;
+    assert.equal(v.function_name, 'Write a text file');
+    assert.equal(v.sentence, 'Overwrite report.docx in out (14 KB)');
+    assert.deepEqual(v.requester, { kind: 'agent', id: 'agt_1', name: 'Front-desk assistant' });
+    assert.equal(v.workspace_id, 'ws_demo');
+    assert.equal(v.permission_level, 'high');
+    assert.equal(v.risk?.destructive, true);
+    assert.ok(Date.parse(v.expires_at) - Date.parse(v.created_at) === 60_000);
+    assert.equal(JSON.stringify(v).includes('report.docx"'), false, 'the broadcast carries no argument values');
+    assert.deepEqual(s.notified, [req.callId], 'a desktop notification says a prompt is waiting');
+    const listed = (await s.call('control.prompts.list')) as { prompts: { prompt_id: string; active: boolean }[] };
+    assert.deepEqual(listed.prompts.map((p) => [p.prompt_id, p.active]), [[v.prompt_id, true]]);
+    assert.deepEqual(await s.call('control.prompts.arguments', { prompt_id: v.prompt_id }), { prompt_id: v.prompt_id, arguments: req.args });
+    const withdrawn = once(s.svc.events, CONTROL_EVENTS.promptWithdrawn);
+    await s.call('control.prompts.answer', { prompt_id: v.prompt_id, answer: 'allow_once' });
+    const d = await decided;
+    assert.equal(d.error, undefined);
+    assert.deepEqual(d.confirmation, { required: true, decision: 'allowed', decided_by: 'user', remembered: false });
+    assert.deepEqual((await withdrawn)[0], { prompt_id: v.prompt_id, call_id: req.callId, reason: 'answered' });
+    // Allow once is not remembered: the next call asks again.
+    assert.equal(s.svc.needsPrompt(request(req.descriptor)), true);
+  } finally {
+    s.done();
+  }
+});
+
+test('allow & remember skips the prompt next time; revoking makes the next call ask again', async () => {
+  const s = service('ui');
+  try {
+    const d = descriptor('serial.request', 'high');
+    const req = request(d, { resource: 'serial:/dev/ttyUSB0' });
+    const shown = nextPrompt(s.svc);
+    const decided = s.svc.decide(req, new AbortController().signal);
+    await s.call('control.prompts.answer', { prompt_id: (await shown).prompt_id, answer: 'allow_remember', scope: 'always' });
+    assert.deepEqual((await decided).confirmation, { required: true, decision: 'allowed', decided_by: 'user', remembered: true });
+
+    const next = request(d, { resource: 'serial:/dev/ttyUSB0' });
+    assert.equal(s.svc.needsPrompt(next), false);
+    const again = await s.svc.decide(next, new AbortController().signal);
+    assert.deepEqual(again.confirmation, { required: true, decision: 'allowed', decided_by: 'remembered', remembered: true });
+    // Scoped to the resource: another port still asks.
+    assert.equal(s.svc.needsPrompt(request(d, { resource: 'serial:/dev/ttyUSB1' })), true);
+
+    const { decisions } = (await s.call('control.decisions.list')) as { decisions: { id: number; function_id: string; resource: string; scope: string }[] };
+    assert.deepEqual(decisions.map((x) => [x.function_id, x.resource, x.scope]), [['serial.request', 'serial:/dev/ttyUSB0', 'always']]);
+    assert.deepEqual(await s.call('control.decisions.revoke', { id: decisions[0]!.id }), { revoked: true });
+    assert.equal(s.svc.needsPrompt(request(d, { resource: 'serial:/dev/ttyUSB0' })), true);
+  } finally {
+    s.done();
+  }
+});
+
+test('a critical function prompts even after the user asked to remember, and the remember is not stored', async () => {
+  const s = service('ui');
+  try {
+    const d = descriptor('system.erase_disk', 'critical');
+    for (let i = 0; i < 2; i++) {
+      const req = request(d);
+      assert.equal(s.svc.needsPrompt(req), true);
+      const shown = nextPrompt(s.svc);
+      const decided = s.svc.decide(req, new AbortController().signal);
+      const v = await shown;
+      assert.equal(v.rememberable, false);
+      await s.call('control.prompts.answer', { prompt_id: v.prompt_id, answer: 'allow_remember', scope: 'always' });
+      assert.deepEqual((await decided).confirmation, { required: true, decision: 'allowed', decided_by: 'user', remembered: false });
+    }
+    assert.deepEqual(await s.call('control.decisions.list'), { decisions: [] });
+  } finally {
+    s.done();
+  }
+});
+
+test('deny & remember refuses the next call without a prompt (user_rejected, decided_by remembered)', async () => {
+  const s = service('ui');
+  try {
+    const d = descriptor('camera.capture', 'high');
+    const shown = nextPrompt(s.svc);
+    const decided = s.svc.decide(request(d), new AbortController().signal);
+    await s.call('control.prompts.answer', { prompt_id: (await shown).prompt_id, answer: 'deny_remember', scope: 'always' });
+    assert.equal((await decided).error?.type, 'user_rejected');
+    const next = request(d);
+    assert.equal(s.svc.needsPrompt(next), false);
+    const again = await s.svc.decide(next, new AbortController().signal);
+    assert.equal(again.error?.type, 'user_rejected');
+    assert.equal(again.confirmation.decided_by, 'remembered');
+  } finally {
+    s.done();
+  }
+});
+
+test('closing the prompt is a deny that is never remembered', async () => {
+  const s = service('ui');
+  try {
+    const d = descriptor('camera.capture', 'high');
+    const shown = nextPrompt(s.svc);
+    const decided = s.svc.decide(request(d), new AbortController().signal);
+    await s.call('control.prompts.answer', { prompt_id: (await shown).prompt_id, answer: 'close' });
+    const r = await decided;
+    assert.equal(r.error?.type, 'user_rejected');
+    assert.equal(r.confirmation.remembered, false);
+    assert.equal(s.svc.needsPrompt(request(d)), true);
+  } finally {
+    s.done();
+  }
+});
+
+test('a prompt nobody answers times out: confirmation_timeout, retryable, not remembered', async () => {
+  const s = service('ui');
+  try {
+    const withdrawn = once(s.svc.events, CONTROL_EVENTS.promptWithdrawn);
+    const r = await s.svc.decide(request(descriptor('camera.capture', 'high'), { timeoutMs: 30 }), new AbortController().signal);
+    assert.equal(r.error?.type, 'confirmation_timeout');
+    assert.equal(r.error?.retryable, true);
+    assert.deepEqual(r.confirmation, { required: true, decision: 'timeout', decided_by: 'system', remembered: false });
+    assert.equal(((await withdrawn)[0] as { reason: string }).reason, 'timeout');
+  } finally {
+    s.done();
+  }
+});
+
+test('cancelling during the prompt withdraws it at once and ends with side_effects none', async () => {
+  const s = service('ui');
+  try {
+    const ctl = new AbortController();
+    const shown = nextPrompt(s.svc);
+    const decided = s.svc.decide(request(descriptor('camera.capture', 'high')), ctl.signal);
+    const v = await shown;
+    const withdrawn = once(s.svc.events, CONTROL_EVENTS.promptWithdrawn);
+    ctl.abort();
+    assert.deepEqual((await withdrawn)[0], { prompt_id: v.prompt_id, call_id: v.call_id, reason: 'cancelled' });
+    const r = await decided;
+    assert.equal(r.error?.type, 'cancelled');
+    assert.equal(r.error?.sideEffects, 'none');
+    assert.equal(r.confirmation.decision, 'withdrawn');
+    await assert.rejects(s.call('control.prompts.answer', { prompt_id: v.prompt_id, answer: 'allow_once' }), /no such prompt/);
+  } finally {
+    s.done();
+  }
+});
+
+test('admin policy: deny refuses even public functions, allow pre-allows high, disabled functions are reported', async () => {
+  const s = service('none', { policy: { 'a.public': 'deny', 'a.high': 'allow' }, functions: { disabled: ['device.notify'] } });
+  try {
+    const never = new AbortController().signal;
+    const denied = await s.svc.decide(request(descriptor('a.public', 'public')), never);
+    assert.equal(denied.error?.type, 'permission_denied');
+    const allowed = await s.svc.decide(request(descriptor('a.high', 'high')), never);
+    assert.deepEqual(allowed.confirmation, { required: true, decision: 'allowed', decided_by: 'policy', remembered: false });
+    assert.equal(s.svc.isDisabled('device.notify'), true);
+    assert.equal(s.svc.isDisabled('device.info'), false);
+  } finally {
+    s.done();
+  }
+});
+
+test('pause from another process (the CLI) is seen by the running service on the next call; status shows it', async () => {
+  const s = service('none');
+  try {
+    const statusEvents: unknown[] = [];
+    s.svc.events.on(CONTROL_EVENTS.status, (st) => statusEvents.push(st));
+    const cli = openConsentDb(s.dir);
+    new PauseState(cli).set(true, 'cli');
+    assert.equal(s.svc.isPaused(), true);
+    const r = await s.svc.decide(request(descriptor('a.low', 'low')), new AbortController().signal);
+    assert.equal(r.error?.type, 'paused');
+    assert.equal(r.error?.retryable, true);
+    const st = (await s.call('control.status')) as { paused: boolean; paused_by: string };
+    assert.deepEqual([st.paused, st.paused_by], [true, 'cli']);
+    assert.equal((statusEvents.at(-1) as { paused: boolean }).paused, true);
+    await s.call('control.resume');
+    assert.equal(new PauseState(cli).get().paused, false, 'resume through the control API is visible to the CLI');
+    cli.close();
+    assert.equal((await s.svc.decide(request(descriptor('a.low', 'low')), new AbortController().signal)).error, undefined);
+  } finally {
+    s.done();
+  }
+});
+
+test('every control method answers unauthorized without the local token', async () => {
+  const s = service('ui');
+  try {
+    for (const [name, fn] of Object.entries(s.api)) {
+      await assert.rejects(fn({}, { authenticated: false }), (e: Error & { type?: string }) => e.type === 'unauthorized', name);
+    }
+    assert.ok(Object.keys(s.api).length >= 8);
+  } finally {
+    s.done();
+  }
+});
+
+test('auto picks the UI once one has called the control API, and nothing before that (no TTY here)', async () => {
+  const s = service('auto');
+  try {
+    const req = request(descriptor('camera.capture', 'high'));
+    if (!process.stdin.isTTY) assert.equal(s.svc.needsPrompt(req), false);
+    await s.call('control.status');
+    assert.equal(s.svc.needsPrompt(req), true);
+    assert.equal(((await s.call('control.status')) as { active_provider: string }).active_provider, 'ui');
+  } finally {
+    s.done();
+  }
+});
