@@ -29,8 +29,10 @@ function entropy(s: string): number {
 export function looksSecret(s: string): boolean {
   if (s.length < 16) return false;
   if (/^(sk|pk|ghp|gho|xox[abp]|eyJ)[A-Za-z0-9_-]/.test(s)) return true;
-  if (/^[A-Za-z0-9+/_=.-]+$/.test(s) && s.length >= 20 && entropy(s) > 3.5) return true;
-  return false;
+  // A long unbroken run of mixed letters and digits is how keys, hashes and base64 look; words
+  // joined by '-', '_' or '.' (file names, slugs, UUIDs) break into short runs.
+  const longest = (s.match(/[A-Za-z0-9+/=]{20,}/g) ?? []).sort((a, b) => b.length - a.length)[0];
+  return longest !== undefined && /[0-9]/.test(longest) && /[A-Za-z]/.test(longest) && entropy(longest) > 3.5;
 }
 
 const PATH_LIKE = /^(\/|~\/|\.{1,2}\/|[A-Za-z]:[\\/]|\\\\)/;
