@@ -1,0 +1,47 @@
+/**
+ * Loads a third-party adapter's code once its card has been verified: a JS module whose default export is an
+ * SDK `Handler`. The card's skills are authoritative; the module supplies the implementation of each one.
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { FunctionDefinition, Handler, HandlerEnv } from '../sdk/index.js';
+import { jcs } from '../protocol/hash.js';
+import { skillToDescriptor } from './card.js';
+import { sha256Tag } from './code-binding.js';
+import type { AdapterCard, CodeBinding } from './manifest-schemas.js';
+
+function isHandler(v: unknown): v is Handler {
+  return !!v && typeof v === 'object' && typeof (v as Handler).name === 'string' && typeof (v as Handler).create === 'function';
+}
+
+/**
+ * Imports `binding.entry` from `dir` and binds each card skill to the handler's function of the same id.
+ * Throws an Error whose message is the reason shown in `registry.info`.
+ */
+export async function loadAdapterCode(dir: string, card: AdapterCard, binding: CodeBinding, env: HandlerEnv): Promise<FunctionDefinition<never, unknown>[]> {
+  // The query makes a changed entry a new module instance; ESM offers no way to unload the old one.
+  const url = `${pathToFileURL(join(dir, ...binding.entry.split('/'))).href}?v=${sha256Tag(Buffer.from(jcs(binding.files))).slice(7, 23)}`;
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(url)) as { default?: unknown };
+  } catch (e) {
+    throw new Error(`the code failed to load: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (!isHandler(mod.default)) throw new Error('the code has no default export that is a Handler ({ name, create })');
+  let defs: FunctionDefinition<never, unknown>[];
+  try {
+    defs = await mod.default.create(env);
+  } catch (e) {
+    throw new Error(`the handler failed to start: ${(e as Error).message.split('\n')[0]}`);
+  }
+  const byId = new Map(defs.map((d) => [d.descriptor.id, d]));
+  return card.skills.map((skill) => {
+    const impl = byId.get(skill.id);
+    if (!impl) throw new Error(`skill ${skill.id} has no implementation in the code`);
+    const def: FunctionDefinition<never, unknown> = { descriptor: skillToDescriptor(skill, card.adapter), run: (args, ctx) => impl.run(args, ctx) };
+    if (impl.locks) def.locks = (a) => impl.locks?.(a) ?? [];
+    if (impl.describe) def.describe = (a) => impl.describe?.(a) ?? '';
+    if (impl.resource) def.resource = (a) => impl.resource?.(a) ?? '*';
+    return def;
+  });
+}

@@ -1,0 +1,108 @@
+/**
+ * Finds third-party adapters on disk (PROTOCOL.md §7.3): each sub-folder of an adapters directory with an
+ * `adapter.json` (Adapter Card) or a `tool.aios.yaml`, and applies the priority rule
+ * Adapter Card JSON > `tool.aios.yaml` > `.desktop` inference, then directory order.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { AdapterCard } from './manifest-schemas.js';
+import { validateCard } from './manifest-schemas.js';
+import { parseToolYaml, toolYamlToCard } from './tool-yaml.js';
+
+/** Manifest file names in an adapter folder. */
+export const CARD_FILE = 'adapter.json';
+export const TOOL_YAML_FILE = 'tool.aios.yaml';
+
+/** One adapter folder as found, before verification. */
+export interface AdapterCandidate {
+  /** The adapter id, or the folder name when the manifest could not be read. */
+  id: string;
+  dir: string;
+  /** Index of its adapters directory in the search order (lower wins a tie). */
+  rootIndex: number;
+  kind: 'card' | 'yaml';
+  /** The raw parsed `adapter.json` (what the signature covers). */
+  raw?: unknown;
+  card?: AdapterCard;
+  /** Module to load for an unsigned `tool.aios.yaml` adapter. */
+  entry?: string;
+  /** Why the manifest is unusable. */
+  error?: string;
+}
+
+/**
+ * Default adapters directories, user's first so a user install overrides a system one of the same id:
+ * Linux `~/.local/share/aios/adapters`, `/usr/share/aios/adapters`; macOS `~/Library/Application Support/AIOS/
+ * adapters`, `/Library/Application Support/AIOS/adapters`; Windows `%LOCALAPPDATA%\AIOS\adapters`,
+ * `%ProgramData%\AIOS\adapters`.
+ */
+export function defaultAdapterDirs(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string[] {
+  if (platform === 'win32') {
+    const local = env['LOCALAPPDATA'] ?? join(homedir(), 'AppData', 'Local');
+    const program = env['ProgramData'] ?? 'C:\\ProgramData';
+    return [join(local, 'AIOS', 'adapters'), join(program, 'AIOS', 'adapters')];
+  }
+  if (platform === 'darwin') {
+    return [join(homedir(), 'Library', 'Application Support', 'AIOS', 'adapters'), '/Library/Application Support/AIOS/adapters'];
+  }
+  const dataHome = env['XDG_DATA_HOME'] || join(homedir(), '.local', 'share');
+  return [join(dataHome, 'aios', 'adapters'), '/usr/share/aios/adapters'];
+}
+
+async function readCandidate(dir: string, name: string, rootIndex: number): Promise<AdapterCandidate | undefined> {
+  const cardText = await readFile(join(dir, CARD_FILE), 'utf8').catch(() => undefined);
+  if (cardText !== undefined) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(cardText);
+    } catch {
+      return { id: name, dir, rootIndex, kind: 'card', error: `${CARD_FILE} is not valid JSON` };
+    }
+    const rawId = (raw as { adapter?: { id?: unknown } } | null)?.adapter?.id;
+    const id = typeof rawId === 'string' ? rawId : name;
+    const v = validateCard(raw);
+    if (v.length) return { id, dir, rootIndex, kind: 'card', raw, error: `${CARD_FILE} does not match its schema (${v.slice(0, 3).map((x) => `${x.pointer || '/'} ${x.message}`).join('; ')})` };
+    return { id, dir, rootIndex, kind: 'card', raw, card: raw as AdapterCard };
+  }
+  const yamlText = await readFile(join(dir, TOOL_YAML_FILE), 'utf8').catch(() => undefined);
+  if (yamlText === undefined) return undefined;
+  try {
+    const y = parseToolYaml(yamlText);
+    const c: AdapterCandidate = { id: y.tool.id, dir, rootIndex, kind: 'yaml', card: toolYamlToCard(y) };
+    if (y.entry) c.entry = y.entry;
+    return c;
+  } catch (e) {
+    return { id: name, dir, rootIndex, kind: 'yaml', error: (e as Error).message };
+  }
+}
+
+/** Reads every adapter folder under the directories (missing directories are skipped). */
+export async function scanAdapterDirs(dirs: readonly string[]): Promise<AdapterCandidate[]> {
+  const out: AdapterCandidate[] = [];
+  for (const [rootIndex, root] of dirs.entries()) {
+    const ents = await readdir(root, { withFileTypes: true }).catch(() => []);
+    for (const ent of ents.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (!ent.isDirectory() || ent.name.startsWith('.')) continue;
+      const c = await readCandidate(join(root, ent.name), ent.name, rootIndex);
+      if (c) out.push(c);
+    }
+  }
+  return out;
+}
+
+/** Picks one candidate per adapter id: card over yaml, then the earlier directory, then folder name. */
+export function selectByPriority(cands: readonly AdapterCandidate[]): { selected: AdapterCandidate[]; shadowed: AdapterCandidate[] } {
+  const rank = (c: AdapterCandidate) => (c.kind === 'card' ? 0 : 1);
+  const best = new Map<string, AdapterCandidate>();
+  const shadowed: AdapterCandidate[] = [];
+  for (const c of cands) {
+    const cur = best.get(c.id);
+    if (!cur) best.set(c.id, c);
+    else if (rank(c) < rank(cur) || (rank(c) === rank(cur) && c.rootIndex < cur.rootIndex)) {
+      shadowed.push(cur);
+      best.set(c.id, c);
+    } else shadowed.push(c);
+  }
+  return { selected: [...best.values()], shadowed };
+}

@@ -1,0 +1,71 @@
+/**
+ * Minimal JSON over HTTPS for remote adapters: no redirects (a redirect would move trust to another origin),
+ * bounded bodies and time, and an optional extra CA (for private deployments and tests).
+ */
+import { request } from 'node:https';
+
+/** Transport options. */
+export interface HttpsJsonOptions {
+  /** Extra CA certificate(s) in PEM to trust in addition to the system store. */
+  ca?: string | Buffer | undefined;
+  /** Default 10 s. */
+  timeoutMs?: number;
+  /** Largest accepted response body (default 1 MiB). */
+  maxBytes?: number;
+  signal?: AbortSignal | undefined;
+}
+
+/** A transport failure; `sent` tells whether the request may have reached the server. */
+export class HttpsJsonError extends Error {
+  constructor(message: string, readonly sent: boolean, readonly status?: number) {
+    super(message);
+    this.name = 'HttpsJsonError';
+  }
+}
+
+/** Sends one request and parses the JSON answer. Only `https:` URLs are accepted. */
+export function httpsJson(method: 'GET' | 'POST', url: URL, body: unknown, opts: HttpsJsonOptions = {}): Promise<unknown> {
+  if (url.protocol !== 'https:') return Promise.reject(new HttpsJsonError('only https URLs are accepted', false));
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const maxBytes = opts.maxBytes ?? 1024 * 1024;
+  return new Promise((resolve, reject) => {
+    let sent = false;
+    const req = request(
+      url,
+      {
+        method,
+        ca: opts.ca,
+        timeout: opts.timeoutMs ?? 10_000,
+        signal: opts.signal,
+        headers: { Accept: 'application/json', ...(payload && { 'Content-Type': 'application/json', 'Content-Length': payload.length }) },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > maxBytes) {
+            req.destroy();
+            reject(new HttpsJsonError('the response is too large', true, status));
+          } else chunks.push(c);
+        });
+        res.on('end', () => {
+          if (status < 200 || status >= 300) return reject(new HttpsJsonError(`the server answered HTTP ${status}`, true, status));
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          } catch {
+            reject(new HttpsJsonError('the response is not valid JSON', true, status));
+          }
+        });
+        res.on('error', (e) => reject(new HttpsJsonError(e.message, true, status)));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e: NodeJS.ErrnoException) => reject(new HttpsJsonError(e.message, sent && e.code !== 'ECONNREFUSED')));
+    req.on('finish', () => {
+      sent = true;
+    });
+    req.end(payload);
+  });
+}

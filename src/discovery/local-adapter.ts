@@ -1,0 +1,97 @@
+/**
+ * Decides whether a local third-party adapter may run (PROTOCOL.md §7.3): signature against the trust store,
+ * code bound to the signed card, required software present; then loads it. Every refusal is a reason string,
+ * never an exception, so one broken adapter never stops the others.
+ */
+import type { FunctionDefinition, HandlerEnv } from '../sdk/index.js';
+import { verifyCard } from './card-sign.js';
+import { checkCodeBinding, computeCodeBinding } from './code-binding.js';
+import { executableExists, type DesktopEntry } from './desktop-entries.js';
+import { loadAdapterCode } from './adapter-loader.js';
+import type { AdapterCandidate } from './adapter-scanner.js';
+import type { AdapterCard, CodeBinding } from './manifest-schemas.js';
+import type { TrustStore } from './trust-store.js';
+
+/** Status of an adapter as `aios/registry.info` shows it. */
+export interface AdapterStatus {
+  available: boolean;
+  software_installed: boolean;
+  software_running: boolean;
+  reason?: string;
+  /** Set when an unsigned adapter was loaded in developer mode. */
+  warning?: string;
+}
+
+/** The outcome of preparing one local adapter. */
+export interface PreparedAdapter {
+  card: AdapterCard | undefined;
+  status: AdapterStatus;
+  functions: FunctionDefinition<never, unknown>[];
+  /** Verified key id, when signed. */
+  kid?: string;
+}
+
+/** Warning shown for an unsigned adapter loaded in developer mode. */
+export const DEVELOPER_MODE_WARNING = 'unsigned adapter loaded in developer mode; its code has not been verified';
+
+/** True when the card's required software (if any) is installed, by `.desktop` file or executable. */
+export async function softwareInstalled(card: AdapterCard | undefined, desktop: ReadonlyMap<string, DesktopEntry>): Promise<boolean> {
+  const det = card?.requirements?.software?.detection;
+  if (!card?.requirements?.software) return true;
+  if (!det || (!det.desktop_file && !det.executable)) return true;
+  if (det.desktop_file && desktop.has(det.desktop_file)) return true;
+  if (det.executable && (await executableExists(det.executable))) return true;
+  return false;
+}
+
+/** Verifies, checks and loads one candidate. */
+export async function prepareLocalAdapter(
+  cand: AdapterCandidate,
+  opts: { trust: TrustStore; developerMode: boolean; desktop: ReadonlyMap<string, DesktopEntry>; env: HandlerEnv },
+): Promise<PreparedAdapter> {
+  const installed = await softwareInstalled(cand.card, opts.desktop);
+  const refuse = (reason: string, card = cand.card): PreparedAdapter => ({
+    card,
+    status: { available: false, software_installed: installed, software_running: false, reason },
+    functions: [],
+  });
+  if (cand.error || !cand.card) return refuse(cand.error ?? 'the manifest could not be read');
+  let card = cand.card;
+  let binding: CodeBinding | undefined;
+  let kid: string | undefined;
+  let warning: string | undefined;
+  if (cand.kind === 'card' && card.signature) {
+    try {
+      const v = await verifyCard(cand.raw, (k) => opts.trust.resolve(k));
+      card = v.card;
+      kid = v.kid;
+    } catch (e) {
+      return refuse(`signature refused: ${(e as Error).message}`);
+    }
+    if (!card.code) return refuse('the card names no code to run (use `aios-device adapters add <url>` for remote adapters)');
+    binding = card.code;
+    const mismatch = await checkCodeBinding(cand.dir, binding);
+    if (mismatch) return refuse(`code refused: ${mismatch}`);
+  } else {
+    if (!opts.developerMode) return refuse('the adapter is not signed; sign it with `aios-device adapter sign` and trust its key, or enable developer mode');
+    const entry = card.code?.entry ?? cand.entry;
+    if (!entry) return refuse('the manifest names no code entry to load');
+    try {
+      binding = await computeCodeBinding(cand.dir, entry);
+    } catch (e) {
+      return refuse((e as Error).message);
+    }
+    warning = DEVELOPER_MODE_WARNING;
+  }
+  if (!installed) return refuse(`requires ${card.requirements?.software?.name ?? 'software'}, which is not installed`, card);
+  try {
+    const functions = await loadAdapterCode(cand.dir, card, binding, opts.env);
+    const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
+    if (warning) status.warning = warning;
+    const out: PreparedAdapter = { card, status, functions };
+    if (kid) out.kid = kid;
+    return out;
+  } catch (e) {
+    return refuse((e as Error).message, card);
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * Remote adapters (PROTOCOL.md §7.3): fetch `https://host/.well-known/aios-adapter.json`, verify it against the
+ * trust store or the origin's own `/.well-known/jwks.json` (never a `jku`), check the protocol version, and
+ * turn its skills into functions that call the adapter's `endpoints.rpc` with `aios/function.invoke`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { JWK } from 'jose';
+import { PROTOCOL_VERSION } from '../protocol/messages.js';
+import { WireError } from '../protocol/errors.js';
+import type { FunctionDefinition } from '../sdk/index.js';
+import { skillToDescriptor } from './card.js';
+import { verifyCard } from './card-sign.js';
+import { httpsJson, HttpsJsonError } from './https-json.js';
+import type { AdapterCard } from './manifest-schemas.js';
+import type { TrustStore } from './trust-store.js';
+import { parseJwks } from './trust-store.js';
+
+/** Well-known paths on a remote adapter's origin. */
+export const CARD_PATH = '/.well-known/aios-adapter.json';
+export const JWKS_PATH = '/.well-known/jwks.json';
+
+/** A fetched and verified remote card. */
+export interface RemoteCard {
+  card: AdapterCard;
+  /** The card URL it came from. */
+  url: string;
+  origin: string;
+  kid: string;
+  /** Where the verifying key came from. */
+  keySource: 'trust-store' | 'origin-jwks';
+  /** Absolute https URL of its JSON-RPC endpoint. */
+  rpcUrl: string;
+}
+
+/** A remote adapter could not be registered; the message is the reason shown to the user. */
+export class RemoteAdapterError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RemoteAdapterError';
+  }
+}
+
+/** Options for fetching and calling. */
+export interface RemoteOptions {
+  trust: TrustStore;
+  /** Extra CA in PEM (self-hosted adapters, tests). */
+  ca?: string | Buffer | undefined;
+  timeoutMs?: number;
+}
+
+/** The card URL for what a user typed: an origin gets the well-known path appended. */
+export function cardUrlFor(input: string): URL {
+  let u: URL;
+  try {
+    u = new URL(input);
+  } catch {
+    throw new RemoteAdapterError('the adapter address is not a URL');
+  }
+  if (u.protocol !== 'https:') throw new RemoteAdapterError('remote adapters must be served over https');
+  if (u.pathname === '/' || u.pathname === '') u.pathname = CARD_PATH;
+  u.hash = '';
+  return u;
+}
+
+/** True when a card's protocol version shares our major version. */
+export function protocolCompatible(version: string): boolean {
+  return version.split('.')[0] === PROTOCOL_VERSION.split('.')[0];
+}
+
+/** Fetches and verifies a remote card; throws `RemoteAdapterError` with the reason. */
+export async function fetchRemoteCard(input: string, opts: RemoteOptions): Promise<RemoteCard> {
+  const url = cardUrlFor(input);
+  const net = { ca: opts.ca, timeoutMs: opts.timeoutMs };
+  let raw: unknown;
+  try {
+    raw = await httpsJson('GET', url, undefined, net);
+  } catch (e) {
+    throw new RemoteAdapterError(`the card could not be fetched: ${(e as Error).message}`);
+  }
+  let keySource: RemoteCard['keySource'] = 'trust-store';
+  let verified;
+  try {
+    verified = await verifyCard(raw, async (kid) => {
+      const trusted = opts.trust.resolve(kid);
+      if (trusted) return trusted;
+      keySource = 'origin-jwks';
+      let keys: JWK[];
+      try {
+        keys = parseJwks(await httpsJson('GET', new URL(JWKS_PATH, url.origin), undefined, net));
+      } catch (e) {
+        throw new RemoteAdapterError(`the origin's JWKS could not be used: ${(e as Error).message}`);
+      }
+      return keys.find((k) => k.kid === kid);
+    });
+  } catch (e) {
+    if (e instanceof RemoteAdapterError) throw e;
+    throw new RemoteAdapterError(`the card does not verify: ${(e as Error).message}`);
+  }
+  const card = verified.card;
+  if (!protocolCompatible(card.adapter.protocol_version)) {
+    throw new RemoteAdapterError(`the adapter speaks protocol ${card.adapter.protocol_version}, this client speaks ${PROTOCOL_VERSION}`);
+  }
+  const rpc = card.endpoints?.rpc;
+  if (!rpc) throw new RemoteAdapterError('the card names no JSON-RPC endpoint');
+  let rpcUrl: URL;
+  try {
+    rpcUrl = new URL(rpc, url.origin);
+  } catch {
+    throw new RemoteAdapterError('the card JSON-RPC endpoint is not a URL');
+  }
+  if (rpcUrl.protocol !== 'https:') throw new RemoteAdapterError('the card JSON-RPC endpoint is not https');
+  return { card, url: url.href, origin: url.origin, kid: verified.kid, keySource, rpcUrl: rpcUrl.href };
+}
+
+function outcomeToResult(result: unknown): unknown {
+  const r = result as Record<string, unknown> | null;
+  if (!r || typeof r !== 'object' || typeof r['state'] !== 'string' || typeof r['call_id'] !== 'string') return result;
+  if (r['state'] === 'completed') return r['output'];
+  const err = r['error'] && typeof r['error'] === 'object' ? WireError.fromPlain(r['error'] as Record<string, unknown>) : undefined;
+  throw err ?? new WireError('execution_failed', `The remote adapter ended the call as ${String(r['state'])}.`);
+}
+
+/**
+ * The remote skills as functions. Each call sends `aios/function.invoke` `{ call_id, function, arguments,
+ * timeout_ms }` to the card's endpoint; a result that is an outcome (§6.3) is unwrapped, anything else is
+ * the output. Validation, consent and the journal stay with the local dispatcher, as for local functions.
+ */
+export function remoteFunctions(remote: RemoteCard, opts: Pick<RemoteOptions, 'ca'>): FunctionDefinition<never, unknown>[] {
+  return remote.card.skills.map((skill) => {
+    const descriptor = skillToDescriptor(skill, remote.card.adapter);
+    return {
+      descriptor,
+      async run(args: never, ctx) {
+        const body = {
+          jsonrpc: '2.0',
+          id: randomUUID(),
+          method: 'aios/function.invoke',
+          params: { call_id: ctx.callId, function: skill.id, arguments: args, timeout_ms: descriptor.timeout_ms_default },
+        };
+        let res: Record<string, unknown>;
+        try {
+          res = (await httpsJson('POST', new URL(remote.rpcUrl), body, { ca: opts.ca, signal: ctx.signal, timeoutMs: descriptor.timeout_ms_max + 5000 })) as Record<string, unknown>;
+        } catch (e) {
+          if (ctx.signal.aborted) throw e;
+          const sent = e instanceof HttpsJsonError && e.sent;
+          throw new WireError('device_unavailable', 'The remote adapter could not be reached.', { sideEffects: sent ? 'possible' : 'none', retryable: !sent });
+        }
+        if (res && typeof res === 'object' && res['error'] && typeof res['error'] === 'object') {
+          throw WireError.fromPlain(res['error'] as Record<string, unknown>) ?? new WireError('execution_failed', 'The remote adapter refused the call.');
+        }
+        return outcomeToResult(res?.['result']);
+      },
+    } satisfies FunctionDefinition<never, unknown>;
+  });
+}
