@@ -1,0 +1,92 @@
+/**
+ * What every function of the files handler shares: its environment, the JSON Schema pieces for path
+ * arguments, the descriptor defaults, and the lock key for a path.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { DescriptorInput, Logger } from '../../src/sdk/index.js';
+import type { PathArg, PathContext } from './paths.js';
+import type { Staging } from './staging.js';
+import { isInside } from './paths.js';
+
+/** The handler's state, built once in `create()`. */
+export interface FilesEnv extends PathContext {
+  readonly staging: Staging;
+  readonly log: Logger;
+}
+
+/** `root` argument: the name of a shared folder. */
+export const RootArg = Type.String({ minLength: 1, maxLength: 255, description: 'Name of a shared folder (see grants.files). Optional when `path` is absolute.' });
+/** `path` argument: relative to the root, or absolute inside it. */
+export const PathStr = Type.String({ maxLength: 4096, description: 'Path relative to the shared folder (a/b.txt), or an absolute path inside it.' });
+
+/** Properties for one path argument. */
+export const pathProps = { root: Type.Optional(RootArg), path: PathStr };
+
+/** A closed object schema, as plain JSON (TypeBox's symbol keys stripped). */
+export function schema(props: Record<string, TSchema>, required?: string[]): Record<string, unknown> {
+  const s = Type.Object(props, { additionalProperties: false });
+  const plain = JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
+  if (required) plain['required'] = required;
+  return plain;
+}
+
+/** Descriptor defaults for this handler. */
+export function descriptor(d: Pick<DescriptorInput, 'id' | 'name' | 'description' | 'permission_level' | 'risk' | 'input_schema' | 'output_schema'> & Partial<DescriptorInput>): DescriptorInput {
+  return {
+    version: '1.0.0',
+    capability_type: 'file',
+    access: 'restricted',
+    confirmation: 'policy',
+    timeout_ms_default: 30_000,
+    timeout_ms_max: 120_000,
+    cancellable: true,
+    locks: [],
+    ...d,
+  };
+}
+
+const FOLD_CASE = process.platform === 'win32' || process.platform === 'darwin';
+
+/**
+ * The lock string for a path: `file:<real path>` (the parent's real path + name for a new file). Must be
+ * synchronous, so it uses the sync fs calls; when the path cannot be resolved the call will be refused in
+ * `run()` anyway and a lexical key is enough.
+ */
+export function lockFor(env: FilesEnv, arg: PathArg): string {
+  let key: string;
+  try {
+    const root = arg.root !== undefined ? env.roots.find((r) => r.name === arg.root) : env.roots.find((r) => isInside(path.resolve(arg.path), r.path));
+    if (!root) throw new Error('no root');
+    const rootReal = fs.realpathSync.native(root.path);
+    const rel = path.isAbsolute(arg.path) ? path.relative(root.path, path.resolve(arg.path)) : arg.path;
+    const target = path.join(rootReal, rel);
+    try {
+      key = fs.realpathSync.native(target);
+    } catch {
+      key = path.join(fs.realpathSync.native(path.dirname(target)), path.basename(target));
+    }
+  } catch {
+    key = `${arg.root ?? ''}:${arg.path}`;
+  }
+  return `file:${FOLD_CASE ? key.toLowerCase() : key}`;
+}
+
+/** The scope of a remembered decision: the shared folder's name. */
+export function resourceOf(env: FilesEnv, arg: PathArg): string {
+  if (arg.root !== undefined) return arg.root;
+  const abs = path.resolve(arg.path);
+  return env.roots.find((r) => isInside(abs, r.path))?.name ?? '*';
+}
+
+/** Entry types reported in outputs. */
+export type EntryType = 'file' | 'directory' | 'symlink' | 'other';
+
+/** The type of a (l)stat result. */
+export function entryType(st: fs.Stats | fs.Dirent): EntryType {
+  if (st.isSymbolicLink()) return 'symlink';
+  if (st.isDirectory()) return 'directory';
+  if (st.isFile()) return 'file';
+  return 'other';
+}

@@ -1,0 +1,180 @@
+/**
+ * Functions that write file contents: files.write_text and files.write_bytes (inline base64 or a blob).
+ * Every write is atomic (atomic-write.ts), refuses to replace a file unless `mode` says so, and refuses
+ * denied extensions.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import { Type } from '@sinclair/typebox';
+import { defineFunction, fail, type BlobRef, type CallContext } from '../../src/sdk/index.js';
+import { alreadyExists, atomicWrite, type WriteMode } from './atomic-write.js';
+import { BlobRefSchema } from './blob-schema.js';
+import { type FilesEnv, descriptor, lockFor, pathProps, resourceOf, schema } from './common.js';
+import { formatSize } from './describe.js';
+import { openFileForRead, withDir } from './handles.js';
+import { copyHandle, writeAll } from './io.js';
+import { checkWritableName } from './limits.js';
+import { checkHardlinks, resolvePath, where, type Resolved } from './paths.js';
+
+const WRITE_RISK = { read_only: false, destructive: true, idempotent: false, physical: false };
+const ModeSchema = Type.Optional(Type.Union([Type.Literal('create'), Type.Literal('overwrite'), Type.Literal('append')], {
+  description: 'create (default): fail if the file exists; overwrite: replace it; append: add to its end.',
+}));
+const WriteOutput = schema({
+  root: Type.String(),
+  path: Type.String(),
+  size: Type.Integer({ minimum: 0 }),
+  created: Type.Boolean(),
+  mode: Type.String(),
+}, ['root', 'path', 'size', 'created', 'mode']);
+
+/** Where the new bytes come from. */
+type Source = { kind: 'buffer'; data: Buffer } | { kind: 'blob'; ref: BlobRef };
+
+function sourceSize(s: Source): number {
+  return s.kind === 'buffer' ? s.data.length : s.ref.size;
+}
+
+/** Resolves and checks a write target (shared by run and describe). */
+async function target(env: FilesEnv, a: { root?: string; path: string }): Promise<Resolved> {
+  checkWritableName(path.posix.basename(a.path.replace(/\\/g, '/')), env.limits);
+  const r = await resolvePath(env, a, { need: 'write', mustExist: false });
+  if (r.stat?.isDirectory()) fail('execution_failed', 'The path is a folder, not a file.', { details: { reason: 'is_directory' } });
+  checkWritableName(r.name, env.limits);
+  return r;
+}
+
+async function writeFile(env: FilesEnv, a: { root?: string; path: string; mode?: WriteMode }, source: Source, ctx: CallContext) {
+  const mode = a.mode ?? 'create';
+  const r = await target(env, a);
+  if (r.stat && mode === 'create') alreadyExists();
+  const newBytes = sourceSize(source);
+  const total = newBytes + (mode === 'append' && r.stat ? r.stat.size : 0);
+  if (total > env.limits.maxWriteBytes) {
+    fail('payload_too_large', 'The file would be larger than the configured write limit.', { details: { size: total, limit: env.limits.maxWriteBytes } });
+  }
+  let existing: { fh: FileHandle; stat: fs.Stats } | undefined;
+  if (r.stat) {
+    existing = await openFileForRead(r.real, r.rootReal);
+    try {
+      checkHardlinks(env, existing.stat);
+    } catch (e) {
+      await existing.fh.close();
+      throw e;
+    }
+  }
+  try {
+    const copyOld = (src: FileHandle, dst: FileHandle) => copyHandle(src, dst, { signal: ctx.signal });
+    const write = (fill: (fh: FileHandle, offset: number) => Promise<number>) =>
+      withDir(r.parentReal, r.rootReal, (dir) => atomicWrite({ dir, name: r.name, mode, ctx, existing, fill, copyOld }));
+    let result: { size: number; created: boolean };
+    if (source.kind === 'buffer') {
+      result = await write(async (fh, offset) => {
+        await writeAll(fh, source.data, offset);
+        return source.data.length;
+      });
+    } else {
+      result = await env.staging.with(async (staged) => {
+        ctx.progress({ progress: 0, total: newBytes * 2, message: 'Downloading' });
+        await ctx.blobs.downloadToFile(source.ref, staged, ctx.signal);
+        const src = await fs.promises.open(staged, 'r');
+        try {
+          return await write((fh, offset) =>
+            copyHandle(src, fh, { dstStart: offset, signal: ctx.signal, onChunk: (d) => ctx.progress({ progress: newBytes + d, total: newBytes * 2, message: 'Writing' }) }),
+          );
+        } finally {
+          await src.close();
+        }
+      });
+    }
+    return { root: r.root.name, path: r.rel, size: result.size, created: result.created, mode };
+  } finally {
+    await existing?.fh.close().catch(() => {});
+  }
+}
+
+/** The confirmation sentence for a write. */
+async function describeWrite(env: FilesEnv, a: { root?: string; path: string; mode?: WriteMode }, size: number): Promise<string> {
+  const mode = a.mode ?? 'create';
+  try {
+    const r = await target(env, a);
+    if (mode === 'append' && r.stat) return `Append ${formatSize(size)} to ${where(r)}`;
+    if (r.stat && mode === 'overwrite') return `Overwrite ${where(r)} (${formatSize(r.stat.size)} now, ${formatSize(size)} after)`;
+    return `Create ${where(r)} (${formatSize(size)})`;
+  } catch {
+    // The call will be refused when it runs; the prompt still says what was asked.
+    return `Write ${formatSize(size)} to ${a.path}${a.root ? ` in ${a.root}` : ''}`;
+  }
+}
+
+interface WriteTextArgs {
+  root?: string;
+  path: string;
+  text: string;
+  mode?: WriteMode;
+}
+
+/** files.write_text */
+export function writeText(env: FilesEnv) {
+  return defineFunction<WriteTextArgs, unknown>({
+    descriptor: descriptor({
+      id: 'files.write_text',
+      name: 'Write a text file',
+      description: 'Writes UTF-8 text to a file inside a folder the user has shared for writing. Creates the file, or with mode "overwrite" replaces it, or with "append" adds to its end. The write is atomic: readers see the old file or the new one, never a mix. Executables, scripts and shortcuts are refused.',
+      permission_level: 'high',
+      risk: WRITE_RISK,
+      examples: ['Save these notes as notes.txt in Documents'],
+      input_schema: schema({ ...pathProps, text: Type.String({ maxLength: 768 * 1024 }), mode: ModeSchema }, ['path', 'text']),
+      output_schema: WriteOutput,
+    }),
+    locks: (a) => [lockFor(env, a)],
+    resource: (a) => resourceOf(env, a),
+    describe: (a) => describeWrite(env, a, Buffer.byteLength(a.text, 'utf8')),
+    run: (a, ctx) => writeFile(env, a, { kind: 'buffer', data: Buffer.from(a.text, 'utf8') }, ctx),
+  });
+}
+
+interface WriteBytesArgs {
+  root?: string;
+  path: string;
+  encoding?: 'base64';
+  data?: string;
+  blob?: BlobRef;
+  mode?: WriteMode;
+}
+
+/** files.write_bytes */
+export function writeBytes(env: FilesEnv) {
+  const inlineChars = Math.ceil(env.limits.inlineMaxBytes / 3) * 4;
+  return defineFunction<WriteBytesArgs, unknown>({
+    descriptor: descriptor({
+      id: 'files.write_bytes',
+      name: 'Write a file',
+      description: `Writes binary content to a file inside a folder the user has shared for writing: inline base64 (data, up to ${env.limits.inlineMaxBytes} bytes) or a blob reference uploaded to the bridge first (blob; size and SHA-256 are checked). Modes and atomicity as files.write_text.`,
+      permission_level: 'high',
+      risk: WRITE_RISK,
+      examples: ['Save this photo as Pictures/cat.jpg'],
+      input_schema: schema({
+        ...pathProps,
+        encoding: Type.Optional(Type.Literal('base64')),
+        data: Type.Optional(Type.String({ maxLength: inlineChars, pattern: '^[A-Za-z0-9+/]*={0,2}$' })),
+        blob: Type.Optional(BlobRefSchema),
+        mode: ModeSchema,
+      }, ['path']),
+      output_schema: WriteOutput,
+      timeout_ms_default: 120_000,
+      timeout_ms_max: 3_600_000,
+    }),
+    locks: (a) => [lockFor(env, a)],
+    resource: (a) => resourceOf(env, a),
+    describe: (a) => describeWrite(env, a, a.blob ? a.blob.size : Buffer.byteLength(a.data ?? '', 'base64')),
+    run(a, ctx) {
+      if ((a.data === undefined) === (a.blob === undefined)) {
+        fail('invalid_arguments', 'Give exactly one of data or blob.', { details: { violations: [{ pointer: '/data', message: 'exactly one of data or blob is required' }] } });
+      }
+      const source: Source = a.blob ? { kind: 'blob', ref: a.blob } : { kind: 'buffer', data: Buffer.from(a.data!, 'base64') };
+      return writeFile(env, a, source, ctx);
+    },
+  });
+}
