@@ -4,42 +4,22 @@
  * running agent reads the same database on every call (and polls the pause flag once a second to
  * tell the UI), so a revoke or a pause applies to the next call.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { openConsentDb, type Db } from '../../consent/db.js';
 import { DecisionsStore } from '../../consent/decisions-store.js';
 import { AuditLog, type AuditEntry } from '../../consent/audit-log.js';
 import { PauseState } from '../../consent/pause-state.js';
+import { defaultDataDir, loadAgentConfig } from '../../config/agent-config.js';
 
 interface DirOpts {
   dataDir?: string;
   config?: string;
 }
 
-/** The platform's per-user data folder for AIOS Device (used when neither --data-dir nor --config is given). */
-export function defaultDataDir(): string {
-  if (process.env['AIOS_DEVICE_DATA_DIR']) return process.env['AIOS_DEVICE_DATA_DIR'];
-  const home = os.homedir();
-  if (process.platform === 'win32') return path.join(process.env['APPDATA'] ?? path.join(home, 'AppData', 'Roaming'), 'aios-device');
-  if (process.platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'aios-device');
-  return path.join(process.env['XDG_DATA_HOME'] ?? path.join(home, '.local', 'share'), 'aios-device');
-}
-
-function readConfig(file: string): Record<string, unknown> {
-  const doc = parseYaml(fs.readFileSync(file, 'utf8')) as unknown;
-  return doc && typeof doc === 'object' ? (doc as Record<string, unknown>) : {};
-}
-
 function dataDirOf(o: DirOpts): string {
   if (o.dataDir) return path.resolve(o.dataDir);
-  if (o.config) {
-    const d = readConfig(o.config)['data_dir'];
-    if (typeof d !== 'string' || !d) throw new Error(`${o.config} has no data_dir; pass --data-dir.`);
-    return path.resolve(path.dirname(o.config), d);
-  }
+  if (o.config) return loadAgentConfig(o.config).data_dir;
   return defaultDataDir();
 }
 
@@ -85,7 +65,7 @@ export function registerConsentCommands(program: Command): void {
     .description('list what you have shared: configured grants and remembered "allow" answers')
     .option('--json', 'print JSON')
     .action((o: DirOpts & { json?: boolean }) => {
-      const configured = o.config ? (readConfig(o.config)['grants'] ?? {}) : undefined;
+      const configured = o.config ? (loadAgentConfig(o.config).grants ?? {}) : undefined;
       const remembered = withDb(o, (db) => new DecisionsStore(db).list({ effect: 'allow' }));
       if (o.json) {
         process.stdout.write(JSON.stringify({ configured: configured ?? null, remembered }, null, 2) + '\n');
