@@ -91,7 +91,8 @@ export function migrate(db: Database): void {
 /** A bridge user as the config declares it. */
 export interface ConfigUser {
   id: string;
-  name: string;
+  /** Sign-in name; defaults to the id. */
+  name?: string | undefined;
   password_hash: string;
   workspaces: string[];
 }
@@ -166,7 +167,7 @@ export class OAuthStore {
       const u = this.db.prepare('INSERT INTO oauth_users (id, name, password_hash) VALUES (?, ?, ?)');
       const m = this.db.prepare('INSERT OR IGNORE INTO oauth_memberships (user_id, workspace_id) VALUES (?, ?)');
       for (const user of users) {
-        u.run(user.id, user.name, user.password_hash);
+        u.run(user.id, user.name ?? user.id, user.password_hash);
         for (const ws of user.workspaces) m.run(user.id, ws);
       }
     })();

@@ -1,0 +1,110 @@
+/**
+ * CLI commands for device login: `login --bridge URL`, `logout`, and `hash-password` (for bridge
+ * administrators writing `users[].password_hash` into the bridge config).
+ */
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { hashPassword } from '../../bridge/oauth/password.js';
+import { defaultDataDir } from '../../config/agent-config.js';
+import { login, LoginError, logout } from '../../identity/login-client.js';
+import { readLoginState } from '../../identity/login-state.js';
+import { openSecretStore, SecretStoreUnavailableError } from '../../identity/secret-store.js';
+import { APP_VERSION } from '../../version.js';
+
+interface LoginFlags {
+  bridge: string;
+  dataDir?: string;
+  deviceName?: string;
+  tokenFile?: string;
+  browser: boolean;
+  qr: boolean;
+}
+
+interface LogoutFlags {
+  dataDir?: string;
+  tokenFile?: string;
+}
+
+// Known, user-facing failures end with their one-sentence message and exit code 1; anything else is a bug and keeps its stack.
+function fail(e: unknown): never {
+  if (e instanceof LoginError || e instanceof SecretStoreUnavailableError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(e instanceof LoginError && e.code === 'cancelled' ? 130 : 1);
+  }
+  if (e instanceof Error && e.name === 'OAuthClientError') {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(1);
+  }
+  throw e;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** Adds `login`, `logout` and `hash-password` to the program. */
+export function registerLoginCommands(program: Command): void {
+  program
+    .command('login')
+    .description('Sign this device in to a bridge with a code approved in the browser (OAuth device flow).')
+    .requiredOption('--bridge <url>', 'the bridge, e.g. https://bridge.example.com or ws://127.0.0.1:8700/v1/device')
+    .option('--data-dir <dir>', 'where the device id and login facts live (default: the platform data folder)')
+    .option('--device-name <name>', 'the name shown on the approval page (default: the host name)')
+    .option('--token-file <file>', 'keep tokens and the device key in this 0600 file instead of the OS keychain (headless machines)')
+    .option('--no-browser', 'do not try to open a browser')
+    .option('--no-qr', 'do not print a QR code')
+    .action(async (o: LoginFlags) => {
+      const controller = new AbortController();
+      const onSigint = (): void => controller.abort();
+      process.once('SIGINT', onSigint);
+      try {
+        const store = await openSecretStore({ tokenFile: o.tokenFile ? resolve(o.tokenFile) : undefined });
+        await login({
+          bridgeUrl: o.bridge,
+          dataDir: o.dataDir ? resolve(o.dataDir) : defaultDataDir(),
+          store,
+          clientVersion: APP_VERSION,
+          ...(o.deviceName ? { deviceName: o.deviceName } : {}),
+          ...(o.browser ? {} : { openBrowser: false }),
+          qr: o.qr,
+          signal: controller.signal,
+        });
+      } catch (e) {
+        fail(e);
+      } finally {
+        process.off('SIGINT', onSigint);
+      }
+    });
+
+  program
+    .command('logout')
+    .description('Revoke this device’s sign-in at the bridge and delete its tokens.')
+    .option('--data-dir <dir>', 'the data folder used at login')
+    .option('--token-file <file>', 'the token file used at login, if any')
+    .action(async (o: LogoutFlags) => {
+      try {
+        const dataDir = o.dataDir ? resolve(o.dataDir) : defaultDataDir();
+        const state = await readLoginState(dataDir);
+        // The login recorded where it put the tokens, so a headless logout needs no flag.
+        const recorded = state && typeof state.secret_store === 'object' ? state.secret_store.token_file : undefined;
+        const store = await openSecretStore({ tokenFile: o.tokenFile ? resolve(o.tokenFile) : recorded });
+        await logout({ dataDir, store });
+      } catch (e) {
+        fail(e);
+      }
+    });
+
+  program
+    .command('hash-password')
+    .description('Read a password on stdin and print its scrypt hash for `users[].password_hash` in the bridge config.')
+    .action(async () => {
+      const pw = await readStdin();
+      if (!pw) {
+        process.stderr.write('Pipe the password on stdin, e.g. `printf %s "$PW" | aios-device hash-password`.\n');
+        process.exit(2);
+      }
+      process.stdout.write((await hashPassword(pw)) + '\n');
+    });
+}

@@ -1,0 +1,198 @@
+/**
+ * `aios-device login` / `logout`: the device side of RFC 8628. Shows the user code, the verification
+ * URL and a QR code, opens a browser where there is one, polls the bridge at the interval it asks
+ * for (adding 5 s at every `slow_down`), and on approval stores the tokens in the secret store.
+ */
+import { spawn } from 'node:child_process';
+import { arch, hostname, platform } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import qrcode from 'qrcode-terminal';
+import { loadOrCreateDeviceId } from './device-id.js';
+import { loadOrCreateDeviceKey } from './device-key.js';
+import { clearLoginState, readLoginState, writeLoginState, type LoginState } from './login-state.js';
+import { bridgeDeviceUrl, OAuthClient, OAuthClientError, type TokenGrant } from './oauth-client.js';
+import { FileSecretStore, type SecretStore } from './secret-store.js';
+import { readTokens, toStoredTokens, tokensAccount } from './token-manager.js';
+
+/** Why a login ended without tokens. Stable codes: `access_denied`, `expired_token`, `bridge_error`, `cancelled`. */
+export class LoginError extends Error {
+  constructor(
+    readonly code: 'access_denied' | 'expired_token' | 'bridge_error' | 'cancelled',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'LoginError';
+  }
+}
+
+/** Options of {@link login}. */
+export interface LoginOptions {
+  /** The bridge, as `http(s)://host:port` or its `ws(s)://…/v1/device` URL. */
+  bridgeUrl: string;
+  dataDir: string;
+  store: SecretStore;
+  /** This client's version, sent so the approver and the bridge see it. */
+  clientVersion: string;
+  /** Shown on the approval page; default the host name. */
+  deviceName?: string;
+  /** Where the code and messages are printed; default stdout. */
+  out?: NodeJS.WritableStream;
+  /** Open the verification page in a browser (default: when a desktop seems present), or a function that opens it. */
+  openBrowser?: boolean | ((url: string) => void);
+  /** Print a QR code of the verification URL (default true). */
+  qr?: boolean;
+  signal?: AbortSignal;
+}
+
+/** The identity a login bound. */
+export interface LoginResult {
+  device_id: string;
+  workspace_id: string;
+  user_id: string;
+  device_url: string;
+}
+
+/** Runs the device login until approval, denial, expiry or abort. */
+export async function login(opts: LoginOptions): Promise<LoginResult> {
+  const out = opts.out ?? process.stdout;
+  const client = new OAuthClient(opts.bridgeUrl);
+  const deviceId = await loadOrCreateDeviceId(opts.dataDir);
+  // Touches the secret store before any code is shown, so a missing keychain fails before the user approves anything.
+  const key = await loadOrCreateDeviceKey(opts.store, deviceId);
+  const deviceName = opts.deviceName?.trim() || hostname();
+  const grant = await client.deviceAuthorization({
+    device_id: deviceId,
+    device_name: deviceName,
+    platform: `${platform()} ${arch()}`,
+    client_version: opts.clientVersion,
+    public_jwk: key.publicJwk,
+  });
+  const openUrl = grant.verification_uri_complete ?? grant.verification_uri;
+  out.write(
+    `\nTo connect this device, open\n\n    ${grant.verification_uri}\n\nand enter the code\n\n    ${grant.user_code}\n\n` +
+      `Check that the page shows the same code and the device name "${deviceName}" before you approve.\n`,
+  );
+  if (opts.qr ?? true) {
+    out.write(`Or scan this to open ${openUrl}:\n`);
+    qrcode.generate(openUrl, { small: true }, (q) => out.write(q + '\n'));
+  }
+  const open = opts.openBrowser ?? hasDesktop();
+  if (typeof open === 'function') open(openUrl);
+  else if (open) openInBrowser(openUrl);
+  out.write(`Waiting for approval (the code expires in ${Math.round(grant.expires_in / 60)} minute(s))…\n`);
+
+  const tokens = await poll(client, grant.device_code, grant.interval ?? 5, grant.expires_in, out, opts.signal);
+  if (tokens.device_id !== deviceId) throw new LoginError('bridge_error', 'The bridge bound the tokens to another device id; nothing was stored.');
+  await opts.store.set(tokensAccount(deviceId), JSON.stringify(toStoredTokens(tokens, Date.now())));
+  const state: LoginState = {
+    bridge_url: client.origin,
+    device_url: bridgeDeviceUrl(opts.bridgeUrl),
+    device_id: deviceId,
+    device_name: deviceName,
+    workspace_id: tokens.workspace_id,
+    user_id: tokens.user_id,
+    logged_in_at: new Date().toISOString(),
+    secret_store: opts.store instanceof FileSecretStore ? { token_file: opts.store.path } : 'keychain',
+  };
+  await writeLoginState(opts.dataDir, state);
+  out.write(
+    `Signed in: device "${deviceName}" (${deviceId}) is connected to workspace ${tokens.workspace_id} as user ${tokens.user_id}. ` +
+      `Its tokens are stored in ${opts.store.description}.\n`,
+  );
+  return { device_id: deviceId, workspace_id: tokens.workspace_id, user_id: tokens.user_id, device_url: state.device_url };
+}
+
+async function poll(
+  client: OAuthClient,
+  deviceCode: string,
+  intervalS: number,
+  expiresInS: number,
+  out: NodeJS.WritableStream,
+  signal: AbortSignal | undefined,
+): Promise<TokenGrant> {
+  const deadline = Date.now() + expiresInS * 1000;
+  // A floor keeps a bridge that says "interval 0" (tests) from being hammered.
+  let intervalMs = Math.max(100, intervalS * 1000);
+  let warnedUnreachable = false;
+  for (;;) {
+    try {
+      await sleep(intervalMs, undefined, signal ? { signal } : undefined);
+    } catch {
+      throw new LoginError('cancelled', 'Login cancelled; nothing was stored.');
+    }
+    try {
+      return await client.pollToken(deviceCode);
+    } catch (e) {
+      if (!(e instanceof OAuthClientError)) throw e;
+      switch (e.error) {
+        case 'authorization_pending':
+          break;
+        case 'slow_down':
+          intervalMs += 5_000; // RFC 8628 §3.5: cumulative for the rest of this login
+          break;
+        case 'access_denied':
+          throw new LoginError('access_denied', 'The sign-in request was denied on the approval page; nothing was stored.');
+        case 'expired_token':
+          throw new LoginError('expired_token', 'The code expired before it was approved; run `aios-device login` again for a new code.');
+        case 'bridge_unreachable':
+          // A blip while the user is still approving must not end the login.
+          if (!warnedUnreachable) out.write('The bridge is not answering; still trying…\n');
+          warnedUnreachable = true;
+          if (Date.now() > deadline) throw new LoginError('expired_token', 'The code expired while the bridge was unreachable; run `aios-device login` again.');
+          break;
+        default:
+          throw new LoginError('bridge_error', `The bridge refused the login (${e.error}): ${e.message}`);
+      }
+    }
+  }
+}
+
+function hasDesktop(): boolean {
+  if (process.platform === 'darwin' || process.platform === 'win32') return true;
+  return Boolean(process.env['DISPLAY'] || process.env['WAYLAND_DISPLAY']);
+}
+
+/** Opens a URL in the default browser; failure is ignored because the URL and code are printed anyway. */
+export function openInBrowser(url: string): void {
+  const [cmd, args] =
+    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
+  try {
+    const child = spawn(cmd, args as string[], { stdio: 'ignore', detached: true });
+    child.on('error', () => undefined);
+    child.unref();
+  } catch {
+    // no browser launcher: the printed URL is enough
+  }
+}
+
+/** Options of {@link logout}. */
+export interface LogoutOptions {
+  dataDir: string;
+  store: SecretStore;
+  out?: NodeJS.WritableStream;
+}
+
+/** Revokes the device's tokens at the bridge and deletes them locally; the device id and key stay, so a later login is the same device. */
+export async function logout(opts: LogoutOptions): Promise<{ revoked: boolean; wasSignedIn: boolean }> {
+  const out = opts.out ?? process.stdout;
+  const state = await readLoginState(opts.dataDir);
+  const deviceId = state?.device_id ?? (await loadOrCreateDeviceId(opts.dataDir));
+  const tokens = await readTokens(opts.store, deviceId);
+  if (!state && !tokens) {
+    out.write('This device is not signed in.\n');
+    return { revoked: false, wasSignedIn: false };
+  }
+  let revoked = false;
+  if (tokens && state) {
+    try {
+      await new OAuthClient(state.bridge_url).revoke(tokens.refresh_token);
+      revoked = true;
+    } catch (e) {
+      out.write(`Could not reach the bridge to revoke the sign-in (${(e as Error).message}); deleting it locally anyway. Revoke the device on the bridge's /device page.\n`);
+    }
+  }
+  await opts.store.delete(tokensAccount(deviceId));
+  await clearLoginState(opts.dataDir);
+  out.write(revoked ? 'Signed out: the bridge revoked this device’s tokens and they were deleted.\n' : 'Signed out locally.\n');
+  return { revoked, wasSignedIn: true };
+}
