@@ -31,7 +31,7 @@ export const DEFAULT_DENIED_WRITE_EXTENSIONS: readonly string[] = [
   'exe', 'com', 'bat', 'cmd', 'msi', 'msp', 'msc', 'scr', 'pif', 'cpl', 'dll', 'sys', 'drv', 'ocx',
   'ps1', 'psm1', 'psd1', 'ps1xml', 'vbs', 'vbe', 'js', 'jse', 'mjs', 'cjs', 'wsf', 'wsh', 'wsc', 'hta', 'reg', 'inf', 'scf',
   'lnk', 'url', 'website', 'desktop', 'webloc', 'inetloc', 'fileloc', 'appref-ms', 'library-ms', 'search-ms', 'settingcontent-ms',
-  'sh', 'bash', 'zsh', 'csh', 'ksh', 'fish', 'command', 'tool', 'run', 'bin', 'elf', 'out',
+  'sh', 'bash', 'zsh', 'csh', 'ksh', 'fish', 'command', 'tool', 'run', 'elf',
   'app', 'pkg', 'mpkg', 'dmg', 'workflow', 'scpt', 'applescript', 'action', 'terminal',
   'appimage', 'deb', 'rpm', 'snap', 'flatpak', 'apk', 'jar', 'class', 'so', 'dylib', 'ko',
   'py', 'pyw', 'pyc', 'pl', 'rb', 'php', 'lua', 'tcl', 'awk',

@@ -1,0 +1,265 @@
+/**
+ * The reference bridge's blob store (PROTOCOL.md §9): large inputs and outputs as files in the bridge's
+ * data directory, each with its SHA-256, size, media type and an expiry. Uploads stream to a temp file
+ * while hashing and become visible by one rename; nothing is held whole in memory.
+ * `handleHttp` serves `PUT /v1/blobs` and `GET /v1/blobs/<id>` for a caller that has already authenticated
+ * the request.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { WireError } from '../protocol/errors.js';
+import type { BlobRef } from '../protocol/messages.js';
+
+/** Options of a blob store. */
+export interface BlobStoreOptions {
+  /** Folder for blobs (created 0700). */
+  dir: string;
+  /** Largest blob accepted (default 2 GiB). */
+  maxBytes?: number;
+  /** Lifetime of a blob after upload (default 24 h). */
+  ttlMs?: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+interface Meta {
+  ref: BlobRef;
+  created_ms: number;
+  expires_ms: number;
+  /** Who may read it (e.g. the workspace id); undefined = any authenticated caller. */
+  scope?: string;
+}
+
+const ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
+const MEDIA_RE = /^[\w.+-]+\/[\w.+-]+$/;
+
+function mediaTypeOf(header: string | undefined): string {
+  const t = (header ?? '').split(';')[0]!.trim().toLowerCase();
+  return MEDIA_RE.test(t) ? t : 'application/octet-stream';
+}
+
+/** Stores blobs on disk with size limits and expiry. */
+export class BlobStore {
+  readonly dir: string;
+  readonly maxBytes: number;
+  readonly ttlMs: number;
+  private readonly now: () => number;
+  private ready: Promise<void> | undefined;
+
+  constructor(opts: BlobStoreOptions) {
+    this.dir = opts.dir;
+    this.maxBytes = opts.maxBytes ?? 2 * 1024 ** 3;
+    this.ttlMs = opts.ttlMs ?? 24 * 3600 * 1000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  private init(): Promise<void> {
+    this.ready ??= (async () => {
+      await fs.promises.mkdir(path.join(this.dir, 'tmp'), { recursive: true, mode: 0o700 });
+    })();
+    return this.ready;
+  }
+
+  private dataPath(id: string): string {
+    return path.join(this.dir, `${id}.bin`);
+  }
+
+  private metaPath(id: string): string {
+    return path.join(this.dir, `${id}.json`);
+  }
+
+  /**
+   * Streams `stream` into a new blob. Throws `payload_too_large` past `maxBytes` (or when `declaredSize`
+   * already is), leaving nothing behind.
+   */
+  async put(stream: Readable, mediaType: string, opts: { declaredSize?: number; scope?: string; signal?: AbortSignal } = {}): Promise<BlobRef> {
+    await this.init();
+    if (opts.declaredSize !== undefined && opts.declaredSize > this.maxBytes) {
+      stream.resume();
+      throw this.tooLarge();
+    }
+    const id = `b_${randomBytes(16).toString('base64url')}`;
+    const tmp = path.join(this.dir, 'tmp', `${id}.part`);
+    const hash = createHash('sha256');
+    let size = 0;
+    const max = this.maxBytes;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        size += chunk.length;
+        if (size > max) return cb(new WireError('payload_too_large', 'The blob is larger than the bridge accepts.', { details: { limit: max } }));
+        hash.update(chunk);
+        cb(null, chunk);
+      },
+    });
+    try {
+      await pipeline(stream, counter, fs.createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), opts.signal ? { signal: opts.signal } : {});
+    } catch (e) {
+      await fs.promises.rm(tmp, { force: true });
+      throw e;
+    }
+    const ref: BlobRef = { blob_id: id, sha256: hash.digest('hex'), size, media_type: mediaType };
+    const created = this.now();
+    const meta: Meta = { ref, created_ms: created, expires_ms: created + this.ttlMs };
+    if (opts.scope !== undefined) meta.scope = opts.scope;
+    const metaTmp = path.join(this.dir, 'tmp', `${id}.json`);
+    await fs.promises.writeFile(metaTmp, JSON.stringify(meta), { mode: 0o600 });
+    // Data first, then metadata: a blob is visible only once both are in place.
+    await fs.promises.rename(tmp, this.dataPath(id));
+    await fs.promises.rename(metaTmp, this.metaPath(id));
+    return ref;
+  }
+
+  private tooLarge(): WireError {
+    return new WireError('payload_too_large', 'The blob is larger than the bridge accepts.', { details: { limit: this.maxBytes } });
+  }
+
+  private async readMeta(id: string): Promise<Meta | null> {
+    if (!ID_RE.test(id)) return null;
+    try {
+      return JSON.parse(await fs.promises.readFile(this.metaPath(id), 'utf8')) as Meta;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The reference of a live blob, or null (unknown, expired, or out of `scope`). */
+  async stat(id: string, scope?: string): Promise<BlobRef | null> {
+    const meta = await this.readMeta(id);
+    if (!meta) return null;
+    if (meta.expires_ms <= this.now()) {
+      await this.delete(id);
+      return null;
+    }
+    if (meta.scope !== undefined && scope !== undefined && meta.scope !== scope) return null;
+    return meta.ref;
+  }
+
+  /** Opens a live blob for reading, or null. */
+  async open(id: string, scope?: string): Promise<{ ref: BlobRef; stream: Readable } | null> {
+    const ref = await this.stat(id, scope);
+    if (!ref) return null;
+    try {
+      const fh = await fs.promises.open(this.dataPath(id), 'r');
+      return { ref, stream: fh.createReadStream() };
+    } catch {
+      return null;
+    }
+  }
+
+  /** Removes a blob (no error when it is gone). */
+  async delete(id: string): Promise<void> {
+    if (!ID_RE.test(id)) return;
+    await fs.promises.rm(this.metaPath(id), { force: true });
+    await fs.promises.rm(this.dataPath(id), { force: true });
+  }
+
+  /** Removes expired blobs and stale partial uploads; returns how many blobs went. */
+  async sweep(): Promise<number> {
+    await this.init();
+    let n = 0;
+    const now = this.now();
+    for (const name of await fs.promises.readdir(this.dir)) {
+      const m = /^(.+)\.(json|bin)$/.exec(name);
+      if (!m) continue;
+      const id = m[1]!;
+      const meta = await this.readMeta(id);
+      if (m[2] === 'json' && meta && meta.expires_ms <= now) {
+        await this.delete(id);
+        n++;
+      } else if (m[2] === 'bin' && !meta) {
+        // Data without metadata: a put that died between the two renames, or a half-deleted blob.
+        const st = await fs.promises.stat(path.join(this.dir, name)).catch(() => null);
+        if (st && now - st.mtimeMs > this.ttlMs) await fs.promises.rm(path.join(this.dir, name), { force: true });
+      }
+    }
+    const tmpDir = path.join(this.dir, 'tmp');
+    for (const name of await fs.promises.readdir(tmpDir)) {
+      const st = await fs.promises.stat(path.join(tmpDir, name)).catch(() => null);
+      if (st && now - st.mtimeMs > this.ttlMs) await fs.promises.rm(path.join(tmpDir, name), { force: true });
+    }
+    return n;
+  }
+
+  /** Runs `sweep` every `intervalMs` (timer unref'd); returns a stop function. */
+  startSweeping(intervalMs = 10 * 60 * 1000): () => void {
+    const t = setInterval(() => void this.sweep().catch(() => {}), intervalMs);
+    t.unref();
+    return () => clearInterval(t);
+  }
+
+  /**
+   * Serves `PUT /v1/blobs` and `GET|HEAD /v1/blobs/<id>` for an already authenticated caller. Returns false
+   * when `pathname` is not a blob route. `scope` (e.g. the caller's workspace) binds uploads and limits reads.
+   */
+  async handleHttp(req: IncomingMessage, res: ServerResponse, pathname: string, scope?: string): Promise<boolean> {
+    if (pathname !== '/v1/blobs' && !pathname.startsWith('/v1/blobs/')) return false;
+    try {
+      if (pathname === '/v1/blobs') {
+        if (req.method !== 'PUT' && req.method !== 'POST') return sendError(res, 405, new WireError('invalid_arguments', 'Use PUT to upload a blob.')), true;
+        const len = req.headers['content-length'];
+        const declared = len !== undefined ? Number(len) : undefined;
+        const opts: { declaredSize?: number; scope?: string } = {};
+        if (declared !== undefined && Number.isFinite(declared)) opts.declaredSize = declared;
+        if (scope !== undefined) opts.scope = scope;
+        // A pass-through, so that a refused upload destroys only it and the socket can still carry the 413.
+        const body = new PassThrough();
+        req.pipe(body);
+        let ref: BlobRef;
+        try {
+          ref = await this.put(body, mediaTypeOf(req.headers['content-type']), opts);
+        } catch (e) {
+          req.unpipe(body);
+          throw e;
+        }
+        sendJson(res, 201, ref);
+        return true;
+      }
+      const id = decodeURIComponent(pathname.slice('/v1/blobs/'.length));
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, new WireError('invalid_arguments', 'Use GET to download a blob.')), true;
+      const opened = ID_RE.test(id) ? await this.open(id, scope) : null;
+      if (!opened) {
+        sendError(res, 404, new WireError('invalid_arguments', 'No such blob; it may have expired.'));
+        return true;
+      }
+      res.writeHead(200, {
+        'content-type': opened.ref.media_type,
+        'content-length': String(opened.ref.size),
+        'x-blob-sha256': opened.ref.sha256,
+        'cache-control': 'no-store',
+      });
+      if (req.method === 'HEAD') {
+        opened.stream.destroy();
+        res.end();
+        return true;
+      }
+      await pipeline(opened.stream, res).catch(() => {});
+      return true;
+    } catch (e) {
+      const err = e instanceof WireError ? e : new WireError('execution_failed', 'The blob could not be stored.');
+      sendError(res, err.type === 'payload_too_large' ? 413 : 500, err);
+      return true;
+    }
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const data = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)), 'cache-control': 'no-store' });
+  res.end(data);
+}
+
+function sendError(res: ServerResponse, status: number, e: WireError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  // The upload body may still be arriving; close after answering instead of reading it all.
+  res.setHeader('connection', 'close');
+  const body: Record<string, unknown> = { code: e.code, type: e.type, message: e.message, retryable: e.retryable };
+  if (e.details) body['details'] = e.details;
+  sendJson(res, status, { error: body });
+}
