@@ -10,7 +10,11 @@ import type { DecisionScope } from './decisions-store.js';
 
 /** Per-request context from the local endpoint. */
 export interface ControlContext {
-  authenticated: boolean;
+  readonly authenticated: boolean;
+  /** Present on `WS /rpc`: a connection's notify function, stable for the connection. */
+  readonly notify?: (method: string, params: unknown) => void;
+  /** Present on `WS /rpc`: runs the callback when the connection ends. */
+  readonly onClose?: (cb: () => void) => void;
 }
 
 /** A JSON-RPC method table, as `LocalEndpoint.addMethods` takes it. */
@@ -90,7 +94,9 @@ export function createControlMethods(svc: ConsentService): ControlMethods {
   for (const [name, fn] of Object.entries(methods)) {
     out[name] = async (params, ctx) => {
       if (!ctx?.authenticated) throw new WireError('unauthorized', 'The local token is missing or wrong.');
-      svc.ui.touch();
+      // A WebSocket UI is attached until it disconnects; an HTTP caller only for a while.
+      if (ctx.notify && ctx.onClose) svc.ui.attach(ctx.notify, ctx.onClose);
+      else svc.ui.touch();
       return fn(obj(params));
     };
   }

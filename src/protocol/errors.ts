@@ -96,6 +96,8 @@ export class WireError extends Error {
   readonly code: number;
   readonly retryable: boolean;
   readonly sideEffects: SideEffects;
+  /** The side effects the thrower stated, if it stated any (the dispatcher derives them otherwise). */
+  readonly declaredSideEffects: SideEffects | undefined;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(
@@ -109,6 +111,7 @@ export class WireError extends Error {
     this.code = ERRORS[type].code;
     this.retryable = opts.retryable ?? ERRORS[type].retryable;
     this.sideEffects = opts.sideEffects ?? 'none';
+    this.declaredSideEffects = opts.sideEffects;
     this.details = opts.details;
   }
 

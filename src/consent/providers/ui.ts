@@ -29,13 +29,29 @@ export class UiPromptProvider implements PromptProvider {
     private readonly now: () => number = Date.now,
   ) {}
 
+  private connections = 0;
+  private readonly seen = new WeakSet<object>();
+
   /**
-   * Attached when the endpoint says a UI is connected (`setPresent`), or else when a UI made an
-   * authenticated control call in the last minute (the tray polls `control.status`).
+   * Attached when the endpoint says so (`setPresent`); else while a UI that made a control call over
+   * `WS /rpc` stays connected, or when one made a control call over HTTP in the last minute.
    */
   available(): boolean {
     if (this.present !== undefined) return this.present;
-    return this.now() - this.lastSeen < UI_PRESENCE_MS;
+    return this.connections > 0 || this.now() - this.lastSeen < UI_PRESENCE_MS;
+  }
+
+  /**
+   * Counts a WebSocket connection as an attached UI until it closes. `conn` identifies the connection
+   * (the endpoint's per-connection notify function) so repeated calls count once.
+   */
+  attach(conn: object, onClose: (cb: () => void) => void): void {
+    if (this.seen.has(conn)) return;
+    this.seen.add(conn);
+    this.connections++;
+    onClose(() => {
+      this.connections--;
+    });
   }
 
   /** Records an authenticated control call (a sign that a UI is attached). */

@@ -1,0 +1,207 @@
+/**
+ * The headless device agent: wires config, journal, registry, handlers, consent, dispatcher and the
+ * bridge session together. Plain Node; the tray shell and the CLI both drive this class.
+ */
+import { mkdirSync, readFileSync, writeFileSync, renameSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { AgentConfig } from '../config/agent-config.js';
+import { WireError } from '../protocol/errors.js';
+import { METHODS, PROTOCOL_VERSION, type HelloParams, type ToolsChanged } from '../protocol/messages.js';
+import type { RequestHandler } from '../protocol/peer.js';
+import type { BlobClient, HandlerEnv, Logger } from '../sdk/index.js';
+import { APP_VERSION } from '../version.js';
+import { Dispatcher } from './dispatcher.js';
+import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './handlers-loader.js';
+import { Journal } from './journal.js';
+import { FunctionRegistry } from './registry.js';
+import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
+import { DeviceSession, type BridgeStatus, type FatalStop } from './session.js';
+
+/** Where the agent gets its bridge token. */
+export interface TokenProvider {
+  getAccessToken(): Promise<string>;
+  /** Refreshes after `unauthorized`; true when a new token is available. */
+  onUnauthorized?(): Promise<boolean>;
+}
+
+export interface AgentOptions {
+  log: Logger;
+  consent?: ConsentGate;
+  observers?: CallObserver[];
+  tokens?: TokenProvider;
+  blobs?: BlobClient;
+  /** Extra request methods served over the bridge session (e.g. the registry's). */
+  methods?: Record<string, RequestHandler>;
+  /** Signed Adapter Card for hello, if discovery is wired. */
+  adapterCard?: () => Record<string, unknown> | undefined;
+  /** Shortened backoff for tests. */
+  backoff?: { baseMs: number; capMs: number; resetAfterMs: number };
+  /** Handler folders to load (default: every built-in one). */
+  handlers?: string[];
+}
+
+/** A blob client used until one is configured: every transfer is refused clearly. */
+const noBlobs: BlobClient = {
+  uploadFile: async () => {
+    throw new WireError('device_unavailable', 'Blob transfer is not configured on this device.');
+  },
+  downloadToFile: async () => {
+    throw new WireError('device_unavailable', 'Blob transfer is not configured on this device.');
+  },
+};
+
+/** Reads the bridge token named by the config (token or token_file). */
+export function configTokenProvider(cfg: AgentConfig): TokenProvider {
+  return {
+    async getAccessToken() {
+      if (cfg.bridge?.token) return cfg.bridge.token;
+      if (cfg.bridge?.token_file) {
+        const t = readFileSync(cfg.bridge.token_file, 'utf8').trim();
+        if (!t) throw new Error(`the token file ${cfg.bridge.token_file} is empty`);
+        return t;
+      }
+      throw new Error('no bridge token: set bridge.token_file in the config, or sign in with `aios-device login`');
+    },
+  };
+}
+
+/** The device agent. */
+export class Agent {
+  readonly registry: FunctionRegistry;
+  readonly journal: Journal;
+  readonly dispatcher: Dispatcher;
+  readonly session: DeviceSession | undefined;
+  readonly identity: { workspaceId: string; userId: string; deviceId: string; deviceName: string };
+  handlerResults: HandlerLoadResult[] = [];
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private stopping: Promise<void> | undefined;
+  private readonly log: Logger;
+
+  constructor(readonly config: AgentConfig, private readonly opts: AgentOptions) {
+    this.log = opts.log;
+    const id = config.identity ?? {};
+    if (!id.workspace_id || !id.user_id || !id.device_id) {
+      throw new Error('identity.workspace_id, identity.user_id and identity.device_id are required until this device signs in with `aios-device login`');
+    }
+    this.identity = { workspaceId: id.workspace_id, userId: id.user_id, deviceId: id.device_id, deviceName: id.device_name ?? hostname() };
+    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    const sync = config.journal?.synchronous === 'full' ? 'FULL' : 'NORMAL';
+    this.journal = new Journal(join(config.data_dir, 'journal.sqlite'), { workspaceId: this.identity.workspaceId, deviceId: this.identity.deviceId }, sync);
+    this.registry = new FunctionRegistry({ get: (k) => this.journal.metaGet(k), set: (k, v) => this.journal.metaSet(k, v) });
+    const consent = opts.consent ?? new RefusingConsentGate(new Set(config.functions?.disabled ?? []));
+    this.dispatcher = new Dispatcher({
+      identity: this.identity,
+      registry: this.registry,
+      journal: this.journal,
+      consent,
+      observers: opts.observers ?? [],
+      blobs: opts.blobs ?? noBlobs,
+      log: this.log,
+      maxConcurrentCalls: config.limits.max_concurrent_calls,
+      dedupeRetentionS: config.limits.dedupe_retention_s,
+      defaultConfirmTimeoutMs: config.confirmations.timeout_ms,
+      maxOutputBytes: config.limits.max_message_bytes - 4096,
+      notify: (m, p) => this.session?.notify(m, p),
+    });
+    if (config.bridge?.url) {
+      const tokens = opts.tokens ?? configTokenProvider(config);
+      this.session = new DeviceSession({
+        url: config.bridge.url,
+        token: () => tokens.getAccessToken(),
+        ...(tokens.onUnauthorized ? { refreshToken: () => tokens.onUnauthorized!() } : {}),
+        hello: () => this.hello(),
+        dispatcher: this.dispatcher,
+        journal: this.journal,
+        log: this.log,
+        maxMessageBytes: config.limits.max_message_bytes,
+        methods: {
+          [METHODS.functionList]: () => ({ functions: this.registry.descriptors(), revision: this.registry.revision }),
+          ...(opts.methods ?? {}),
+        },
+        onStatus: (s) => this.onStatus?.(s),
+        onFatal: (f) => this.onFatal?.(f),
+        ...(opts.backoff ? { backoff: opts.backoff } : {}),
+      });
+    }
+    this.registry.on('changed', (c: ToolsChanged) => this.session?.notify(METHODS.toolsChanged, c));
+  }
+
+  /** Called when the bridge connection changes state. */
+  onStatus?: (s: BridgeStatus) => void;
+  /** Called when the session gives up for good (outdated client, replaced, unauthorized). */
+  onFatal?: (f: FatalStop) => void;
+
+  /** Recovers the journal, loads handlers, connects. */
+  async start(): Promise<void> {
+    const recovered = this.journal.recover();
+    if (recovered.length) this.log.warn({ count: recovered.length }, 'recovered calls interrupted by a previous stop; none will re-run');
+    this.journal.sweep(this.config.limits.dedupe_retention_s);
+    this.sweepTimer = setInterval(() => this.journal.sweep(this.config.limits.dedupe_retention_s), 3600_000);
+    this.sweepTimer.unref();
+    const names = this.opts.handlers ?? this.config.adapters?.builtin ?? builtinHandlerNames();
+    this.handlerResults = await loadHandlers(names, this.registry, (n) => this.handlerEnv(n), this.log);
+    this.registry.settle();
+    this.session?.start();
+  }
+
+  /** The `session.hello` params for the current state. */
+  hello(): HelloParams {
+    const card = this.opts.adapterCard?.();
+    return {
+      protocol_version: PROTOCOL_VERSION,
+      client: { name: 'aios-device', version: APP_VERSION, platform: process.platform, arch: process.arch },
+      device: { id: this.identity.deviceId, name: this.identity.deviceName },
+      workspace_id: this.identity.workspaceId,
+      user_id: this.identity.userId,
+      functions_revision: this.registry.revision,
+      ...(card ? { adapter_card: card } : {}),
+      limits: {
+        max_message_bytes: this.config.limits.max_message_bytes,
+        max_concurrent_calls: this.config.limits.max_concurrent_calls,
+        dedupe_retention_s: this.config.limits.dedupe_retention_s,
+      },
+    };
+  }
+
+  /** Writes `<data_dir>/endpoint.json` atomically (§11). */
+  writeEndpointFile(info: { http?: string; socket?: string }): string {
+    const file = join(this.config.data_dir, 'endpoint.json');
+    const tmp = file + '.tmp';
+    writeFileSync(tmp, JSON.stringify({ pid: process.pid, ...info, version: APP_VERSION }, null, 2) + '\n', { mode: 0o600 });
+    renameSync(tmp, file);
+    return file;
+  }
+
+  /** Reconnect now (resume from sleep, network change). */
+  reconnectNow(): void {
+    this.session?.reconnectNow();
+  }
+
+  /**
+   * Clean stop (§11): no new calls; running calls get their abort signal and up to 5 s; outcomes are
+   * journalled (and reported if the bridge is still there); then the journal closes.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      clearInterval(this.sweepTimer);
+      await this.dispatcher.shutdown();
+      if (this.session?.isConnected) await this.session.flushOutbox();
+      this.session?.stop();
+      this.journal.close();
+      rmSync(join(this.config.data_dir, 'endpoint.json'), { force: true });
+    })();
+    return this.stopping;
+  }
+
+  private handlerEnv(name: string): HandlerEnv {
+    return {
+      grants: this.config.grants ?? {},
+      options: (this.config.handlers?.[name] as Record<string, unknown> | undefined) ?? {},
+      dataDir: this.config.data_dir,
+      log: this.log.child({ handler: name }),
+      appVersion: APP_VERSION,
+      listFunctions: () => this.registry.ids(),
+    };
+  }
+}

@@ -1,0 +1,483 @@
+/**
+ * The call path on the device (PROTOCOL.md §5, §6): checks in the order of §6.1, the journal,
+ * consent, locks, execution with timeouts and cancellation, output validation, outcome.
+ * Handler errors are mapped to wire errors here and only here.
+ */
+import { argsDigest } from '../protocol/hash.js';
+import { RPC, RpcError, WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
+import { isTerminal, type CallState, type CallStateNote, type CancelParams, type ConfirmationInfo, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
+import { schemaValidator } from '../protocol/schema-validator.js';
+import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
+import type { Journal } from './journal.js';
+import { LockAbortedError, LockManager, Semaphore } from './locks.js';
+import { errorOutcome, finalOutcome, preAcceptOutcome, uuidv7Time, type CallTimes } from './outcomes.js';
+import type { FunctionRegistry, RegisteredFunction } from './registry.js';
+import type { CallObserver, ConsentGate, ConsentRequest } from './seams.js';
+
+/** How long a handler gets to stop after its signal fires before the call is answered anyway (§6.5). */
+export const ABORT_GRACE_MS = 5000;
+const PROGRESS_INTERVAL_MS = 100;
+
+/** The identity this dispatcher serves. */
+export interface Identity {
+  workspaceId: string;
+  userId: string;
+  deviceId: string;
+}
+
+export interface DispatcherOptions {
+  identity: Identity;
+  registry: FunctionRegistry;
+  journal: Journal;
+  consent: ConsentGate;
+  observers?: CallObserver[];
+  blobs: BlobClient;
+  log: Logger;
+  maxConcurrentCalls: number;
+  dedupeRetentionS: number;
+  defaultConfirmTimeoutMs: number;
+  /** Largest output (serialized) that fits in a frame. */
+  maxOutputBytes: number;
+  /** Sends a notification to the bridge, if connected. */
+  notify(method: string, params: unknown): void;
+}
+
+type AbortKind = 'cancel' | 'timeout' | 'shutdown' | 'lease';
+
+class AbortReason extends Error {
+  constructor(readonly kind: AbortKind) {
+    super(kind);
+    this.name = 'AbortError';
+  }
+}
+
+interface InFlight {
+  callId: string;
+  fn: string;
+  digest: string;
+  reg: RegisteredFunction;
+  state: CallState;
+  seq: number;
+  /** Fires on cancel, lease expiry and shutdown (any stage). */
+  ctl: AbortController;
+  /** Fires on timeout too (execution stage). */
+  exec: AbortController;
+  committed: boolean;
+  handlerRunning: boolean;
+  promise: Promise<Outcome>;
+  times: CallTimes;
+  lastProgress: number;
+  progressTimer: NodeJS.Timeout | undefined;
+  pendingProgress: Progress | undefined;
+  progressSeq: number;
+}
+
+/** Dispatches device calls. One instance per agent. */
+export class Dispatcher {
+  private readonly inflight = new Map<string, InFlight>();
+  private readonly locks = new LockManager();
+  private readonly slots: Semaphore;
+  private accepting = true;
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.slots = new Semaphore(o.maxConcurrentCalls);
+  }
+
+  /** Number of calls not yet terminal. */
+  get activeCount(): number {
+    return this.inflight.size;
+  }
+
+  /** `aios/function.invoke`. Always resolves with an outcome (§2 layer 3). */
+  async invoke(p: InvokeParams): Promise<Outcome> {
+    const id = this.o.identity;
+    if (p.workspace_id !== id.workspaceId || p.user_id !== id.userId || p.device_id !== id.deviceId) {
+      return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('identity_mismatch', 'The workspace, user or device of this call is not this client\'s.'));
+    }
+    const reg = this.o.registry.get(p.function);
+    if (!reg || this.o.consent.isDisabled(p.function)) {
+      return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('unknown_function', `No enabled function is registered as ${p.function}.`));
+    }
+    if (p.descriptor_hash !== undefined && p.descriptor_hash !== reg.descriptor.descriptor_hash) {
+      return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('function_changed', 'The function\'s descriptor has changed since the caller read it.', { details: { descriptor_hash: reg.descriptor.descriptor_hash } }));
+    }
+    const violations = schemaValidator.validate(reg.descriptor.input_schema, p.arguments);
+    if (violations.length) {
+      return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('invalid_arguments', 'The arguments do not match the function\'s input schema.', { details: { violations } }));
+    }
+
+    const digest = argsDigest(p.function, p.arguments);
+    const live = this.inflight.get(p.call_id);
+    if (live) {
+      if (live.digest !== digest) return this.conflict(p);
+      return live.promise.then((o) => ({ ...o, replayed: true }));
+    }
+    const row = this.o.journal.get(p.call_id);
+    if (row) {
+      if (row.tombstone && row.outcome) return { ...row.outcome, function: p.function, replayed: true };
+      if (row.argsDigest !== digest) return this.conflict(p);
+      if (row.outcome) return { ...row.outcome, replayed: true };
+      // Non-terminal without a live call happens only if recovery did not run; never re-run it.
+      throw new RpcError(RPC.internal_error, 'The call is journalled but not running; ask aios/call.get.');
+    }
+    const minted = uuidv7Time(p.call_id);
+    if (minted !== undefined && Date.now() - minted > this.o.dedupeRetentionS * 1000) {
+      return preAcceptOutcome(p.call_id, p.function, 'expired', new WireError('call_expired', 'The call is older than the deduplication window and was not run.'));
+    }
+    if (this.o.consent.isPaused()) {
+      return preAcceptOutcome(p.call_id, p.function, 'rejected', new WireError('paused', 'The user has paused this device client.'));
+    }
+    if (!this.accepting) {
+      return preAcceptOutcome(p.call_id, p.function, 'rejected', new WireError('paused', 'The device client is shutting down.', { retryable: true }));
+    }
+
+    const call: InFlight = {
+      callId: p.call_id,
+      fn: p.function,
+      digest,
+      reg,
+      state: 'accepted',
+      seq: 0,
+      ctl: new AbortController(),
+      exec: new AbortController(),
+      committed: false,
+      handlerRunning: false,
+      promise: undefined as unknown as Promise<Outcome>,
+      times: { callId: p.call_id, fn: p.function, acceptedAt: new Date().toISOString(), startedAt: null },
+      lastProgress: 0,
+      progressTimer: undefined,
+      pendingProgress: undefined,
+      progressSeq: 0,
+    };
+    // Registered before the first await, so a duplicate arriving meanwhile attaches to this call.
+    this.inflight.set(p.call_id, call);
+    call.promise = this.run(call, p).finally(() => this.inflight.delete(p.call_id));
+    return call.promise;
+  }
+
+  /** `aios/function.cancel` (§6.5). */
+  async cancel(p: CancelParams): Promise<Outcome> {
+    const call = this.inflight.get(p.call_id);
+    if (call) {
+      if (call.state === 'running' && (call.committed || !call.reg.descriptor.cancellable)) {
+        throw new WireError('not_cancellable', 'The call is past its point of no return.');
+      }
+      this.abort(call, 'cancel');
+      return call.promise;
+    }
+    const row = this.o.journal.get(p.call_id);
+    if (row?.outcome) return row.outcome;
+    if (row) throw new RpcError(RPC.internal_error, 'The call is journalled but not running.');
+    const now = new Date().toISOString();
+    const tomb: Outcome = {
+      call_id: p.call_id,
+      function: '',
+      state: 'cancelled',
+      error: new WireError('cancelled', 'The call was cancelled before it arrived.').toCallError(),
+      replayed: false,
+      accepted_at: null,
+      started_at: null,
+      finished_at: now,
+      duration_ms: null,
+    };
+    await this.o.journal.tombstone(p.call_id, tomb);
+    return tomb;
+  }
+
+  /** `aios/call.get` (§6.7). */
+  get(callId: string): Outcome | CallStatus {
+    const call = this.inflight.get(callId);
+    if (call) return { call_id: callId, state: call.state };
+    const row = this.o.journal.get(callId);
+    if (!row) throw new RpcError(RPC.invalid_params, 'Unknown call_id.', { call_id: callId });
+    return row.outcome ?? { call_id: callId, state: row.state };
+  }
+
+  /** `aios/call.list` (§6.7). */
+  list(p: CallListParams): { calls: (Outcome | CallStatus)[]; next_cursor?: string } {
+    let cursor: { ms: number; id: string } | undefined;
+    if (p.cursor) {
+      try {
+        cursor = JSON.parse(Buffer.from(p.cursor, 'base64url').toString()) as { ms: number; id: string };
+      } catch {
+        throw new RpcError(RPC.invalid_params, 'Invalid cursor.');
+      }
+    }
+    const opts: Parameters<Journal['list']>[0] = { limit: p.limit ?? 100 };
+    if (p.since) opts.sinceMs = Date.parse(p.since);
+    if (p.states) opts.states = p.states;
+    if (cursor) opts.cursor = cursor;
+    const { rows, next } = this.o.journal.list(opts);
+    const calls = rows.map((r) => {
+      const live = this.inflight.get(r.callId);
+      if (live) return { call_id: r.callId, state: live.state };
+      return r.outcome ?? { call_id: r.callId, state: r.state };
+    });
+    return { calls, ...(next ? { next_cursor: Buffer.from(JSON.stringify(next)).toString('base64url') } : {}) };
+  }
+
+  /** Aborts cancellable running calls because the bridge lease expired (§3.3). */
+  expireLease(): number {
+    let n = 0;
+    for (const call of this.inflight.values()) {
+      if (call.state === 'running' && (call.committed || !call.reg.descriptor.cancellable)) continue;
+      this.abort(call, 'lease');
+      n++;
+    }
+    return n;
+  }
+
+  /** Stops accepting calls, aborts everything and waits (bounded) for outcomes to be journalled. */
+  async shutdown(): Promise<void> {
+    this.accepting = false;
+    const all = [...this.inflight.values()];
+    for (const c of all) this.abort(c, 'shutdown');
+    await Promise.allSettled(all.map((c) => c.promise));
+  }
+
+  private conflict(p: InvokeParams): Outcome {
+    return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('idempotency_conflict', 'This call_id was already used with a different function or arguments.'));
+  }
+
+  private abort(call: InFlight, kind: AbortKind): void {
+    const reason = new AbortReason(kind);
+    if (!call.ctl.signal.aborted) call.ctl.abort(reason);
+    if (!call.exec.signal.aborted) call.exec.abort(reason);
+  }
+
+  private setState(call: InFlight, state: CallState): void {
+    call.state = state;
+    const note: CallStateNote = { call_id: call.callId, state, seq: call.seq++, at: new Date().toISOString() };
+    this.o.notify('aios/notification.call_state', note);
+  }
+
+  private async run(call: InFlight, p: InvokeParams): Promise<Outcome> {
+    const log = this.o.log.child({ call_id: call.callId, function: call.fn });
+    const d = call.reg.descriptor;
+    const args = p.arguments;
+    try {
+      await this.o.journal.accept(call.callId, call.fn, call.digest, call.times.acceptedAt);
+    } catch (e) {
+      log.error({ err: String(e) }, 'journal write failed; call not accepted');
+      return preAcceptOutcome(call.callId, call.fn, 'failed', new WireError('execution_failed', 'The device could not journal the call, so it did not run.', { retryable: true }));
+    }
+    this.setState(call, 'accepted');
+    const outcome = await this.lifecycle(call, p, args, log).catch((e: unknown) => {
+      log.error({ err: String(e) }, 'call path fault');
+      return errorOutcome(call.times, 'failed', 'execution_failed', 'The device client failed while handling the call.', call.handlerRunning ? 'possible' : 'none');
+    });
+    if (call.progressTimer) clearTimeout(call.progressTimer);
+    try {
+      await this.o.journal.finish(outcome);
+    } catch (e) {
+      log.error({ err: String(e) }, 'journal write of the outcome failed');
+    }
+    this.setState(call, outcome.state);
+    const level = outcome.state === 'completed' || outcome.state === 'cancelled' ? 'info' : 'warn';
+    log[level]({ state: outcome.state, duration_ms: outcome.duration_ms, error_type: outcome.error?.type }, 'call finished');
+    for (const obs of this.o.observers ?? []) {
+      try {
+        obs.onFinished({ outcome, descriptor: d, args, requester: p.requester, workspaceId: p.workspace_id, userId: p.user_id });
+      } catch (e) {
+        log.error({ err: String(e) }, 'call observer failed');
+      }
+    }
+    return outcome;
+  }
+
+  private async lifecycle(call: InFlight, p: InvokeParams, args: Record<string, unknown>, log: Logger): Promise<Outcome> {
+    const d = call.reg.descriptor;
+    const def = call.reg.def;
+    const t = call.times;
+    const cancelledNow = (): Outcome | undefined => {
+      const r = call.ctl.signal.reason as AbortReason | undefined;
+      if (!call.ctl.signal.aborted || !r) return undefined;
+      if (r.kind === 'shutdown') return errorOutcome(t, 'failed', 'execution_interrupted', 'The device client stopped before this call started; it did not run.', 'none');
+      return errorOutcome(t, 'cancelled', 'cancelled', r.kind === 'lease' ? 'The call was cancelled because the bridge did not come back in time.' : 'The call was cancelled.', 'none', r.kind === 'lease' ? { reason: 'lease_expired' } : undefined);
+    };
+
+    // Consent.
+    let summary = `Run ${d.name}.`;
+    if (def.describe) {
+      try {
+        summary = await def.describe(args);
+      } catch (e) {
+        log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
+      }
+    }
+    const req: ConsentRequest = {
+      callId: call.callId,
+      descriptor: d,
+      args,
+      summary,
+      resource: def.resource ? safe(() => def.resource!(args), '*') : '*',
+      requester: p.requester,
+      workspaceId: p.workspace_id,
+      userId: p.user_id,
+      timeoutMs: p.confirm_timeout_ms ?? this.o.defaultConfirmTimeoutMs,
+    };
+    if (this.o.consent.needsPrompt(req)) {
+      await this.o.journal.setState(call.callId, 'awaiting_confirmation');
+      this.setState(call, 'awaiting_confirmation');
+    }
+    const early = cancelledNow();
+    if (early) return early;
+    const decision = await this.o.consent.decide(req, call.ctl.signal);
+    const confirmation: ConfirmationInfo = decision.confirmation;
+    t.confirmation = confirmation;
+    const afterPrompt = cancelledNow();
+    if (afterPrompt) return afterPrompt;
+    if (decision.error) {
+      const e = decision.error;
+      return errorOutcome(t, 'rejected', e.type, e.message, 'none', e.details, e.retryable);
+    }
+
+    // Execution budget starts now and covers lock waits (§6.4).
+    const timeoutMs = Math.min(p.timeout_ms ?? d.timeout_ms_default, d.timeout_ms_max);
+    const timer = setTimeout(() => {
+      if (!call.exec.signal.aborted) call.exec.abort(new AbortReason('timeout'));
+    }, timeoutMs);
+    let release: (() => void) | undefined;
+    let releaseSlot: (() => void) | undefined;
+    try {
+      const lockNames = def.locks ? safe(() => def.locks!(args), d.locks) : d.locks;
+      try {
+        release = await this.locks.acquireAll(lockNames, call.exec.signal);
+        releaseSlot = await this.slots.acquire(call.exec.signal);
+      } catch (e) {
+        if (!(e instanceof LockAbortedError)) throw e;
+        const c = cancelledNow();
+        if (c) return c;
+        return errorOutcome(t, 'expired', 'device_busy', 'The resource stayed busy with another call past this call\'s deadline.', 'none', { locks: lockNames });
+      }
+
+      t.startedAt = new Date().toISOString();
+      await this.o.journal.setState(call.callId, 'running', t.startedAt);
+      this.setState(call, 'running');
+      if (call.exec.signal.aborted) {
+        const c = cancelledNow();
+        if (c) return c;
+        return errorOutcome(t, 'expired', 'device_busy', 'The call could not start before its deadline.', 'none');
+      }
+      return await this.execute(call, args, p.requester, log);
+    } finally {
+      clearTimeout(timer);
+      releaseSlot?.();
+      release?.();
+    }
+  }
+
+  private async execute(call: InFlight, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
+    const d = call.reg.descriptor;
+    const t = call.times;
+    const ctx: CallContext = {
+      callId: call.callId,
+      functionId: call.fn,
+      signal: call.exec.signal,
+      requester,
+      log,
+      blobs: this.o.blobs,
+      progress: (pr) => this.progress(call, pr),
+      commit: () => {
+        call.committed = true;
+      },
+    };
+    call.handlerRunning = true;
+    const handler = Promise.resolve().then(() => call.reg.def.run(args, ctx));
+    const settled = handler.then(
+      (v) => ({ ok: true as const, v }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
+    const aborted = new Promise<'aborted'>((resolve) => {
+      if (call.exec.signal.aborted) resolve('aborted');
+      else call.exec.signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+    });
+    const first = await Promise.race([settled, aborted]);
+    if (first !== 'aborted') {
+      call.handlerRunning = false;
+      if (first.ok) return this.completed(call, first.v, log);
+      return this.failedFromError(call, first.e, log);
+    }
+    // The signal fired: give the handler its grace period to stop, then answer.
+    const kind = (call.exec.signal.reason as AbortReason).kind;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const grace = new Promise<'grace'>((r) => (graceTimer = setTimeout(() => r('grace'), ABORT_GRACE_MS)));
+    const stopped = await Promise.race([settled, grace]);
+    clearTimeout(graceTimer);
+    if (stopped === 'grace') {
+      void settled.then((s) => log.warn({ late: s.ok ? 'result' : 'error' }, 'handler finished after its call ended; result dropped'));
+    } else {
+      call.handlerRunning = false;
+      if (stopped.ok && !call.committed && kind !== 'timeout') {
+        // The handler finished despite the abort: its late result is logged, not delivered (§6.2).
+        log.info({}, 'handler completed after cancellation; result dropped');
+      }
+    }
+    const side: SideEffects = stopped !== 'grace' && !call.committed ? (stopped.ok ? 'possible' : 'none') : 'possible';
+    switch (kind) {
+      case 'timeout':
+        return errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${Math.min(d.timeout_ms_max, d.timeout_ms_default)} ms budget and was stopped.`, side);
+      case 'shutdown':
+        return errorOutcome(t, 'unknown', 'execution_interrupted', 'The device client stopped while this call was running.', side === 'none' ? 'none' : 'possible');
+      case 'lease':
+        return errorOutcome(t, 'cancelled', 'cancelled', 'The call was cancelled because the bridge did not come back in time.', side, { reason: 'lease_expired' });
+      default:
+        return errorOutcome(t, 'cancelled', 'cancelled', 'The call was cancelled.', side);
+    }
+  }
+
+  private completed(call: InFlight, output: unknown, log: Logger): Outcome {
+    const d = call.reg.descriptor;
+    const size = Buffer.byteLength(JSON.stringify(output ?? null));
+    if (size > this.o.maxOutputBytes) {
+      return errorOutcome(call.times, 'failed', 'payload_too_large', 'The output is larger than a message may be; the function should return a blob.', d.risk?.read_only ? 'none' : 'possible', { limit: this.o.maxOutputBytes, size });
+    }
+    const violations = schemaValidator.validate(d.output_schema, output);
+    if (violations.length) log.error({ violations }, 'handler output does not match its output_schema (defect)');
+    return finalOutcome(call.times, 'completed', { output, output_valid: violations.length === 0 });
+  }
+
+  private failedFromError(call: InFlight, e: unknown, log: Logger): Outcome {
+    const t = call.times;
+    if (e instanceof WireError) {
+      const side: SideEffects = e.declaredSideEffects ?? (call.committed ? 'possible' : 'none');
+      return errorOutcome(t, 'failed', e.type, e.message, side, e.details, e.retryable);
+    }
+    if (isCancellation(e)) {
+      return errorOutcome(t, 'failed', 'execution_failed', 'The handler stopped unexpectedly.', call.committed ? 'possible' : 'none');
+    }
+    log.error({ err: e instanceof Error ? e.name + ': ' + e.message : String(e) }, 'handler threw an unexpected error');
+    return errorOutcome(t, 'failed', 'execution_failed', 'The function failed on the device.', 'possible');
+  }
+
+  private progress(call: InFlight, pr: Progress): void {
+    if (isTerminal(call.state)) return;
+    const now = Date.now();
+    const send = (x: Progress) => {
+      call.lastProgress = Date.now();
+      const note: ProgressNote = { call_id: call.callId, seq: call.progressSeq++, ...x };
+      this.o.notify('aios/notification.progress', note);
+    };
+    if (now - call.lastProgress >= PROGRESS_INTERVAL_MS && !call.progressTimer) {
+      send(pr);
+      return;
+    }
+    call.pendingProgress = pr; // keep only the newest; sent at the next slot
+    if (!call.progressTimer) {
+      call.progressTimer = setTimeout(() => {
+        call.progressTimer = undefined;
+        const x = call.pendingProgress;
+        call.pendingProgress = undefined;
+        if (x && !isTerminal(call.state)) send(x);
+      }, Math.max(0, PROGRESS_INTERVAL_MS - (now - call.lastProgress)));
+    }
+  }
+}
+
+function safe<T>(fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,296 @@
+/**
+ * The persistent call journal (PROTOCOL.md §5, §6.8): accept-before-execute, replay, tombstones,
+ * crash recovery, retention, and the outbox of undelivered outcomes.
+ *
+ * Writes are grouped: every write made in the same event-loop turn joins one transaction, committed on
+ * the next `setImmediate`. A write's promise resolves only after its transaction has committed, and the
+ * dispatcher starts a handler only after the accept has resolved, so accept-before-execute holds while
+ * 64 concurrent calls pay for one commit instead of 64.
+ */
+import type Database from 'better-sqlite3';
+import { openDatabase, migrate, type Migration, type SyncLevel } from '../storage/sqlite.js';
+import type { CallState, Outcome } from '../protocol/messages.js';
+import { isTerminal } from '../protocol/messages.js';
+import { ERRORS } from '../protocol/errors.js';
+
+/** One journal row as the dispatcher sees it. */
+export interface JournalRow {
+  callId: string;
+  function: string;
+  argsDigest: string;
+  state: CallState;
+  outcome: Outcome | undefined;
+  tombstone: boolean;
+  acceptedAt: string | null;
+  startedAt: string | null;
+}
+
+/** Journal migrations; each has a test that migrates a database holding rows. */
+export const JOURNAL_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'calls and meta',
+    up(db) {
+      db.exec(`
+        CREATE TABLE calls (
+          workspace_id TEXT NOT NULL,
+          device_id    TEXT NOT NULL,
+          call_id      TEXT NOT NULL,
+          function     TEXT NOT NULL,
+          args_digest  TEXT NOT NULL,
+          state        TEXT NOT NULL,
+          outcome      TEXT,
+          tombstone    INTEGER NOT NULL DEFAULT 0,
+          delivered    INTEGER NOT NULL DEFAULT 0,
+          accepted_at  TEXT,
+          started_at   TEXT,
+          finished_at  TEXT,
+          created_ms   INTEGER NOT NULL,
+          updated_ms   INTEGER NOT NULL,
+          PRIMARY KEY (workspace_id, device_id, call_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX calls_by_state ON calls (state);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      `);
+    },
+  },
+  {
+    version: 2,
+    name: 'outbox and listing indexes',
+    up(db) {
+      db.exec(`
+        CREATE INDEX calls_outbox ON calls (delivered, finished_at) WHERE outcome IS NOT NULL;
+        CREATE INDEX calls_by_time ON calls (workspace_id, device_id, created_ms);
+      `);
+    },
+  },
+];
+
+interface Op {
+  run(): void;
+  resolve(): void;
+  reject(e: unknown): void;
+}
+
+const RECOVERABLE_RUNNING: CallState[] = ['running'];
+const RECOVERABLE_WAITING: CallState[] = ['accepted', 'awaiting_confirmation'];
+
+/** The journal for one device identity (workspace + device). */
+export class Journal {
+  readonly db: Database.Database;
+  private queue: Op[] = [];
+  private scheduled = false;
+  private readonly st;
+
+  constructor(path: string, private readonly scope: { workspaceId: string; deviceId: string }, sync: SyncLevel = 'NORMAL') {
+    this.db = openDatabase(path, sync);
+    migrate(this.db, JOURNAL_MIGRATIONS);
+    const k = 'workspace_id = @ws AND device_id = @dev AND call_id = @id';
+    this.st = {
+      get: this.db.prepare(`SELECT * FROM calls WHERE ${k}`),
+      insert: this.db.prepare(`INSERT INTO calls (workspace_id, device_id, call_id, function, args_digest, state, outcome, tombstone, delivered, accepted_at, created_ms, updated_ms)
+        VALUES (@ws, @dev, @id, @fn, @digest, @state, @outcome, @tomb, @delivered, @acceptedAt, @now, @now)`),
+      setState: this.db.prepare(`UPDATE calls SET state = @state, started_at = COALESCE(@startedAt, started_at), updated_ms = @now WHERE ${k}`),
+      finish: this.db.prepare(`UPDATE calls SET state = @state, outcome = @outcome, finished_at = @finishedAt, delivered = @delivered, updated_ms = @now WHERE ${k}`),
+      delivered: this.db.prepare(`UPDATE calls SET delivered = 1 WHERE ${k}`),
+      outbox: this.db.prepare(`SELECT outcome FROM calls WHERE workspace_id = @ws AND device_id = @dev AND delivered = 0 AND outcome IS NOT NULL ORDER BY finished_at LIMIT @limit`),
+      sweep: this.db.prepare(`DELETE FROM calls WHERE created_ms < @before AND (outcome IS NOT NULL OR tombstone = 1) AND delivered = 1`),
+      metaGet: this.db.prepare(`SELECT value FROM meta WHERE key = ?`),
+      metaSet: this.db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
+    };
+  }
+
+  private key(callId: string) {
+    return { ws: this.scope.workspaceId, dev: this.scope.deviceId, id: callId };
+  }
+
+  /** Reads a row synchronously (reads never wait for the group commit; pending writes are in memory in the dispatcher). */
+  get(callId: string): JournalRow | undefined {
+    const r = this.st.get.get(this.key(callId)) as Record<string, unknown> | undefined;
+    return r ? toRow(r) : undefined;
+  }
+
+  /** Journals an accepted call; resolves once committed. Rejects if the call_id already exists. */
+  accept(callId: string, fn: string, digest: string, acceptedAt: string): Promise<void> {
+    return this.enqueue(() => {
+      this.st.insert.run({ ...this.key(callId), fn, digest, state: 'accepted', outcome: null, tomb: 0, delivered: 0, acceptedAt, now: Date.now() });
+    });
+  }
+
+  /** Journals a tombstone for a cancel that arrived before its invoke (§6.5). */
+  tombstone(callId: string, outcome: Outcome): Promise<void> {
+    return this.enqueue(() => {
+      this.st.insert.run({ ...this.key(callId), fn: '', digest: '', state: 'cancelled', outcome: JSON.stringify(outcome), tomb: 1, delivered: 1, acceptedAt: null, now: Date.now() });
+    });
+  }
+
+  /** Records a non-terminal transition. */
+  setState(callId: string, state: CallState, startedAt?: string): Promise<void> {
+    return this.enqueue(() => {
+      this.st.setState.run({ ...this.key(callId), state, startedAt: startedAt ?? null, now: Date.now() });
+    });
+  }
+
+  /** Records the terminal outcome (undelivered until acknowledged). */
+  finish(outcome: Outcome, delivered = false): Promise<void> {
+    return this.enqueue(() => {
+      this.st.finish.run({ ...this.key(outcome.call_id), state: outcome.state, outcome: JSON.stringify(outcome), finishedAt: outcome.finished_at ?? new Date().toISOString(), delivered: delivered ? 1 : 0, now: Date.now() });
+    });
+  }
+
+  /** Marks outcomes as delivered (the bridge acknowledged them or the invoke response was sent). */
+  markDelivered(callIds: readonly string[]): Promise<void> {
+    return this.enqueue(() => {
+      for (const id of callIds) this.st.delivered.run(this.key(id));
+    });
+  }
+
+  /** Outcomes not yet acknowledged, oldest first. */
+  outbox(limit = 100): Outcome[] {
+    const rows = this.st.outbox.all({ ws: this.scope.workspaceId, dev: this.scope.deviceId, limit }) as { outcome: string }[];
+    return rows.map((r) => JSON.parse(r.outcome) as Outcome);
+  }
+
+  /** Lists calls for `aios/call.list`, newest first, keyset-paginated by (created_ms, call_id). */
+  list(opts: { sinceMs?: number; states?: string[]; limit: number; cursor?: { ms: number; id: string } }): { rows: JournalRow[]; next?: { ms: number; id: string } } {
+    const where = ['workspace_id = @ws', 'device_id = @dev', 'tombstone = 0'];
+    const p: Record<string, unknown> = { ws: this.scope.workspaceId, dev: this.scope.deviceId, limit: opts.limit + 1 };
+    if (opts.sinceMs !== undefined) {
+      where.push('created_ms >= @since');
+      p['since'] = opts.sinceMs;
+    }
+    if (opts.states?.length) {
+      where.push(`state IN (${opts.states.map((_, i) => `@s${i}`).join(',')})`);
+      opts.states.forEach((s, i) => (p[`s${i}`] = s));
+    }
+    if (opts.cursor) {
+      where.push('(created_ms < @cms OR (created_ms = @cms AND call_id < @cid))');
+      p['cms'] = opts.cursor.ms;
+      p['cid'] = opts.cursor.id;
+    }
+    const raw = this.db.prepare(`SELECT * FROM calls WHERE ${where.join(' AND ')} ORDER BY created_ms DESC, call_id DESC LIMIT @limit`).all(p) as Record<string, unknown>[];
+    const more = raw.length > opts.limit;
+    const page = raw.slice(0, opts.limit);
+    const last = page.at(-1);
+    return { rows: page.map(toRow), ...(more && last ? { next: { ms: last['created_ms'] as number, id: last['call_id'] as string } } : {}) };
+  }
+
+  /**
+   * Crash recovery (§5): rows found running become unknown/execution_interrupted (side effects possible);
+   * rows that never reached running become failed/execution_interrupted (none). Never re-run.
+   * Returns the recovered outcomes (they sit in the outbox).
+   */
+  recover(now = new Date()): Outcome[] {
+    const rows = this.db
+      .prepare(`SELECT * FROM calls WHERE workspace_id = ? AND device_id = ? AND outcome IS NULL AND tombstone = 0`)
+      .all(this.scope.workspaceId, this.scope.deviceId) as Record<string, unknown>[];
+    const out: Outcome[] = [];
+    const at = now.toISOString();
+    const tx = this.db.transaction(() => {
+      for (const r of rows) {
+        const state = r['state'] as CallState;
+        const wasRunning = RECOVERABLE_RUNNING.includes(state);
+        if (!wasRunning && !RECOVERABLE_WAITING.includes(state)) continue;
+        const started = (r['started_at'] as string | null) ?? null;
+        const accepted = (r['accepted_at'] as string | null) ?? null;
+        const outcome: Outcome = {
+          call_id: r['call_id'] as string,
+          function: r['function'] as string,
+          state: wasRunning ? 'unknown' : 'failed',
+          error: {
+            code: ERRORS.execution_interrupted.code,
+            type: 'execution_interrupted',
+            message: wasRunning ? 'The device client stopped while this call was running; its effect is unknown.' : 'The device client stopped before this call started; it did not run.',
+            retryable: false,
+            side_effects: wasRunning ? 'possible' : 'none',
+          },
+          replayed: false,
+          accepted_at: accepted,
+          started_at: started,
+          finished_at: at,
+          duration_ms: started ? Math.max(0, now.getTime() - Date.parse(started)) : null,
+        };
+        this.st.finish.run({ ...this.key(outcome.call_id), state: outcome.state, outcome: JSON.stringify(outcome), finishedAt: at, delivered: 0, now: now.getTime() });
+        out.push(outcome);
+      }
+    });
+    tx();
+    return out;
+  }
+
+  /** Deletes delivered terminal rows and tombstones older than the retention window. */
+  sweep(retentionS: number, now = Date.now()): number {
+    return this.st.sweep.run({ before: now - retentionS * 1000 }).changes;
+  }
+
+  metaGet(key: string): string | undefined {
+    return (this.st.metaGet.get(key) as { value: string } | undefined)?.value;
+  }
+
+  metaSet(key: string, value: string): void {
+    this.st.metaSet.run(key, value);
+  }
+
+  /** Commits what is queued now (used at shutdown and by tests). */
+  flushSync(): void {
+    this.flush();
+  }
+
+  close(): void {
+    this.flush();
+    this.db.close();
+  }
+
+  private enqueue(run: () => void): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ run, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const ops = this.queue;
+    if (!ops.length) return;
+    this.queue = [];
+    const errors = new Map<Op, unknown>();
+    try {
+      this.db.transaction(() => {
+        for (const op of ops) {
+          // A failing statement (e.g. a duplicate key) fails only its own op, through a savepoint.
+          try {
+            this.db.transaction(() => op.run())();
+          } catch (e) {
+            errors.set(op, e);
+          }
+        }
+      })();
+    } catch (e) {
+      for (const op of ops) op.reject(e);
+      return;
+    }
+    for (const op of ops) {
+      const e = errors.get(op);
+      if (e) op.reject(e);
+      else op.resolve();
+    }
+  }
+}
+
+function toRow(r: Record<string, unknown>): JournalRow {
+  const outcome = typeof r['outcome'] === 'string' ? (JSON.parse(r['outcome']) as Outcome) : undefined;
+  const state = r['state'] as CallState;
+  return {
+    callId: r['call_id'] as string,
+    function: r['function'] as string,
+    argsDigest: r['args_digest'] as string,
+    state: outcome && isTerminal(outcome.state) ? outcome.state : state,
+    outcome,
+    tombstone: r['tombstone'] === 1,
+    acceptedAt: (r['accepted_at'] as string | null) ?? null,
+    startedAt: (r['started_at'] as string | null) ?? null,
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Per-resource locks (PROTOCOL.md §6.6): calls on the same resource run one at a time in arrival order;
+ * a wait ends early when the call's signal aborts. Also the `max_concurrent_calls` limit.
+ */
+
+interface Waiter {
+  grant: () => void;
+}
+
+/** Thrown when a wait is abandoned because the signal fired. */
+export class LockAbortedError extends Error {
+  constructor(readonly reason: unknown) {
+    super('lock wait aborted');
+    this.name = 'LockAbortedError';
+  }
+}
+
+/** A FIFO counting semaphore whose waits can be aborted. */
+export class Semaphore {
+  private active = 0;
+  private readonly waiters: Waiter[] = [];
+  constructor(private readonly limit: number) {}
+
+  get inUse(): number {
+    return this.active;
+  }
+
+  acquire(signal?: AbortSignal): Promise<() => void> {
+    const release = once(() => {
+      this.active--;
+      this.waiters.shift()?.grant();
+    });
+    if (this.active < this.limit && this.waiters.length === 0) {
+      this.active++;
+      return Promise.resolve(release);
+    }
+    return new Promise((resolve, reject) => {
+      const w: Waiter = {
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          this.active++;
+          resolve(release);
+        },
+      };
+      const onAbort = () => {
+        const i = this.waiters.indexOf(w);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(new LockAbortedError(signal?.reason));
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(w);
+    });
+  }
+}
+
+/** Named mutexes, created on demand and dropped when idle. */
+export class LockManager {
+  private readonly locks = new Map<string, Semaphore>();
+
+  /** True when someone holds `name`. */
+  isHeld(name: string): boolean {
+    return (this.locks.get(name)?.inUse ?? 0) > 0;
+  }
+
+  /**
+   * Acquires all `names` (sorted, so two calls needing the same pair cannot deadlock).
+   * Resolves to one release function for all of them.
+   */
+  async acquireAll(names: readonly string[], signal?: AbortSignal): Promise<() => void> {
+    const sorted = [...new Set(names)].sort();
+    const releases: (() => void)[] = [];
+    try {
+      for (const n of sorted) {
+        let s = this.locks.get(n);
+        if (!s) {
+          s = new Semaphore(1);
+          this.locks.set(n, s);
+        }
+        releases.push(await s.acquire(signal));
+      }
+    } catch (e) {
+      for (const r of releases.reverse()) r();
+      this.prune(sorted);
+      throw e;
+    }
+    return once(() => {
+      for (const r of releases.reverse()) r();
+      this.prune(sorted);
+    });
+  }
+
+  private prune(names: string[]): void {
+    for (const n of names) {
+      const s = this.locks.get(n);
+      if (s && s.inUse === 0) this.locks.delete(n);
+    }
+  }
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}

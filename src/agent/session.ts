@@ -1,0 +1,318 @@
+/**
+ * The device's bridge session (PROTOCOL.md §1, §3, §6.8): connect with the bearer token, hello,
+ * serve the bridge's requests, deliver the outbox with `aios/call.report`, reconnect with backoff and
+ * full jitter, reconnect at once after sleep/resume or a network change, hold the lease while away.
+ */
+import WebSocket from 'ws';
+import { JsonRpcPeer, type RequestHandler } from '../protocol/peer.js';
+import { WebSocketTransport, CLOSE } from '../protocol/ws-transport.js';
+import { WireError } from '../protocol/errors.js';
+import { METHODS, SUBPROTOCOL, type HelloParams, type HelloResult, type Outcome } from '../protocol/messages.js';
+import type { Logger } from '../sdk/index.js';
+import type { Journal } from './journal.js';
+import type { Dispatcher } from './dispatcher.js';
+
+/** Connection state as shown in status and /health. */
+export type BridgeStatus = 'connected' | 'connecting' | 'offline';
+
+/** Why the session stopped trying. */
+export interface FatalStop {
+  type: 'client_outdated' | 'replaced' | 'unauthorized' | 'identity_mismatch' | 'unsupported_protocol_version';
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export interface SessionOptions {
+  url: string;
+  /** The current access token. */
+  token(): Promise<string>;
+  /** Called after the bridge said `unauthorized`; resolve true when a fresh token is available. */
+  refreshToken?(): Promise<boolean>;
+  hello(): HelloParams;
+  dispatcher: Dispatcher;
+  journal: Journal;
+  log: Logger;
+  maxMessageBytes: number;
+  /** Extra request methods the bridge may call (registry, function list). */
+  methods: Record<string, RequestHandler>;
+  onStatus?(s: BridgeStatus): void;
+  onFatal?(f: FatalStop): void;
+  /** Backoff parameters (§1); tests shorten them. */
+  backoff?: { baseMs: number; capMs: number; resetAfterMs: number };
+}
+
+const REPORT_BATCH = 50;
+
+/** One logical session that survives reconnects. */
+export class DeviceSession {
+  private peer: JsonRpcPeer | undefined;
+  private ws: WebSocket | undefined;
+  private attempt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private upTimer: NodeJS.Timeout | undefined;
+  private sleepWatch: NodeJS.Timeout | undefined;
+  private stopped = true;
+  private ready = false;
+  private sessionId: string | undefined;
+  private leaseMs = 300_000;
+  private _status: BridgeStatus = 'offline';
+  /** Counts successful hellos after the first (for metrics). */
+  reconnects = 0;
+  private everConnected = false;
+  fatal: FatalStop | undefined;
+
+  constructor(private readonly o: SessionOptions) {}
+
+  get status(): BridgeStatus {
+    return this._status;
+  }
+
+  /** Starts connecting (idempotent). */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.fatal = undefined;
+    this.watchForSleep();
+    this.connect();
+  }
+
+  /** Closes the session and stops reconnecting. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.leaseTimer);
+    clearTimeout(this.upTimer);
+    clearInterval(this.sleepWatch);
+    this.peer?.close(CLOSE.goingAway, 'client stopping');
+    this.ws?.terminate();
+    this.setStatus('offline');
+  }
+
+  /** Reconnects now, without waiting out the backoff (resume from sleep, network change). */
+  reconnectNow(): void {
+    if (this.stopped) return;
+    this.attempt = 0;
+    if (this.ready && this.peer?.isOpen) {
+      // The socket may be a zombie after sleep: probe it, and replace it if it does not answer.
+      this.peer.request(METHODS.ping, {}, 3000).catch(() => this.ws?.terminate());
+      return;
+    }
+    clearTimeout(this.retryTimer);
+    this.ws?.terminate();
+    if (!this.ws) this.connect();
+  }
+
+  /** Sends a notification to the bridge if the session is up. */
+  notify(method: string, params: unknown): void {
+    if (this.ready) this.peer?.notify(method, params);
+  }
+
+  /** True when a response sent now reaches the bridge's socket. */
+  get isConnected(): boolean {
+    return this.ready && !!this.peer?.isOpen;
+  }
+
+  private setStatus(s: BridgeStatus): void {
+    if (this._status === s) return;
+    this._status = s;
+    this.o.onStatus?.(s);
+  }
+
+  private stopFatally(f: FatalStop): void {
+    this.fatal = f;
+    this.o.log.error({ type: f.type, ...f.details }, f.message);
+    this.stop();
+    this.o.onFatal?.(f);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    this.setStatus('connecting');
+    let token: string;
+    try {
+      token = await this.o.token();
+    } catch (e) {
+      this.o.log.error({ err: String(e) }, 'no access token available; will retry');
+      this.scheduleRetry();
+      return;
+    }
+    if (this.stopped) return;
+    const ws = new WebSocket(this.o.url, SUBPROTOCOL, {
+      headers: { Authorization: `Bearer ${token}` },
+      maxPayload: this.o.maxMessageBytes,
+      handshakeTimeout: 10_000,
+    });
+    this.ws = ws;
+    ws.on('unexpected-response', (_req, res) => {
+      const code = res.statusCode ?? 0;
+      res.resume();
+      ws.terminate();
+      if (code === 401) void this.handleUnauthorized();
+      else if (code === 426) this.stopFatally({ type: 'client_outdated', message: 'The bridge requires a newer client; update AIOS Device.' });
+      else this.o.log.warn({ status: code }, 'bridge refused the connection');
+    });
+    ws.on('error', (e) => this.o.log.debug({ err: e.message }, 'bridge socket error'));
+    let opened = false;
+    ws.on('open', () => {
+      opened = true;
+      void this.onOpen(ws);
+    });
+    ws.on('close', (code) => {
+      if (this.ws === ws) this.ws = undefined;
+      // Once open, the peer's close handler owns reconnecting; before that, this is a failed attempt.
+      if (!opened) this.afterClose(code);
+    });
+  }
+
+  private unauthorizedRetries = 0;
+
+  private async handleUnauthorized(): Promise<void> {
+    if (this.o.refreshToken && this.unauthorizedRetries < 2) {
+      this.unauthorizedRetries++;
+      try {
+        if (await this.o.refreshToken()) return; // the close handler schedules the reconnect
+      } catch (e) {
+        this.o.log.warn({ err: String(e) }, 'token refresh failed');
+      }
+    }
+    this.stopFatally({ type: 'unauthorized', message: 'The bridge refused this device\'s token (invalid, expired or revoked); sign in again with `aios-device login`.' });
+  }
+
+  private async onOpen(ws: WebSocket): Promise<void> {
+    const transport = new WebSocketTransport(ws);
+    const peer = new JsonRpcPeer(transport, {
+      maxMessageBytes: this.o.maxMessageBytes,
+      gate: (m) => {
+        if (!this.ready && m !== METHODS.ping) throw new WireError('not_ready', 'The session is not established yet.');
+      },
+      onError: (e, where) => this.o.log.warn({ err: String(e), where }, 'session fault'),
+    });
+    this.peer = peer;
+    this.ready = false;
+    for (const [m, h] of Object.entries(this.o.methods)) peer.onRequest(m, h);
+    peer.onRequest(METHODS.ping, () => ({ time: new Date().toISOString() }));
+    peer.onRequest(METHODS.invoke, async (params) => {
+      const outcome = await this.o.dispatcher.invoke(params as Parameters<Dispatcher['invoke']>[0]);
+      if (!outcome.replayed && peer.isOpen) void this.o.journal.markDelivered([outcome.call_id]).catch(() => undefined);
+      return outcome;
+    });
+    peer.onRequest(METHODS.cancel, (params) => this.o.dispatcher.cancel(params as Parameters<Dispatcher['cancel']>[0]));
+    peer.onRequest(METHODS.callGet, (params) => this.o.dispatcher.get((params as { call_id: string }).call_id));
+    peer.onRequest(METHODS.callList, (params) => this.o.dispatcher.list(params as Parameters<Dispatcher['list']>[0]));
+    peer.onclose = (info) => {
+      this.ready = false;
+      if (this.peer === peer) this.peer = undefined;
+      this.afterClose(info.code, info.reason);
+    };
+
+    const hello = this.o.hello();
+    if (this.sessionId) hello.session_id = this.sessionId;
+    let res: HelloResult;
+    try {
+      res = await peer.request<HelloResult>(METHODS.hello, hello, 15_000);
+    } catch (e) {
+      if (e instanceof WireError) {
+        if (e.type === 'client_outdated') return this.stopFatally({ type: 'client_outdated', message: 'The bridge requires a newer client; update AIOS Device.', details: e.details ?? {} });
+        if (e.type === 'identity_mismatch' || e.type === 'unsupported_protocol_version') return this.stopFatally({ type: e.type, message: e.message, details: e.details ?? {} });
+        if (e.type === 'unauthorized') {
+          peer.close(CLOSE.normal);
+          return void this.handleUnauthorized();
+        }
+      }
+      this.o.log.warn({ err: String(e) }, 'hello failed');
+      peer.close(CLOSE.normal, 'hello failed');
+      return;
+    }
+    this.ready = true;
+    this.unauthorizedRetries = 0;
+    this.sessionId = res.session_id;
+    this.leaseMs = res.lease_ms;
+    transport.setHeartbeat(res.heartbeat_ms);
+    clearTimeout(this.leaseTimer);
+    if (this.everConnected) this.reconnects++;
+    this.everConnected = true;
+    this.setStatus('connected');
+    this.o.log.info({ session_id: res.session_id }, 'connected to bridge');
+    clearTimeout(this.upTimer);
+    this.upTimer = setTimeout(() => (this.attempt = 0), this.o.backoff?.resetAfterMs ?? 60_000);
+    this.upTimer.unref();
+    await this.flushOutbox(peer);
+  }
+
+  /** Sends undelivered outcomes in batches until the outbox is empty or the socket drops (§6.8). */
+  async flushOutbox(peer = this.peer): Promise<void> {
+    while (peer && peer.isOpen && this.ready) {
+      const batch: Outcome[] = this.o.journal.outbox(REPORT_BATCH);
+      if (!batch.length) return;
+      try {
+        const res = await peer.request<{ accepted: string[] }>(METHODS.callReport, { outcomes: batch }, 30_000);
+        const ok = new Set(batch.map((o) => o.call_id));
+        const acked = (res.accepted ?? []).filter((id) => ok.has(id));
+        await this.o.journal.markDelivered(acked);
+        if (acked.length < batch.length) {
+          this.o.log.warn({ sent: batch.length, accepted: acked.length }, 'bridge did not accept every reported outcome; will retry on next connect');
+          return;
+        }
+      } catch (e) {
+        this.o.log.warn({ err: String(e) }, 'call.report failed; will retry on next connect');
+        return;
+      }
+    }
+  }
+
+  private afterClose(code: number, reason = ''): void {
+    const wasReady = this._status === 'connected';
+    if (this.stopped) return;
+    if (code === CLOSE.replaced) {
+      return this.stopFatally({ type: 'replaced', message: 'Another connection for this device replaced this one; this client stops reconnecting.' });
+    }
+    if (code === CLOSE.revoked) {
+      void this.handleUnauthorized();
+      return;
+    }
+    if (code === CLOSE.outdated) {
+      return this.stopFatally({ type: 'client_outdated', message: 'The bridge requires a newer client; update AIOS Device.' });
+    }
+    if (wasReady) {
+      this.o.log.warn({ code, reason }, 'bridge connection lost; calls keep running');
+      this.startLease();
+    }
+    this.scheduleRetry();
+  }
+
+  private startLease(): void {
+    clearTimeout(this.leaseTimer);
+    this.leaseTimer = setTimeout(() => {
+      const n = this.o.dispatcher.expireLease();
+      if (n) this.o.log.warn({ cancelled: n }, 'bridge lease expired; cancelled running calls');
+    }, this.leaseMs);
+    this.leaseTimer.unref();
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped) return;
+    this.setStatus('connecting');
+    clearTimeout(this.retryTimer);
+    const b = this.o.backoff ?? { baseMs: 500, capMs: 30_000, resetAfterMs: 60_000 };
+    const ceiling = Math.min(b.capMs, b.baseMs * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 30);
+    const delay = Math.random() * ceiling; // full jitter
+    this.retryTimer = setTimeout(() => void this.connect(), delay);
+  }
+
+  /** A timer that fires late by much more than its interval means the machine slept: reconnect now. */
+  private watchForSleep(): void {
+    clearInterval(this.sleepWatch);
+    let last = Date.now();
+    this.sleepWatch = setInterval(() => {
+      const now = Date.now();
+      if (now - last > 15_000) {
+        this.o.log.info({ gap_ms: now - last }, 'clock jumped (sleep or suspend); reconnecting now');
+        this.reconnectNow();
+      }
+      last = now;
+    }, 5000);
+    this.sleepWatch.unref();
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * Routing runtime calls to devices (PROTOCOL.md §6, §10): call records, forwarding, bridge-side
+ * deadlines and cancel, outcome delivery through the invoke response, `call.report` and re-asking
+ * devices with `call.get` after a reconnect or a bridge restart.
+ */
+import { EventEmitter } from 'node:events';
+import { v7 as uuidv7 } from 'uuid';
+import { argsDigest } from '../protocol/hash.js';
+import { RPC, RpcError, WireError } from '../protocol/errors.js';
+import { isTerminal, METHODS, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
+import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
+import type { Logger } from '../sdk/index.js';
+import type { DeviceConnection, DeviceHub } from './device-hub.js';
+import { publicRecord, type BridgeCallState, type BridgeStore, type StoredCall } from './store.js';
+
+const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEADLINE_SLACK_MS = 5000;
+const CANCEL_WAIT_MS = 7000;
+
+/** What a runtime submits (POST /v1/calls). */
+export interface SubmitRequest {
+  workspace_id: string;
+  device_id: string;
+  function: string;
+  arguments: Record<string, unknown>;
+  call_id?: string;
+  timeout_ms?: number;
+  confirm_timeout_ms?: number;
+  descriptor_hash?: string;
+  requester?: Requester;
+}
+
+/** A call event for SSE subscribers. */
+export type CallEvent = { type: 'state'; data: CallStateNote } | { type: 'progress'; data: ProgressNote } | { type: 'outcome'; data: Outcome };
+
+/** Emits `event:<workspace>/<call_id>` with CallEvent and `settled:<workspace>/<call_id>` when terminal. */
+export class CallRouter extends EventEmitter {
+  private readonly deadlines = new Map<string, NodeJS.Timeout>();
+
+  constructor(private readonly store: BridgeStore, private readonly hub: DeviceHub, private readonly log: Logger) {
+    super();
+    this.setMaxListeners(0);
+    hub.onDeviceRequest(METHODS.callReport, (conn, p) => this.onReport(conn, p as { outcomes: Outcome[] }));
+    hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
+    hub.on('online', (conn: DeviceConnection) => void this.reconcile(conn));
+    for (const c of store.openCalls()) this.armDeadline(c);
+  }
+
+  /** Submits a call; throws WireError (device_offline, idempotency_conflict, unknown device as RpcError 404). */
+  submit(req: SubmitRequest, budgetFor: (fn: string) => { timeoutMs: number } = () => ({ timeoutMs: DEFAULT_TIMEOUT_MS })): { call: StoredCall; duplicate: boolean } {
+    const device = this.store.getDevice(req.device_id);
+    if (!device || device.workspace_id !== req.workspace_id) throw new RpcError(404, 'No such device in this workspace.');
+    const callId = req.call_id ?? uuidv7();
+    const digest = argsDigest(req.function, req.arguments);
+    const existing = this.store.getCall(req.workspace_id, callId);
+    if (existing) {
+      if (existing.device_id !== req.device_id || existing.args_digest !== digest) {
+        throw new WireError('idempotency_conflict', 'This call_id was already used with a different device, function or arguments.');
+      }
+      // A runtime retry: the device deduplicates; re-forward only if the call is not finished.
+      if (!existing.outcome && this.hub.isOnline(existing.device_id)) this.forward(existing);
+      return { call: existing, duplicate: true };
+    }
+    const conn = this.hub.get(req.device_id);
+    if (!conn) throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
+    const timeout = req.timeout_ms ?? budgetFor(req.function).timeoutMs;
+    const confirm = req.confirm_timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
+    const params: InvokeParams = {
+      call_id: callId,
+      function: req.function,
+      arguments: req.arguments,
+      workspace_id: req.workspace_id,
+      user_id: device.user_id,
+      device_id: req.device_id,
+      timeout_ms: timeout,
+      confirm_timeout_ms: confirm,
+      attempt: 1,
+      ...(req.descriptor_hash ? { descriptor_hash: req.descriptor_hash } : {}),
+      ...(req.requester ? { requester: req.requester } : {}),
+    };
+    const now = new Date().toISOString();
+    const call: StoredCall = {
+      call_id: callId,
+      workspace_id: req.workspace_id,
+      device_id: req.device_id,
+      function: req.function,
+      state: 'submitted',
+      created_at: now,
+      updated_at: now,
+      timeline: [{ state: 'submitted', at: now }],
+      args_digest: digest,
+      params,
+      deadline_ms: Date.now() + confirm + timeout + DEADLINE_SLACK_MS,
+      bridge_outcome: false,
+    };
+    this.store.insertCall(call);
+    this.armDeadline(call);
+    this.forward(call);
+    return { call, duplicate: false };
+  }
+
+  get(workspaceId: string, callId: string): StoredCall | undefined {
+    return this.store.getCall(workspaceId, callId);
+  }
+
+  /** Waits until the call is terminal or `ms` passes; resolves with the current record. */
+  waitFor(workspaceId: string, callId: string, ms: number): Promise<StoredCall | undefined> {
+    const cur = this.store.getCall(workspaceId, callId);
+    if (!cur || cur.outcome) return Promise.resolve(cur);
+    const key = `settled:${workspaceId}/${callId}`;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.off(key, done);
+        resolve(this.store.getCall(workspaceId, callId));
+      };
+      const t = setTimeout(done, ms);
+      this.on(key, done);
+    });
+  }
+
+  /** Cancels a call through its device; returns the outcome. */
+  async cancel(workspaceId: string, callId: string, reason?: string): Promise<StoredCall> {
+    const call = this.store.getCall(workspaceId, callId);
+    if (!call) throw new RpcError(404, 'No such call.');
+    if (call.outcome) return call;
+    const conn = this.hub.get(call.device_id);
+    if (!conn) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
+    const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
+    this.finish(call, outcome, false);
+    return this.store.getCall(workspaceId, callId)!;
+  }
+
+  private forward(call: StoredCall): void {
+    const conn = this.hub.get(call.device_id);
+    if (!conn) return;
+    const budget = Math.max(1000, call.deadline_ms - Date.now());
+    conn.peer
+      .request<Outcome>(METHODS.invoke, call.params, budget)
+      .then((o) => this.finishById(call.workspace_id, call.call_id, o, false))
+      .catch((e: unknown) => {
+        if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError) return; // reconcile / deadline take over
+        const w = e instanceof WireError ? e : new WireError('execution_failed', 'The device could not take the call.', { retryable: true });
+        const latest = this.store.getCall(call.workspace_id, call.call_id);
+        if (latest) this.finish(latest, this.bridgeOutcome(latest, w.type === 'not_ready' ? 'failed' : 'failed', w), true);
+      });
+  }
+
+  private armDeadline(call: StoredCall): void {
+    const key = `${call.workspace_id}/${call.call_id}`;
+    clearTimeout(this.deadlines.get(key));
+    const t = setTimeout(() => void this.onDeadline(call.workspace_id, call.call_id), Math.max(0, call.deadline_ms - Date.now()));
+    t.unref();
+    this.deadlines.set(key, t);
+  }
+
+  /** The bridge gives up (§6.4): cancel on the device, report `timeout` unless the device answers. */
+  private async onDeadline(ws: string, callId: string): Promise<void> {
+    this.deadlines.delete(`${ws}/${callId}`);
+    const call = this.store.getCall(ws, callId);
+    if (!call || call.outcome) return;
+    const conn = this.hub.get(call.device_id);
+    if (conn) {
+      try {
+        const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, reason: 'bridge deadline' }, CANCEL_WAIT_MS);
+        const latest = this.store.getCall(ws, callId);
+        if (latest && !latest.outcome) this.finish(latest, o, false);
+        return;
+      } catch (e) {
+        this.log.warn({ call_id: callId, err: String(e) }, 'cancel at the bridge deadline got no outcome');
+      }
+    }
+    const latest = this.store.getCall(ws, callId);
+    if (latest && !latest.outcome) {
+      this.finish(latest, this.bridgeOutcome(latest, 'failed', new WireError('timeout', 'The device did not finish the call before the bridge deadline.', { sideEffects: 'possible', details: { source: 'bridge' } })), true);
+    }
+  }
+
+  private bridgeOutcome(call: StoredCall, state: 'failed' | 'expired', err: WireError): Outcome {
+    return {
+      call_id: call.call_id,
+      function: call.function,
+      state,
+      error: err.toCallError(),
+      replayed: false,
+      accepted_at: null,
+      started_at: null,
+      finished_at: new Date().toISOString(),
+      duration_ms: null,
+    };
+  }
+
+  private finishById(ws: string, callId: string, o: Outcome, byBridge: boolean): void {
+    const call = this.store.getCall(ws, callId);
+    if (call) this.finish(call, o, byBridge);
+  }
+
+  /**
+   * Records a terminal outcome. A device outcome never replaces another device outcome; it does
+   * replace one the bridge produced itself at its deadline, because the device's is the truth.
+   */
+  private finish(call: StoredCall, o: Outcome, byBridge: boolean): void {
+    if (!isTerminal(o.state)) return;
+    if (call.outcome && (byBridge || !call.bridge_outcome)) return;
+    const now = new Date().toISOString();
+    call.outcome = { ...o, replayed: false };
+    call.bridge_outcome = byBridge;
+    if (call.state !== o.state) call.timeline.push({ state: o.state, at: o.finished_at ?? now });
+    call.state = o.state;
+    call.updated_at = now;
+    this.store.saveCall(call);
+    const key = `${call.workspace_id}/${call.call_id}`;
+    clearTimeout(this.deadlines.get(key));
+    this.deadlines.delete(key);
+    this.emit(`event:${key}`, { type: 'outcome', data: call.outcome } satisfies CallEvent);
+    this.emit(`settled:${key}`);
+  }
+
+  private onNotification(conn: DeviceConnection, method: string, params: unknown): void {
+    if (method === METHODS.callState || method === METHODS.progress) {
+      const note = params as CallStateNote | ProgressNote;
+      const call = this.store.findByDevice(conn.identity.device_id, note.call_id);
+      if (!call || call.workspace_id !== conn.identity.workspace_id) return;
+      const key = `${call.workspace_id}/${call.call_id}`;
+      if (method === METHODS.callState) {
+        const s = (note as CallStateNote).state;
+        if (!call.outcome && !isTerminal(s) && call.state !== s) {
+          call.state = s as BridgeCallState;
+          call.timeline.push({ state: s, at: (note as CallStateNote).at });
+          call.updated_at = new Date().toISOString();
+          this.store.saveCall(call);
+        }
+        this.emit(`event:${key}`, { type: 'state', data: note as CallStateNote } satisfies CallEvent);
+      } else {
+        this.emit(`event:${key}`, { type: 'progress', data: note as ProgressNote } satisfies CallEvent);
+      }
+    }
+  }
+
+  /** `aios/call.report` (§6.8): idempotent by call_id; acknowledges every outcome it has recorded or can never record. */
+  private onReport(conn: DeviceConnection, p: { outcomes: Outcome[] }): { accepted: string[] } {
+    const accepted: string[] = [];
+    for (const o of p.outcomes) {
+      const call = this.store.findByDevice(conn.identity.device_id, o.call_id);
+      if (call && call.workspace_id === conn.identity.workspace_id) this.finish(call, o, false);
+      accepted.push(o.call_id);
+    }
+    return { accepted };
+  }
+
+  /** After a device (re)connects: ask about every call the bridge did not see finish (§10). */
+  private async reconcile(conn: DeviceConnection): Promise<void> {
+    for (const call of this.store.openCalls(conn.identity.device_id)) {
+      if (call.workspace_id !== conn.identity.workspace_id) continue;
+      try {
+        const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
+        if ('error' in r) {
+          this.finishById(call.workspace_id, call.call_id, r, false);
+        } else {
+          // Still running on the device: its outcome comes as the response to a re-sent invoke (attach) or by report.
+          this.forward(call);
+        }
+      } catch (e) {
+        if (e instanceof RpcError && e.code === RPC.invalid_params) {
+          // The device never saw it: send it again while its deadline allows (the device deduplicates).
+          if (call.deadline_ms > Date.now()) this.forward(call);
+          else this.finish(call, this.bridgeOutcome(call, 'expired', new WireError('call_expired', 'The call could not reach the device before its deadline.')), true);
+        } else {
+          this.log.warn({ call_id: call.call_id, err: String(e) }, 'could not re-ask the device about a call');
+        }
+      }
+    }
+  }
+
+  /** Record in the public shape. */
+  static record = publicRecord;
+
+  close(): void {
+    for (const t of this.deadlines.values()) clearTimeout(t);
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The bridge's device endpoint (PROTOCOL.md §1, §3): token check before the upgrade, hello checks,
+ * one live session per device (the newer replaces the older with 4001), and the device's notifications.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { JsonRpcPeer } from '../protocol/peer.js';
+import { WebSocketTransport, CLOSE } from '../protocol/ws-transport.js';
+import { WireError } from '../protocol/errors.js';
+import { METHODS, PROTOCOL_VERSION, SUBPROTOCOL, type HelloParams, type HelloResult } from '../protocol/messages.js';
+import type { Logger } from '../sdk/index.js';
+import { bearer, type DeviceAuthenticator, type DeviceIdentity } from './auth.js';
+import { compareVersions } from './versions.js';
+
+/** One live, established device session. */
+export interface DeviceConnection {
+  sessionId: string;
+  identity: DeviceIdentity;
+  hello: HelloParams;
+  peer: JsonRpcPeer;
+  connectedAt: string;
+}
+
+export interface DeviceHubOptions {
+  auth: DeviceAuthenticator;
+  minClientVersion: string;
+  heartbeatMs: number;
+  leaseMs: number;
+  maxMessageBytes: number;
+  log: Logger;
+}
+
+/**
+ * Emits 'online' (conn), 'offline' (conn), and 'notification' (conn, method, params).
+ * Request handlers for device → bridge requests (call.report) are added with `onDeviceRequest`.
+ */
+export class DeviceHub extends EventEmitter {
+  private readonly wss: WebSocketServer;
+  private readonly live = new Map<string, DeviceConnection>();
+  private readonly deviceRequests = new Map<string, (conn: DeviceConnection, params: unknown) => unknown>();
+
+  constructor(private readonly o: DeviceHubOptions) {
+    super();
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: o.maxMessageBytes,
+      handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+    });
+  }
+
+  /** The live connection of a device, if any. */
+  get(deviceId: string): DeviceConnection | undefined {
+    return this.live.get(deviceId);
+  }
+
+  isOnline(deviceId: string): boolean {
+    return this.live.has(deviceId);
+  }
+
+  /** Adds a handler for a request a device sends after hello. */
+  onDeviceRequest(method: string, fn: (conn: DeviceConnection, params: unknown) => unknown): void {
+    this.deviceRequests.set(method, fn);
+  }
+
+  /** Drops a device's session (e.g. its tokens were revoked). */
+  disconnect(deviceId: string, code: number = CLOSE.revoked, reason = 'revoked'): void {
+    this.live.get(deviceId)?.peer.close(code, reason);
+  }
+
+  /** Handles an HTTP upgrade for the device path: refuses with 401 before any socket opens if the token is bad. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const token = bearer(req.headers.authorization);
+    const identity = token ? this.o.auth.authenticateDevice(token) : null;
+    if (!identity) {
+      refuse(socket, 401, 'Unauthorized', { type: 'unauthorized', message: 'The device token is missing, unknown, expired or revoked.' });
+      return;
+    }
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim());
+    if (!offered.includes(SUBPROTOCOL)) {
+      refuse(socket, 400, 'Bad Request', { type: 'unsupported_protocol_version', message: `The WebSocket subprotocol ${SUBPROTOCOL} is required.` });
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, identity));
+  }
+
+  private accept(ws: WebSocket, identity: DeviceIdentity): void {
+    const transport = new WebSocketTransport(ws, this.o.heartbeatMs);
+    let conn: DeviceConnection | undefined;
+    const peer = new JsonRpcPeer(transport, {
+      maxMessageBytes: this.o.maxMessageBytes,
+      gate: (m) => {
+        if (!conn && m !== METHODS.hello && m !== METHODS.ping) throw new WireError('not_ready', 'Send aios/session.hello first.');
+      },
+      onError: (e, where) => this.o.log.warn({ err: String(e), where, device_id: identity.device_id }, 'device session fault'),
+    });
+    peer.onRequest(METHODS.ping, () => ({ time: new Date().toISOString() }));
+    peer.onRequest(METHODS.hello, (params) => {
+      if (conn) throw new WireError('not_ready', 'This connection already said hello.');
+      const hello = params as HelloParams;
+      this.checkHello(hello, identity);
+      const previous = this.live.get(identity.device_id);
+      conn = { sessionId: 'ses_' + randomUUID(), identity, hello, peer, connectedAt: new Date().toISOString() };
+      this.live.set(identity.device_id, conn);
+      if (previous) {
+        this.o.log.info({ device_id: identity.device_id }, 'a new connection replaces the device\'s previous one');
+        previous.peer.close(CLOSE.replaced, 'replaced');
+      }
+      const c = conn;
+      setImmediate(() => this.emit('online', c));
+      const result: HelloResult = {
+        session_id: conn.sessionId,
+        protocol_version: PROTOCOL_VERSION,
+        server_time: new Date().toISOString(),
+        heartbeat_ms: this.o.heartbeatMs,
+        lease_ms: this.o.leaseMs,
+        min_client_version: this.o.minClientVersion,
+      };
+      return result;
+    });
+    for (const [m, fn] of this.deviceRequests) peer.onRequest(m, (p) => fn(conn!, p));
+    for (const m of [METHODS.callState, METHODS.progress, METHODS.toolsChanged]) {
+      peer.onNotification(m, (p) => {
+        if (conn) this.emit('notification', conn, m, p);
+      });
+    }
+    peer.onclose = () => {
+      if (conn && this.live.get(identity.device_id) === conn) {
+        this.live.delete(identity.device_id);
+        this.emit('offline', conn);
+      }
+    };
+  }
+
+  private checkHello(h: HelloParams, id: DeviceIdentity): void {
+    if (h.workspace_id !== id.workspace_id || h.user_id !== id.user_id || h.device.id !== id.device_id) {
+      throw new WireError('identity_mismatch', 'The workspace, user or device in hello is not the one bound to the token.');
+    }
+    if (h.protocol_version.split('.')[0] !== PROTOCOL_VERSION.split('.')[0]) {
+      throw new WireError('unsupported_protocol_version', 'The bridge does not speak this protocol version.', { details: { supported: [PROTOCOL_VERSION] } });
+    }
+    if (compareVersions(h.client.version, this.o.minClientVersion) < 0) {
+      throw new WireError('client_outdated', `This client is older than ${this.o.minClientVersion}; update it.`, { details: { min_client_version: this.o.minClientVersion } });
+    }
+  }
+
+  /** Closes every session. */
+  close(): void {
+    for (const c of this.live.values()) c.peer.close(CLOSE.goingAway, 'bridge stopping');
+    this.wss.close();
+  }
+}
+
+function refuse(socket: Duplex, status: number, text: string, error: { type: string; message: string }): void {
+  const body = JSON.stringify({ error });
+  socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.destroy();
+}

@@ -1,0 +1,203 @@
+/**
+ * The reference bridge's runtime HTTP API (PROTOCOL.md §10): calls, devices, skills discovery.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Type } from '@sinclair/typebox';
+import { RpcError, WireError } from '../protocol/errors.js';
+import { CALL_ID_PATTERN, Requester } from '../protocol/messages.js';
+import { schemaValidator } from '../protocol/schema-validator.js';
+import { bearer, type RuntimeAuthenticator } from './auth.js';
+import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
+import type { DeviceHub } from './device-hub.js';
+import { HttpError, RateLimiter, readJson, sendError, sendJson, statusForWireError } from './http-util.js';
+import { publicRecord, type BridgeStore, type DeviceRecord } from './store.js';
+
+const SubmitSchema = Type.Object(
+  {
+    workspace_id: Type.String({ minLength: 1 }),
+    device_id: Type.String({ minLength: 1 }),
+    function: Type.String({ minLength: 1, maxLength: 128 }),
+    arguments: Type.Object({}, { additionalProperties: true }),
+    call_id: Type.Optional(Type.String({ pattern: CALL_ID_PATTERN })),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    confirm_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    wait: Type.Optional(Type.Boolean()),
+    wait_timeout_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    descriptor_hash: Type.Optional(Type.String()),
+    requester: Type.Optional(Requester),
+  },
+  { additionalProperties: false },
+);
+
+export interface RuntimeApiOptions {
+  store: BridgeStore;
+  hub: DeviceHub;
+  router: CallRouter;
+  auth: RuntimeAuthenticator;
+  limiter: RateLimiter;
+  maxBodyBytes: number;
+  publicUrl: () => string;
+}
+
+/** Serves `/v1/calls…`, `/v1/devices…` and `/skills`. Returns false for other paths. */
+export class RuntimeApi {
+  constructor(private readonly o: RuntimeApiOptions) {}
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const path = url.pathname;
+    if (!(path.startsWith('/v1/calls') || path.startsWith('/v1/devices') || path === '/skills')) return false;
+    try {
+      const token = bearer(req.headers.authorization);
+      const scope = token ? this.o.auth.authenticateRuntime(token) : null;
+      if (!scope) throw new HttpError(401, 'unauthorized', 'A valid runtime token is required.');
+      const wait = this.o.limiter.take(token!);
+      if (wait > 0) throw new HttpError(429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait });
+      await this.route(req, res, url, scope.workspace_id);
+    } catch (e) {
+      this.fail(res, e);
+    }
+    return true;
+  }
+
+  private fail(res: ServerResponse, e: unknown): void {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (e instanceof HttpError) {
+      const headers: Record<string, string> = {};
+      if (e.type === 'rate_limited' && e.details?.['retry_after_ms']) headers['Retry-After'] = String(Math.ceil(Number(e.details['retry_after_ms']) / 1000));
+      sendError(res, e.status, e.type, e.message, e.details, headers);
+    } else if (e instanceof WireError) sendError(res, statusForWireError(e), e.type, e.message, e.details);
+    else if (e instanceof RpcError && e.code === 404) sendError(res, 404, 'not_found', e.message);
+    else sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL, ws: string): Promise<void> {
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const m = req.method ?? 'GET';
+    if (parts[0] === 'skills') return this.skills(res, url, ws);
+    if (parts[1] === 'calls') {
+      if (parts.length === 2 && m === 'POST') return this.submit(req, res, ws);
+      const id = parts[2];
+      if (!id) throw new HttpError(405, 'method_not_allowed', 'Use POST /v1/calls.');
+      if (parts.length === 3 && m === 'GET') return this.getCall(res, ws, id);
+      if (parts[3] === 'cancel' && m === 'POST') return this.cancel(req, res, ws, id);
+      if (parts[3] === 'events' && m === 'GET') return this.events(req, res, ws, id);
+    }
+    if (parts[1] === 'devices' && m === 'GET') {
+      if (parts.length === 2) {
+        const q = url.searchParams.get('workspace_id');
+        if (q && q !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
+        return sendJson(res, 200, { devices: this.o.store.devices(ws).map((d) => this.deviceView(d, false)) });
+      }
+      const d = this.o.store.getDevice(parts[2]!);
+      if (!d || d.workspace_id !== ws) throw new HttpError(404, 'not_found', 'No such device in this workspace.');
+      if (parts.length === 3) return sendJson(res, 200, this.deviceView(d, true));
+      if (parts[3] === 'functions' && parts[4]) {
+        const f = d.functions.find((x) => x.id === parts[4]);
+        if (!f) throw new HttpError(404, 'not_found', 'No such function on this device.');
+        return sendJson(res, 200, f);
+      }
+    }
+    throw new HttpError(404, 'not_found', 'No such route.');
+  }
+
+  private deviceView(d: DeviceRecord, full: boolean): Record<string, unknown> {
+    const v: Record<string, unknown> = {
+      device_id: d.device_id,
+      workspace_id: d.workspace_id,
+      user_id: d.user_id,
+      name: d.name,
+      platform: d.platform,
+      arch: d.arch,
+      client_version: d.client_version,
+      online: this.o.hub.isOnline(d.device_id),
+      last_seen: this.o.hub.isOnline(d.device_id) ? new Date().toISOString() : d.last_seen,
+      functions_revision: d.functions_revision,
+      functions: full ? d.functions : d.functions.map((f) => f.id),
+    };
+    if (full) v['adapter_card'] = d.adapter_card;
+    return v;
+  }
+
+  private async submit(req: IncomingMessage, res: ServerResponse, ws: string): Promise<void> {
+    const body = await readJson(req, this.o.maxBodyBytes);
+    const v = schemaValidator.validate(SubmitSchema, body);
+    if (v.length) throw new HttpError(400, 'invalid_arguments', 'The request body does not match the calls API.', { violations: v });
+    const b = body as SubmitRequest & { wait?: boolean; wait_timeout_ms?: number };
+    if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
+    const { call, duplicate } = this.o.router.submit(b, (fn) => {
+      const d = this.o.store.getDevice(b.device_id)?.functions.find((f) => f.id === fn);
+      return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
+    });
+    // A repeated call_id is answered from the record; its outcome says so (replayed: true).
+    const answer = (c: typeof call) => {
+      const r = publicRecord(c);
+      if (duplicate && r.outcome) r.outcome = { ...r.outcome, replayed: true };
+      sendJson(res, r.outcome ? 200 : 202, r);
+    };
+    if (!b.wait) return answer(call);
+    const waitMs = b.wait_timeout_ms ?? (call.params.confirm_timeout_ms ?? 60_000) + (call.params.timeout_ms ?? 30_000) + 5000;
+    answer((await this.o.router.waitFor(ws, call.call_id, waitMs)) ?? call);
+  }
+
+  private getCall(res: ServerResponse, ws: string, id: string): void {
+    const c = this.o.router.get(ws, id);
+    if (!c) throw new HttpError(404, 'not_found', 'No such call.');
+    sendJson(res, 200, publicRecord(c));
+  }
+
+  private async cancel(req: IncomingMessage, res: ServerResponse, ws: string, id: string): Promise<void> {
+    const body = (await readJson(req, 64 * 1024)) as { reason?: unknown };
+    const c = await this.o.router.cancel(ws, id, typeof body.reason === 'string' ? body.reason : undefined);
+    sendJson(res, 200, publicRecord(c));
+  }
+
+  private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string): void {
+    const c = this.o.router.get(ws, id);
+    if (!c) throw new HttpError(404, 'not_found', 'No such call.');
+    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    const write = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    c.timeline.forEach((t, seq) => write('state', { call_id: id, state: t.state, at: t.at, seq, replay: true }));
+    if (c.outcome) {
+      write('outcome', c.outcome);
+      res.end();
+      return;
+    }
+    const key = `event:${ws}/${id}`;
+    const onEvent = (e: CallEvent) => {
+      write(e.type, e.data);
+      if (e.type === 'outcome') cleanup(true);
+    };
+    const ping = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    const cleanup = (end: boolean) => {
+      clearInterval(ping);
+      this.o.router.off(key, onEvent);
+      if (end) res.end();
+    };
+    this.o.router.on(key, onEvent);
+    req.on('close', () => cleanup(false));
+  }
+
+  private skills(res: ServerResponse, url: URL, ws: string): void {
+    const type = url.searchParams.get('type');
+    const base = this.o.publicUrl();
+    const skills = this.o.store.devices(ws).flatMap((d) =>
+      d.functions
+        .filter((f) => !type || f.capability_type === type)
+        .map((f) => ({
+          id: `${d.device_id}:${f.id}`,
+          name: f.name,
+          capability_type: f.capability_type,
+          description: f.description,
+          descriptor_url: `${base}/v1/devices/${encodeURIComponent(d.device_id)}/functions/${encodeURIComponent(f.id)}`,
+          access: f.access,
+          version: f.version,
+          device_id: d.device_id,
+          online: this.o.hub.isOnline(d.device_id),
+        })),
+    );
+    sendJson(res, 200, { protocol: { version: '1.0.0' }, provider: { name: 'AIOS reference bridge', url: base }, skills });
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The reference bridge: one HTTP server carrying the device WebSocket endpoint (`/v1/device`), the
+ * runtime API, and mounts for device login and blobs. Writes `<data_dir>/bridge.json` when ready.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdirSync, renameSync, writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { BridgeConfig } from '../config/bridge-config.js';
+import { METHODS, type Descriptor, type FunctionListResult } from '../protocol/messages.js';
+import type { Logger } from '../sdk/index.js';
+import { APP_VERSION } from '../version.js';
+import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator } from './auth.js';
+import { CallRouter } from './calls.js';
+import { DeviceHub, type DeviceConnection } from './device-hub.js';
+import { RuntimeApi } from './http-api.js';
+import { RateLimiter, sendError, sendJson } from './http-util.js';
+import { BridgeStore } from './store.js';
+
+/** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
+export type HttpMount = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+
+export interface BridgeOptions {
+  log: Logger;
+  /** Extra device authenticators (device login); config `device_tokens` always apply. */
+  deviceAuth?: DeviceAuthenticator[];
+  mounts?: HttpMount[];
+}
+
+/** Tokens from the config file. */
+class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
+  constructor(private readonly c: BridgeConfig) {}
+  authenticateDevice(token: string): DeviceIdentity | null {
+    return Object.prototype.hasOwnProperty.call(this.c.device_tokens, token) ? this.c.device_tokens[token]! : null;
+  }
+  authenticateRuntime(token: string): { workspace_id: string } | null {
+    return Object.prototype.hasOwnProperty.call(this.c.runtime_tokens, token) ? this.c.runtime_tokens[token]! : null;
+  }
+}
+
+/** The bridge process. */
+export class BridgeServer {
+  readonly store: BridgeStore;
+  readonly hub: DeviceHub;
+  readonly router: CallRouter;
+  private readonly http: Server;
+  private readonly api: RuntimeApi;
+  private readonly mounts: HttpMount[];
+  private url = '';
+
+  constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
+    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    this.store = new BridgeStore(join(config.data_dir, 'bridge.sqlite'));
+    const tokens = new ConfigTokens(config);
+    const deviceAuths: DeviceAuthenticator[] = [tokens, ...(opts.deviceAuth ?? [])];
+    this.hub = new DeviceHub({
+      auth: { authenticateDevice: (t) => deviceAuths.reduce<DeviceIdentity | null>((found, a) => found ?? a.authenticateDevice(t), null) },
+      minClientVersion: config.min_client_version,
+      heartbeatMs: config.heartbeat_ms,
+      leaseMs: config.lease_ms,
+      maxMessageBytes: config.max_message_bytes,
+      log: opts.log,
+    });
+    for (const id of Object.values(config.device_tokens)) {
+      if (!this.store.getDevice(id.device_id)) this.store.upsertDevice({ ...id });
+    }
+    this.router = new CallRouter(this.store, this.hub, opts.log);
+    this.api = new RuntimeApi({
+      store: this.store,
+      hub: this.hub,
+      router: this.router,
+      auth: tokens,
+      limiter: new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst),
+      maxBodyBytes: config.max_message_bytes,
+      publicUrl: () => this.publicUrl,
+    });
+    this.mounts = opts.mounts ?? [];
+    this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c));
+    this.hub.on('offline', (c: DeviceConnection) => this.store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }));
+    this.hub.on('notification', (c: DeviceConnection, method: string) => {
+      if (method === METHODS.toolsChanged) void this.refreshFunctions(c);
+    });
+    this.http = createServer((req, res) => void this.serve(req, res));
+    this.http.on('upgrade', (req, socket, head) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      if (path === '/v1/device') this.hub.handleUpgrade(req, socket, head);
+      else socket.destroy();
+    });
+  }
+
+  /** The base URL runtimes use. */
+  get publicUrl(): string {
+    return this.config.public_url ?? this.url;
+  }
+
+  /** Listens; resolves with the URL; writes bridge.json. */
+  async start(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.http.once('error', reject);
+      this.http.listen(this.config.listen.port, this.config.listen.host, () => resolve());
+    });
+    const a = this.http.address() as AddressInfo;
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    this.url = `http://${host}:${a.port}`;
+    const file = join(this.config.data_dir, 'bridge.json');
+    writeFileSync(file + '.tmp', JSON.stringify({ pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, null, 2) + '\n');
+    renameSync(file + '.tmp', file);
+    this.opts.log.info({ url: this.url }, 'bridge ready');
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    this.router.close();
+    this.hub.close();
+    this.http.closeAllConnections();
+    await new Promise<void>((r) => this.http.close(() => r()));
+    this.store.close();
+    rmSync(join(this.config.data_dir, 'bridge.json'), { force: true });
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://bridge');
+    } catch {
+      return sendError(res, 400, 'bad_request', 'Bad request URL.');
+    }
+    try {
+      if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok', version: APP_VERSION });
+      if (await this.api.handle(req, res, url)) return;
+      for (const m of this.mounts) if (await m(req, res, url)) return;
+      sendError(res, 404, 'not_found', 'No such route.');
+    } catch (e) {
+      this.opts.log.error({ err: String(e), path: url.pathname }, 'request failed');
+      if (!res.headersSent) sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
+      else res.end();
+    }
+  }
+
+  private async onOnline(c: DeviceConnection): Promise<void> {
+    const h = c.hello;
+    this.store.upsertDevice({
+      ...c.identity,
+      name: h.device.name ?? null,
+      platform: h.client.platform,
+      arch: h.client.arch,
+      client_version: h.client.version,
+      last_seen: new Date().toISOString(),
+      ...(h.adapter_card ? { adapter_card: h.adapter_card } : {}),
+    });
+    await this.refreshFunctions(c);
+  }
+
+  /** Reads the device's whole function list (following cursors) into the store. */
+  private async refreshFunctions(c: DeviceConnection): Promise<void> {
+    try {
+      const all: Descriptor[] = [];
+      let cursor: string | undefined;
+      let revision = 0;
+      for (let page = 0; page < 100; page++) {
+        const r = await c.peer.request<FunctionListResult>(METHODS.functionList, cursor ? { cursor } : {}, 10_000);
+        all.push(...r.functions);
+        revision = r.revision;
+        if (!r.next_cursor) break;
+        cursor = r.next_cursor;
+      }
+      this.store.upsertDevice({ ...c.identity, functions: all, functions_revision: revision });
+    } catch (e) {
+      this.opts.log.warn({ device_id: c.identity.device_id, err: String(e) }, 'could not read the device\'s functions');
+    }
+  }
+}

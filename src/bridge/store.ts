@@ -1,0 +1,219 @@
+/**
+ * The reference bridge's own store (SQLite): call records with their timeline, and known devices.
+ * A bridge restart loses no call record.
+ */
+import type Database from 'better-sqlite3';
+import { openDatabase, migrate, type Migration } from '../storage/sqlite.js';
+import type { CallState, Descriptor, InvokeParams, Outcome } from '../protocol/messages.js';
+
+/** Bridge-side states: the device's (§6.2) plus `submitted` (sent, no state heard back yet). */
+export type BridgeCallState = CallState | 'submitted';
+
+/** The call record of §10. */
+export interface CallRecord {
+  call_id: string;
+  workspace_id: string;
+  device_id: string;
+  function: string;
+  state: BridgeCallState;
+  outcome?: Outcome;
+  created_at: string;
+  updated_at: string;
+  timeline: { state: BridgeCallState; at: string }[];
+}
+
+/** What the bridge keeps about a call beyond the record. */
+export interface StoredCall extends CallRecord {
+  args_digest: string;
+  params: InvokeParams;
+  deadline_ms: number;
+  /** True when the outcome was produced by the bridge itself (its deadline), not by the device. */
+  bridge_outcome: boolean;
+}
+
+/** A known device. */
+export interface DeviceRecord {
+  device_id: string;
+  workspace_id: string;
+  user_id: string;
+  name: string | null;
+  platform: string | null;
+  arch: string | null;
+  client_version: string | null;
+  last_seen: string | null;
+  functions: Descriptor[];
+  functions_revision: number;
+  adapter_card: Record<string, unknown> | null;
+}
+
+export const BRIDGE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'calls and devices',
+    up(db) {
+      db.exec(`
+        CREATE TABLE bridge_calls (
+          workspace_id TEXT NOT NULL,
+          call_id      TEXT NOT NULL,
+          device_id    TEXT NOT NULL,
+          function     TEXT NOT NULL,
+          args_digest  TEXT NOT NULL,
+          params       TEXT NOT NULL,
+          state        TEXT NOT NULL,
+          outcome      TEXT,
+          bridge_outcome INTEGER NOT NULL DEFAULT 0,
+          timeline     TEXT NOT NULL,
+          deadline_ms  INTEGER NOT NULL,
+          created_at   TEXT NOT NULL,
+          updated_at   TEXT NOT NULL,
+          PRIMARY KEY (workspace_id, call_id)
+        );
+        CREATE INDEX bridge_calls_open ON bridge_calls (device_id, state) WHERE outcome IS NULL;
+        CREATE TABLE bridge_devices (
+          device_id    TEXT PRIMARY KEY,
+          workspace_id TEXT NOT NULL,
+          user_id      TEXT NOT NULL,
+          name TEXT, platform TEXT, arch TEXT, client_version TEXT, last_seen TEXT,
+          functions    TEXT NOT NULL DEFAULT '[]',
+          functions_revision INTEGER NOT NULL DEFAULT 0,
+          adapter_card TEXT
+        );
+        CREATE INDEX bridge_devices_ws ON bridge_devices (workspace_id);
+      `);
+    },
+  },
+];
+
+/** Call and device persistence. */
+export class BridgeStore {
+  readonly db: Database.Database;
+
+  constructor(path: string) {
+    this.db = openDatabase(path, 'NORMAL');
+    migrate(this.db, BRIDGE_MIGRATIONS);
+  }
+
+  insertCall(c: StoredCall): void {
+    this.db
+      .prepare(
+        `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, created_at, updated_at)
+         VALUES (@workspace_id, @call_id, @device_id, @function, @args_digest, @params, @state, NULL, 0, @timeline, @deadline_ms, @created_at, @updated_at)`,
+      )
+      .run({ ...c, params: JSON.stringify(c.params), timeline: JSON.stringify(c.timeline) });
+  }
+
+  getCall(workspaceId: string, callId: string): StoredCall | undefined {
+    const r = this.db.prepare(`SELECT * FROM bridge_calls WHERE workspace_id = ? AND call_id = ?`).get(workspaceId, callId) as Record<string, unknown> | undefined;
+    return r ? toCall(r) : undefined;
+  }
+
+  /** Calls not yet terminal (for one device, or all). */
+  openCalls(deviceId?: string): StoredCall[] {
+    const rows = (deviceId
+      ? this.db.prepare(`SELECT * FROM bridge_calls WHERE outcome IS NULL AND device_id = ?`).all(deviceId)
+      : this.db.prepare(`SELECT * FROM bridge_calls WHERE outcome IS NULL`).all()) as Record<string, unknown>[];
+    return rows.map(toCall);
+  }
+
+  /** Finds an open or bridge-finished call by its device and id (call.report carries no workspace). */
+  findByDevice(deviceId: string, callId: string): StoredCall | undefined {
+    const r = this.db.prepare(`SELECT * FROM bridge_calls WHERE device_id = ? AND call_id = ?`).get(deviceId, callId) as Record<string, unknown> | undefined;
+    return r ? toCall(r) : undefined;
+  }
+
+  saveCall(c: StoredCall): void {
+    this.db
+      .prepare(`UPDATE bridge_calls SET state = @state, outcome = @outcome, bridge_outcome = @bo, timeline = @timeline, updated_at = @updated_at WHERE workspace_id = @workspace_id AND call_id = @call_id`)
+      .run({
+        workspace_id: c.workspace_id,
+        call_id: c.call_id,
+        state: c.state,
+        outcome: c.outcome ? JSON.stringify(c.outcome) : null,
+        bo: c.bridge_outcome ? 1 : 0,
+        timeline: JSON.stringify(c.timeline),
+        updated_at: c.updated_at,
+      });
+  }
+
+  upsertDevice(d: Partial<DeviceRecord> & Pick<DeviceRecord, 'device_id' | 'workspace_id' | 'user_id'>): void {
+    const cur = this.getDevice(d.device_id);
+    const merged: DeviceRecord = {
+      name: null, platform: null, arch: null, client_version: null, last_seen: null, functions: [], functions_revision: 0, adapter_card: null,
+      ...cur,
+      ...d,
+    };
+    this.db
+      .prepare(
+        `INSERT INTO bridge_devices (device_id, workspace_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card)
+         VALUES (@device_id, @workspace_id, @user_id, @name, @platform, @arch, @client_version, @last_seen, @functions, @functions_revision, @adapter_card)
+         ON CONFLICT(device_id) DO UPDATE SET workspace_id = excluded.workspace_id, user_id = excluded.user_id, name = excluded.name, platform = excluded.platform,
+           arch = excluded.arch, client_version = excluded.client_version, last_seen = excluded.last_seen, functions = excluded.functions,
+           functions_revision = excluded.functions_revision, adapter_card = excluded.adapter_card`,
+      )
+      .run({ ...merged, functions: JSON.stringify(merged.functions), adapter_card: merged.adapter_card ? JSON.stringify(merged.adapter_card) : null });
+  }
+
+  getDevice(deviceId: string): DeviceRecord | undefined {
+    const r = this.db.prepare(`SELECT * FROM bridge_devices WHERE device_id = ?`).get(deviceId) as Record<string, unknown> | undefined;
+    return r ? toDevice(r) : undefined;
+  }
+
+  devices(workspaceId: string): DeviceRecord[] {
+    return (this.db.prepare(`SELECT * FROM bridge_devices WHERE workspace_id = ? ORDER BY device_id`).all(workspaceId) as Record<string, unknown>[]).map(toDevice);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+function toCall(r: Record<string, unknown>): StoredCall {
+  const c: StoredCall = {
+    call_id: r['call_id'] as string,
+    workspace_id: r['workspace_id'] as string,
+    device_id: r['device_id'] as string,
+    function: r['function'] as string,
+    state: r['state'] as BridgeCallState,
+    created_at: r['created_at'] as string,
+    updated_at: r['updated_at'] as string,
+    timeline: JSON.parse(r['timeline'] as string) as CallRecord['timeline'],
+    args_digest: r['args_digest'] as string,
+    params: JSON.parse(r['params'] as string) as InvokeParams,
+    deadline_ms: r['deadline_ms'] as number,
+    bridge_outcome: r['bridge_outcome'] === 1,
+  };
+  if (typeof r['outcome'] === 'string') c.outcome = JSON.parse(r['outcome']) as Outcome;
+  return c;
+}
+
+function toDevice(r: Record<string, unknown>): DeviceRecord {
+  return {
+    device_id: r['device_id'] as string,
+    workspace_id: r['workspace_id'] as string,
+    user_id: r['user_id'] as string,
+    name: (r['name'] as string | null) ?? null,
+    platform: (r['platform'] as string | null) ?? null,
+    arch: (r['arch'] as string | null) ?? null,
+    client_version: (r['client_version'] as string | null) ?? null,
+    last_seen: (r['last_seen'] as string | null) ?? null,
+    functions: JSON.parse(r['functions'] as string) as Descriptor[],
+    functions_revision: r['functions_revision'] as number,
+    adapter_card: typeof r['adapter_card'] === 'string' ? (JSON.parse(r['adapter_card']) as Record<string, unknown>) : null,
+  };
+}
+
+/** The public call record (§10) of a stored call. */
+export function publicRecord(c: StoredCall): CallRecord {
+  const r: CallRecord = {
+    call_id: c.call_id,
+    workspace_id: c.workspace_id,
+    device_id: c.device_id,
+    function: c.function,
+    state: c.state,
+    created_at: c.created_at,
+    updated_at: c.updated_at,
+    timeline: c.timeline,
+  };
+  if (c.outcome) r.outcome = c.outcome;
+  return r;
+}

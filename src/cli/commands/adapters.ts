@@ -1,0 +1,201 @@
+/**
+ * CLI for adapter authors and users: `adapter validate|sign|verify|keygen`, `adapters add|remove|list`,
+ * `keys import|list`. Commands that change what the agent runs go through the running agent's local
+ * endpoint when there is one, so the change applies at once; otherwise they write the data directory.
+ */
+import { writeFile, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { exportJWK, generateKeyPair } from 'jose';
+import { defaultDataDir, loadAgentConfig, type AgentConfig } from '../../config/agent-config.js';
+import { callLocal, findRunningAgent } from '../../endpoint/local-client.js';
+import { AdapterRegistry } from '../../discovery/registry.js';
+import { REGISTRY_METHODS } from '../../discovery/registry-methods.js';
+import { fetchRemoteCard } from '../../discovery/remote-adapter.js';
+import { importedKeysFile, parseJwks, TrustStore } from '../../discovery/trust-store.js';
+import { loadSigningKeyFile, signAdapterDir, validateAdapterDir, verifyAdapterDir } from '../../discovery/adapter-tools.js';
+import { CARD_ALGORITHMS, type CardAlgorithm } from '../../discovery/card-sign.js';
+
+interface DirOpts {
+  dataDir?: string;
+  config?: string;
+}
+
+function configOf(o: DirOpts): AgentConfig | undefined {
+  return o.config ? loadAgentConfig(o.config) : undefined;
+}
+
+function dataDirOf(o: DirOpts): string {
+  if (o.dataDir) return path.resolve(o.dataDir);
+  return configOf(o)?.data_dir ?? defaultDataDir();
+}
+
+async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
+  if (o.trust?.length) {
+    const keys = [];
+    for (const f of o.trust) keys.push(...parseJwks(JSON.parse(await readFile(f, 'utf8'))));
+    return TrustStore.of(keys);
+  }
+  return TrustStore.load({ files: configOf(o)?.trust?.keys ?? [], importedFile: importedKeysFile(dataDirOf(o)) });
+}
+
+const withDirOptions = (c: Command): Command =>
+  c.option('--data-dir <dir>', "the agent's data directory").option('--config <file>', 'read data_dir, adapters and trust from this agent config file');
+
+function fail(msg: string): never {
+  process.stderr.write(`${msg}\n`);
+  process.exit(1);
+}
+
+async function readCa(file: string | undefined): Promise<Buffer | undefined> {
+  return file ? readFile(file) : undefined;
+}
+
+/** Registers `adapter …`, `adapters …` and `keys …` on the program. */
+export function registerAdapterCommands(program: Command): void {
+  const adapter = program.command('adapter').description('write, sign and check third-party adapters');
+
+  adapter
+    .command('validate <dir>')
+    .description('check an adapter folder against the manifest schemas before signing')
+    .action(async (dir: string) => {
+      const problems = await validateAdapterDir(dir);
+      if (problems.length) fail(problems.map((p) => `✗ ${p}`).join('\n'));
+      process.stdout.write(`✓ ${dir} is a valid adapter\n`);
+    });
+
+  adapter
+    .command('keygen <private-jwk-file>')
+    .description('create a signing key pair: a private JWK (0600) and its public JWKS next to it (.jwks)')
+    .requiredOption('--kid <kid>', 'key id to publish')
+    .option('--alg <alg>', `one of ${CARD_ALGORITHMS.join(', ')}`, 'ES256')
+    .action(async (file: string, o: { kid: string; alg: string }) => {
+      if (!CARD_ALGORITHMS.includes(o.alg as CardAlgorithm)) fail(`--alg must be one of ${CARD_ALGORITHMS.join(', ')}`);
+      const { privateKey, publicKey } = await generateKeyPair(o.alg, { extractable: true });
+      const meta = { kid: o.kid, alg: o.alg };
+      await writeFile(file, JSON.stringify({ ...(await exportJWK(privateKey)), ...meta }, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
+      const pub = file.replace(/(\.private)?(\.jwk)?\.json$/, '') + '.jwks';
+      await writeFile(pub, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), ...meta, use: 'sig' }] }, null, 2) + '\n');
+      process.stdout.write(`private key: ${file} (keep it secret)\npublic JWKS: ${pub} (give this to users: aios-device keys import ${path.basename(pub)})\n`);
+    });
+
+  adapter
+    .command('sign <dir>')
+    .description('bind the folder\'s code into its card and sign it; writes <dir>/adapter.json')
+    .requiredOption('--key <private-jwk-file>', 'private JWK with kid (and alg)')
+    .option('--kid <kid>', 'override the key id')
+    .action(async (dir: string, o: { key: string; kid?: string }) => {
+      const problems = (await validateAdapterDir(dir)).filter((p) => !p.startsWith('signed code binding'));
+      if (problems.length) fail(problems.map((p) => `✗ ${p}`).join('\n'));
+      const card = await signAdapterDir(dir, await loadSigningKeyFile(o.key, o.kid));
+      process.stdout.write(`✓ signed ${card.adapter.id} ${card.adapter.version} with ${card.signature?.key_id}: ${Object.keys(card.code?.files ?? {}).length} files bound\n`);
+    });
+
+  withDirOptions(
+    adapter
+      .command('verify <dir-or-url>')
+      .description('verify a folder (against the trust store) or an https URL (trust store or the origin JWKS) as the agent would')
+      .option('--trust <jwks...>', 'trust only these JWKS files instead of the trust store')
+      .option('--ca <pem>', 'extra CA certificate for https'),
+  ).action(async (target: string, o: DirOpts & { trust?: string[]; ca?: string }) => {
+    const trust = await trustOf(o);
+    try {
+      if (/^https?:\/\//.test(target)) {
+        const r = await fetchRemoteCard(target, { trust, ca: await readCa(o.ca) });
+        process.stdout.write(`✓ ${r.card.adapter.id} ${r.card.adapter.version}: signature by ${r.kid} (${r.keySource}), ${r.card.skills.length} skills, rpc ${r.rpcUrl}\n`);
+      } else {
+        const r = await verifyAdapterDir(target, trust);
+        process.stdout.write(`✓ ${r.card.adapter.id} ${r.card.adapter.version}: signature by ${r.kid}, code matches\n`);
+      }
+    } catch (e) {
+      fail(`✗ ${(e as Error).message}`);
+    }
+  });
+
+  const adapters = program.command('adapters').description('the adapters this device offers');
+
+  withDirOptions(adapters.command('add <https-url>').description('register a remote adapter by URL').option('--ca <pem>', 'extra CA certificate for https')).action(
+    async (url: string, o: DirOpts & { ca?: string }) => {
+      const dataDir = dataDirOf(o);
+      const agent = await findRunningAgent(dataDir);
+      try {
+        if (agent && !o.ca) {
+          const info = (await callLocal(agent, REGISTRY_METHODS.addRemote, { url })) as { adapter: { id: string }; status: { available: boolean; reason?: string } };
+          process.stdout.write(`✓ added ${info.adapter.id} to the running agent (${info.status.available ? 'available' : `unavailable: ${info.status.reason}`})\n`);
+          return;
+        }
+        const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: await trustOf(o), dataDir, remoteCa: await readCa(o.ca), watch: false, inferFromDesktop: false });
+        const e = await reg.addRemote(url);
+        process.stdout.write(`✓ added ${e.id} (${e.card.skills.length} skills); the agent loads it at its next start${agent ? ' or `adapters refresh`' : ''}\n`);
+      } catch (e) {
+        fail(`✗ ${(e as Error).message}`);
+      }
+    },
+  );
+
+  withDirOptions(adapters.command('remove <adapter-id>').description('forget a remote adapter')).action(async (id: string, o: DirOpts) => {
+    const dataDir = dataDirOf(o);
+    const agent = await findRunningAgent(dataDir);
+    const removed = agent
+      ? ((await callLocal(agent, REGISTRY_METHODS.removeRemote, { adapter_id: id })) as { removed: boolean }).removed
+      : await new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([]), dataDir, watch: false, inferFromDesktop: false }).removeRemote(id);
+    if (!removed) fail(`✗ no remote adapter ${id}`);
+    process.stdout.write(`✓ removed ${id}\n`);
+  });
+
+  withDirOptions(adapters.command('list').description('list adapters with their status and reasons').option('--json', 'print JSON')).action(async (o: DirOpts & { json?: boolean }) => {
+    const dataDir = dataDirOf(o);
+    const agent = await findRunningAgent(dataDir);
+    let rows: { id: string; name: string; version: string; skills_count: number; status: string; reason?: string; warning?: string }[];
+    if (agent) {
+      const res = (await callLocal(agent, REGISTRY_METHODS.search, { limit: 1000 })) as { adapters: { id: string; name: string; version: string; skills_count: number; status: string }[] };
+      rows = [];
+      for (const a of res.adapters) {
+        const info = (await callLocal(agent, REGISTRY_METHODS.info, { adapter_id: a.id })) as { status: { reason?: string; warning?: string } };
+        rows.push({ ...a, ...(info.status.reason && { reason: info.status.reason }), ...(info.status.warning && { warning: info.status.warning }) });
+      }
+    } else {
+      const cfg = configOf(o);
+      const reg = new AdapterRegistry({
+        ...(cfg?.adapters?.dirs && { dirs: cfg.adapters.dirs }),
+        developerMode: cfg?.adapters?.developer_mode === true,
+        trust: await trustOf(o),
+        dataDir,
+        watch: false,
+        inferFromDesktop: false,
+      });
+      await reg.start();
+      rows = reg.listAdapters().map((e) => ({
+        id: e.id, name: e.card.adapter.name, version: e.card.adapter.version, skills_count: e.card.skills.length,
+        status: e.status.available ? 'available' : 'unavailable',
+        ...(e.status.reason && { reason: e.status.reason }), ...(e.status.warning && { warning: e.status.warning }),
+      }));
+      await reg.stop();
+    }
+    if (o.json) {
+      process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+      return;
+    }
+    if (!rows.length) process.stdout.write('no adapters\n');
+    for (const r of rows) {
+      process.stdout.write(`${r.status === 'available' ? '✓' : '✗'} ${r.id} ${r.version}  ${r.name}  (${r.skills_count} skills)\n`);
+      if (r.warning) process.stdout.write(`    ⚠ ${r.warning}\n`);
+      if (r.reason) process.stdout.write(`    ${r.reason}\n`);
+    }
+  });
+
+  const keys = program.command('keys').description('keys trusted for adapter signatures');
+  withDirOptions(keys.command('import <jwks-file>').description('trust the public keys of a JWKS file')).action(async (file: string, o: DirOpts) => {
+    try {
+      const trust = await TrustStore.load({ files: configOf(o)?.trust?.keys ?? [], importedFile: importedKeysFile(dataDirOf(o)) });
+      const added = await trust.importJwks(JSON.parse(await readFile(file, 'utf8')));
+      process.stdout.write(added.length ? `✓ now trusting ${added.join(', ')}\n` : 'these keys were already trusted\n');
+    } catch (e) {
+      fail(`✗ ${(e as Error).message}`);
+    }
+  });
+  withDirOptions(keys.command('list').description('list trusted keys and where they come from')).action(async (o: DirOpts) => {
+    const trust = await trustOf(o);
+    for (const k of trust.list()) process.stdout.write(`${k.kid}  ${k.kty}  ${k.source}\n`);
+  });
+}

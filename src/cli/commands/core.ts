@@ -1,0 +1,166 @@
+/**
+ * The core subcommands: bridge, run, invoke, functions, status.
+ */
+import { readFileSync, existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadAgentConfig } from '../../config/agent-config.js';
+import { loadBridgeConfig } from '../../config/bridge-config.js';
+import { createLogger } from '../../agent/logger.js';
+import { startAgent } from '../../agent/start-agent.js';
+import { startBridge } from '../../bridge/start-bridge.js';
+import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_PENDING, EXIT_USAGE, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
+import { onShutdownSignals, UsageError } from '../process.js';
+
+/** Default runtime profile written by the demo. */
+export const DEFAULT_PROFILE = '.demo/runtime.json';
+
+function profileFrom(opts: { runtime?: string; bridge?: string; token?: string; workspace?: string; device?: string }): RuntimeProfile {
+  const env = process.env;
+  const file = opts.runtime ?? env['AIOS_RUNTIME_PROFILE'] ?? DEFAULT_PROFILE;
+  const explicit = opts.bridge ?? env['AIOS_BRIDGE_URL'];
+  const base: Partial<RuntimeProfile> = explicit ? {} : readProfile(resolve(file));
+  const p = {
+    bridge_url: explicit ?? base.bridge_url,
+    token: opts.token ?? env['AIOS_RUNTIME_TOKEN'] ?? base.token,
+    workspace_id: opts.workspace ?? env['AIOS_WORKSPACE'] ?? base.workspace_id,
+    device_id: opts.device ?? env['AIOS_DEVICE'] ?? base.device_id,
+  };
+  for (const k of ['bridge_url', 'token', 'workspace_id'] as const) if (!p[k]) throw new UsageError(`missing ${k}: pass --${k === 'bridge_url' ? 'bridge' : k === 'workspace_id' ? 'workspace' : 'token'} or a --runtime profile`);
+  return p as RuntimeProfile;
+}
+
+function runtimeOptions(c: Command): Command {
+  return c
+    .option('--runtime <file>', `runtime profile JSON (default ${DEFAULT_PROFILE}, written by the demo)`)
+    .option('--bridge <url>', 'bridge base URL (overrides the profile)')
+    .option('--token <token>', 'runtime token (or AIOS_RUNTIME_TOKEN)')
+    .option('--workspace <id>', 'workspace id')
+    .option('--device <id>', 'device id');
+}
+
+function parseArgs(text: string | undefined, file: string | undefined): Record<string, unknown> {
+  let raw = text ?? '{}';
+  if (file) raw = readFileSync(file, 'utf8');
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    throw new UsageError('--args must be a JSON object, e.g. --args \'{"path":"a.txt"}\'');
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new UsageError('--args must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/** Registers bridge, run, invoke, functions, status. */
+export function registerCoreCommands(program: Command): void {
+  program
+    .command('bridge')
+    .description('run the reference bridge')
+    .requiredOption('-c, --config <file>', 'bridge config (YAML or JSON)')
+    .action(async (o: { config: string }) => {
+      const cfg = loadBridgeConfig(o.config);
+      const log = createLogger({ name: 'aios-bridge', ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
+      const b = await startBridge(cfg, log);
+      process.stderr.write(`bridge listening on ${b.url} (devices connect to ${b.url.replace(/^http/, 'ws')}/v1/device)\n`);
+      onShutdownSignals(() => b.stop());
+    });
+
+  program
+    .command('run')
+    .description('run the device agent headless')
+    .requiredOption('-c, --config <file>', 'agent config (YAML or JSON), PROTOCOL.md §11')
+    .action(async (o: { config: string }) => {
+      const cfg = loadAgentConfig(o.config);
+      const log = createLogger({ ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
+      const a = await startAgent(cfg, log);
+      process.stderr.write(`agent ready: ${a.agent.registry.ids().length} functions; endpoint file ${a.endpointFile}\n`);
+      onShutdownSignals(() => a.stop());
+    });
+
+  runtimeOptions(
+    program
+      .command('invoke <function>')
+      .description('call a device function through the bridge, as a runtime would; exit code tells the state')
+      .option('-a, --args <json>', 'arguments as a JSON object', '{}')
+      .option('--args-file <file>', 'read the arguments JSON from a file')
+      .option('--call-id <id>', 'idempotency key (call_id); default: a new UUIDv7')
+      .option('--timeout-ms <ms>', 'execution timeout', (v) => Number.parseInt(v, 10))
+      .option('--confirm-timeout-ms <ms>', 'how long the user may take to confirm', (v) => Number.parseInt(v, 10))
+      .option('--no-wait', 'return as soon as the bridge accepted the call')
+      .option('--json', 'print the whole call record as JSON'),
+  ).action(async (fn: string, o: Record<string, unknown>) => {
+    const client = new RuntimeClient(profileFrom(o));
+    const args = parseArgs(o['args'] as string | undefined, o['argsFile'] as string | undefined);
+    try {
+      const { record } = await client.call(fn, args, {
+        wait: o['wait'] !== false,
+        ...(o['callId'] ? { call_id: o['callId'] as string } : {}),
+        ...(o['timeoutMs'] ? { timeout_ms: o['timeoutMs'] as number } : {}),
+        ...(o['confirmTimeoutMs'] ? { confirm_timeout_ms: o['confirmTimeoutMs'] as number } : {}),
+      });
+      if (o['json']) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
+      else printRecord(record);
+      process.exitCode = record.outcome ? (EXIT_BY_STATE[record.outcome.state] ?? 1) : EXIT_PENDING;
+    } catch (e) {
+      if (e instanceof BridgeHttpError) {
+        if (o['json']) process.stdout.write(JSON.stringify({ error: e.error }, null, 2) + '\n');
+        process.stderr.write(`bridge refused the call (${e.status}): ${e.error.type}: ${e.error.message}\n`);
+        if (e.error.details) process.stderr.write(`  details: ${JSON.stringify(e.error.details)}\n`);
+        process.exitCode = EXIT_BRIDGE_ERROR;
+        return;
+      }
+      throw e;
+    }
+  });
+
+  runtimeOptions(program.command('functions').description('list the functions a device offers').option('--json', 'print JSON')).action(async (o: Record<string, unknown>) => {
+    const p = profileFrom(o);
+    if (!p.device_id) throw new UsageError('pass --device');
+    const d = await new RuntimeClient(p).device(p.device_id);
+    const fns = (d['functions'] ?? []) as { id: string; name: string; permission_level: string; description: string }[];
+    if (o['json']) process.stdout.write(JSON.stringify(fns, null, 2) + '\n');
+    else for (const f of fns) process.stdout.write(`${f.id.padEnd(24)} ${f.permission_level.padEnd(9)} ${f.name}\n`);
+  });
+
+  runtimeOptions(
+    program.command('status').description('show the local agent (endpoint.json) and the devices the bridge knows').option('--data-dir <dir>', 'agent data directory').option('--json', 'print JSON'),
+  ).action(async (o: Record<string, unknown>) => {
+    const out: Record<string, unknown> = {};
+    const dataDir = (o['dataDir'] as string | undefined) ?? (existsSync('.demo/agent-data') ? '.demo/agent-data' : undefined);
+    if (dataDir) {
+      const f = join(dataDir, 'endpoint.json');
+      out['agent'] = existsSync(f) ? { ...JSON.parse(readFileSync(f, 'utf8')), since: statSync(f).mtime.toISOString() } : { running: false };
+    }
+    try {
+      out['devices'] = (await new RuntimeClient(profileFrom(o)).devices()).devices;
+    } catch (e) {
+      out['bridge'] = { error: (e as Error).message };
+    }
+    if (o['json']) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    else {
+      const agent = out['agent'] as Record<string, unknown> | undefined;
+      if (agent) process.stdout.write(agent['pid'] ? `agent: running (pid ${String(agent['pid'])}, version ${String(agent['version'])})\n` : 'agent: not running\n');
+      if (out['bridge']) process.stdout.write(`bridge: ${String((out['bridge'] as { error: string }).error)}\n`);
+      for (const d of (out['devices'] ?? []) as Record<string, unknown>[]) {
+        process.stdout.write(`device ${String(d['device_id'])}: ${d['online'] ? 'online' : 'offline'}  ${String(d['name'] ?? '')}  ${String(d['platform'] ?? '')} ${String(d['client_version'] ?? '')}  ${(d['functions'] as unknown[]).length} functions\n`);
+      }
+    }
+  });
+}
+
+/** Prints a call record for people. */
+export function printRecord(r: { call_id: string; function: string; state: string; outcome?: { state: string; output?: unknown; error: { type: string; message: string; details?: unknown } | null; replayed: boolean; duration_ms: number | null } }): void {
+  const o = r.outcome;
+  if (!o) {
+    process.stdout.write(`${r.function} ${r.call_id}: ${r.state} (not finished yet; \`GET /v1/calls/${r.call_id}\` later)\n`);
+    return;
+  }
+  const head = `${o.state === 'completed' ? '✓' : '✗'} ${o.state} ${r.function} call_id=${r.call_id}${o.replayed ? ' (replayed: this call_id already ran; the stored outcome is returned)' : ''}${o.duration_ms !== null ? ` ${o.duration_ms} ms` : ''}`;
+  process.stdout.write(head + '\n');
+  if (o.error) {
+    process.stdout.write(`  ${o.error.type}: ${o.error.message}\n`);
+    if (o.error.details) process.stdout.write(`  details: ${JSON.stringify(o.error.details)}\n`);
+  }
+  if (o.output !== undefined) process.stdout.write(JSON.stringify(o.output, null, 2) + '\n');
+}

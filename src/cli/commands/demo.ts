@@ -1,0 +1,105 @@
+/**
+ * `aios-device demo`: one command that starts a local bridge and the agent with a demo workspace, a
+ * demo folder and freshly generated tokens, then says what to run next.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Command } from 'commander';
+import YAML from 'yaml';
+import { loadAgentConfig } from '../../config/agent-config.js';
+import { loadBridgeConfig } from '../../config/bridge-config.js';
+import { createLogger } from '../../agent/logger.js';
+import { startAgent } from '../../agent/start-agent.js';
+import { startBridge } from '../../bridge/start-bridge.js';
+import { onShutdownSignals } from '../process.js';
+
+const token = (prefix: string) => prefix + randomBytes(24).toString('base64url');
+
+/** Writes the demo's config files once (kept across runs so call history survives); returns their paths. */
+export function prepareDemo(dir: string, port: number): { bridgeConfig: string; agentConfig: string; profile: string; shared: string } {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const bridgeConfig = join(dir, 'bridge.yaml');
+  const agentConfig = join(dir, 'agent.yaml');
+  const profile = join(dir, 'runtime.json');
+  const shared = join(dir, 'shared');
+  mkdirSync(shared, { recursive: true });
+  if (!existsSync(join(shared, 'hello.txt'))) writeFileSync(join(shared, 'hello.txt'), 'Hello from the AIOS Device demo folder.\nThis file is shared with the agent (read and write).\n');
+  if (!existsSync(bridgeConfig)) {
+    const runtimeToken = token('rt_');
+    const deviceToken = token('dt_');
+    writeFileSync(
+      bridgeConfig,
+      YAML.stringify({
+        listen: { host: '127.0.0.1', port },
+        data_dir: './bridge-data',
+        runtime_tokens: { [runtimeToken]: { workspace_id: 'ws_demo', name: 'demo runtime' } },
+        device_tokens: { [deviceToken]: { workspace_id: 'ws_demo', user_id: 'usr_demo', device_id: 'dev_demo' } },
+      }),
+      { mode: 0o600 },
+    );
+    writeFileSync(join(dir, 'device-token'), deviceToken + '\n', { mode: 0o600 });
+    writeFileSync(profile, JSON.stringify({ bridge_url: `http://127.0.0.1:${port}`, token: runtimeToken, workspace_id: 'ws_demo', device_id: 'dev_demo' }, null, 2) + '\n', { mode: 0o600 });
+  }
+  if (!existsSync(agentConfig)) {
+    writeFileSync(
+      agentConfig,
+      YAML.stringify({
+        bridge: { url: `ws://127.0.0.1:${port}/v1/device`, token_file: './device-token' },
+        identity: { workspace_id: 'ws_demo', user_id: 'usr_demo', device_id: 'dev_demo', device_name: 'Demo device' },
+        data_dir: './agent-data',
+        local_endpoint: { host: '127.0.0.1', port: 0 },
+        grants: { files: [{ path: './shared', access: 'read_write', name: 'Demo' }] },
+        confirmations: { provider: 'auto', timeout_ms: 60000 },
+      }),
+      { mode: 0o600 },
+    );
+  }
+  return { bridgeConfig, agentConfig, profile, shared };
+}
+
+/** Registers `demo`. */
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description('start a local bridge and the agent with a demo workspace (no external services)')
+    .option('--dir <dir>', 'where the demo keeps its configs and data', '.demo')
+    .option('--port <port>', 'bridge port', (v) => Number.parseInt(v, 10), 8700)
+    .action(async (o: { dir: string; port: number }) => {
+      const dir = resolve(o.dir);
+      const files = prepareDemo(dir, o.port);
+      const bcfg = loadBridgeConfig(files.bridgeConfig);
+      const acfg = loadAgentConfig(files.agentConfig);
+      const blog = createLogger({ name: 'aios-bridge', file: join(dir, 'bridge.log') });
+      const alog = createLogger({ file: join(dir, 'agent.log') });
+      const bridge = await startBridge(bcfg, blog);
+      const agent = await startAgent(acfg, alog);
+      const rel = relative(process.cwd(), dir) || '.';
+      const cli = existsSync(resolve('dist/src/cli/main.js')) ? 'node dist/src/cli/main.js' : 'npx aios-device';
+      const profileNote = rel === '.demo' ? '' : ` --runtime ${join(rel, 'runtime.json')}`;
+      const token = (JSON.parse(readFileSync(files.profile, 'utf8')) as { token: string }).token;
+      process.stdout.write(
+        [
+          '',
+          'AIOS Device demo is running.',
+          `  bridge   ${bridge.url}   (runtime API, device WebSocket at /v1/device)`,
+          `  agent    device dev_demo in workspace ws_demo, ${agent.agent.registry.ids().length} functions`,
+          `  shared   ${files.shared}  (granted read_write as "Demo")`,
+          `  logs     ${join(rel, 'agent.log')}, ${join(rel, 'bridge.log')}`,
+          '',
+          'In another terminal, try:',
+          `  ${cli} invoke device.info${profileNote}`,
+          `  ${cli} invoke device.info --call-id demo-1${profileNote}     # run it twice: the second answer is replayed`,
+          `  ${cli} functions${profileNote}`,
+          `  curl -s -H 'Authorization: Bearer ${token}' ${bridge.url}/v1/devices`,
+          '',
+          'Ctrl-C stops both.',
+          '',
+        ].join('\n'),
+      );
+      onShutdownSignals(async () => {
+        await agent.stop();
+        await bridge.stop();
+      });
+    });
+}

@@ -1,0 +1,30 @@
+/**
+ * Process plumbing for the CLI: usage errors, clean shutdown on SIGTERM/SIGINT.
+ */
+
+/** A mistake in how the command was called; printed without a stack, exit 64. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Runs `stop` once on SIGTERM or SIGINT, then exits 0 (1 if stopping failed). */
+export function onShutdownSignals(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (sig: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${sig}: stopping…\n`);
+    stop().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        process.stderr.write(`stop failed: ${(e as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}

@@ -1,0 +1,97 @@
+/**
+ * A small client for the bridge's runtime HTTP API (§10), used by `invoke`, tests and benchmarks.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import type { CallRecord } from '../bridge/store.js';
+
+/** Where a runtime reaches the bridge and as whom. */
+export interface RuntimeProfile {
+  bridge_url: string;
+  token: string;
+  workspace_id: string;
+  device_id?: string;
+}
+
+/** An HTTP error answer from the bridge, with its §2 error body. */
+export class BridgeHttpError extends Error {
+  constructor(readonly status: number, readonly error: { code: number; type: string; message: string; retryable: boolean; details?: Record<string, unknown> }) {
+    super(`${error.type}: ${error.message}`);
+    this.name = 'BridgeHttpError';
+  }
+}
+
+/** Reads a runtime profile file (written by `aios-device demo`). */
+export function readProfile(file: string): RuntimeProfile {
+  if (!existsSync(file)) throw new Error(`no runtime profile at ${file}: start \`npm start\` first, or pass --bridge, --token and --workspace`);
+  return JSON.parse(readFileSync(file, 'utf8')) as RuntimeProfile;
+}
+
+/** Calls the runtime API. */
+export class RuntimeClient {
+  constructor(readonly profile: RuntimeProfile) {}
+
+  private async req<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    const res = await fetch(this.profile.bridge_url.replace(/\/$/, '') + path, {
+      method,
+      headers: { Authorization: `Bearer ${this.profile.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : {};
+    } catch {
+      throw new Error(`the bridge answered ${res.status} with a body that is not JSON`);
+    }
+    if (res.status >= 400) {
+      const err = (parsed as { error?: BridgeHttpError['error'] }).error ?? { code: 0, type: 'http_' + res.status, message: text.slice(0, 200), retryable: false };
+      throw new BridgeHttpError(res.status, err);
+    }
+    return { status: res.status, body: parsed as T };
+  }
+
+  /** POST /v1/calls. */
+  async call(fn: string, args: Record<string, unknown>, opts: { device_id?: string; call_id?: string; timeout_ms?: number; confirm_timeout_ms?: number; wait?: boolean; wait_timeout_ms?: number } = {}): Promise<{ status: number; record: CallRecord }> {
+    const device = opts.device_id ?? this.profile.device_id;
+    if (!device) throw new Error('no device: pass --device');
+    const body: Record<string, unknown> = { workspace_id: this.profile.workspace_id, device_id: device, function: fn, arguments: args, wait: opts.wait ?? true };
+    for (const k of ['call_id', 'timeout_ms', 'confirm_timeout_ms', 'wait_timeout_ms'] as const) if (opts[k] !== undefined) body[k] = opts[k];
+    const r = await this.req<CallRecord>('POST', '/v1/calls', body);
+    return { status: r.status, record: r.body };
+  }
+
+  async getCall(callId: string): Promise<CallRecord> {
+    return (await this.req<CallRecord>('GET', `/v1/calls/${encodeURIComponent(callId)}`)).body;
+  }
+
+  async cancel(callId: string, reason?: string): Promise<CallRecord> {
+    return (await this.req<CallRecord>('POST', `/v1/calls/${encodeURIComponent(callId)}/cancel`, reason ? { reason } : {})).body;
+  }
+
+  async devices(): Promise<{ devices: Record<string, unknown>[] }> {
+    return (await this.req<{ devices: Record<string, unknown>[] }>('GET', `/v1/devices?workspace_id=${encodeURIComponent(this.profile.workspace_id)}`)).body;
+  }
+
+  async device(id: string): Promise<Record<string, unknown>> {
+    return (await this.req<Record<string, unknown>>('GET', `/v1/devices/${encodeURIComponent(id)}`)).body;
+  }
+
+  /** Waits until the call is terminal (polling), up to `ms`. */
+  async waitTerminal(callId: string, ms: number): Promise<CallRecord> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const r = await this.getCall(callId);
+      if (r.outcome || Date.now() > end) return r;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+}
+
+/** Exit code of `invoke` by the call's state. */
+export const EXIT_BY_STATE: Record<string, number> = { completed: 0, failed: 1, rejected: 2, cancelled: 3, expired: 4, unknown: 5 };
+/** Exit code when the call is not finished when `invoke` stops waiting. */
+export const EXIT_PENDING = 6;
+/** Exit code when the bridge refused the request (HTTP error). */
+export const EXIT_BRIDGE_ERROR = 10;
+/** Exit code for usage and config errors. */
+export const EXIT_USAGE = 64;

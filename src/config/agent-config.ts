@@ -1,0 +1,116 @@
+/**
+ * The agent's config file (PROTOCOL.md §11): schema, defaults and loading.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { checkConfig, readConfigFile, resolvePath, ConfigError } from './load.js';
+
+const S = Type.String({ minLength: 1 });
+const strict = { additionalProperties: false } as const;
+const Decision = Type.Union([Type.Literal('allow'), Type.Literal('ask'), Type.Literal('deny')]);
+
+/** Schema of the agent config; unknown keys are errors. */
+export const AgentConfigSchema = Type.Object(
+  {
+    bridge: Type.Optional(Type.Object({ url: Type.Optional(S), token_file: Type.Optional(S), token: Type.Optional(S) }, strict)),
+    identity: Type.Optional(
+      Type.Object({ workspace_id: Type.Optional(S), user_id: Type.Optional(S), device_id: Type.Optional(S), device_name: Type.Optional(S) }, strict),
+    ),
+    data_dir: Type.Optional(S),
+    local_endpoint: Type.Optional(
+      Type.Object({ host: Type.Optional(S), port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })), socket: Type.Optional(Type.Union([S, Type.Literal(false)])), enabled: Type.Optional(Type.Boolean()) }, strict),
+    ),
+    grants: Type.Optional(
+      Type.Object(
+        {
+          files: Type.Optional(Type.Array(Type.Object({ path: S, access: Type.Union([Type.Literal('read'), Type.Literal('read_write')]), name: Type.Optional(S) }, strict))),
+          serial: Type.Optional(Type.Array(S)),
+          printers: Type.Optional(Type.Array(S)),
+          cameras: Type.Optional(Type.Array(S)),
+          bluetooth: Type.Optional(Type.Array(S)),
+        },
+        strict,
+      ),
+    ),
+    policy: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)+$' }), Decision)),
+    confirmations: Type.Optional(
+      Type.Object({ provider: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('ui'), Type.Literal('tty'), Type.Literal('none')])), timeout_ms: Type.Optional(Type.Integer({ minimum: 1000 })) }, strict),
+    ),
+    functions: Type.Optional(Type.Object({ disabled: Type.Optional(Type.Array(S)) }, strict)),
+    adapters: Type.Optional(Type.Object({ dirs: Type.Optional(Type.Array(S)), developer_mode: Type.Optional(Type.Boolean()), builtin: Type.Optional(Type.Array(S)) }, strict)),
+    trust: Type.Optional(Type.Object({ keys: Type.Optional(Type.Array(S)) }, strict)),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          max_concurrent_calls: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+          dedupe_retention_s: Type.Optional(Type.Integer({ minimum: 60 })),
+          max_message_bytes: Type.Optional(Type.Integer({ minimum: 65536, maximum: 16 * 1024 * 1024 })),
+        },
+        strict,
+      ),
+    ),
+    journal: Type.Optional(Type.Object({ synchronous: Type.Optional(Type.Union([Type.Literal('normal'), Type.Literal('full')])) }, strict)),
+    log: Type.Optional(
+      Type.Object({ level: Type.Optional(Type.Union(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((x) => Type.Literal(x)))), file: Type.Optional(S) }, strict),
+    ),
+    handlers: Type.Optional(Type.Record(S, Type.Object({}, { additionalProperties: true }))),
+  },
+  strict,
+);
+
+/** The config as written. */
+export type AgentConfigFile = Static<typeof AgentConfigSchema>;
+
+/** The config with defaults applied and paths resolved. */
+export interface AgentConfig extends AgentConfigFile {
+  data_dir: string;
+  limits: { max_concurrent_calls: number; dedupe_retention_s: number; max_message_bytes: number };
+  confirmations: { provider: 'auto' | 'ui' | 'tty' | 'none'; timeout_ms: number };
+  /** The file it came from (for messages), or '(inline)'. */
+  source: string;
+}
+
+/** Default data directory per platform. */
+export function defaultDataDir(): string {
+  if (process.platform === 'win32') return join(process.env['LOCALAPPDATA'] ?? homedir(), 'AIOS Device');
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'AIOS Device');
+  return join(process.env['XDG_DATA_HOME'] ?? join(homedir(), '.local', 'share'), 'aios-device');
+}
+
+/** Validates a parsed document and applies defaults. */
+export function normalizeAgentConfig(doc: unknown, source = '(inline)'): AgentConfig {
+  const c = checkConfig<AgentConfigFile>(source, doc, AgentConfigSchema);
+  const rel = (p: string) => (source === '(inline)' ? p : resolvePath(source, p));
+  const problems: string[] = [];
+  for (const [fn, decision] of Object.entries(c.policy ?? {})) {
+    if (decision === 'allow' && /\.delete$/.test(fn)) {
+      // Critical functions are checked again at start-up against the registry; this catches the obvious case early.
+      problems.push(`"policy.${fn}" cannot be allow: critical functions always ask`);
+    }
+  }
+  if (c.bridge?.token && c.bridge?.token_file) problems.push('"bridge.token" and "bridge.token_file" are exclusive: give one');
+  if (problems.length) throw new ConfigError(source, problems);
+  const out: AgentConfig = {
+    ...c,
+    source,
+    data_dir: c.data_dir ? rel(c.data_dir) : defaultDataDir(),
+    limits: {
+      max_concurrent_calls: c.limits?.max_concurrent_calls ?? 8,
+      dedupe_retention_s: c.limits?.dedupe_retention_s ?? 86_400,
+      max_message_bytes: c.limits?.max_message_bytes ?? 1024 * 1024,
+    },
+    confirmations: { provider: c.confirmations?.provider ?? 'auto', timeout_ms: c.confirmations?.timeout_ms ?? 60_000 },
+  };
+  if (c.bridge?.token_file) out.bridge = { ...c.bridge, token_file: rel(c.bridge.token_file) };
+  if (c.grants?.files) out.grants = { ...c.grants, files: c.grants.files.map((g) => ({ ...g, path: rel(g.path) })) };
+  if (c.adapters?.dirs) out.adapters = { ...c.adapters, dirs: c.adapters.dirs.map(rel) };
+  if (c.trust?.keys) out.trust = { keys: c.trust.keys.map(rel) };
+  if (c.log?.file) out.log = { ...c.log, file: rel(c.log.file) };
+  return out;
+}
+
+/** Loads and checks an agent config file. */
+export function loadAgentConfig(file: string): AgentConfig {
+  return normalizeAgentConfig(readConfigFile(file), file);
+}

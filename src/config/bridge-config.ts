@@ -1,0 +1,70 @@
+/**
+ * The reference bridge's config file (PROTOCOL.md §11).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { checkConfig, readConfigFile, resolvePath } from './load.js';
+
+const S = Type.String({ minLength: 1 });
+const strict = { additionalProperties: false } as const;
+
+/** Schema of the bridge config; unknown keys are errors. */
+export const BridgeConfigSchema = Type.Object(
+  {
+    listen: Type.Optional(Type.Object({ host: Type.Optional(S), port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })) }, strict)),
+    data_dir: S,
+    public_url: Type.Optional(S),
+    min_client_version: Type.Optional(Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+' })),
+    runtime_tokens: Type.Optional(Type.Record(S, Type.Object({ workspace_id: S, name: Type.Optional(S) }, strict))),
+    device_tokens: Type.Optional(Type.Record(S, Type.Object({ workspace_id: S, user_id: S, device_id: S }, strict))),
+    heartbeat_ms: Type.Optional(Type.Integer({ minimum: 100 })),
+    runtime_rate_limit: Type.Optional(Type.Object({ per_second: Type.Number({ exclusiveMinimum: 0 }), burst: Type.Integer({ minimum: 1 }) }, strict)),
+    max_message_bytes: Type.Optional(Type.Integer({ minimum: 65536 })),
+    lease_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    blobs: Type.Optional(Type.Object({ max_bytes: Type.Optional(Type.Integer({ minimum: 1 })), ttl_s: Type.Optional(Type.Integer({ minimum: 1 })) }, strict)),
+    users: Type.Optional(
+      Type.Array(Type.Object({ id: S, name: Type.Optional(S), password_hash: S, workspaces: Type.Array(S) }, strict)),
+    ),
+    access_token_ttl_s: Type.Optional(Type.Integer({ minimum: 30 })),
+    refresh_token_ttl_s: Type.Optional(Type.Integer({ minimum: 60 })),
+    log: Type.Optional(Type.Object({ level: Type.Optional(S), file: Type.Optional(S) }, strict)),
+  },
+  strict,
+);
+
+export type BridgeConfigFile = Static<typeof BridgeConfigSchema>;
+
+/** Bridge config with defaults applied. */
+export interface BridgeConfig extends BridgeConfigFile {
+  listen: { host: string; port: number };
+  min_client_version: string;
+  runtime_tokens: Record<string, { workspace_id: string; name?: string }>;
+  device_tokens: Record<string, { workspace_id: string; user_id: string; device_id: string }>;
+  heartbeat_ms: number;
+  lease_ms: number;
+  runtime_rate_limit: { per_second: number; burst: number };
+  max_message_bytes: number;
+  source: string;
+}
+
+/** Validates and applies defaults. */
+export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): BridgeConfig {
+  const c = checkConfig<BridgeConfigFile>(source, doc, BridgeConfigSchema);
+  return {
+    ...c,
+    source,
+    data_dir: source === '(inline)' ? c.data_dir : resolvePath(source, c.data_dir),
+    listen: { host: c.listen?.host ?? '127.0.0.1', port: c.listen?.port ?? 8700 },
+    min_client_version: c.min_client_version ?? '0.0.0',
+    runtime_tokens: c.runtime_tokens ?? {},
+    device_tokens: c.device_tokens ?? {},
+    heartbeat_ms: c.heartbeat_ms ?? 20_000,
+    lease_ms: c.lease_ms ?? 300_000,
+    runtime_rate_limit: c.runtime_rate_limit ?? { per_second: 200, burst: 400 },
+    max_message_bytes: c.max_message_bytes ?? 1024 * 1024,
+  };
+}
+
+/** Loads and checks a bridge config file. */
+export function loadBridgeConfig(file: string): BridgeConfig {
+  return normalizeBridgeConfig(readConfigFile(file), file);
+}

@@ -1,0 +1,118 @@
+/**
+ * What adapter authors run (`aios-device adapter validate|sign|verify`): read an adapter folder's manifest,
+ * bind its code, sign the card, and check a folder or URL the way the agent will.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { importJWK, type JWK } from 'jose';
+import { schemaValidator } from '../protocol/schema-validator.js';
+import { CARD_ALGORITHMS, publicOnly, signCard, verifyCard, type CardAlgorithm, type CardSigningKey } from './card-sign.js';
+import { checkCodeBinding, computeCodeBinding } from './code-binding.js';
+import { CARD_FILE, TOOL_YAML_FILE } from './adapter-scanner.js';
+import { CODE_BINDING_EXTENSION, validateCard, type AdapterCard } from './manifest-schemas.js';
+import { parseToolYaml, toolYamlToCard } from './tool-yaml.js';
+import type { TrustStore } from './trust-store.js';
+
+/** The folder's card (from `adapter.json`, else mapped from `tool.aios.yaml`) and the code entry. */
+export async function readAdapterManifest(dir: string): Promise<{ card: AdapterCard; entry: string | undefined; from: 'card' | 'yaml' }> {
+  const cardText = await readFile(join(dir, CARD_FILE), 'utf8').catch(() => undefined);
+  if (cardText !== undefined) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(cardText);
+    } catch {
+      throw new Error(`${CARD_FILE} is not valid JSON`);
+    }
+    const v = validateCard(raw);
+    if (v.length) throw new Error(`${CARD_FILE} does not match its schema: ${v.map((x) => `${x.pointer || '/'} ${x.message}`).join('; ')}`);
+    const card = raw as AdapterCard;
+    return { card, entry: card.code?.entry, from: 'card' };
+  }
+  const yamlText = await readFile(join(dir, TOOL_YAML_FILE), 'utf8').catch(() => undefined);
+  if (yamlText === undefined) throw new Error(`neither ${CARD_FILE} nor ${TOOL_YAML_FILE} found in ${dir}`);
+  const y = parseToolYaml(yamlText);
+  return { card: toolYamlToCard(y), entry: y.entry, from: 'yaml' };
+}
+
+/** Problems a folder has before signing (schemas of skills, ids, entry); [] when it is fine. */
+export async function validateAdapterDir(dir: string): Promise<string[]> {
+  let m;
+  try {
+    m = await readAdapterManifest(dir);
+  } catch (e) {
+    return [(e as Error).message];
+  }
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const s of m.card.skills) {
+    if (seen.has(s.id)) problems.push(`skill id ${s.id} is repeated`);
+    seen.add(s.id);
+    for (const k of ['input_schema', 'output_schema'] as const) {
+      const schema = s[k];
+      if (!schema) continue;
+      if (JSON.stringify(schema).includes('"$ref":"http')) problems.push(`skill ${s.id} ${k} uses a remote $ref`);
+      try {
+        schemaValidator.compile(schema);
+      } catch (e) {
+        problems.push(`skill ${s.id} ${k} is not a valid JSON Schema: ${(e as Error).message}`);
+      }
+    }
+  }
+  if (!m.entry) problems.push('no code entry (tool.aios.yaml `entry`, or `code.entry` in adapter.json)');
+  else {
+    try {
+      await computeCodeBinding(dir, m.entry);
+    } catch (e) {
+      problems.push((e as Error).message);
+    }
+  }
+  if (m.card.signature && m.card.code) {
+    const mismatch = await checkCodeBinding(dir, m.card.code);
+    if (mismatch) problems.push(`signed code binding no longer matches: ${mismatch}`);
+  }
+  return problems;
+}
+
+/** Reads a private JWK file (with `kid`; `alg` defaults to ES256) as a signing key. */
+export async function loadSigningKeyFile(path: string, kidOverride?: string): Promise<CardSigningKey> {
+  const jwk = JSON.parse(await readFile(path, 'utf8')) as JWK;
+  const kid = kidOverride ?? jwk.kid;
+  if (!kid) throw new Error('the key file has no kid; pass --kid');
+  const alg = (jwk.alg ?? (jwk.kty === 'OKP' ? 'EdDSA' : jwk.kty === 'RSA' ? 'RS256' : 'ES256')) as CardAlgorithm;
+  if (!CARD_ALGORITHMS.includes(alg)) throw new Error(`algorithm ${alg} is not accepted for cards`);
+  if (!jwk.d) throw new Error('the key file holds no private key');
+  const privateKey = await importJWK(jwk, alg);
+  if (privateKey instanceof Uint8Array) throw new Error('a symmetric key cannot sign cards');
+  return { kid, alg, privateKey, publicJwk: { ...publicOnly(jwk), kid, alg } };
+}
+
+/** Binds the folder's code into its card, signs it, and writes `adapter.json`. Returns the signed card. */
+export async function signAdapterDir(dir: string, key: CardSigningKey): Promise<AdapterCard> {
+  const { card, entry } = await readAdapterManifest(dir);
+  if (!entry) throw new Error('no code entry to bind (tool.aios.yaml `entry`, or `code.entry` in adapter.json)');
+  const { signature: _old, ...unsigned } = card;
+  const code = await computeCodeBinding(dir, entry);
+  const extensions = [...new Set([...(unsigned.extensions ?? []), CODE_BINDING_EXTENSION])];
+  const signed = await signCard({ ...unsigned, extensions, code }, key);
+  const file = join(dir, CARD_FILE);
+  await writeFile(`${file}.tmp`, JSON.stringify(signed, null, 2) + '\n');
+  await rename(`${file}.tmp`, file);
+  return signed;
+}
+
+/** Checks a folder as the agent will: signature against the trust store, then the code binding. */
+export async function verifyAdapterDir(dir: string, trust: TrustStore): Promise<{ card: AdapterCard; kid: string }> {
+  const text = await readFile(join(dir, CARD_FILE), 'utf8').catch(() => undefined);
+  if (text === undefined) throw new Error(`${CARD_FILE} not found: the folder is not signed`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new Error(`${CARD_FILE} is not valid JSON`);
+  }
+  const v = await verifyCard(raw, (kid) => trust.resolve(kid));
+  if (!v.card.code) throw new Error('the signed card binds no code');
+  const mismatch = await checkCodeBinding(dir, v.card.code);
+  if (mismatch) throw new Error(mismatch);
+  return { card: v.card, kid: v.kid };
+}

@@ -1,0 +1,448 @@
+/**
+ * The adapter registry (PROTOCOL.md §7.3, §7.4): built-in handlers, local third-party adapters, remote
+ * adapters and `.desktop` inferences in one list; the functions of loaded third-party adapters; change
+ * events; and the `aios/registry.*` methods with their subscribers.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { jcs } from '../protocol/hash.js';
+import { PROTOCOL_VERSION, type ToolsChanged } from '../protocol/messages.js';
+import { RPC, RpcError } from '../protocol/errors.js';
+import type { DescriptorInput, FunctionDefinition, HandlerEnv, Logger } from '../sdk/index.js';
+import type { RpcContext, RpcMethod } from '../endpoint/rpc-methods.js';
+import { defaultAdapterDirs, scanAdapterDirs, selectByPriority, type AdapterCandidate } from './adapter-scanner.js';
+import { AdapterWatcher, COALESCE_MS } from './adapter-watcher.js';
+import { boundFiles, sha256Tag } from './code-binding.js';
+import { defaultDesktopDirs, processRunning, scanDesktopEntries, type DesktopEntry } from './desktop-entries.js';
+import { prepareLocalAdapter, softwareInstalled, type AdapterStatus } from './local-adapter.js';
+import type { AdapterCard, CardSkill } from './manifest-schemas.js';
+import {
+  AddRemoteParams, checkParams, InfoParams, RefreshParams, REGISTRY_METHODS, RemoveRemoteParams, SearchParams,
+  SubscribeParams, UnsubscribeParams, type RefreshScope, type SubscribeEvent,
+} from './registry-methods.js';
+import { fetchRemoteCard, remoteFunctions } from './remote-adapter.js';
+import type { TrustStore } from './trust-store.js';
+
+/** How an adapter came to be known. */
+export type AdapterKind = 'builtin' | 'local' | 'remote' | 'inferred';
+
+/** One adapter as the registry holds it. */
+export interface AdapterEntry {
+  id: string;
+  kind: AdapterKind;
+  card: Omit<AdapterCard, 'signature'>;
+  status: AdapterStatus;
+  functions: FunctionDefinition<never, unknown>[];
+  source: { kind: AdapterKind; path?: string; url?: string };
+  /** Changes when anything a user would notice changes. */
+  fingerprint: string;
+  /** Fingerprint of the inputs (manifest, files, environment) that produced it; reused when unchanged. */
+  inputs?: string;
+  /** Executable to look for when asked whether the software runs. */
+  executable?: string;
+}
+
+/** `{ id, name }` pairs of a change. */
+export interface IdName {
+  id: string;
+  name: string;
+}
+
+/** What the 'changed' event carries: function-level lists (for tools_changed) and adapter-level lists. */
+export interface RegistryChange {
+  added: IdName[];
+  removed: IdName[];
+  updated: IdName[];
+  adapters: { added: IdName[]; removed: IdName[]; updated: IdName[] };
+}
+
+/** Constructor options. */
+export interface AdapterRegistryOptions {
+  /** Adapters directories in priority order (default: the platform's user then system directory). */
+  dirs?: string[];
+  /** `.desktop` directories (default: the XDG ones; none on macOS/Windows). */
+  desktopDirs?: string[];
+  /** Loads unsigned local adapters, with a visible warning. */
+  developerMode?: boolean;
+  trust: TrustStore;
+  log?: Logger;
+  /** The env a third-party handler is created with (default: no grants, no options). */
+  handlerEnv?: (adapterId: string) => HandlerEnv;
+  /** Agent data directory: default home of handler data and of `remote-adapters.json`. */
+  dataDir?: string;
+  /** Where remote adapter URLs persist (default `<dataDir>/remote-adapters.json`). */
+  remoteStoreFile?: string;
+  /** Extra CA (PEM) trusted for remote adapters. */
+  remoteCa?: string | Buffer;
+  /** List installed applications without an adapter as inferred entries (default true). */
+  inferFromDesktop?: boolean;
+  /** Watch the directories (default true). */
+  watch?: boolean;
+  coalesceMs?: number;
+}
+
+interface RemoteRecord {
+  url: string;
+  id: string;
+  name: string;
+  added_at: string;
+}
+
+const NOOP_LOG: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => NOOP_LOG };
+const hash = (v: unknown) => createHash('sha256').update(jcs(v)).digest('base64url');
+
+function descriptorOf(f: FunctionDefinition<never, unknown>): DescriptorInput {
+  return f.descriptor;
+}
+
+/** The registry. Emits `'changed'` (RegistryChange) after every scan that changed something. */
+export class AdapterRegistry extends EventEmitter {
+  private readonly opts: AdapterRegistryOptions;
+  private readonly log: Logger;
+  private readonly dirs: string[];
+  private readonly desktopDirs: string[];
+  private entries = new Map<string, AdapterEntry>();
+  private readonly builtins = new Map<string, AdapterEntry>();
+  private readonly subscribers = new Map<string, { events: Set<SubscribeEvent>; notify: (m: string, p: unknown) => void }>();
+  private desktop = new Map<string, DesktopEntry>();
+  private watcher: AdapterWatcher | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(opts: AdapterRegistryOptions) {
+    super();
+    this.opts = opts;
+    this.log = (opts.log ?? NOOP_LOG).child({ component: 'adapters' });
+    this.dirs = opts.dirs ?? defaultAdapterDirs();
+    this.desktopDirs = opts.desktopDirs ?? defaultDesktopDirs();
+  }
+
+  /** Lists a built-in handler as an adapter; its functions stay with the agent's own function registry. */
+  addBuiltin(meta: { id: string; name: string; version: string; description?: string }, descriptors: readonly DescriptorInput[]): void {
+    const card: Omit<AdapterCard, 'signature'> = {
+      adapter: { ...meta, protocol_version: PROTOCOL_VERSION },
+      capabilities: {},
+      skills: descriptors.map((d) => ({ ...d })) as CardSkill[],
+    };
+    const status: AdapterStatus = { available: true, software_installed: true, software_running: true };
+    const entry: AdapterEntry = { id: meta.id, kind: 'builtin', card, status, functions: [], source: { kind: 'builtin' }, fingerprint: hash({ card, status }) };
+    this.builtins.set(meta.id, entry);
+    this.entries.set(meta.id, entry);
+  }
+
+  /** Scans everything once, then watches the directories. */
+  async start(): Promise<void> {
+    await this.refresh('all');
+    if (this.opts.watch === false) return;
+    const roots = [...this.dirs, ...this.desktopDirs];
+    this.watcher = new AdapterWatcher(roots, new Set(this.dirs), () => void this.refresh('local').catch((e: unknown) => this.log.error({ reason: (e as Error).message }, 'adapter rescan failed')), this.opts.coalesceMs ?? COALESCE_MS);
+    this.watcher.start();
+  }
+
+  /** Stops watching and drops subscribers. */
+  async stop(): Promise<void> {
+    this.watcher?.stop();
+    this.watcher = undefined;
+    this.subscribers.clear();
+    await this.chain.catch(() => undefined);
+  }
+
+  /** Every adapter, sorted by id. */
+  listAdapters(): AdapterEntry[] {
+    return [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** One adapter. */
+  getAdapter(id: string): AdapterEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  /** Functions of loaded third-party adapters (local and remote), for the agent's function registry. */
+  functions(): FunctionDefinition<never, unknown>[] {
+    return this.listAdapters().flatMap((e) => (e.kind === 'builtin' ? [] : e.functions));
+  }
+
+  /** Rescans (serialized); returns the adapter-level change. */
+  refresh(scope: RefreshScope): Promise<RegistryChange['adapters']> {
+    const run = this.chain.then(() => this.doRefresh(scope));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Fetches, verifies and registers a remote adapter, and remembers it. Throws RemoteAdapterError. */
+  async addRemote(url: string): Promise<AdapterEntry> {
+    const remote = await fetchRemoteCard(url, { trust: this.opts.trust, ca: this.opts.remoteCa });
+    const clash = this.entries.get(remote.card.adapter.id);
+    if (clash && clash.kind !== 'remote') throw new Error(`adapter id ${remote.card.adapter.id} is already used by a ${clash.kind} adapter`);
+    const records = (await this.readRemoteStore()).filter((r) => r.id !== remote.card.adapter.id);
+    records.push({ url: remote.url, id: remote.card.adapter.id, name: remote.card.adapter.name, added_at: new Date().toISOString() });
+    await this.writeRemoteStore(records);
+    await this.refresh('remote');
+    return this.entries.get(remote.card.adapter.id) as AdapterEntry;
+  }
+
+  /** Forgets a remote adapter. Returns false when it was not registered. */
+  async removeRemote(id: string): Promise<boolean> {
+    const records = await this.readRemoteStore();
+    const kept = records.filter((r) => r.id !== id);
+    if (kept.length === records.length) return false;
+    await this.writeRemoteStore(kept);
+    await this.refresh('remote');
+    return true;
+  }
+
+  /**
+   * Sends a tools_changed notification to local subscribers (filtered by the events they asked for). The agent
+   * calls it with the same params it sends to the bridge, so the revision is the one of §4.
+   */
+  publish(params: ToolsChanged): void {
+    for (const [id, s] of this.subscribers) {
+      const p = {
+        revision: params.revision,
+        added: s.events.has('added') ? params.added : [],
+        removed: s.events.has('removed') ? params.removed : [],
+        updated: s.events.has('updated') ? params.updated : [],
+      };
+      if (!p.added.length && !p.removed.length && !p.updated.length) continue;
+      try {
+        s.notify('aios/notification.tools_changed', p);
+      } catch {
+        this.subscribers.delete(id);
+      }
+    }
+  }
+
+  /** The `aios/registry.*` methods, for the local endpoint (`addMethods`) and the bridge session. */
+  registryMethods(): Record<string, RpcMethod> {
+    return {
+      [REGISTRY_METHODS.search]: async (params) => this.search(checkParams(SearchParams, params)),
+      [REGISTRY_METHODS.info]: async (params) => this.info(checkParams(InfoParams, params).adapter_id),
+      [REGISTRY_METHODS.refresh]: async (params) => this.refresh(checkParams(RefreshParams, params).scope ?? 'all'),
+      [REGISTRY_METHODS.subscribe]: async (params, ctx) => this.subscribe(checkParams(SubscribeParams, params).events, ctx),
+      [REGISTRY_METHODS.unsubscribe]: async (params) => {
+        this.subscribers.delete(checkParams(UnsubscribeParams, params).subscription_id);
+        return {};
+      },
+      [REGISTRY_METHODS.addRemote]: async (params) => {
+        const e = await this.addRemote(checkParams(AddRemoteParams, params).url).catch((err: Error) => {
+          throw new RpcError(RPC.invalid_params, err.message);
+        });
+        return this.info(e.id);
+      },
+      [REGISTRY_METHODS.removeRemote]: async (params) => ({ removed: await this.removeRemote(checkParams(RemoveRemoteParams, params).adapter_id) }),
+    };
+  }
+
+  private search(p: { query?: string; type?: string; capabilities?: string[]; limit?: number; cursor?: string }) {
+    const q = p.query?.toLowerCase();
+    const matches = this.listAdapters().filter((e) => {
+      const skills = e.card.skills;
+      if (q) {
+        const hay = [e.id, e.card.adapter.name, e.card.adapter.description ?? '', ...skills.flatMap((s) => [s.id, s.name, s.description ?? ''])].join('\n').toLowerCase();
+        if (!hay.includes(q)) return false;
+      }
+      // `type` matches a skill's capability_type or the adapter's kind (builtin, local, remote, inferred).
+      if (p.type && p.type !== e.kind && !skills.some((s) => (s.capability_type ?? 'api') === p.type)) return false;
+      const caps = e.card.capabilities as Record<string, boolean | undefined>;
+      if (p.capabilities?.some((c) => caps[c] !== true)) return false;
+      return true;
+    });
+    const start = Number(p.cursor ?? 0);
+    const limit = p.limit ?? 50;
+    const page = matches.slice(start, start + limit);
+    const out: { adapters: unknown[]; total: number; next_cursor?: string } = {
+      adapters: page.map((e) => ({ id: e.id, name: e.card.adapter.name, version: e.card.adapter.version, skills_count: e.card.skills.length, status: e.status.available ? 'available' : 'unavailable' })),
+      total: matches.length,
+    };
+    if (start + limit < matches.length) out.next_cursor = String(start + limit);
+    return out;
+  }
+
+  private async info(id: string) {
+    const e = this.entries.get(id);
+    if (!e) throw new RpcError(RPC.invalid_params, 'Unknown adapter id.', { adapter_id: id });
+    const status: AdapterStatus = { ...e.status };
+    if (e.kind !== 'builtin') status.software_running = e.executable ? await processRunning(e.executable) : false;
+    const skills = e.functions.length ? e.functions.map(descriptorOf) : e.card.skills;
+    return { adapter: e.card.adapter, capabilities: e.card.capabilities, skills, status, source: e.source };
+  }
+
+  private subscribe(events: SubscribeEvent[], ctx: RpcContext) {
+    if (!ctx.notify) throw new RpcError(RPC.invalid_request, 'Subscribing needs a connection that carries notifications (WS /rpc or the bridge session).');
+    const id = `sub_${randomUUID()}`;
+    this.subscribers.set(id, { events: new Set(events), notify: ctx.notify });
+    ctx.onClose?.(() => this.subscribers.delete(id));
+    return { subscription_id: id };
+  }
+
+  private handlerEnv(id: string): HandlerEnv {
+    if (this.opts.handlerEnv) return this.opts.handlerEnv(id);
+    return {
+      grants: {},
+      options: {},
+      dataDir: join(this.opts.dataDir ?? tmpdir(), 'adapter-data', id),
+      log: this.log.child({ adapter: id }),
+      appVersion: '0.0.0',
+      listFunctions: () => this.functions().map((f) => f.descriptor.id),
+    };
+  }
+
+  private async localEntry(c: AdapterCandidate, previous: AdapterEntry | undefined): Promise<AdapterEntry> {
+    const files: Record<string, string> = {};
+    for (const f of await boundFiles(c.dir).catch(() => [] as string[])) {
+      files[f] = sha256Tag(await readFile(join(c.dir, f)).catch(() => Buffer.alloc(0)));
+    }
+    const installed = await softwareInstalled(c.card, this.desktop);
+    const inputs = hash({ raw: c.raw ?? c.card ?? null, error: c.error ?? null, files, installed, dev: this.opts.developerMode === true, dir: c.dir });
+    if (previous?.kind === 'local' && previous.inputs === inputs) return previous;
+    const p = await prepareLocalAdapter(c, { trust: this.opts.trust, developerMode: this.opts.developerMode === true, desktop: this.desktop, env: this.handlerEnv(c.id) });
+    if (p.status.warning) this.log.warn({ adapter: c.id, dir: c.dir }, p.status.warning);
+    if (!p.status.available) this.log.warn({ adapter: c.id, dir: c.dir, reason: p.status.reason }, 'adapter unavailable');
+    const { signature: _s, ...card } = p.card ?? { adapter: { id: c.id, name: c.id, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
+    const entry: AdapterEntry = { id: c.id, kind: 'local', card, status: p.status, functions: p.functions, source: { kind: 'local', path: c.dir }, fingerprint: '', inputs };
+    const exe = card.requirements?.software?.detection?.executable;
+    if (exe) entry.executable = exe;
+    // `inputs` is part of it: new code behind the same descriptors is still an update the agent must pick up.
+    entry.fingerprint = hash({ card, status: p.status, fns: p.functions.map(descriptorOf), inputs });
+    return entry;
+  }
+
+  private inferredEntries(taken: ReadonlySet<string>, claimed: ReadonlySet<string>): AdapterEntry[] {
+    if (this.opts.inferFromDesktop === false) return [];
+    const out: AdapterEntry[] = [];
+    for (const d of this.desktop.values()) {
+      if (d.hidden || claimed.has(d.file)) continue;
+      const slug = d.file.replace(/\.desktop$/, '').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+      const id = `desktop.${slug || 'app'}`;
+      if (taken.has(id)) continue;
+      const card = { adapter: { id, name: d.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION, ...(d.comment && { description: d.comment }) }, capabilities: {}, skills: [] };
+      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason: 'inferred from an installed application; no adapter provides skills for it' };
+      const entry: AdapterEntry = { id, kind: 'inferred', card, status, functions: [], source: { kind: 'inferred', path: d.path }, fingerprint: hash({ card, status }) };
+      const exe = (d.tryExec ?? d.exec)?.split(/\s+/)[0];
+      if (exe) entry.executable = exe;
+      out.push(entry);
+    }
+    return out;
+  }
+
+  private async remoteEntries(): Promise<AdapterEntry[]> {
+    const out: AdapterEntry[] = [];
+    for (const r of await this.readRemoteStore()) {
+      const base = { id: r.id, kind: 'remote' as const, source: { kind: 'remote' as const, url: r.url } };
+      try {
+        const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca: this.opts.remoteCa });
+        if (remote.card.adapter.id !== r.id) throw new Error(`the card now names adapter ${remote.card.adapter.id}`);
+        const { signature: _s, ...card } = remote.card;
+        const functions = remoteFunctions(remote, { ca: this.opts.remoteCa });
+        const status: AdapterStatus = { available: true, software_installed: true, software_running: true };
+        out.push({ ...base, card, status, functions, fingerprint: hash({ card, status }) });
+      } catch (e) {
+        const card = { adapter: { id: r.id, name: r.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
+        const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason: (e as Error).message };
+        out.push({ ...base, card, status, functions: [], fingerprint: hash({ card, status }) });
+      }
+    }
+    return out;
+  }
+
+  private async doRefresh(scope: RefreshScope): Promise<RegistryChange['adapters']> {
+    const before = this.entries;
+    const next = new Map<string, AdapterEntry>(this.builtins);
+    const keep = (kinds: AdapterKind[]) => {
+      for (const e of before.values()) if (kinds.includes(e.kind) && !next.has(e.id)) next.set(e.id, e);
+    };
+    if (scope === 'local' || scope === 'all') {
+      this.desktop = await scanDesktopEntries(this.desktopDirs);
+      const { selected, shadowed } = selectByPriority(await scanAdapterDirs(this.dirs));
+      for (const s of shadowed) this.log.debug({ adapter: s.id, dir: s.dir }, 'adapter description shadowed by a higher-priority one');
+      for (const c of selected) {
+        if (next.has(c.id)) continue;
+        next.set(c.id, await this.localEntry(c, before.get(c.id)));
+      }
+    } else keep(['local', 'inferred']);
+    if (scope === 'remote' || scope === 'all') {
+      for (const e of await this.remoteEntries()) if (!next.has(e.id)) next.set(e.id, e);
+    } else keep(['remote']);
+    if (scope === 'local' || scope === 'all') {
+      const claimed = new Set<string>();
+      for (const e of next.values()) {
+        const f = e.card.requirements?.software?.detection?.desktop_file;
+        if (f) claimed.add(f);
+      }
+      for (const e of this.inferredEntries(new Set(next.keys()), claimed)) next.set(e.id, e);
+    }
+    this.resolveClashes(next);
+    this.entries = next;
+    const change = diff(before, next);
+    this.watcher?.resync();
+    if (change.adapters.added.length || change.adapters.removed.length || change.adapters.updated.length) {
+      this.log.info({ added: change.adapters.added.length, removed: change.adapters.removed.length, updated: change.adapters.updated.length }, 'adapters changed');
+      this.emit('changed', change);
+    }
+    return change.adapters;
+  }
+
+  /** A function id offered by two adapters: the earlier one (built-in, then local, then remote, by id) keeps it. */
+  private resolveClashes(next: Map<string, AdapterEntry>): void {
+    const owner = new Map<string, string>();
+    for (const b of this.builtins.values()) for (const s of b.card.skills) owner.set(s.id, b.id);
+    const order: AdapterKind[] = ['local', 'remote'];
+    const list = [...next.values()].filter((e) => order.includes(e.kind)).sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.id < b.id ? -1 : 1));
+    for (const e of list) {
+      const taken = e.functions.find((f) => owner.has(f.descriptor.id));
+      if (taken) {
+        const status: AdapterStatus = { ...e.status, available: false, reason: `skill ${taken.descriptor.id} is already provided by adapter ${owner.get(taken.descriptor.id) ?? '?'}` };
+        next.set(e.id, { ...e, status, functions: [], fingerprint: hash({ card: e.card, status }) });
+        continue;
+      }
+      for (const f of e.functions) owner.set(f.descriptor.id, e.id);
+    }
+  }
+
+  private storeFile(): string {
+    return this.opts.remoteStoreFile ?? join(this.opts.dataDir ?? tmpdir(), 'remote-adapters.json');
+  }
+
+  private async readRemoteStore(): Promise<RemoteRecord[]> {
+    try {
+      const v = JSON.parse(await readFile(this.storeFile(), 'utf8')) as { adapters?: RemoteRecord[] };
+      return Array.isArray(v.adapters) ? v.adapters : [];
+    } catch {
+      return [];
+    }
+  }
+
+  private async writeRemoteStore(records: RemoteRecord[]): Promise<void> {
+    const file = this.storeFile();
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(`${file}.tmp`, JSON.stringify({ adapters: records }, null, 2) + '\n', { mode: 0o600 });
+    await rename(`${file}.tmp`, file);
+  }
+}
+
+function diff(before: ReadonlyMap<string, AdapterEntry>, after: ReadonlyMap<string, AdapterEntry>): RegistryChange {
+  const ad: RegistryChange['adapters'] = { added: [], removed: [], updated: [] };
+  for (const [id, e] of after) {
+    const b = before.get(id);
+    if (!b) ad.added.push({ id, name: e.card.adapter.name });
+    else if (b.fingerprint !== e.fingerprint) ad.updated.push({ id, name: e.card.adapter.name });
+  }
+  for (const [id, b] of before) if (!after.has(id)) ad.removed.push({ id, name: b.card.adapter.name });
+  const fns = (m: ReadonlyMap<string, AdapterEntry>) => {
+    const out = new Map<string, { name: string; h: string }>();
+    for (const e of m.values()) if (e.kind !== 'builtin') for (const f of e.functions) out.set(f.descriptor.id, { name: f.descriptor.name, h: hash(f.descriptor) });
+    return out;
+  };
+  const fb = fns(before);
+  const fa = fns(after);
+  const change: RegistryChange = { added: [], removed: [], updated: [], adapters: ad };
+  for (const [id, f] of fa) {
+    const b = fb.get(id);
+    if (!b) change.added.push({ id, name: f.name });
+    else if (b.h !== f.h) change.updated.push({ id, name: f.name });
+  }
+  for (const [id, b] of fb) if (!fa.has(id)) change.removed.push({ id, name: b.name });
+  return change;
+}

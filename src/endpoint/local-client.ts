@@ -1,0 +1,41 @@
+/**
+ * A JSON-RPC client for the running agent's local endpoint, found through `<data_dir>/endpoint.json` and
+ * authenticated with `<data_dir>/local-token`. Used by CLI commands that act on a running agent.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RpcError, WireError } from '../protocol/errors.js';
+import { LOCAL_TOKEN_FILE } from './local-token.js';
+
+/** The running agent's address, or undefined when none is recorded or it does not answer. */
+export async function findRunningAgent(dataDir: string): Promise<{ http: string; token: string } | undefined> {
+  try {
+    const ep = JSON.parse(await readFile(join(dataDir, 'endpoint.json'), 'utf8')) as { http?: unknown; pid?: unknown };
+    if (typeof ep.http !== 'string') return undefined;
+    if (typeof ep.pid === 'number') {
+      try {
+        process.kill(ep.pid, 0);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
+      }
+    }
+    const token = (await readFile(join(dataDir, LOCAL_TOKEN_FILE), 'utf8')).trim();
+    const health = await fetch(`${ep.http}/health`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+    return health?.ok ? { http: ep.http, token } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Calls one method on the local endpoint; throws the revived WireError/RpcError on an error answer. */
+export async function callLocal(agent: { http: string; token: string }, method: string, params: unknown, timeoutMs = 30_000): Promise<unknown> {
+  const res = await fetch(`${agent.http}/rpc`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${agent.token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+  if (body.error) throw WireError.fromPlain(body.error) ?? new RpcError(body.error.code, body.error.message, body.error.data);
+  return body.result;
+}

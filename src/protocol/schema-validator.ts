@@ -1,0 +1,66 @@
+/**
+ * JSON Schema 2020-12 validation (ajv) with violations reported as JSON Pointers (§2 invalid_arguments).
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+
+/** One schema violation. */
+export interface Violation {
+  pointer: string;
+  message: string;
+}
+
+/** Compiles and caches schemas; one instance per process is enough. */
+export class SchemaValidator {
+  private readonly ajv: Ajv2020;
+  private readonly cache = new WeakMap<object, ValidateFunction>();
+
+  constructor() {
+    this.ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true });
+    addFormats(this.ajv);
+  }
+
+  /** Throws when a schema itself is invalid (used at registration, so a bad descriptor never loads). */
+  compile(schema: object): ValidateFunction {
+    let fn = this.cache.get(schema);
+    if (!fn) {
+      fn = this.ajv.compile(schema);
+      this.cache.set(schema, fn);
+    }
+    return fn;
+  }
+
+  /** Validates `value`; returns [] when valid. */
+  validate(schema: object, value: unknown): Violation[] {
+    const fn = this.compile(schema);
+    if (fn(value)) return [];
+    return toViolations(fn.errors ?? []);
+  }
+}
+
+function escapePointer(s: string): string {
+  return s.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Maps ajv errors to JSON Pointers of the offending value (missing and extra properties point at the property). */
+export function toViolations(errors: ErrorObject[]): Violation[] {
+  const out: Violation[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    let pointer = e.instancePath;
+    const p = e.params as Record<string, unknown>;
+    if (e.keyword === 'required' && typeof p['missingProperty'] === 'string') pointer += '/' + escapePointer(p['missingProperty']);
+    if (e.keyword === 'additionalProperties' && typeof p['additionalProperty'] === 'string') pointer += '/' + escapePointer(p['additionalProperty']);
+    const message = e.keyword === 'additionalProperties' ? 'is not an allowed property' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+    const key = pointer + '\0' + message;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ pointer: pointer || '', message });
+  }
+  return out;
+}
+
+/** The process-wide validator. */
+export const schemaValidator = new SchemaValidator();

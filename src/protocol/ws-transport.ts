@@ -1,0 +1,87 @@
+/**
+ * WebSocket transport (ws): text frames only, explicit frame limit, heartbeat with liveness timeout.
+ */
+import WebSocket from 'ws';
+import type { CloseInfo, Transport } from './transport.js';
+
+/** Close codes used by the protocol. */
+export const CLOSE = {
+  normal: 1000,
+  goingAway: 1001,
+  unsupportedData: 1003,
+  tooBig: 1009,
+  replaced: 4001,
+  revoked: 4003,
+  outdated: 4004,
+} as const;
+
+/** Default frame limit (§1). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
+/** Default heartbeat (§1). */
+export const DEFAULT_HEARTBEAT_MS = 20_000;
+
+/** Wraps an open `ws` socket as a Transport; pings every `heartbeatMs` and terminates after 3 × silence. */
+export class WebSocketTransport implements Transport {
+  onmessage?: (text: string) => void;
+  onclose?: (info: CloseInfo) => void;
+  private lastSeen = Date.now();
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly ws: WebSocket, private readonly heartbeatMs = DEFAULT_HEARTBEAT_MS) {
+    ws.on('message', (data, isBinary) => {
+      this.lastSeen = Date.now();
+      if (isBinary) {
+        ws.close(CLOSE.unsupportedData, 'binary frames are not allowed');
+        return;
+      }
+      this.onmessage?.(data.toString());
+    });
+    ws.on('pong', () => (this.lastSeen = Date.now()));
+    ws.on('ping', () => (this.lastSeen = Date.now()));
+    ws.on('close', (code, reason) => this.finish({ code, reason: reason.toString() }));
+    ws.on('error', () => {
+      /* a 'close' always follows; the error itself is logged by the owner if it cares */
+    });
+    this.setHeartbeat(heartbeatMs);
+  }
+
+  /** Changes the heartbeat interval (the bridge announces its own in hello). */
+  setHeartbeat(ms: number): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = setInterval(() => {
+      if (Date.now() - this.lastSeen > 3 * ms) {
+        this.ws.terminate();
+        return;
+      }
+      if (this.ws.readyState === WebSocket.OPEN) this.ws.ping();
+    }, ms);
+    this.timer.unref();
+  }
+
+  get isOpen(): boolean {
+    return !this.closed && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  send(text: string): void {
+    if (!this.isOpen) throw new Error('transport closed');
+    this.ws.send(text);
+  }
+
+  close(code: number = CLOSE.normal, reason = ''): void {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);
+    else this.finish({ code, reason });
+  }
+
+  /** Drops the connection without a closing handshake (tests, dead peers). */
+  terminate(): void {
+    this.ws.terminate();
+  }
+
+  private finish(info: CloseInfo): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.onclose?.(info);
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Opening SQLite databases the same way everywhere: WAL, a busy timeout, numbered migrations.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** One schema step; `up` runs inside a transaction. Never edit a published migration: add a new one. */
+export interface Migration {
+  version: number;
+  name: string;
+  up(db: Database.Database): void;
+}
+
+/** `synchronous` levels we allow. */
+export type SyncLevel = 'NORMAL' | 'FULL';
+
+/** Opens (creating the folder) with WAL and the given synchronous level. */
+export function openDatabase(path: string, sync: SyncLevel = 'NORMAL'): Database.Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${sync}`);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  return db;
+}
+
+/** Applies the migrations newer than `PRAGMA user_version`, each in its own transaction. Returns the versions applied. */
+export function migrate(db: Database.Database, migrations: readonly Migration[]): number[] {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const applied: number[] = [];
+  const sorted = [...migrations].sort((a, b) => a.version - b.version);
+  const newest = sorted.at(-1)?.version ?? 0;
+  if (current > newest) {
+    throw new Error(`database schema version ${current} is newer than this program understands (${newest}); upgrade the program`);
+  }
+  for (const m of sorted) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+    })();
+    applied.push(m.version);
+  }
+  return applied;
+}
