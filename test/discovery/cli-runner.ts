@@ -1,0 +1,8 @@
+// Runs only the adapter commands (the full CLI entry is the integrator's), for tests and for re-signing examples:
+//   node --import tsx test/discovery/cli-runner.ts adapter sign examples/hello-adapter/org.example.hello --key …
+import { Command } from 'commander';
+import { registerAdapterCommands } from '../../src/cli/commands/adapters.js';
+
+const program = new Command('aios-device');
+registerAdapterCommands(program);
+await program.parseAsync(process.argv);
