@@ -23,7 +23,7 @@ button.danger{background:#fff;color:#b3261e;border-color:#b3261e}
 .ok{color:#1e6b34;background:#e7f6ec;padding:.6rem;border-radius:4px}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0;word-break:break-all}
 table{width:100%;border-collapse:collapse;font-size:.9rem}td,th{text-align:left;padding:.3rem;border-top:1px solid #e2e5ea}
-.who{font-size:.9rem;color:#5a6272}.who form{display:inline}.who button{margin:0;padding:.1rem .6rem}
+.who{font-size:.9rem;color:#5a6272;display:flex;justify-content:space-between;align-items:center}.who button{margin:0;padding:.1rem .6rem}
 `;
 
 function page(title: string, body: string): string {
@@ -40,8 +40,8 @@ function notice(error?: string): string {
 }
 
 function who(userName: string, csrf: string): string {
-  return `<p class="who">Signed in as <strong id="signed-in-user">${esc(userName)}</strong>.
-<form method="post" action="/device/signout">${hidden('csrf', csrf)}<button class="secondary" type="submit">Sign out</button></form></p>`;
+  return `<div class="who"><span>Signed in as <strong id="signed-in-user">${esc(userName)}</strong>.</span>
+<form method="post" action="/device/signout">${hidden('csrf', csrf)}<button class="secondary" type="submit">Sign out</button></form></div>`;
 }
 
 /** The sign-in form; the user code (if any) rides along so the user lands on the approval screen afterwards. */
