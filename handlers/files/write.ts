@@ -38,8 +38,8 @@ function sourceSize(s: Source): number {
 
 /** Resolves and checks a write target (shared by run and describe). */
 async function target(env: FilesEnv, a: { root?: string; path: string }): Promise<Resolved> {
-  checkWritableName(path.posix.basename(a.path.replace(/\\/g, '/')), env.limits);
   const r = await resolvePath(env, a, { need: 'write', mustExist: false });
+  checkWritableName(path.posix.basename(a.path), env.limits);
   if (r.stat?.isDirectory()) fail('execution_failed', 'The path is a folder, not a file.', { details: { reason: 'is_directory' } });
   checkWritableName(r.name, env.limits);
   return r;
