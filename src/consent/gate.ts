@@ -3,6 +3,7 @@
  * trail), over the consent database in the data directory.
  */
 import { randomUUID } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import type { ConsentDecision, ConsentGate, ConsentRequest, CallObserver } from '../agent/seams.js';
 import type { ConfirmationInfo } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
@@ -21,7 +22,6 @@ import { CONTROL_EVENTS, ControlEvents } from './control-events.js';
 import { grantMatcher } from './resource-grants.js';
 import { notifyPromptWaiting } from './notify.js';
 import { redactArgs } from './redact.js';
-import type { Writable } from 'node:stream';
 
 /** `confirmations.provider`. */
 export type ProviderChoice = 'auto' | 'ui' | 'tty' | 'none';
