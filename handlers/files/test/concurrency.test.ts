@@ -1,0 +1,117 @@
+/**
+ * Concurrent writes serialise through the host's lock manager (same lock string for every spelling of a
+ * file), and a cancelled or timed-out write leaves the old file or the new one, never a torn one.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { LockManager } from '../../../src/agent/locks.js';
+import { call, fakeCtx, makeFns, makeWorld, startBlobServer, type Fns, type World } from './harness.js';
+
+let w: World;
+let fns: Fns;
+
+before(async () => {
+  w = await makeWorld();
+  fns = await makeFns(w);
+});
+after(() => w.cleanup());
+
+/** Runs a call the way the host does: take the function's locks, run, release. */
+async function hostCall(locks: LockManager, id: string, args: Record<string, unknown>) {
+  const fn = fns.get(id)!;
+  const release = await locks.acquireAll(fn.locks ? fn.locks(args) : fn.descriptor.locks);
+  try {
+    return await fn.run(args, fakeCtx());
+  } finally {
+    release();
+  }
+}
+
+const noTemps = () => assert.deepEqual(fs.readdirSync(w.docs, { recursive: true }).map(String).filter((n) => n.includes('.aios-')), []);
+
+test('every spelling of a file gets the same lock string', async () => {
+  await fs.promises.mkdir(path.join(w.docs, 'logs'));
+  await fs.promises.symlink(path.join(w.docs, 'logs'), path.join(w.docs, 'logs-link'));
+  const fn = fns.get('files.write_text')!;
+  const keys = new Set([
+    ...fn.locks!({ root: 'Documents', path: 'logs/app.log', text: '' }),
+    ...fn.locks!({ root: 'Documents', path: './logs//app.log', text: '' }),
+    ...fn.locks!({ path: path.join(w.docs, 'logs', 'app.log'), text: '' }),
+    ...fn.locks!({ root: 'Documents', path: 'logs-link/app.log', text: '' }),
+  ]);
+  assert.equal(keys.size, 1, [...keys].join(', '));
+  assert.match([...keys][0]!, /^file:\//);
+});
+
+test('concurrent appends through the lock manager all land, in some order', async () => {
+  const locks = new LockManager();
+  const spellings = [
+    (i: number) => ({ root: 'Documents', path: 'logs/app.log', text: `line ${i}\n`, mode: 'append' }),
+    (i: number) => ({ path: path.join(w.docs, 'logs', 'app.log'), text: `line ${i}\n`, mode: 'append' }),
+    (i: number) => ({ root: 'Documents', path: 'logs-link/app.log', text: `line ${i}\n`, mode: 'append' }),
+  ];
+  await Promise.all(Array.from({ length: 12 }, (_, i) => hostCall(locks, 'files.write_text', spellings[i % 3]!(i))));
+  const lines = fs.readFileSync(path.join(w.docs, 'logs', 'app.log'), 'utf8').trim().split('\n').sort();
+  assert.deepEqual(lines, Array.from({ length: 12 }, (_, i) => `line ${i}`).sort());
+  noTemps();
+});
+
+test('concurrent overwrites without locks still never tear a file', async () => {
+  const size = 512 * 1024;
+  await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      call(fns, 'files.write_bytes', { root: 'Documents', path: 'race.bin', data: Buffer.alloc(size, i + 1).toString('base64'), mode: 'overwrite' }).catch(() => {}),
+    ),
+  );
+  const got = fs.readFileSync(path.join(w.docs, 'race.bin'));
+  assert.equal(got.length, size);
+  assert.ok(got.every((b) => b === got[0]), 'the file holds exactly one writer\'s bytes');
+  noTemps();
+});
+
+test('a write cancelled mid-copy leaves the old file and no temp file', async () => {
+  const srv = await startBlobServer(path.join(w.base, 'blobs'));
+  try {
+    const src = path.join(w.base, 'new.bin');
+    fs.writeFileSync(src, Buffer.alloc(8 * 1024 * 1024, 0x4e));
+    const ref = await srv.client.uploadFile(src, 'application/octet-stream');
+    fs.writeFileSync(path.join(w.docs, 'target.bin'), 'OLD CONTENT');
+    const ctx = fakeCtx({
+      blobs: srv.client,
+      onProgress: (p, c) => {
+        if (p.message === 'Writing') c.controller.abort(new DOMException('cancelled by test', 'AbortError'));
+      },
+    });
+    await assert.rejects(call(fns, 'files.write_bytes', { root: 'Documents', path: 'target.bin', blob: ref, mode: 'overwrite' }, ctx), { name: 'AbortError' });
+    assert.equal(ctx.committed, false, 'the point of no return was not reached');
+    assert.equal(fs.readFileSync(path.join(w.docs, 'target.bin'), 'utf8'), 'OLD CONTENT');
+    noTemps();
+    assert.deepEqual(fs.readdirSync(path.join(w.dataDir, 'files-staging')), []);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a write that times out during the blob download leaves the old file', async () => {
+  const srv = await startBlobServer(path.join(w.base, 'blobs2'));
+  try {
+    const src = path.join(w.base, 'new2.bin');
+    fs.writeFileSync(src, Buffer.alloc(16 * 1024 * 1024, 0x4f));
+    const ref = await srv.client.uploadFile(src, 'application/octet-stream');
+    fs.writeFileSync(path.join(w.docs, 'target2.bin'), 'OLD');
+    const ctx = fakeCtx({
+      blobs: srv.client,
+      onProgress: (p, c) => {
+        if (p.message === 'Downloading') c.controller.abort(new DOMException('timed out', 'TimeoutError'));
+      },
+    });
+    await assert.rejects(call(fns, 'files.write_bytes', { root: 'Documents', path: 'target2.bin', blob: ref, mode: 'overwrite' }, ctx), { name: 'TimeoutError' });
+    assert.equal(fs.readFileSync(path.join(w.docs, 'target2.bin'), 'utf8'), 'OLD');
+    noTemps();
+    assert.deepEqual(fs.readdirSync(path.join(w.dataDir, 'files-staging')), []);
+  } finally {
+    await srv.close();
+  }
+});
