@@ -22,7 +22,7 @@ export interface ApprovalPageOptions {
   flow: DeviceFlow;
   store: OAuthStore;
   /** Adds `Secure` to the cookie; true when the bridge's public URL is https. */
-  secureCookies: boolean;
+  secureCookies: () => boolean;
   /** Called after the signed-in owner revoked one of their devices, so the bridge can drop its session. */
   onDeviceRevoked: (deviceId: string) => void;
   /** Failed user-code lookups allowed per window, per client address and per page session. Default 5 per 10 minutes. */
@@ -220,7 +220,7 @@ export class ApprovalPage {
   }
 
   private cookie(value: string, maxAgeS: number): string {
-    return `${COOKIE}=${value}; Path=/device; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${this.opts.secureCookies ? '; Secure' : ''}`;
+    return `${COOKIE}=${value}; Path=/device; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${this.opts.secureCookies() ? '; Secure' : ''}`;
   }
 
   private csrfOk(row: WebSessionRow, sent: string | undefined): boolean {

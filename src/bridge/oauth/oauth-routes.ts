@@ -23,8 +23,8 @@ export interface OAuthServiceOptions {
   db: Database;
   /** `users` from the bridge config. */
   users: ConfigUser[];
-  /** `public_url`: where browsers reach the bridge, e.g. `https://bridge.example.com`. */
-  public_url: string;
+  /** `public_url`: where browsers reach the bridge, e.g. `https://bridge.example.com`; a function when it is known only after listening (port 0). */
+  public_url: string | (() => string);
   /** `access_token_ttl_s`, default 600. */
   access_token_ttl_s?: number;
   /** `refresh_token_ttl_s`, default 30 days. */
@@ -75,7 +75,7 @@ export class OAuthService implements DeviceAuthenticator {
   /** The grant logic. */
   readonly flow: DeviceFlow;
   private readonly page: ApprovalPage;
-  private readonly publicUrl: string;
+  private readonly publicUrl: () => string;
   private readonly events = new EventEmitter();
   private readonly clock: () => number;
 
@@ -85,7 +85,8 @@ export class OAuthService implements DeviceAuthenticator {
         throw new Error(`Bridge config: users[${u.id}].password_hash is not a scrypt hash; create one with \`aios-device hash-password\`.`);
       }
     }
-    this.publicUrl = opts.public_url.replace(/\/+$/, '');
+    const pu = opts.public_url;
+    this.publicUrl = () => (typeof pu === 'function' ? pu() : pu).replace(/\/+$/, '');
     this.store = new OAuthStore(opts.db);
     this.store.syncUsers(opts.users);
     const clock = opts.clock ?? Date.now;
@@ -100,7 +101,7 @@ export class OAuthService implements DeviceAuthenticator {
     this.page = new ApprovalPage({
       flow: this.flow,
       store: this.store,
-      secureCookies: this.publicUrl.startsWith('https:'),
+      secureCookies: () => this.publicUrl().startsWith('https:'),
       onDeviceRevoked: (id) => this.events.emit('revoked', id),
       ...(opts.code_attempts ? { codeAttempts: { max: opts.code_attempts.max, windowMs: opts.code_attempts.window_s * 1000 } } : {}),
       clock,
@@ -199,7 +200,7 @@ export class OAuthService implements DeviceAuthenticator {
       client_version: str(params, 'client_version') ?? '',
       public_jwk: params['public_jwk'],
     });
-    const verification = `${this.publicUrl}/device`;
+    const verification = `${this.publicUrl()}/device`;
     return {
       ...grant,
       verification_uri: verification,
