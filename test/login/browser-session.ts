@@ -9,48 +9,13 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext } from 'playwright-core';
 import { OAuthClient } from '../../src/identity/oauth-client.js';
 import { KeychainSecretStore } from '../../src/identity/secret-store.js';
 import { readTokens, TokenManager } from '../../src/identity/token-manager.js';
 import { WireError } from '../../src/protocol/errors.js';
 import { startOAuthBridge, tempDir, type OAuthBridge } from './helpers.js';
-
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-/** A `login` process and what it printed. */
-interface LoginRun {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  code: Promise<string>;
-  url: Promise<string>;
-  exit: Promise<number | null>;
-}
-
-function startLogin(bridgeUrl: string, dataDir: string, deviceName: string): LoginRun {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'test/login/fixtures/login-cli.ts', 'login', '--bridge', bridgeUrl, '--data-dir', dataDir, '--device-name', deviceName, '--no-browser'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
-  );
-  let out = '';
-  let err = '';
-  let resolveCode!: (c: string) => void;
-  let resolveUrl!: (u: string) => void;
-  const code = new Promise<string>((r) => (resolveCode = r));
-  const url = new Promise<string>((r) => (resolveUrl = r));
-  child.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    const c = /enter the code\s+([A-Z]{4}-[A-Z]{4})/.exec(out);
-    if (c) resolveCode(c[1]!);
-    const u = /open\s+(http:\/\/\S+\/device)\s/.exec(out);
-    if (u) resolveUrl(u[1]!);
-  });
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-  return { child, stdout: () => out, stderr: () => err, code, url, exit };
-}
+import { CHROMIUM_ARGS, reachDecision, startLogin } from './login-process.js';
 
 describe('device login in Chromium', () => {
   let bridge: OAuthBridge;
@@ -74,25 +39,6 @@ describe('device login in Chromium', () => {
     if (process.env['AIOS_KEEP_SHOTS']) process.stderr.write(`screenshots in ${shots}\n`);
     else tmp.remove();
   });
-
-  async function signInPage(page: Page, url: string, user: string): Promise<void> {
-    await page.goto(url);
-    if (await page.locator('#signin').count()) {
-      await page.fill('#username', user);
-      await page.fill('#password', `${user}-pw`);
-      await page.click('#signin');
-    }
-  }
-
-  async function reachDecision(page: Page, run: LoginRun, user: string, deviceName: string): Promise<void> {
-    const [code, url] = await Promise.all([run.code, run.url]);
-    await signInPage(page, url, user);
-    await page.fill('#user_code', code.toLowerCase().replace('-', ''));
-    await page.getByRole('button', { name: 'Continue' }).click();
-    assert.equal(await page.textContent('#user-code'), code, 'the page shows the code the device printed');
-    assert.equal(await page.textContent('#device-name'), deviceName);
-    assert.match((await page.textContent('#device-platform')) ?? '', /linux/);
-  }
 
   async function loginInBrowser(dataDir: string, deviceName: string, user: string, workspace: string): Promise<string> {
     const run = startLogin(bridge.url, dataDir, deviceName);
