@@ -141,6 +141,7 @@ export class Agent {
     this.sweepTimer.unref();
     const names = this.opts.handlers ?? this.config.adapters?.builtin ?? builtinHandlerNames();
     this.handlerResults = await loadHandlers(names, this.registry, (n) => this.handlerEnv(n), this.log);
+    this.registry.discardPending();
     this.registry.settle();
     this.session?.start();
   }
@@ -185,6 +186,7 @@ export class Agent {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       clearInterval(this.sweepTimer);
+      this.registry.discardPending();
       await this.dispatcher.shutdown();
       if (this.session?.isConnected) await this.session.flushOutbox();
       this.session?.stop();

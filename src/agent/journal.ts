@@ -80,6 +80,7 @@ export class Journal {
   readonly db: Database.Database;
   private queue: Op[] = [];
   private scheduled = false;
+  private closed = false;
   private readonly st;
 
   constructor(path: string, private readonly scope: { workspaceId: string; deviceId: string }, sync: SyncLevel = 'NORMAL') {
@@ -237,11 +238,14 @@ export class Journal {
   }
 
   close(): void {
+    if (this.closed) return;
     this.flush();
+    this.closed = true;
     this.db.close();
   }
 
   private enqueue(run: () => void): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the journal is closed'));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ run, resolve, reject });
       if (!this.scheduled) {
@@ -256,6 +260,10 @@ export class Journal {
     const ops = this.queue;
     if (!ops.length) return;
     this.queue = [];
+    if (this.closed) {
+      for (const op of ops) op.reject(new Error('the journal is closed'));
+      return;
+    }
     const errors = new Map<Op, unknown>();
     try {
       this.db.transaction(() => {

@@ -74,6 +74,16 @@ export class FunctionRegistry extends EventEmitter {
     }
   }
 
+  /**
+   * Forgets changes not yet announced: the initial set is announced by hello (with its revision),
+   * not by tools_changed.
+   */
+  discardPending(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending = { added: new Map(), removed: new Map(), updated: new Map() };
+  }
+
   get(id: string): RegisteredFunction | undefined {
     return this.fns.get(id);
   }

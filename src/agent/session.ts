@@ -194,7 +194,9 @@ export class DeviceSession {
     peer.onRequest(METHODS.ping, () => ({ time: new Date().toISOString() }));
     peer.onRequest(METHODS.invoke, async (params) => {
       const outcome = await this.o.dispatcher.invoke(params as Parameters<Dispatcher['invoke']>[0]);
-      if (!outcome.replayed && peer.isOpen) void this.o.journal.markDelivered([outcome.call_id]).catch(() => undefined);
+      if (outcome.replayed) return outcome;
+      if (peer.isOpen) void this.o.journal.markDelivered([outcome.call_id]).catch(() => undefined);
+      else if (this.isConnected) void this.flushOutbox(); // its socket is gone but a newer session is up
       return outcome;
     });
     peer.onRequest(METHODS.cancel, (params) => this.o.dispatcher.cancel(params as Parameters<Dispatcher['cancel']>[0]));
@@ -210,7 +212,10 @@ export class DeviceSession {
     if (this.sessionId) hello.session_id = this.sessionId;
     let res: HelloResult;
     try {
-      res = await peer.request<HelloResult>(METHODS.hello, hello, 15_000);
+      // Ready as soon as the result arrives: the bridge may send requests right behind it.
+      res = await peer.request<HelloResult>(METHODS.hello, hello, 15_000, () => {
+        this.ready = true;
+      });
     } catch (e) {
       if (e instanceof WireError) {
         if (e.type === 'client_outdated') return this.stopFatally({ type: 'client_outdated', message: 'The bridge requires a newer client; update AIOS Device.', details: e.details ?? {} });
@@ -224,7 +229,6 @@ export class DeviceSession {
       peer.close(CLOSE.normal, 'hello failed');
       return;
     }
-    this.ready = true;
     this.unauthorizedRetries = 0;
     this.sessionId = res.session_id;
     this.leaseMs = res.lease_ms;

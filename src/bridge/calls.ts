@@ -37,6 +37,7 @@ export type CallEvent = { type: 'state'; data: CallStateNote } | { type: 'progre
 /** Emits `event:<workspace>/<call_id>` with CallEvent and `settled:<workspace>/<call_id>` when terminal. */
 export class CallRouter extends EventEmitter {
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
+  private closed = false;
 
   constructor(private readonly store: BridgeStore, private readonly hub: DeviceHub, private readonly log: Logger) {
     super();
@@ -142,8 +143,9 @@ export class CallRouter extends EventEmitter {
       .catch((e: unknown) => {
         if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError) return; // reconcile / deadline take over
         const w = e instanceof WireError ? e : new WireError('execution_failed', 'The device could not take the call.', { retryable: true });
+        if (this.closed) return;
         const latest = this.store.getCall(call.workspace_id, call.call_id);
-        if (latest) this.finish(latest, this.bridgeOutcome(latest, w.type === 'not_ready' ? 'failed' : 'failed', w), true);
+        if (latest) this.finish(latest, this.bridgeOutcome(latest, 'failed', w), true);
       });
   }
 
@@ -158,6 +160,7 @@ export class CallRouter extends EventEmitter {
   /** The bridge gives up (§6.4): cancel on the device, report `timeout` unless the device answers. */
   private async onDeadline(ws: string, callId: string): Promise<void> {
     this.deadlines.delete(`${ws}/${callId}`);
+    if (this.closed) return;
     const call = this.store.getCall(ws, callId);
     if (!call || call.outcome) return;
     const conn = this.hub.get(call.device_id);
@@ -192,6 +195,7 @@ export class CallRouter extends EventEmitter {
   }
 
   private finishById(ws: string, callId: string, o: Outcome, byBridge: boolean): void {
+    if (this.closed) return;
     const call = this.store.getCall(ws, callId);
     if (call) this.finish(call, o, byBridge);
   }
@@ -201,7 +205,7 @@ export class CallRouter extends EventEmitter {
    * replace one the bridge produced itself at its deadline, because the device's is the truth.
    */
   private finish(call: StoredCall, o: Outcome, byBridge: boolean): void {
-    if (!isTerminal(o.state)) return;
+    if (this.closed || !isTerminal(o.state)) return;
     if (call.outcome && (byBridge || !call.bridge_outcome)) return;
     const now = new Date().toISOString();
     call.outcome = { ...o, replayed: false };
@@ -218,6 +222,7 @@ export class CallRouter extends EventEmitter {
   }
 
   private onNotification(conn: DeviceConnection, method: string, params: unknown): void {
+    if (this.closed) return;
     if (method === METHODS.callState || method === METHODS.progress) {
       const note = params as CallStateNote | ProgressNote;
       const call = this.store.findByDevice(conn.identity.device_id, note.call_id);
@@ -240,6 +245,7 @@ export class CallRouter extends EventEmitter {
 
   /** `aios/call.report` (§6.8): idempotent by call_id; acknowledges every outcome it has recorded or can never record. */
   private onReport(conn: DeviceConnection, p: { outcomes: Outcome[] }): { accepted: string[] } {
+    if (this.closed) throw new WireError('not_ready', 'The bridge is stopping.');
     const accepted: string[] = [];
     for (const o of p.outcomes) {
       const call = this.store.findByDevice(conn.identity.device_id, o.call_id);
@@ -251,7 +257,9 @@ export class CallRouter extends EventEmitter {
 
   /** After a device (re)connects: ask about every call the bridge did not see finish (§10). */
   private async reconcile(conn: DeviceConnection): Promise<void> {
+    if (this.closed) return;
     for (const call of this.store.openCalls(conn.identity.device_id)) {
+      if (this.closed) return;
       if (call.workspace_id !== conn.identity.workspace_id) continue;
       try {
         const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
@@ -277,6 +285,8 @@ export class CallRouter extends EventEmitter {
   static record = publicRecord;
 
   close(): void {
+    this.closed = true;
     for (const t of this.deadlines.values()) clearTimeout(t);
+    this.removeAllListeners();
   }
 }

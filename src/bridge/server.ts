@@ -110,6 +110,8 @@ export class BridgeServer {
   }
 
   async stop(): Promise<void> {
+    // Nothing may touch the store once it closes: stop listening to the sessions first.
+    this.hub.removeAllListeners();
     this.router.close();
     this.hub.close();
     this.http.closeAllConnections();

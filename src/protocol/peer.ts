@@ -15,6 +15,7 @@ export type RequestHandler = (params: unknown, method: string) => unknown | Prom
 export type NotificationHandler = (params: unknown, method: string) => void;
 
 interface Pending {
+  onResult?: ((v: unknown) => void) | undefined;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
   timer: NodeJS.Timeout | undefined;
@@ -75,12 +76,15 @@ export class JsonRpcPeer {
     this.notificationHandlers.set(method, handler);
   }
 
-  /** Sends a request and resolves with its result. */
-  request<T = unknown>(method: string, params?: unknown, timeoutMs = this.opts.requestTimeoutMs ?? 0): Promise<T> {
+  /**
+   * Sends a request and resolves with its result. `onResult` runs synchronously when the result
+   * arrives, before any later message is dispatched (the session uses it to mark hello done).
+   */
+  request<T = unknown>(method: string, params?: unknown, timeoutMs = this.opts.requestTimeoutMs ?? 0, onResult?: (result: T) => void): Promise<T> {
     if (!this.isOpen) return Promise.reject(new ConnectionClosedError(this.closedInfo ?? { code: 1006, reason: 'not open' }));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      const p: Pending = { resolve: resolve as (v: unknown) => void, reject, timer: undefined, method };
+      const p: Pending = { onResult: onResult as ((v: unknown) => void) | undefined, resolve: resolve as (v: unknown) => void, reject, timer: undefined, method };
       if (timeoutMs > 0) {
         p.timer = setTimeout(() => {
           this.pending.delete(id);
@@ -156,7 +160,10 @@ export class JsonRpcPeer {
       this.pending.delete(m.id as Id);
       if (p.timer) clearTimeout(p.timer);
       if ('error' in m && m.error) p.reject(reviveError(m.error));
-      else p.resolve(m.result);
+      else {
+        p.onResult?.(m.result);
+        p.resolve(m.result);
+      }
       return;
     }
     this.sendError(idOf(m), RPC.invalid_request, 'Invalid request: no method, result or error.');
