@@ -118,7 +118,10 @@ export class OAuthClient {
         signal: AbortSignal.timeout(30_000),
       });
     } catch (e) {
-      throw new OAuthClientError('bridge_unreachable', `The bridge at ${this.origin} could not be reached (${(e as Error).message}).`);
+      // fetch says only "fetch failed"; the cause's code (ECONNREFUSED, ENOTFOUND, …) is what helps.
+      const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
+      const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : (e as Error).message;
+      throw new OAuthClientError('bridge_unreachable', `The bridge at ${this.origin} could not be reached (${why}).`);
     }
     const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
     if (res.ok && body) return body;

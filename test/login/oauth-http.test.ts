@@ -228,3 +228,16 @@ describe('token file', () => {
     }
   });
 });
+
+describe('hash-password command', () => {
+  it('prints a hash of the password read from stdin that the bridge accepts', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { verifyPassword } = await import('../../src/bridge/oauth/password.js');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/login/fixtures/login-cli.ts', 'hash-password'], { input: 's3cret pass\n', encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const hash = r.stdout.trim();
+    assert.ok(!hash.includes('s3cret'));
+    assert.equal(await verifyPassword('s3cret pass', hash), true);
+    assert.equal(await verifyPassword('other', hash), false);
+  });
+});
