@@ -48,7 +48,8 @@ export function importedKeysFile(dataDir: string): string {
 
 /** Parses a JWKS document into public keys that carry a `kid`; throws with a plain reason otherwise. */
 export function parseJwks(value: unknown): JWK[] {
-  const keys = (value as { keys?: unknown } | null)?.keys;
+  // A bare JWK is read as a set of one, so handing over a single key file works (and a private one is named as such).
+  const keys = typeof (value as JWK | null)?.kty === 'string' ? [value] : (value as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys)) throw new Error('not a JWKS document (no "keys" array)');
   return keys.map((k, i) => {
     if (!k || typeof k !== 'object' || typeof (k as JWK).kty !== 'string') throw new Error(`key ${i} is not a JWK`);
