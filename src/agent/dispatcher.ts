@@ -5,7 +5,7 @@
  */
 import { argsDigest } from '../protocol/hash.js';
 import { RPC, RpcError, WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
-import { isTerminal, type CallState, type CallStateNote, type CancelParams, type ConfirmationInfo, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
+import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type ConfirmationInfo, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
 import type { Journal } from './journal.js';
@@ -91,44 +91,46 @@ export class Dispatcher {
   /** `aios/function.invoke`. Always resolves with an outcome (§2 layer 3). */
   async invoke(p: InvokeParams): Promise<Outcome> {
     const id = this.o.identity;
+    const reg0 = this.o.registry.get(p.function);
+    const refuse = (state: CallState, err: WireError): Outcome => this.refused(p, reg0?.descriptor, preAcceptOutcome(p.call_id, p.function, state, err));
     if (p.workspace_id !== id.workspaceId || p.user_id !== id.userId || p.device_id !== id.deviceId) {
-      return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('identity_mismatch', 'The workspace, user or device of this call is not this client\'s.'));
+      return refuse('failed', new WireError('identity_mismatch', 'The workspace, user or device of this call is not this client\'s.'));
     }
-    const reg = this.o.registry.get(p.function);
+    const reg = reg0;
     if (!reg || this.o.consent.isDisabled(p.function)) {
-      return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('unknown_function', `No enabled function is registered as ${p.function}.`));
+      return refuse('failed', new WireError('unknown_function', `No enabled function is registered as ${p.function}.`));
     }
     if (p.descriptor_hash !== undefined && p.descriptor_hash !== reg.descriptor.descriptor_hash) {
-      return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('function_changed', 'The function\'s descriptor has changed since the caller read it.', { details: { descriptor_hash: reg.descriptor.descriptor_hash } }));
+      return refuse('failed', new WireError('function_changed', 'The function\'s descriptor has changed since the caller read it.', { details: { descriptor_hash: reg.descriptor.descriptor_hash } }));
     }
     const violations = schemaValidator.validate(reg.descriptor.input_schema, p.arguments);
     if (violations.length) {
-      return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('invalid_arguments', 'The arguments do not match the function\'s input schema.', { details: { violations } }));
+      return refuse('failed', new WireError('invalid_arguments', 'The arguments do not match the function\'s input schema.', { details: { violations } }));
     }
 
     const digest = argsDigest(p.function, p.arguments);
     const live = this.inflight.get(p.call_id);
     if (live) {
-      if (live.digest !== digest) return this.conflict(p);
+      if (live.digest !== digest) return this.refused(p, reg.descriptor, this.conflict(p));
       return live.promise.then((o) => ({ ...o, replayed: true }));
     }
     const row = this.o.journal.get(p.call_id);
     if (row) {
       if (row.tombstone && row.outcome) return { ...row.outcome, function: p.function, replayed: true };
-      if (row.argsDigest !== digest) return this.conflict(p);
+      if (row.argsDigest !== digest) return this.refused(p, reg.descriptor, this.conflict(p));
       if (row.outcome) return { ...row.outcome, replayed: true };
       // Non-terminal without a live call happens only if recovery did not run; never re-run it.
       throw new RpcError(RPC.internal_error, 'The call is journalled but not running; ask aios/call.get.');
     }
     const minted = uuidv7Time(p.call_id);
     if (minted !== undefined && Date.now() - minted > this.o.dedupeRetentionS * 1000) {
-      return preAcceptOutcome(p.call_id, p.function, 'expired', new WireError('call_expired', 'The call is older than the deduplication window and was not run.'));
+      return refuse('expired', new WireError('call_expired', 'The call is older than the deduplication window and was not run.'));
     }
     if (this.o.consent.isPaused()) {
-      return preAcceptOutcome(p.call_id, p.function, 'rejected', new WireError('paused', 'The user has paused this device client.'));
+      return refuse('rejected', new WireError('paused', 'The user has paused this device client.'));
     }
     if (!this.accepting) {
-      return preAcceptOutcome(p.call_id, p.function, 'rejected', new WireError('paused', 'The device client is shutting down.', { retryable: true }));
+      return refuse('rejected', new WireError('paused', 'The device client is shutting down.', { retryable: true }));
     }
 
     const call: InFlight = {
@@ -235,6 +237,22 @@ export class Dispatcher {
     await Promise.allSettled(all.map((c) => c.promise));
   }
 
+  /** Reports a call refused before acceptance to the observers (audit), then returns its outcome. */
+  private refused(p: InvokeParams, descriptor: Descriptor | undefined, outcome: Outcome): Outcome {
+    this.observe(outcome, descriptor, p);
+    return outcome;
+  }
+
+  private observe(outcome: Outcome, descriptor: Descriptor | undefined, p: InvokeParams): void {
+    for (const obs of this.o.observers ?? []) {
+      try {
+        obs.onFinished({ outcome, descriptor, args: descriptor ? p.arguments : undefined, requester: p.requester, workspaceId: p.workspace_id, userId: p.user_id });
+      } catch (e) {
+        this.o.log.error({ err: String(e) }, 'call observer failed');
+      }
+    }
+  }
+
   private conflict(p: InvokeParams): Outcome {
     return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('idempotency_conflict', 'This call_id was already used with a different function or arguments.'));
   }
@@ -275,13 +293,7 @@ export class Dispatcher {
     this.setState(call, outcome.state);
     const level = outcome.state === 'completed' || outcome.state === 'cancelled' ? 'info' : 'warn';
     log[level]({ state: outcome.state, duration_ms: outcome.duration_ms, error_type: outcome.error?.type }, 'call finished');
-    for (const obs of this.o.observers ?? []) {
-      try {
-        obs.onFinished({ outcome, descriptor: d, args, requester: p.requester, workspaceId: p.workspace_id, userId: p.user_id });
-      } catch (e) {
-        log.error({ err: String(e) }, 'call observer failed');
-      }
-    }
+    this.observe(outcome, d, p);
     return outcome;
   }
 

@@ -16,6 +16,8 @@ import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { RuntimeApi } from './http-api.js';
 import { RateLimiter, sendError, sendJson } from './http-util.js';
 import { BridgeStore } from './store.js';
+import { BlobStore } from './blob-store.js';
+import { bearer } from './auth.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 export type HttpMount = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
@@ -46,6 +48,8 @@ export class BridgeServer {
   private readonly http: Server;
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];
+  readonly blobs: BlobStore;
+  private stopSweeping: (() => void) | undefined;
   private url = '';
 
   constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
@@ -74,7 +78,23 @@ export class BridgeServer {
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
     });
-    this.mounts = opts.mounts ?? [];
+    this.blobs = new BlobStore({
+      dir: join(config.data_dir, 'blobs'),
+      ...(config.blobs?.max_bytes ? { maxBytes: config.blobs.max_bytes } : {}),
+      ...(config.blobs?.ttl_s ? { ttlMs: config.blobs.ttl_s * 1000 } : {}),
+    });
+    // Blobs are scoped to the caller's workspace: a device or runtime token of another workspace cannot read them.
+    const blobMount: HttpMount = async (req, res, url) => {
+      if (!url.pathname.startsWith('/v1/blobs')) return false;
+      const t = bearer(req.headers.authorization);
+      const who = t ? (tokens.authenticateRuntime(t) ?? deviceAuths.reduce<DeviceIdentity | null>((f, a) => f ?? a.authenticateDevice(t), null)) : null;
+      if (!who) {
+        sendError(res, 401, 'unauthorized', 'A valid device or runtime token is required.');
+        return true;
+      }
+      return this.blobs.handleHttp(req, res, url.pathname, who.workspace_id);
+    };
+    this.mounts = [blobMount, ...(opts.mounts ?? [])];
     this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c));
     this.hub.on('offline', (c: DeviceConnection) => this.store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }));
     this.hub.on('notification', (c: DeviceConnection, method: string) => {
@@ -102,6 +122,7 @@ export class BridgeServer {
     const a = this.http.address() as AddressInfo;
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
     this.url = `http://${host}:${a.port}`;
+    this.stopSweeping = this.blobs.startSweeping(60_000);
     const file = join(this.config.data_dir, 'bridge.json');
     writeFileSync(file + '.tmp', JSON.stringify({ pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, null, 2) + '\n');
     renameSync(file + '.tmp', file);
@@ -112,6 +133,7 @@ export class BridgeServer {
   async stop(): Promise<void> {
     // Nothing may touch the store once it closes: stop listening to the sessions first.
     this.hub.removeAllListeners();
+    this.stopSweeping?.();
     this.router.close();
     this.hub.close();
     this.http.closeAllConnections();

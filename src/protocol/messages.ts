@@ -117,7 +117,7 @@ export const CallErrorSchema = Obj({
   message: Str(),
   retryable: Type.Boolean(),
   side_effects: LitUnion(['none', 'possible', 'committed'] as const),
-  details: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 
 export const ConfirmationInfo = Obj({

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { Agent, type AgentOptions } from '../../src/agent/agent.js';
+import type { AgentOptions } from '../../src/agent/agent.js';
+import { startAgent, type RunningAgent } from '../../src/agent/start-agent.js';
 import { silentLogger } from '../../src/agent/logger.js';
 import { BridgeServer } from '../../src/bridge/server.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
@@ -67,14 +68,13 @@ export async function inProcessStack(opts: { bridge?: Record<string, unknown>; a
   const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t, opts.bridge)), { log: silentLogger() });
   const url = await bridge.start();
   const client = new RuntimeClient({ bridge_url: url, token: t.runtime, workspace_id: ids.workspace_id, device_id: ids.device_id });
-  const makeAgent = (extra: Record<string, unknown> = {}) =>
-    new Agent(normalizeAgentConfig(agentDoc(dir, url, t, { ...opts.agent, ...extra })), {
-      log: silentLogger(),
+  const makeAgent = (extra: Record<string, unknown> = {}): Promise<RunningAgent> =>
+    startAgent(normalizeAgentConfig(agentDoc(dir, url, t, { ...opts.agent, ...extra })), silentLogger(), {
       backoff: { baseMs: 20, capMs: 200, resetAfterMs: 60_000 },
       ...opts.agentOptions,
     });
-  const agent = makeAgent();
-  await agent.start();
+  const running = await makeAgent();
+  const agent = running.agent;
   if (opts.connect !== false) await until(() => bridge.hub.isOnline(ids.device_id), 10_000, 'agent online');
   return {
     dir,
@@ -82,10 +82,11 @@ export async function inProcessStack(opts: { bridge?: Record<string, unknown>; a
     tokens: t,
     bridge,
     agent,
+    running,
     client,
     makeAgent,
     async stop() {
-      await agent.stop().catch(() => undefined);
+      await running.stop().catch(() => undefined);
       await bridge.stop().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },

@@ -223,7 +223,7 @@ describe('bridge and session errors', () => {
     await new Promise((r) => ws.once('open', r));
     const replies: Record<number, { error?: { code: number; data?: { type: string } } }> = {};
     ws.on('message', (d) => {
-      const m = JSON.parse(d.toString()) as { id: number };
+      const m = JSON.parse(d.toString()) as { id: number; error?: { code: number; data?: { type: string } } };
       replies[m.id] = m;
     });
     const hello = { protocol_version: '1.0', client: { name: 'x', version: '9.9.9', platform: 'linux', arch: 'x64' }, device: { id: ids.device_id }, workspace_id: ids.workspace_id, user_id: ids.user_id, functions_revision: 0, limits: { max_message_bytes: 1048576, max_concurrent_calls: 1, dedupe_retention_s: 86400 } };
@@ -278,7 +278,7 @@ describe('device offline, replaced sessions, outdated clients', () => {
   test('client_outdated: the agent stops reconnecting and says an update is needed', async () => {
     const s = await inProcessStack({ bridge: { min_client_version: '99.0.0' }, connect: false });
     try {
-      const fatal = await until(() => s.agent.session?.fatal, 5000, 'fatal stop');
+      const fatal = (await until(() => s.agent.session?.fatal, 5000, 'fatal stop'))!;
       assert.equal(fatal.type, 'client_outdated');
       assert.match(fatal.message, /update/i);
       assert.equal(s.agent.session?.status, 'offline');
@@ -289,9 +289,8 @@ describe('device offline, replaced sessions, outdated clients', () => {
 
   test('a second connection for the device replaces the first (4001) and calls go to the new one', async () => {
     const s = await inProcessStack();
-    const second = s.makeAgent({ data_dir: s.dir + '/agent2' });
+    const second = await s.makeAgent({ data_dir: s.dir + '/agent2' });
     try {
-      await second.start();
       await until(() => s.agent.session?.fatal, 5000, 'first session replaced');
       assert.equal(s.agent.session?.fatal?.type, 'replaced');
       await until(() => s.bridge.hub.isOnline(ids.device_id), 5000, 'second online');
