@@ -115,8 +115,8 @@ export class AdapterRegistry extends EventEmitter {
     super();
     this.opts = opts;
     this.log = (opts.log ?? NOOP_LOG).child({ component: 'adapters' });
-    this.dirs = opts.dirs ?? defaultAdapterDirs();
-    this.desktopDirs = opts.desktopDirs ?? defaultDesktopDirs();
+    this.dirs = [...new Set(opts.dirs ?? defaultAdapterDirs())];
+    this.desktopDirs = [...new Set(opts.desktopDirs ?? defaultDesktopDirs())];
   }
 
   /** Lists a built-in handler as an adapter; its functions stay with the agent's own function registry. */
