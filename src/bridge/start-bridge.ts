@@ -1,19 +1,56 @@
 /**
- * Starts a complete reference bridge from its config: the one place where its parts are wired.
+ * Starts a complete reference bridge from its config: the one place where its parts are wired
+ * (config tokens, device login when `users` are configured, blobs).
  */
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import type { BridgeConfig } from '../config/bridge-config.js';
 import type { Logger } from '../sdk/index.js';
+import { openDatabase } from '../storage/sqlite.js';
+import { OAuthService } from './oauth/oauth-routes.js';
 import { BridgeServer } from './server.js';
 
 /** A running bridge. */
 export interface RunningBridge {
   server: BridgeServer;
+  oauth: OAuthService | undefined;
   url: string;
   stop(): Promise<void>;
 }
 
 export async function startBridge(config: BridgeConfig, log: Logger): Promise<RunningBridge> {
-  const server = new BridgeServer(config, { log });
-  const url = await server.start();
-  return { server, url, stop: () => server.stop() };
+  let oauth: OAuthService | undefined;
+  let server: BridgeServer | undefined;
+  let db: ReturnType<typeof openDatabase> | undefined;
+  if (config.users?.length) {
+    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    db = openDatabase(join(config.data_dir, 'oauth.sqlite'));
+    oauth = new OAuthService({
+      db,
+      users: config.users,
+      public_url: () => server!.publicUrl,
+      ...(config.access_token_ttl_s ? { access_token_ttl_s: config.access_token_ttl_s } : {}),
+      ...(config.refresh_token_ttl_s ? { refresh_token_ttl_s: config.refresh_token_ttl_s } : {}),
+      ...(config.device_code_ttl_s !== undefined ? { device_code_ttl_s: config.device_code_ttl_s } : {}),
+      ...(config.device_poll_interval_s !== undefined ? { device_poll_interval_s: config.device_poll_interval_s } : {}),
+    });
+  }
+  const o = oauth;
+  server = new BridgeServer(config, {
+    log,
+    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)] } : {}),
+  });
+  const srv = server;
+  o?.onRevoked((id) => srv.hub.disconnect(id));
+  srv.hub.on('online', (c: { identity: { device_id: string }; hello: { client: { version: string } } }) => o?.noteClientVersion(c.identity.device_id, c.hello.client.version));
+  const url = await srv.start();
+  return {
+    server: srv,
+    oauth,
+    url,
+    async stop() {
+      await srv.stop();
+      db?.close();
+    },
+  };
 }

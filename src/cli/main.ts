@@ -8,6 +8,9 @@ import { ConfigError } from '../config/load.js';
 import { APP_VERSION } from '../version.js';
 import { registerCoreCommands } from './commands/core.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerLoginCommands } from './commands/login.js';
+import { registerConsentCommands } from './commands/consent.js';
+import { registerAdapterCommands } from './commands/adapters.js';
 import { UsageError } from './process.js';
 import { EXIT_USAGE } from './runtime-client.js';
 
@@ -20,6 +23,9 @@ export function buildProgram(): Command {
     .exitOverride();
   registerCoreCommands(program);
   registerDemoCommand(program);
+  registerLoginCommands(program);
+  registerConsentCommands(program);
+  registerAdapterCommands(program);
   return program;
 }
 

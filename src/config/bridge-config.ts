@@ -25,6 +25,8 @@ export const BridgeConfigSchema = Type.Object(
       Type.Array(Type.Object({ id: S, name: Type.Optional(S), password_hash: S, workspaces: Type.Array(S) }, strict)),
     ),
     access_token_ttl_s: Type.Optional(Type.Integer({ minimum: 30 })),
+    device_code_ttl_s: Type.Optional(Type.Integer({ minimum: 0 })),
+    device_poll_interval_s: Type.Optional(Type.Integer({ minimum: 0 })),
     refresh_token_ttl_s: Type.Optional(Type.Integer({ minimum: 60 })),
     log: Type.Optional(Type.Object({ level: Type.Optional(S), file: Type.Optional(S) }, strict)),
   },
