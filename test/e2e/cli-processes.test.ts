@@ -1,0 +1,106 @@
+/**
+ * End-to-end: the bridge and the agent as separate processes started from the CLI, as a user or QA
+ * would run them; runtime calls through `aios-device invoke` and the HTTP API.
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cliRun, processStack, tempDir, until } from '../helpers/stack.js';
+
+type Stack = Awaited<ReturnType<typeof processStack>>;
+
+describe('CLI-started bridge and agent', () => {
+  let s: Stack;
+  const inv = (args: string[]) => cliRun(['invoke', ...args, '--bridge', s.url, '--token', s.tokens.runtime, '--workspace', 'ws_t', '--device', 'dev_t']);
+  before(async () => {
+    s = await processStack();
+  });
+  after(() => s.stop());
+
+  test('invoke device.info completes (exit 0) and prints the output', async () => {
+    const r = await inv(['device.info']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /✓ completed device\.info/);
+    assert.match(r.out, /"functions"/);
+  });
+
+  test('the same call_id twice runs once; the second says replayed', async () => {
+    const a = await inv(['diagnostics.echo', '--args', '{"value":7}', '--call-id', 'cli-dup-1', '--json']);
+    const b = await inv(['diagnostics.echo', '--args', '{"value":7}', '--call-id', 'cli-dup-1', '--json']);
+    assert.equal(a.code, 0);
+    assert.equal(b.code, 0);
+    const ra = JSON.parse(a.out) as { outcome: { replayed: boolean; started_at: string } };
+    const rb = JSON.parse(b.out) as { outcome: { replayed: boolean; started_at: string } };
+    assert.equal(ra.outcome.replayed, false);
+    assert.equal(rb.outcome.replayed, true);
+    assert.equal(rb.outcome.started_at, ra.outcome.started_at);
+    const c = await inv(['diagnostics.echo', '--args', '{"value":8}', '--call-id', 'cli-dup-1']);
+    assert.equal(c.code, 10);
+    assert.match(c.err, /idempotency_conflict/);
+  });
+
+  test('bad arguments: invalid_arguments with a pointer, exit 1; unknown function likewise', async () => {
+    const r = await inv(['diagnostics.wait', '--args', '{"ms":-5}']);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /invalid_arguments/);
+    assert.match(r.out, /"pointer":"\/ms"/);
+    const u = await inv(['no.such_function']);
+    assert.equal(u.code, 1);
+    assert.match(u.out, /unknown_function/);
+  });
+
+  test('SIGKILL while a call runs: after restart it ends unknown/execution_interrupted and never runs again', async () => {
+    const { record } = await s.client.call('diagnostics.wait', { ms: 30_000 }, { wait: false });
+    await until(async () => (await s.client.getCall(record.call_id)).state === 'running', 10_000, 'running');
+    await s.agent.kill('SIGKILL');
+    await s.online(false);
+    await s.startAgent();
+    const r = await s.client.waitTerminal(record.call_id, 15_000);
+    assert.equal(r.outcome?.state, 'unknown');
+    assert.equal(r.outcome?.error?.type, 'execution_interrupted');
+    assert.equal(r.outcome?.error?.side_effects, 'possible');
+    // Asking again with the same call_id returns the recorded outcome; nothing re-runs.
+    const again = await s.client.call('diagnostics.wait', { ms: 30_000 }, { call_id: record.call_id });
+    assert.equal(again.record.outcome?.state, 'unknown');
+    assert.equal(r.timeline.filter((t) => t.state === 'running').length, 1);
+  });
+
+  test('SIGTERM stops cleanly: the running call is aborted, journalled and reported after the restart', async () => {
+    const { record } = await s.client.call('diagnostics.wait', { ms: 30_000 }, { wait: false });
+    await until(async () => (await s.client.getCall(record.call_id)).state === 'running', 10_000, 'running');
+    const code = await s.agent.kill('SIGTERM');
+    assert.equal(code, 0, 'exit 0 after a clean stop');
+    await s.startAgent();
+    const r = await s.client.waitTerminal(record.call_id, 15_000);
+    assert.equal(r.outcome?.error?.type, 'execution_interrupted');
+    assert.equal(r.outcome?.error?.side_effects, 'none', 'the handler stopped on its abort signal');
+  });
+
+  test('a bridge restart mid-call loses no record: the outcome arrives by call.report', async () => {
+    const { record } = await s.client.call('diagnostics.wait', { ms: 1500 }, { wait: false });
+    await until(async () => (await s.client.getCall(record.call_id)).state === 'running', 10_000, 'running');
+    await s.restartBridge();
+    const r = await s.client.waitTerminal(record.call_id, 20_000);
+    assert.equal(r.outcome?.state, 'completed');
+  });
+
+  test('device_offline once the agent is gone (exit 10)', async () => {
+    await s.agent.kill('SIGTERM');
+    await s.online(false);
+    const r = await inv(['device.info']);
+    assert.equal(r.code, 10);
+    assert.match(r.err, /device_offline/);
+    await s.startAgent();
+  });
+});
+
+test('a config error names the key and exits 64', async () => {
+  const dir = tempDir();
+  const f = join(dir, 'agent.yaml');
+  writeFileSync(f, 'data_dir: ./d\nlimits: { max_concurent_calls: 3 }\nconfirmations: { provider: popup }\n');
+  const r = await cliRun(['run', '--config', f]);
+  assert.equal(r.code, 64);
+  assert.match(r.err, /unknown key "limits\.max_concurent_calls"/);
+  assert.match(r.err, /confirmations\.provider/);
+});
