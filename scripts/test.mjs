@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// The README's test command (`npm test`): type-check, lint, then every test file with node's test
+// runner. Ends with node's own summary and a plain "N passed, N failed" line, so a run that tested
+// nothing cannot pass for green.
+import { spawnSync, spawn } from 'node:child_process';
+import { readdirSync, statSync, existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+process.chdir(root);
+
+function step(name, cmd, args) {
+  process.stdout.write(`\n== ${name}: ${cmd} ${args.join(' ')}\n`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit' });
+  if (r.status !== 0) {
+    process.stdout.write(`\n${name} failed (exit ${r.status}).\n0 passed, 1 failed\n`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+function findTests(dir, out = []) {
+  if (!existsSync(dir)) return out;
+  for (const e of readdirSync(dir)) {
+    if (e === 'node_modules' || e === 'dist' || e.startsWith('.')) continue;
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) findTests(p, out);
+    else if (e.endsWith('.test.ts')) out.push(relative(root, p));
+  }
+  return out;
+}
+
+// Missing system peers are installed when we can (root), so a fresh machine works with `npm test` alone.
+if (spawnSync('bash', ['scripts/install-test-deps.sh'], { stdio: 'inherit' }).status !== 0) {
+  process.stdout.write('warning: some test peers are missing; the tests that need them will fail.\n');
+}
+
+const only = process.argv.slice(2);
+if (!only.length) {
+  step('type-check', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
+  if (existsSync('electron/tsconfig.json')) step('type-check electron', 'npx', ['tsc', '-p', 'electron/tsconfig.json', '--noEmit']);
+  if (existsSync('eslint.config.js')) step('lint', 'npx', ['eslint', '.']);
+}
+
+const files = only.length ? only : [...findTests('test'), ...findTests('handlers'), ...findTests('examples')].sort();
+process.stdout.write(`\n== tests: ${files.length} files\n`);
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, AIOS_TEST: '1' },
+});
+let pass = 0;
+let fail = 0;
+let buf = '';
+child.stdout.on('data', (d) => {
+  process.stdout.write(d);
+  buf += d.toString();
+  let i;
+  while ((i = buf.indexOf('\n')) >= 0) {
+    const line = buf.slice(0, i);
+    buf = buf.slice(i + 1);
+    // Only the runner's top-level summary (no indentation) counts.
+    const m = /^# (pass|fail) (\d+)$/.exec(line);
+    if (m) (m[1] === 'pass' ? (pass = Number(m[2])) : (fail = Number(m[2])));
+  }
+});
+child.on('exit', (code) => {
+  process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
+  process.exit(code === 0 && pass > 0 ? 0 : code || 1);
+});
