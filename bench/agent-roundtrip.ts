@@ -1,0 +1,52 @@
+/**
+ * A no-op call through the agent: the driver plays the bridge (the real `BridgeServer`, in this process)
+ * and sends `aios/function.invoke` for `diagnostics.echo` with a fresh call_id each time over the real
+ * device WebSocket to a real agent in a child process, journal on. Measures what a runtime-side bridge
+ * sees: from sending the invoke to receiving its outcome.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { METHODS, type InvokeParams, type Outcome } from '../src/protocol/messages.js';
+import { BENCH_IDS, startDeviceStack, type AgentSettings } from './device-stack.js';
+import { runPhases, type BenchCounts, type BenchResult } from './stats.js';
+
+/** The argument every no-op benchmark sends (and gets back). */
+export const ECHO_VALUE = 'hello from the benchmark';
+
+/** Invoke params for one fresh call. */
+export function invokeParams(): InvokeParams {
+  return {
+    call_id: uuidv7(),
+    function: 'diagnostics.echo',
+    arguments: { value: ECHO_VALUE },
+    ...BENCH_IDS,
+    timeout_ms: 30_000,
+    attempt: 1,
+  };
+}
+
+/** Runs the agent round-trip benchmark; also reports the invoke's request and response frame sizes. */
+export async function benchAgentRoundtrip(counts: BenchCounts, settings: AgentSettings): Promise<BenchResult & { frames: { request: number; response: number } }> {
+  const stack = await startDeviceStack(settings, 'here');
+  try {
+    const conn = stack.bridge!.hub.get(BENCH_IDS.device_id);
+    if (!conn) throw new Error('the agent is not connected');
+    let lastId = 0;
+    const call = async (): Promise<Outcome> => {
+      const o = await conn.peer.request<Outcome>(METHODS.invoke, invokeParams(), 30_000);
+      if (o.state !== 'completed' || (o.output as { value?: unknown } | undefined)?.value !== ECHO_VALUE) {
+        throw new Error(`diagnostics.echo did not complete: ${o.state} ${o.error?.type ?? ''}`);
+      }
+      lastId++;
+      return o;
+    };
+    const sample = await call();
+    const frames = {
+      request: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 100_000, method: METHODS.invoke, params: invokeParams() })),
+      response: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 100_000, result: sample })),
+    };
+    const r = await runPhases(`agent (journal ${settings.synchronous.toUpperCase()}, log ${settings.log})`, call, counts);
+    return { ...r, frames, notes: { calls: lastId, request_bytes: frames.request, response_bytes: frames.response } };
+  } finally {
+    await stack.stop();
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Benchmark child processes: each peer under test (the agent, the MCP server, the echo server, the
+ * bridge) runs in its own Node process, so that no side gets the driver's event loop for free.
+ * A child prints one line `READY <json>` on stdout when it is up and exits cleanly on SIGTERM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/** A running child and its READY payload. */
+export interface BenchChild<T> {
+  proc: ChildProcess;
+  info: T;
+  /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+/** Node flags that load TypeScript sources through tsx. */
+export const TSX = ['--import', 'tsx'];
+
+/** Starts `node [nodeArgs] --import tsx file ...args` and resolves once it prints READY. */
+export function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = []): Promise<BenchChild<T>> {
+  const proc = spawn(process.execPath, [...nodeArgs, ...TSX, file, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: proc.stdout! });
+    const fail = (code: number | null) => reject(new Error(`${file} exited (${code}) before it was ready`));
+    proc.once('exit', fail);
+    lines.on('line', (line) => {
+      if (!line.startsWith('READY ')) return;
+      proc.off('exit', fail);
+      resolve({
+        proc,
+        info: JSON.parse(line.slice(6)) as T,
+        async stop() {
+          if (proc.exitCode !== null || proc.signalCode !== null) return;
+          const kill = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+          proc.kill('SIGTERM');
+          await exited;
+          clearTimeout(kill);
+        },
+      });
+    });
+  });
+}
+
+/** In a child: announce readiness to the parent. */
+export function announceReady(info: unknown): void {
+  process.stdout.write(`READY ${JSON.stringify(info)}\n`);
+}
+
+/** In a child: run `stop` on SIGTERM/SIGINT, then exit 0 (so `--cpu-prof` writes its profile). */
+export function exitOnSignal(stop: () => Promise<void> | void): void {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) return;
+    stopping = true;
+    void Promise.resolve()
+      .then(stop)
+      .catch((e: unknown) => process.stderr.write(`stop failed: ${String(e)}\n`))
+      .finally(() => process.exit(0));
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}

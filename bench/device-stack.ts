@@ -1,0 +1,105 @@
+/**
+ * A bridge and a real agent for the benchmarks: the agent always runs in a child process; the bridge
+ * runs either in the driver's process (the driver then plays the bridge and sends invokes itself) or
+ * in a child process of its own (the full path, driven over HTTP).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { normalizeBridgeConfig } from '../src/config/bridge-config.js';
+import { silentLogger } from '../src/agent/logger.js';
+import { BridgeServer } from '../src/bridge/server.js';
+import { startChild, type BenchChild } from './child.js';
+
+/** The identity the benchmark agent runs as. */
+export const BENCH_IDS = { workspace_id: 'ws_bench', user_id: 'usr_bench', device_id: 'dev_bench' } as const;
+
+/** How the agent under test is configured. */
+export interface AgentSettings {
+  /** The journal's `synchronous` level in WAL mode. */
+  synchronous: 'normal' | 'full';
+  /** `info` logs one line per call to a file, as `aios-device run` with `log.file` does; `silent` logs nothing. */
+  log: 'info' | 'silent';
+  /** Extra Node flags for the agent process (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
+}
+
+export interface DeviceStack {
+  dir: string;
+  url: string;
+  runtimeToken: string;
+  /** Set when the bridge runs in this process. */
+  bridge: BridgeServer | undefined;
+  agent: BenchChild<{ pid: number }>;
+  stop(): Promise<void>;
+}
+
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+
+function bridgeDoc(dir: string, runtime: string, device: string) {
+  return {
+    listen: { host: '127.0.0.1', port: 0 },
+    data_dir: join(dir, 'bridge'),
+    runtime_tokens: { [runtime]: { workspace_id: BENCH_IDS.workspace_id } },
+    device_tokens: { [device]: { ...BENCH_IDS } },
+    // The default (200/s) protects a shared bridge; the benchmark wants to find the ceiling.
+    runtime_rate_limit: { per_second: 1e9, burst: 1e9 },
+  };
+}
+
+/** Starts a bridge (here or in a child) and an agent child connected to it; resolves once the device is online. */
+export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere: 'here' | 'child'): Promise<DeviceStack> {
+  const dir = mkdtempSync(join(tmpdir(), 'aios-bench-'));
+  const runtime = 'rt_' + randomBytes(12).toString('hex');
+  const device = 'dt_' + randomBytes(12).toString('hex');
+  let bridge: BridgeServer | undefined;
+  let bridgeChild: BenchChild<{ url: string }> | undefined;
+  let agent: BenchChild<{ pid: number }> | undefined;
+  const cleanup = async () => {
+    await agent?.stop();
+    await bridge?.stop().catch(() => undefined);
+    await bridgeChild?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    let url: string;
+    if (bridgeWhere === 'here') {
+      bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, runtime, device)), { log: silentLogger() });
+      url = await bridge.start();
+    } else {
+      bridgeChild = await startChild<{ url: string }>(here('./bridge-child.ts'), [JSON.stringify(bridgeDoc(dir, runtime, device))]);
+      url = bridgeChild.info.url;
+    }
+    const agentDoc = {
+      bridge: { url: url.replace(/^http/, 'ws') + '/v1/device', token: device },
+      identity: { ...BENCH_IDS, device_name: 'Bench device' },
+      data_dir: join(dir, 'agent'),
+      journal: { synchronous: agentSettings.synchronous },
+      log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
+      handlers: { diagnostics: { enabled: true } },
+    };
+    agent = await startChild<{ pid: number }>(here('./agent-child.ts'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? []);
+    await waitOnline(url, runtime);
+    const a = agent;
+    return { dir, url, runtimeToken: runtime, bridge, agent: a, stop: cleanup };
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
+}
+
+/** Polls the runtime API until the device is online and its functions are known. */
+async function waitOnline(url: string, runtime: string): Promise<void> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const r = await fetch(`${url}/v1/devices/${BENCH_IDS.device_id}`, { headers: { authorization: `Bearer ${runtime}` } });
+    if (r.ok) {
+      const d = (await r.json()) as { online?: boolean; functions?: { id: string }[] };
+      if (d.online && d.functions?.some((f) => f.id === 'diagnostics.echo')) return;
+    }
+    if (Date.now() > end) throw new Error('the benchmark agent did not come online with diagnostics.echo');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

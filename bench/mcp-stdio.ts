@@ -1,0 +1,31 @@
+/**
+ * The MCP baseline: the official TypeScript SDK's client calls an equivalent no-op tool on an MCP server
+ * in a child process over stdio. Nothing is journalled on that path.
+ */
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ECHO_VALUE } from './agent-roundtrip.js';
+import { TSX } from './child.js';
+import { runPhases, type BenchCounts, type BenchResult } from './stats.js';
+
+/** Runs the MCP stdio benchmark. */
+export async function benchMcpStdio(counts: BenchCounts): Promise<BenchResult> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...TSX, fileURLToPath(new URL('./mcp-server.ts', import.meta.url))],
+    stderr: 'inherit',
+  });
+  const client = new Client({ name: 'aios-bench', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    const call = async () => {
+      const r = await client.callTool({ name: 'echo', arguments: { value: ECHO_VALUE } });
+      if ((r.structuredContent as { value?: unknown } | undefined)?.value !== ECHO_VALUE) throw new Error('the MCP echo tool did not echo');
+      return r;
+    };
+    return await runPhases('MCP SDK over stdio', call, counts);
+  } finally {
+    await client.close();
+  }
+}

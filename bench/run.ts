@@ -1,0 +1,151 @@
+/**
+ * The spine's benchmarks in one run: a no-op call through the agent (journal on) against a raw `ws` echo
+ * of the same frame sizes and the MCP TypeScript SDK over stdio, plus the full runtime → bridge HTTP →
+ * agent path. Prints a table and the ratios the targets are stated in (docs/performance.md).
+ *
+ * Run: node --import tsx bench/run.ts [--warmup N] [--latency N] [--throughput N] [--concurrency N]
+ *        [--sync normal|full|both] [--log info|silent] [--no-full-path] [--profile DIR] [--json]
+ * Each flag also reads BENCH_<NAME> from the environment (e.g. BENCH_LATENCY=500).
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { benchAgentRoundtrip } from './agent-roundtrip.js';
+import type { AgentSettings } from './device-stack.js';
+import { benchFullPath } from './full-path.js';
+import { benchMcpStdio } from './mcp-stdio.js';
+import type { BenchCounts, BenchResult } from './stats.js';
+import { benchWsEcho } from './ws-echo.js';
+
+/** Options of one benchmark run. */
+export interface RunOptions {
+  counts: BenchCounts;
+  sync: ('normal' | 'full')[];
+  log: AgentSettings['log'];
+  fullPath: boolean;
+  /** Directory for the agent's CPU profiles (`--cpu-prof`), if profiling. */
+  profileDir?: string;
+  /** Progress lines (to stderr). */
+  progress?: (line: string) => void;
+}
+
+/** Everything one run measured. */
+export interface RunReport {
+  date: string;
+  node: string;
+  cpus: number;
+  counts: BenchCounts;
+  results: BenchResult[];
+  ratios: { label: string; value: number; target?: string }[];
+}
+
+/** Runs every benchmark in one process run, side by side. */
+export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
+  const say = o.progress ?? (() => undefined);
+  const settings = (sync: 'normal' | 'full'): AgentSettings => ({
+    synchronous: sync,
+    log: o.log,
+    ...(o.profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] } : {}),
+  });
+  const results: BenchResult[] = [];
+  const agents: BenchResult[] = [];
+  let frames = { request: 300, response: 480 };
+  for (const sync of o.sync) {
+    say(`agent round trip, journal ${sync.toUpperCase()}…`);
+    const r = await benchAgentRoundtrip(o.counts, settings(sync));
+    frames = r.frames;
+    agents.push(r);
+  }
+  say('raw ws echo…');
+  const echo = await benchWsEcho(o.counts, frames);
+  say('MCP SDK over stdio…');
+  const mcp = await benchMcpStdio(o.counts);
+  results.push(...agents, echo, mcp);
+  const ratios: RunReport['ratios'] = [];
+  for (const a of agents) {
+    ratios.push({ label: `${a.name}: throughput / MCP stdio`, value: a.throughput.callsPerS / mcp.throughput.callsPerS, target: '≥ 1.0 (aim 1.5)' });
+    ratios.push({ label: `${a.name}: p50 / MCP stdio p50`, value: a.latency.p50Us / mcp.latency.p50Us, target: '≤ 1.2' });
+    ratios.push({ label: `${a.name}: throughput / ws echo`, value: a.throughput.callsPerS / echo.throughput.callsPerS });
+    ratios.push({ label: `${a.name}: p50 / ws echo p50`, value: a.latency.p50Us / echo.latency.p50Us });
+  }
+  if (o.fullPath) {
+    const sync = o.sync[0] ?? 'normal';
+    say(`full path, journal ${sync.toUpperCase()}…`);
+    const full = await benchFullPath(o.counts, settings(sync));
+    results.push(full);
+    const a = agents[0];
+    if (a) {
+      ratios.push({ label: 'full path: throughput / agent round trip', value: full.throughput.callsPerS / a.throughput.callsPerS });
+      ratios.push({ label: 'full path: p50 / agent round trip p50', value: full.latency.p50Us / a.latency.p50Us });
+    }
+  }
+  return { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).availableParallelism(), counts: o.counts, results, ratios };
+}
+
+/** The report as a plain-text table plus ratios. */
+export function formatReport(r: RunReport): string {
+  const c = r.counts;
+  const rows = r.results.map((x) => [x.name, x.latency.p50Us.toFixed(0), x.latency.p99Us.toFixed(0), x.latency.meanUs.toFixed(0), x.throughput.callsPerS.toFixed(0)]);
+  const head = ['benchmark', 'p50 µs', 'p99 µs', 'mean µs', `calls/s (${c.concurrency} in flight)`];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  const out = [
+    `${r.date}  Node ${r.node}  ${r.cpus} CPUs  warm-up ${c.warmup}, latency ${c.latencyN} sequential calls, throughput ${c.throughputN} calls`,
+    '',
+    line(head),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    '',
+    'ratios',
+    ...r.ratios.map((x) => `  ${x.label.padEnd(70)} ${x.value.toFixed(2)}×${x.target ? `   (target ${x.target})` : ''}`),
+  ];
+  return out.join('\n');
+}
+
+function envInt(name: string, fallback: number): string {
+  return process.env[`BENCH_${name}`] ?? String(fallback);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      warmup: { type: 'string', default: envInt('WARMUP', 500) },
+      latency: { type: 'string', default: envInt('LATENCY', 3000) },
+      throughput: { type: 'string', default: envInt('THROUGHPUT', 6000) },
+      concurrency: { type: 'string', default: envInt('CONCURRENCY', 64) },
+      sync: { type: 'string', default: process.env['BENCH_SYNC'] ?? 'both' },
+      log: { type: 'string', default: process.env['BENCH_LOG'] ?? 'info' },
+      'no-full-path': { type: 'boolean', default: process.env['BENCH_NO_FULL_PATH'] === '1' },
+      profile: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const int = (s: string, what: string) => {
+    const n = Number.parseInt(s, 10);
+    if (!Number.isFinite(n) || n < 1) throw new Error(`--${what} must be a positive integer`);
+    return n;
+  };
+  const sync = values.sync === 'both' ? (['normal', 'full'] as const) : values.sync === 'full' ? (['full'] as const) : values.sync === 'normal' ? (['normal'] as const) : undefined;
+  if (!sync) throw new Error('--sync must be normal, full or both');
+  if (values.log !== 'info' && values.log !== 'silent') throw new Error('--log must be info or silent');
+  const profileDir = values.profile ? resolve(values.profile) : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const report = await runBenchmarks({
+    counts: { warmup: int(values.warmup, 'warmup'), latencyN: int(values.latency, 'latency'), throughputN: int(values.throughput, 'throughput'), concurrency: int(values.concurrency, 'concurrency') },
+    sync: [...sync],
+    log: values.log,
+    fullPath: !values['no-full-path'],
+    ...(profileDir ? { profileDir } : {}),
+    progress: (l) => process.stderr.write(l + '\n'),
+  });
+  process.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatReport(report)) + '\n');
+  if (profileDir) process.stderr.write(`agent CPU profiles in ${profileDir}\n`);
+}
+
+const entry = process.argv[1] ? resolve(process.argv[1]) : '';
+if (entry === resolve(new URL(import.meta.url).pathname)) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}
