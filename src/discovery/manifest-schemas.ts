@@ -6,8 +6,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Access, Confirmation, FUNCTION_ID_PATTERN, PermissionLevel, Risk } from '../protocol/messages.js';
 import { schemaValidator, type Violation } from '../protocol/schema-validator.js';
 
-/** Reverse-domain adapter id, e.g. `org.example.hello`. */
-export const ADAPTER_ID_PATTERN = '^[a-z0-9][a-z0-9-]*(\\.[a-z0-9][a-z0-9_-]*)+$';
+/**
+ * Adapter id: reverse-domain for third parties (`org.example.hello`); built-in handlers use their folder
+ * name (`files`), so a single segment is accepted too.
+ */
+export const ADAPTER_ID_PATTERN = '^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)*$';
 /** `sha256-` + base64url digest, used for code-file bindings. */
 export const SHA256_TAG_PATTERN = '^sha256-[A-Za-z0-9_-]{43}$';
 /** Extension URN a card lists when it binds code files (`code`). */
@@ -162,6 +165,8 @@ export const ToolCapability = Type.Object(
     timeout_ms_max: Opt(Type.Integer({ minimum: 1 })),
     cancellable: Opt(Type.Boolean()),
     locks: Opt(Type.Array(Str())),
+    /** Shorthand for a `permissions[]` entry of this capability. */
+    permission: Opt(PermissionLevel),
   },
   { additionalProperties: false },
 );
@@ -183,10 +188,10 @@ export const ToolYamlSchema = Type.Object(
       { additionalProperties: false },
     ),
     capabilities: Type.Array(ToolCapability, { minItems: 1 }),
-    /** `permissions[]` → `skills[].permission_level`: one level per capability id. */
-    permissions: Type.Array(
+    /** `permissions[]` → `skills[].permission_level`: one level per capability id (or `permission` on it). */
+    permissions: Opt(Type.Array(
       Type.Object({ capability: Str({ pattern: FUNCTION_ID_PATTERN }), level: PermissionLevel }, { additionalProperties: false }),
-    ),
+    )),
     entry: Opt(Str({ minLength: 1 })),
     adapter_capabilities: Opt(AdapterCapabilities),
     requirements: Opt(Type.Object({ software: Opt(SoftwareRequirement) }, { additionalProperties: false })),

@@ -30,12 +30,15 @@ export function parseToolYaml(text: string): ToolYaml {
 
 /** Maps a validated `tool.aios.yaml` to an (unsigned) Adapter Card. Every capability needs a permission. */
 export function toolYamlToCard(y: ToolYaml): AdapterCard {
-  const levels = new Map(y.permissions.map((p) => [p.capability, p.level]));
-  for (const p of y.permissions) {
+  const permissions = y.permissions ?? [];
+  const levels = new Map(permissions.map((p) => [p.capability, p.level]));
+  for (const p of permissions) {
     if (!y.capabilities.some((c) => c.id === p.capability)) throw new ManifestError(`permissions names an unknown capability ${p.capability}`);
   }
-  const skills: CardSkill[] = y.capabilities.map((c) => {
-    const level = levels.get(c.id);
+  const skills: CardSkill[] = y.capabilities.map(({ permission, ...c }) => {
+    const listed = levels.get(c.id);
+    if (listed && permission && listed !== permission) throw new ManifestError(`capability ${c.id} has two different permission levels`);
+    const level = listed ?? permission;
     if (!level) throw new ManifestError(`capability ${c.id} has no entry in permissions`);
     return { ...c, permission_level: level };
   });

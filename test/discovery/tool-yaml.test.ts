@@ -40,3 +40,16 @@ test('a capability without a permission, an unknown key, a duplicate key or a ba
   assert.throws(() => parseToolYaml(YAML + 'entry: other.mjs\n'), /not valid YAML/);
   assert.throws(() => parseToolYaml(YAML.replace('level: high', 'level: max')), /\/permissions\/0\/level/);
 });
+
+test('the built-in handlers\' manifests are valid under the same schema', async () => {
+  const { readdir, readFile } = await import('node:fs/promises');
+  const root = new URL('../../handlers/', import.meta.url);
+  const names = await readdir(root).catch(() => [] as string[]);
+  for (const n of names) {
+    const text = await readFile(new URL(`${n}/tool.aios.yaml`, root), 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    const card = toolYamlToCard(parseToolYaml(text));
+    assert.equal(card.adapter.id, n, 'a manifest id matches its folder');
+    assert.deepEqual(validateCard(card), [], n);
+  }
+});
