@@ -1,0 +1,62 @@
+/** Lock manager ordering and aborts; the function registry's checks, hashes, revision and coalescing. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LockManager, LockAbortedError } from '../../src/agent/locks.js';
+import { FunctionRegistry, DescriptorError } from '../../src/agent/registry.js';
+import type { FunctionDefinition, DescriptorInput } from '../../src/sdk/index.js';
+import type { ToolsChanged } from '../../src/protocol/messages.js';
+
+test('calls on one lock run in arrival order; an aborted waiter leaves the queue', async () => {
+  const m = new LockManager();
+  const order: string[] = [];
+  const r1 = await m.acquireAll(['a']);
+  const ctl = new AbortController();
+  const p2 = m.acquireAll(['a']).then((r) => (order.push('2'), r));
+  const p3 = m.acquireAll(['a'], ctl.signal).then((r) => (order.push('3'), r));
+  const p4 = m.acquireAll(['a', 'b']).then((r) => (order.push('4'), r));
+  ctl.abort();
+  await assert.rejects(p3, LockAbortedError);
+  r1();
+  (await p2)();
+  (await p4)();
+  assert.deepEqual(order, ['2', '4']);
+  assert.equal(m.isHeld('a'), false);
+});
+
+const desc = (id: string, extra: Partial<DescriptorInput> = {}): DescriptorInput => ({
+  id, name: id, description: 'd', version: '1.0.0', capability_type: 'test', access: 'public', permission_level: 'low', confirmation: 'never',
+  input_schema: { type: 'object' }, output_schema: { type: 'object' }, timeout_ms_default: 100, timeout_ms_max: 1000, cancellable: true, locks: [], ...extra,
+});
+const def = (d: DescriptorInput): FunctionDefinition<never, unknown> => ({ descriptor: d, run: async () => ({}) });
+
+test('bad descriptors are refused with the reason', () => {
+  const r = new FunctionRegistry();
+  assert.throws(() => r.register('x', [def(desc('BadId'))]), DescriptorError);
+  assert.throws(() => r.register('x', [def(desc('a.b', { timeout_ms_default: 5000 }))]), /exceeds timeout_ms_max/);
+  assert.throws(() => r.register('x', [def(desc('a.c', { input_schema: { type: 'nonsense' } }))]), /not a valid JSON Schema/);
+  r.register('x', [def(desc('a.ok'))]);
+  assert.throws(() => r.register('y', [def(desc('a.ok'))]), /already registered by x/);
+  assert.match(r.get('a.ok')!.descriptor.descriptor_hash!, /^sha256-[A-Za-z0-9_-]{43}$/);
+});
+
+test('changes are coalesced into one tools_changed with a strictly increasing revision', async () => {
+  const kv = new Map<string, string>();
+  const r = new FunctionRegistry({ get: (k) => kv.get(k), set: (k, v) => void kv.set(k, v) });
+  r.register('x', [def(desc('a.one')), def(desc('a.two'))]);
+  r.discardPending();
+  const rev0 = r.settle();
+  const events: ToolsChanged[] = [];
+  r.on('changed', (c: ToolsChanged) => events.push(c));
+  r.register('y', [def(desc('b.one'))]);
+  r.register('x', [def(desc('a.one', { name: 'renamed' })), def(desc('a.two'))]);
+  r.unregisterSource('y');
+  r.register('z', [def(desc('c.one'))]);
+  await new Promise((res) => setTimeout(res, 400));
+  assert.equal(events.length, 1);
+  assert.deepEqual(events[0]!.added.map((x) => x.id), ['c.one']);
+  assert.deepEqual(events[0]!.updated.map((x) => x.id), ['a.one']);
+  assert.deepEqual(events[0]!.removed, []);
+  assert.ok(events[0]!.revision > rev0);
+  const again = new FunctionRegistry({ get: (k) => kv.get(k), set: (k, v) => void kv.set(k, v) });
+  assert.equal(again.revision, events[0]!.revision, 'the revision survives a restart');
+});

@@ -1,0 +1,78 @@
+/** JSON-RPC peer over the in-memory linked pair: correlation, timeouts, envelope errors, gate. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLinkedPair } from '../../src/protocol/transport.js';
+import { JsonRpcPeer, RequestTimeoutError, ConnectionClosedError } from '../../src/protocol/peer.js';
+import { RpcError, WireError } from '../../src/protocol/errors.js';
+
+function pair(gate?: (m: string) => void) {
+  const [a, b] = createLinkedPair();
+  return { client: new JsonRpcPeer(a), server: new JsonRpcPeer(b, gate ? { gate } : {}), a, b };
+}
+
+test('requests are correlated by id, out of order', async () => {
+  const { client, server } = pair();
+  server.onRequest('slow', async () => {
+    await new Promise((r) => setTimeout(r, 30));
+    return 'slow';
+  });
+  server.onRequest('fast', () => 'fast');
+  const [s, f] = await Promise.all([client.request('slow'), client.request('fast')]);
+  assert.equal(s, 'slow');
+  assert.equal(f, 'fast');
+});
+
+test('method not found is -32601; malformed params of a protocol method are -32602 with pointers', async () => {
+  const { client, server } = pair();
+  server.onRequest('aios/function.cancel', () => ({}));
+  await assert.rejects(client.request('nope'), (e: unknown) => e instanceof RpcError && e.code === -32601);
+  await assert.rejects(client.request('aios/function.cancel', { call_id: 'bad id with spaces' }), (e: unknown) => {
+    assert.ok(e instanceof RpcError);
+    assert.equal(e.code, -32602);
+    assert.equal((e.data as { violations: { pointer: string }[] }).violations[0]?.pointer, '/call_id');
+    return true;
+  });
+});
+
+test('protocol errors cross the wire as WireError with type and retryable', async () => {
+  const { client } = pair(() => {
+    throw new WireError('not_ready', 'hello first');
+  });
+  await assert.rejects(client.request('anything'), (e: unknown) => e instanceof WireError && e.type === 'not_ready' && e.retryable === true && e.code === -41060);
+});
+
+test('a request times out; a late answer is ignored', async () => {
+  const { client, server } = pair();
+  server.onRequest('never', () => new Promise(() => undefined));
+  await assert.rejects(client.request('never', undefined, 50), RequestTimeoutError);
+});
+
+test('parse errors and invalid requests get the standard codes', async () => {
+  const [a, b] = createLinkedPair();
+  new JsonRpcPeer(b);
+  const got: string[] = [];
+  a.onmessage = (t) => got.push(t);
+  a.send('{oops');
+  a.send(JSON.stringify({ jsonrpc: '1.0', id: 5, method: 'x' }));
+  a.send(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'x' }]));
+  await new Promise((r) => setTimeout(r, 10));
+  const codes = got.map((t) => (JSON.parse(t) as { error: { code: number } }).error.code);
+  assert.deepEqual(codes, [-32700, -32600, -32600]);
+});
+
+test('pending requests fail with ConnectionClosedError when the transport closes', async () => {
+  const { client, server, a } = pair();
+  server.onRequest('hang', () => new Promise(() => undefined));
+  const p = client.request('hang');
+  a.close(1006, 'gone');
+  await assert.rejects(p, ConnectionClosedError);
+  assert.equal(client.isOpen, false);
+});
+
+test('an unexpected handler exception is an internal error without its message', async () => {
+  const { client, server } = pair();
+  server.onRequest('boom', () => {
+    throw new Error('secret path /home/u/x');
+  });
+  await assert.rejects(client.request('boom'), (e: unknown) => e instanceof RpcError && e.code === -32603 && !e.message.includes('secret'));
+});
