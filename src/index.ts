@@ -1,0 +1,19 @@
+/**
+ * The public entry of the AIOS Device core (package.json `main`). The Electron shell and other embedders
+ * use `src/` only through this module (the layering lint enforces it for `electron/`), so everything here
+ * is a re-export of an existing module and nothing else.
+ */
+export { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from './agent/agent.js';
+export { startAgent, type RunningAgent } from './agent/start-agent.js';
+export type { BridgeStatus, FatalStop } from './agent/session.js';
+export { createLogger, silentLogger } from './agent/logger.js';
+export { loadAgentConfig, normalizeAgentConfig, defaultDataDir, type AgentConfig, type AgentConfigFile } from './config/agent-config.js';
+export { ConfigError } from './config/load.js';
+export { LocalEndpoint, LOCAL_RPC_SUBPROTOCOL, type BridgeState, type EndpointInfo, type LocalEndpointOptions } from './endpoint/local-endpoint.js';
+export { findRunningAgent, callLocal } from './endpoint/local-client.js';
+export { ConsentService, createControlMethods, CONTROL_EVENTS, type ConsentStatus, type ControlMethods, type ControlContext } from './consent/index.js';
+export { ANSWER_KINDS, type PromptAnswerKind, type PromptView } from './consent/prompt.js';
+export type { DecisionScope } from './consent/decisions-store.js';
+export { WireError, RpcError } from './protocol/errors.js';
+export { APP_VERSION, PROJECT_ROOT } from './version.js';
+export type { Logger } from './sdk/index.js';

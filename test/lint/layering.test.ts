@@ -1,0 +1,108 @@
+/**
+ * The layering rules of STYLE.md, checked through ESLint's own Node API with the project's real
+ * eslint.config.js: src/ and handlers/ never import electron, handlers use only the SDK entry, electron/
+ * uses only src/index.ts. The code under test is given to `lintText` with a path under src/ (and the other
+ * folders) rather than written there, so a probe importing `electron` never lands in a shared tree where
+ * other people's `tsc` runs would trip over it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ESLint, type Linter } from 'eslint';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const eslint = new ESLint({ cwd: ROOT });
+
+async function messagesFor(relPath: string, code: string): Promise<Linter.LintMessage[]> {
+  const [r] = await eslint.lintText(code, { filePath: join(ROOT, relPath) });
+  assert.ok(r, 'ESLint returned no result');
+  return r.messages.filter((m) => m.ruleId === 'no-restricted-imports');
+}
+
+test('a file under src/ that imports electron is an error naming the alternative', async () => {
+  const msgs = await messagesFor('src/agent/__layering_probe.ts', "import { app } from 'electron';\nexport const x = app;\n");
+  assert.equal(msgs.length, 1);
+  assert.equal(msgs[0]!.severity, 2, 'the layering rule must be an error, not a warning');
+  assert.match(msgs[0]!.message, /src\/ is plain Node: put Electron code in electron\/ and reach src\/ through its public entry/);
+  const sub = await messagesFor('src/__probe.ts', "import { ipcMain } from 'electron/main';\nexport const y = ipcMain;\n");
+  assert.equal(sub.length, 1, 'electron/main is electron too');
+});
+
+test('handlers import only the handler SDK entry (their own tests excepted) and never electron', async () => {
+  const deep = await messagesFor('handlers/probe/index.ts', "import { Journal } from '../../src/agent/journal.js';\nexport const j = Journal;\n");
+  assert.equal(deep.length, 1);
+  assert.equal(deep[0]!.severity, 2);
+  assert.match(deep[0]!.message, /import the handler SDK instead/);
+  const entry = await messagesFor('handlers/probe/index.ts', "import { fail } from '../../src/sdk/index.js';\nexport const f = fail;\n");
+  assert.deepEqual(entry, [], 'the SDK entry is allowed');
+  const otherSdk = await messagesFor('handlers/probe/index.ts', "import { x } from '../../src/sdk/internal.js';\nexport const f = x;\n");
+  assert.equal(otherSdk.length, 1, 'only the SDK entry, not other files in src/sdk');
+  const publicEntry = await messagesFor('handlers/probe/index.ts', "import { Agent } from '../../src/index.js';\nexport const a = Agent;\n");
+  assert.equal(publicEntry.length, 1, "the app's public entry is not the handler SDK");
+  const el = await messagesFor('handlers/probe/index.ts', "import { app } from 'electron';\nexport const a = app;\n");
+  assert.equal(el.length, 1);
+  assert.match(el[0]!.message, /src\/ is plain Node/);
+  const testDeep = await messagesFor('handlers/probe/test/x.test.ts', "import { Journal } from '../../../src/agent/journal.js';\nexport const j = Journal;\n");
+  assert.deepEqual(testDeep, [], "a handler's tests may build the host's internals");
+  const testEl = await messagesFor('handlers/probe/test/x.test.ts', "import { app } from 'electron';\nexport const a = app;\n");
+  assert.equal(testEl.length, 1, 'but not electron');
+});
+
+test('electron/ reaches src/ only through src/index.ts; the renderer imports nothing of it', async () => {
+  const deep = await messagesFor('electron/main.ts', "import { Agent } from '../src/agent/agent.js';\nexport const a = Agent;\n");
+  assert.equal(deep.length, 1);
+  assert.equal(deep[0]!.severity, 2);
+  assert.match(deep[0]!.message, /only through its public entry/);
+  assert.deepEqual(await messagesFor('electron/main.ts', "import { Agent } from '../src/index.js';\nexport const a = Agent;\n"), []);
+  assert.deepEqual(await messagesFor('electron/main.ts', "import { app } from 'electron';\nexport const a = app;\n"), []);
+  const r = await messagesFor('electron/renderer/app.js', "import { Agent } from '../../src/index.js';\nexport const a = Agent;\n");
+  assert.equal(r.length, 1);
+  assert.equal((await messagesFor('electron/renderer/app.js', "import { ipcRenderer } from 'electron';\nexport const a = ipcRenderer;\n")).length, 1);
+});
+
+test('the config keeps the layering rule at error level for src/**, handlers/** and electron/**', async () => {
+  const check = async (rel: string, expect: RegExp) => {
+    const cfg = (await eslint.calculateConfigForFile(join(ROOT, rel))) as { rules: Record<string, unknown> };
+    const rule = cfg.rules['no-restricted-imports'] as [number | string, ...unknown[]] | undefined;
+    assert.ok(rule, `no-restricted-imports is not configured for ${rel}`);
+    assert.ok(rule[0] === 2 || rule[0] === 'error', `no-restricted-imports is not an error for ${rel} (${String(rule[0])})`);
+    assert.match(JSON.stringify(rule.slice(1)), expect, `the rule for ${rel} lost its restriction`);
+  };
+  await check('src/any/file.ts', /"name":"electron"/);
+  await check('src/cli/main.ts', /"name":"electron"/);
+  await check('handlers/any/file.ts', /"name":"electron".*sdk\/index/);
+  await check('handlers/any/test/file.test.ts', /"name":"electron"/);
+  await check('electron/main.ts', /src.*index/);
+});
+
+/** Every file under `dir` (relative to ROOT) with one of the extensions. */
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(ROOT, dir));
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    const rel = join(dir, n);
+    if (n === 'node_modules') continue;
+    if (statSync(join(ROOT, rel)).isDirectory()) sourceFiles(rel, out);
+    else if (/\.(ts|js|mjs|cjs)$/.test(n)) out.push(rel);
+  }
+  return out;
+}
+
+test('no file switches the layering rule off inline', () => {
+  const offenders = ['src', 'handlers', 'electron']
+    .flatMap((d) => sourceFiles(d))
+    .filter((f) => /eslint-disable[^\n]*no-restricted-imports|eslint-disable(-next-line|-line)?\s*(\*\/|$)/m.test(readFileSync(join(ROOT, f), 'utf8')));
+  assert.deepEqual(offenders, [], 'these files disable the layering rule (or every rule) inline');
+});
+
+test('the tree as it stands has no layering violations', async () => {
+  const only = new ESLint({ cwd: ROOT, errorOnUnmatchedPattern: false, ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-imports' });
+  const results = await only.lintFiles(['src', 'handlers', 'electron']);
+  const found = results.flatMap((r) => r.messages.filter((m) => m.ruleId === 'no-restricted-imports' || m.fatal).map((m) => `${r.filePath.slice(ROOT.length + 1)}:${m.line} ${m.message}`));
+  assert.deepEqual(found, []);
+});
