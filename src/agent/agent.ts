@@ -134,6 +134,12 @@ export class Agent {
 
   /** Recovers the journal, loads handlers, connects. */
   async start(): Promise<void> {
+    await this.load();
+    this.connect();
+  }
+
+  /** Recovers the journal and loads the built-in handlers (no connection yet). */
+  async load(): Promise<void> {
     const recovered = this.journal.recover();
     if (recovered.length) this.log.warn({ count: recovered.length }, 'recovered calls interrupted by a previous stop; none will re-run');
     this.journal.sweep(this.config.limits.dedupe_retention_s);
@@ -141,6 +147,15 @@ export class Agent {
     this.sweepTimer.unref();
     const names = this.opts.handlers ?? this.config.adapters?.builtin ?? builtinHandlerNames();
     this.handlerResults = await loadHandlers(names, this.registry, (n) => this.handlerEnv(n), this.log);
+    this.registry.discardPending();
+    this.registry.settle();
+  }
+
+  /**
+   * Connects to the bridge. What was registered before this is announced by hello (its revision), not
+   * by tools_changed.
+   */
+  connect(): void {
     this.registry.discardPending();
     this.registry.settle();
     this.session?.start();
@@ -196,9 +211,10 @@ export class Agent {
     return this.stopping;
   }
 
-  private handlerEnv(name: string): HandlerEnv {
+  /** The env a handler is created with; third-party adapters get no grants unless `withGrants`. */
+  handlerEnv(name: string, withGrants = true): HandlerEnv {
     return {
-      grants: this.config.grants ?? {},
+      grants: withGrants ? (this.config.grants ?? {}) : {},
       options: (this.config.handlers?.[name] as Record<string, unknown> | undefined) ?? {},
       dataDir: this.config.data_dir,
       log: this.log.child({ handler: name }),

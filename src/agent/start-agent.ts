@@ -10,14 +10,22 @@ import { Agent, configTokenProvider, type AgentOptions, type TokenProvider } fro
 import { HttpBlobClient } from './blob-client.js';
 import { loadDeviceCredentials, tokenProvider, type DeviceCredentials } from '../identity/device-credentials.js';
 import { isSecretFile } from '../identity/secret-store.js';
-import type { DeviceKey } from '../identity/device-key.js';
+import { loadOrCreateDeviceKey, type DeviceKey } from '../identity/device-key.js';
+import { FileSecretStore } from '../identity/secret-store.js';
+import { createControlMethods, CONTROL_EVENTS } from '../consent/index.js';
+import { METHODS } from '../protocol/messages.js';
+import type { RpcMethod } from '../endpoint/rpc-methods.js';
+import { join } from 'node:path';
+import { startDiscovery, type Discovery } from './discovery-wiring.js';
+import type { CallObserver } from './seams.js';
 
 /** A running agent and how to stop it. */
 export interface RunningAgent {
   agent: Agent;
   consent: ConsentService;
-  /** The device key (from login), when the device signed in. */
-  deviceKey: DeviceKey | undefined;
+  /** The device key: from login (keychain), or a local one for a provisioned device. */
+  deviceKey: DeviceKey;
+  discovery: Discovery;
   endpointFile: string;
   stop(): Promise<void>;
 }
@@ -30,38 +38,83 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   const tokens: TokenProvider = extra.tokens ?? (creds ? tokenProvider(creds.tokens) : configTokenProvider(config));
   creds?.tokens.start((e) => log.warn({ err: String(e) }, 'token refresh failed; will retry'));
   const blobs = config.bridge?.url ? new HttpBlobClient({ baseUrl: config.bridge.url, token: () => tokens.getAccessToken() }) : undefined;
+  // Calls feed /metrics once the endpoint exists (the observer is registered before it is built).
+  let discovery: Discovery | undefined;
+  const metrics: CallObserver = {
+    onFinished({ outcome }) {
+      const m = discovery?.endpoint?.metrics;
+      if (!m) return;
+      m.observeCall(outcome.function, outcome.state, outcome.duration_ms ?? 0);
+      if (outcome.confirmation?.required) m.incConfirmation(outcome.confirmation.decision);
+    },
+  };
   const agent = new Agent(config, {
     log,
     consent,
-    observers: [consent],
+    observers: [consent, metrics],
     tokens,
     ...(blobs ? { blobs } : {}),
+    adapterCard: () => discovery?.card(),
+    methods: bridgeRegistryMethods(() => discovery, (m, p) => agent.session?.notify(m, p)),
     ...extra,
   });
   agent.onFatal = (f) => log.error({ type: f.type }, `bridge session stopped: ${f.message}`);
+  let lastReconnects = 0;
+  agent.onStatus = (st) => {
+    if (st === 'connected' && agent.session && agent.session.reconnects > lastReconnects) {
+      lastReconnects = agent.session.reconnects;
+      discovery?.endpoint?.metrics.incReconnect();
+    }
+  };
+  const key = creds?.key ?? (await loadOrCreateDeviceKey(new FileSecretStore(join(config.data_dir, 'device-key.json')), agent.identity.deviceId));
   try {
-    await agent.start();
+    await agent.load();
+    const control = createControlMethods(consent) as unknown as Record<string, RpcMethod>;
+    discovery = await startDiscovery(agent, config, key, log, [control]);
+    const endpoint = discovery.endpoint;
+    if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));
     const bad = checkAdminPolicy(config.policy ?? {}, agent.registry.descriptors());
     if (bad.length) throw new ConfigError(config.source, bad);
+    agent.connect();
   } catch (e) {
+    await discovery?.stop().catch(() => undefined);
     await agent.stop().catch(() => undefined);
     creds?.tokens.stop();
     consent.close();
     throw e;
   }
-  const endpointFile = agent.writeEndpointFile({});
-  log.info({ endpoint: endpointFile, functions: agent.registry.ids().length }, 'agent ready');
+  const d = discovery;
+  const info = d.endpoint?.info();
+  const endpointFile = agent.writeEndpointFile(info ? { http: info.http, ...(info.socket ? { socket: info.socket } : {}) } : {});
+  log.info({ endpoint: endpointFile, http: info?.http, functions: agent.registry.ids().length }, 'agent ready');
   return {
     agent,
     consent,
-    deviceKey: creds?.key,
+    deviceKey: key,
+    discovery: d,
     endpointFile,
     async stop() {
       await agent.stop();
+      await d.stop();
       creds?.tokens.stop();
       consent.close();
     },
   };
+}
+
+/** The `aios/registry.*` methods served over the bridge session (§7.4), subscribers notified through it. */
+function bridgeRegistryMethods(discovery: () => Discovery | undefined, notify: (m: string, p: unknown) => void): NonNullable<AgentOptions['methods']> {
+  const names = [METHODS.registrySearch, METHODS.registryInfo, METHODS.registryRefresh, METHODS.registrySubscribe, METHODS.registryUnsubscribe];
+  return Object.fromEntries(
+    names.map((n) => [
+      n,
+      (params: unknown) => {
+        const m = discovery()?.adapters.registryMethods()[n];
+        if (!m) throw new Error('discovery is not ready');
+        return m(params ?? {}, { authenticated: true, notify });
+      },
+    ]),
+  );
 }
 
 /**

@@ -45,6 +45,7 @@ export function agentDoc(dir: string, url: string, t: ReturnType<typeof tokens>,
     bridge: { url: url.replace(/^http/, 'ws') + '/v1/device', token: t.device },
     identity: { ...ids, device_name: 'Test device' },
     data_dir: join(dir, 'agent'),
+    local_endpoint: { host: '127.0.0.1', port: 0, socket: false },
     handlers: { diagnostics: { enabled: true } },
     ...extra,
   };

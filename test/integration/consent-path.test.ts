@@ -23,10 +23,7 @@ describe('consent on the call path (ui provider)', () => {
 
   test('deny → rejected/user_rejected; the handler never ran', async () => {
     const { record } = await s.client.call('diagnostics.confirm', {}, { wait: false });
-    const [p] = await until(async () => {
-      const l = await prompts();
-      return l.length ? l : undefined;
-    }, 5000, 'prompt');
+    const p = await until(async () => (await prompts())[0], 5000, 'prompt');
     assert.equal(p!.call_id, record.call_id);
     assert.equal((await s.client.getCall(record.call_id)).state, 'awaiting_confirmation');
     await control['control.prompts.answer']!({ prompt_id: p!.prompt_id, answer: 'deny' }, ctx);
@@ -39,10 +36,7 @@ describe('consent on the call path (ui provider)', () => {
 
   test('allow once → completed with confirmation { required, allowed, user }', async () => {
     const { record } = await s.client.call('diagnostics.confirm', {}, { wait: false });
-    const [p] = await until(async () => {
-      const l = await prompts();
-      return l.length ? l : undefined;
-    }, 5000, 'prompt');
+    const p = await until(async () => (await prompts())[0], 5000, 'prompt');
     await control['control.prompts.answer']!({ prompt_id: p!.prompt_id, answer: 'allow_once' }, ctx);
     const r = await s.client.waitTerminal(record.call_id, 5000);
     assert.equal(r.outcome?.state, 'completed');

@@ -1,0 +1,121 @@
+/**
+ * Wires discovery (PROTOCOL.md §7, §8) into a loaded agent: built-in handlers listed as adapters,
+ * third-party adapters registered as functions, the signed Adapter Card, and the local endpoint with its
+ * registry and control methods, metrics and events.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import type { AgentConfig } from '../config/agent-config.js';
+import { AdapterRegistry } from '../discovery/registry.js';
+import { TrustStore, importedKeysFile } from '../discovery/trust-store.js';
+import { defaultAdapterDirs } from '../discovery/adapter-scanner.js';
+import { defaultDesktopDirs } from '../discovery/desktop-entries.js';
+import { buildDeviceCard } from '../discovery/card.js';
+import { signCard } from '../discovery/card-sign.js';
+import { LocalEndpoint } from '../endpoint/local-endpoint.js';
+import { defaultSocketPath } from '../endpoint/socket-path.js';
+import type { RpcMethod } from '../endpoint/rpc-methods.js';
+import type { DeviceKey } from '../identity/device-key.js';
+import type { ToolsChanged } from '../protocol/messages.js';
+import type { Logger } from '../sdk/index.js';
+import { APP_VERSION, PROJECT_ROOT } from '../version.js';
+import type { Agent } from './agent.js';
+
+/** Reads a built-in handler's manifest (`handlers/<name>/tool.aios.yaml`) for its adapter listing. */
+function builtinMeta(name: string): { id: string; name: string; version: string; description?: string } {
+  const file = join(PROJECT_ROOT, 'handlers', name, 'tool.aios.yaml');
+  const tool = existsSync(file) ? ((YAML.parse(readFileSync(file, 'utf8')) as { tool?: Record<string, string> }).tool ?? {}) : {};
+  return { id: name, name: tool['name'] ?? name, version: tool['version'] ?? APP_VERSION, ...(tool['description'] ? { description: tool['description'] } : {}) };
+}
+
+/** The discovery side of a running agent. */
+export interface Discovery {
+  adapters: AdapterRegistry;
+  endpoint: LocalEndpoint | undefined;
+  /** The current signed card (for hello). */
+  card(): Record<string, unknown> | undefined;
+  stop(): Promise<void>;
+}
+
+/** Builds the adapter registry and registers third-party adapters' functions into the agent. */
+export async function startDiscovery(agent: Agent, config: AgentConfig, key: DeviceKey, log: Logger, extraMethods: Record<string, RpcMethod>[]): Promise<Discovery> {
+  const trust = await TrustStore.load({ files: config.trust?.keys ?? [], importedFile: importedKeysFile(config.data_dir), log });
+  const adapters = new AdapterRegistry({
+    dirs: [...defaultAdapterDirs(), ...(config.adapters?.dirs ?? [])],
+    desktopDirs: defaultDesktopDirs(),
+    developerMode: config.adapters?.developer_mode === true,
+    trust,
+    log,
+    dataDir: config.data_dir,
+    // Third-party code gets its own options but none of the user's grants.
+    handlerEnv: (id) => agent.handlerEnv(id, false),
+  });
+  for (const h of agent.handlerResults) {
+    if (h.error) continue;
+    adapters.addBuiltin(builtinMeta(h.name), h.functions.map((id) => agent.registry.get(id)!.descriptor));
+  }
+
+  // Third-party adapters' functions live in the agent's registry under the source `adapter:<id>`.
+  const registered = new Set<string>();
+  const sync = () => {
+    const now = new Set<string>();
+    for (const e of adapters.listAdapters()) {
+      if (e.kind === 'builtin' || !e.functions.length) continue;
+      now.add(e.id);
+      try {
+        agent.registry.unregisterSource(`adapter:${e.id}`);
+        agent.registry.register(`adapter:${e.id}`, e.functions);
+      } catch (err) {
+        log.error({ adapter: e.id, err: (err as Error).message }, 'adapter functions refused');
+      }
+    }
+    for (const id of registered) if (!now.has(id)) agent.registry.unregisterSource(`adapter:${id}`);
+    registered.clear();
+    for (const id of now) registered.add(id);
+  };
+  await adapters.start();
+  sync();
+  adapters.on('changed', sync);
+
+  const deviceId = agent.identity.deviceId;
+  let card: Record<string, unknown> | undefined;
+  const endpoint = config.local_endpoint?.enabled === false
+    ? undefined
+    : new LocalEndpoint({
+        host: config.local_endpoint?.host ?? '127.0.0.1',
+        port: config.local_endpoint?.port ?? 9527,
+        socketPath: config.local_endpoint?.socket === false ? null : (config.local_endpoint?.socket ?? defaultSocketPath()),
+        dataDir: config.data_dir,
+        version: APP_VERSION,
+        log,
+      });
+  const http = endpoint ? (await endpoint.start()).http : undefined;
+  const sign = async () => {
+    const unsigned = buildDeviceCard({ deviceId, deviceName: agent.identity.deviceName, version: APP_VERSION, http: http ?? '' }, agent.registry.descriptors());
+    card = (await signCard(unsigned, key)) as unknown as Record<string, unknown>;
+  };
+  await sign();
+  agent.registry.on('changed', (c: ToolsChanged) => {
+    adapters.publish(c);
+    sign().catch((e: unknown) => log.error({ err: String(e) }, 'could not re-sign the adapter card'));
+  });
+
+  if (endpoint) {
+    endpoint.setCardProvider(() => card ?? {});
+    endpoint.setJwksProvider(() => ({ keys: [key.publicJwk] }));
+    endpoint.setDescriptorsProvider(() => agent.registry.descriptors());
+    endpoint.setHealthProvider(() => ({ bridge: agent.session?.status ?? 'offline' }));
+    endpoint.addMethods(adapters.registryMethods());
+    for (const m of extraMethods) endpoint.addMethods(m);
+  }
+  return {
+    adapters,
+    endpoint,
+    card: () => card,
+    async stop() {
+      await adapters.stop();
+      await endpoint?.stop();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * Discovery wired into the running agent: the signed card served on the local endpoint and sent in
+ * hello, /metrics fed by real calls, and a signed adapter dropped into a watched folder becoming callable
+ * through the bridge (and leaving again when removed).
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPublicKey, verify } from 'node:crypto';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import canonicalize from 'canonicalize';
+import { inProcessStack, ids, until, ROOT } from '../helpers/stack.js';
+
+type Stack = Awaited<ReturnType<typeof inProcessStack>>;
+const canon = canonicalize as unknown as (v: unknown) => string;
+
+describe('discovery on a running agent', () => {
+  let s: Stack;
+  let http: string;
+  let adaptersDir: string;
+  before(async () => {
+    const dir = join(ROOT, '.test-tmp-' + process.pid);
+    adaptersDir = join(dir, 'adapters');
+    mkdirSync(adaptersDir, { recursive: true });
+    s = await inProcessStack({
+      agent: {
+        adapters: { dirs: [adaptersDir] },
+        trust: { keys: [join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] },
+      },
+    });
+    http = s.running.discovery.endpoint!.info()!.http;
+  });
+  after(async () => {
+    await s.stop();
+    rmSync(join(adaptersDir, '..'), { recursive: true, force: true });
+  });
+
+  test('the card on the local endpoint verifies with the published JWKS (node:crypto only) and is the one in hello', async () => {
+    const card = (await (await fetch(`${http}/.well-known/aios-adapter.json`)).json()) as { skills: { id: string }[]; signature: { value: string; key_id: string } };
+    const jwks = (await (await fetch(`${http}/.well-known/jwks.json`)).json()) as { keys: Record<string, string>[] };
+    const [h, , sig] = card.signature.value.split('.');
+    const { signature: _s, ...unsigned } = card;
+    const input = Buffer.from(`${h}.${Buffer.from(canon(unsigned)).toString('base64url')}`);
+    const jwk = jwks.keys.find((k) => k['kid'] === card.signature.key_id) ?? jwks.keys[0]!;
+    const ok = verify('sha256', input, { key: createPublicKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' }, Buffer.from(sig!, 'base64url'));
+    assert.equal(ok, true);
+    assert.ok(card.skills.some((k) => k.id === 'device.info'));
+    const dev = await s.client.device(ids.device_id);
+    assert.deepEqual(dev['adapter_card'], card, 'the bridge holds the same signed card from hello');
+  });
+
+  test('/metrics counts a call that just ran', async () => {
+    const auth = { headers: { Authorization: `Bearer ${s.running.discovery.endpoint!.localToken}` } };
+    assert.equal((await fetch(`${http}/metrics`)).status, 401, 'metrics need the local token');
+    const before = await (await fetch(`${http}/metrics`, auth)).text();
+    const count = (t: string) => Number(/aios_calls_total\{[^}]*function="diagnostics\.echo"[^}]*state="completed"[^}]*\} (\d+)/.exec(t)?.[1] ?? 0);
+    await s.client.call('diagnostics.echo', { value: 1 });
+    const after = await (await fetch(`${http}/metrics`, auth)).text();
+    assert.equal(count(after), count(before) + 1);
+  });
+
+  test('a signed adapter dropped into a watched folder becomes callable; removing it withdraws it', async () => {
+    cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adaptersDir, 'org.example.hello'), { recursive: true });
+    await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge learns hello.greet');
+    const { record } = await s.client.call('hello.greet', { name: 'Ada' });
+    assert.equal(record.outcome?.state, 'completed', JSON.stringify(record.outcome?.error));
+    assert.match(JSON.stringify(record.outcome?.output), /Ada/);
+    rmSync(join(adaptersDir, 'org.example.hello'), { recursive: true, force: true });
+    await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge forgets hello.greet');
+    const gone = await s.client.call('hello.greet', { name: 'Ada' });
+    assert.equal(gone.record.outcome?.error?.type, 'unknown_function');
+  });
+});
