@@ -7,7 +7,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { METHODS, type InvokeParams, type Outcome } from '../src/protocol/messages.js';
 import { BENCH_IDS, startDeviceStack, type AgentSettings } from './device-stack.js';
-import { runPhases, type BenchCounts, type BenchResult } from './stats.js';
+import type { BenchTarget } from './stats.js';
 
 /** The argument every no-op benchmark sends (and gets back). */
 export const ECHO_VALUE = 'hello from the benchmark';
@@ -24,19 +24,17 @@ export function invokeParams(): InvokeParams {
   };
 }
 
-/** Runs the agent round-trip benchmark; also reports the invoke's request and response frame sizes. */
-export async function benchAgentRoundtrip(counts: BenchCounts, settings: AgentSettings): Promise<BenchResult & { frames: { request: number; response: number } }> {
+/** Opens the agent round-trip target; also reports the invoke's request and response frame sizes. */
+export async function openAgentRoundtrip(settings: AgentSettings): Promise<BenchTarget & { frames: { request: number; response: number } }> {
   const stack = await startDeviceStack(settings, 'here');
   try {
     const conn = stack.bridge!.hub.get(BENCH_IDS.device_id);
     if (!conn) throw new Error('the agent is not connected');
-    let lastId = 0;
     const call = async (): Promise<Outcome> => {
       const o = await conn.peer.request<Outcome>(METHODS.invoke, invokeParams(), 30_000);
       if (o.state !== 'completed' || (o.output as { value?: unknown } | undefined)?.value !== ECHO_VALUE) {
         throw new Error(`diagnostics.echo did not complete: ${o.state} ${o.error?.type ?? ''}`);
       }
-      lastId++;
       return o;
     };
     const sample = await call();
@@ -44,9 +42,15 @@ export async function benchAgentRoundtrip(counts: BenchCounts, settings: AgentSe
       request: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 100_000, method: METHODS.invoke, params: invokeParams() })),
       response: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 100_000, result: sample })),
     };
-    const r = await runPhases(`agent (journal ${settings.synchronous.toUpperCase()}, log ${settings.log})`, call, counts);
-    return { ...r, frames, notes: { calls: lastId, request_bytes: frames.request, response_bytes: frames.response } };
-  } finally {
+    return {
+      name: `agent (journal ${settings.synchronous.toUpperCase()}, log ${settings.log})`,
+      call,
+      close: () => stack.stop(),
+      frames,
+      notes: { request_bytes: frames.request, response_bytes: frames.response },
+    };
+  } catch (e) {
     await stack.stop();
+    throw e;
   }
 }

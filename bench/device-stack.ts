@@ -76,6 +76,8 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       bridge: { url: url.replace(/^http/, 'ws') + '/v1/device', token: device },
       identity: { ...BENCH_IDS, device_name: 'Bench device' },
       data_dir: join(dir, 'agent'),
+      // The local endpoint runs as in production, on a free port and a socket of its own.
+      local_endpoint: { host: '127.0.0.1', port: 0, socket: join(dir, `agent-${agentSettings.synchronous}.sock`) },
       journal: { synchronous: agentSettings.synchronous },
       log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
       handlers: { diagnostics: { enabled: true } },

@@ -6,12 +6,12 @@
 import http from 'node:http';
 import { BENCH_IDS, startDeviceStack, type AgentSettings } from './device-stack.js';
 import { ECHO_VALUE } from './agent-roundtrip.js';
-import { runPhases, type BenchCounts, type BenchResult } from './stats.js';
+import type { BenchTarget } from './stats.js';
 
-/** Runs the full-path benchmark. */
-export async function benchFullPath(counts: BenchCounts, settings: AgentSettings): Promise<BenchResult> {
+/** Opens the full-path target: a bridge and an agent, each in its own process; `concurrency` keep-alive sockets. */
+export async function openFullPath(settings: AgentSettings, concurrency: number): Promise<BenchTarget> {
   const stack = await startDeviceStack(settings, 'child');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: counts.concurrency });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const url = new URL('/v1/calls', stack.url);
   const body = JSON.stringify({ workspace_id: BENCH_IDS.workspace_id, device_id: BENCH_IDS.device_id, function: 'diagnostics.echo', arguments: { value: ECHO_VALUE }, wait: true });
   const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), authorization: `Bearer ${stack.runtimeToken}` };
@@ -32,10 +32,12 @@ export async function benchFullPath(counts: BenchCounts, settings: AgentSettings
       req.on('error', reject);
       req.end(body);
     });
-  try {
-    return await runPhases(`full path (HTTP → bridge → agent, journal ${settings.synchronous.toUpperCase()})`, call, counts);
-  } finally {
-    agent.destroy();
-    await stack.stop();
-  }
+  return {
+    name: `full path (HTTP → bridge → agent, journal ${settings.synchronous.toUpperCase()})`,
+    call,
+    async close() {
+      agent.destroy();
+      await stack.stop();
+    },
+  };
 }

@@ -7,10 +7,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ECHO_VALUE } from './agent-roundtrip.js';
 import { TSX } from './child.js';
-import { runPhases, type BenchCounts, type BenchResult } from './stats.js';
+import type { BenchTarget } from './stats.js';
 
-/** Runs the MCP stdio benchmark. */
-export async function benchMcpStdio(counts: BenchCounts): Promise<BenchResult> {
+/** Opens the MCP stdio target: spawns the server and connects the SDK client. */
+export async function openMcpStdio(): Promise<BenchTarget> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [...TSX, fileURLToPath(new URL('./mcp-server.ts', import.meta.url))],
@@ -18,14 +18,13 @@ export async function benchMcpStdio(counts: BenchCounts): Promise<BenchResult> {
   });
   const client = new Client({ name: 'aios-bench', version: '1.0.0' });
   await client.connect(transport);
-  try {
-    const call = async () => {
+  return {
+    name: 'MCP SDK over stdio',
+    async call() {
       const r = await client.callTool({ name: 'echo', arguments: { value: ECHO_VALUE } });
       if ((r.structuredContent as { value?: unknown } | undefined)?.value !== ECHO_VALUE) throw new Error('the MCP echo tool did not echo');
       return r;
-    };
-    return await runPhases('MCP SDK over stdio', call, counts);
-  } finally {
-    await client.close();
-  }
+    },
+    close: () => client.close(),
+  };
 }

@@ -3,19 +3,20 @@
  * of the same frame sizes and the MCP TypeScript SDK over stdio, plus the full runtime → bridge HTTP →
  * agent path. Prints a table and the ratios the targets are stated in (docs/performance.md).
  *
- * Run: node --import tsx bench/run.ts [--warmup N] [--latency N] [--throughput N] [--concurrency N]
+ * Run: node --import tsx bench/run.ts [--warmup N] [--latency N] [--throughput N] [--concurrency N] [--rounds N]
  *        [--sync normal|full|both] [--log info|silent] [--no-full-path] [--profile DIR] [--json]
  * Each flag also reads BENCH_<NAME> from the environment (e.g. BENCH_LATENCY=500).
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { benchAgentRoundtrip } from './agent-roundtrip.js';
+import { availableParallelism } from 'node:os';
+import { openAgentRoundtrip } from './agent-roundtrip.js';
 import type { AgentSettings } from './device-stack.js';
-import { benchFullPath } from './full-path.js';
-import { benchMcpStdio } from './mcp-stdio.js';
-import type { BenchCounts, BenchResult } from './stats.js';
-import { benchWsEcho } from './ws-echo.js';
+import { openFullPath } from './full-path.js';
+import { openMcpStdio } from './mcp-stdio.js';
+import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
+import { openWsEcho } from './ws-echo.js';
 
 /** Options of one benchmark run. */
 export interface RunOptions {
@@ -39,7 +40,7 @@ export interface RunReport {
   ratios: { label: string; value: number; target?: string }[];
 }
 
-/** Runs every benchmark in one process run, side by side. */
+/** Opens every target, measures them side by side in interleaved rounds, closes them. */
 export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
   const say = o.progress ?? (() => undefined);
   const settings = (sync: 'normal' | 'full'): AgentSettings => ({
@@ -47,39 +48,51 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
     log: o.log,
     ...(o.profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] } : {}),
   });
-  const results: BenchResult[] = [];
-  const agents: BenchResult[] = [];
-  let frames = { request: 300, response: 480 };
-  for (const sync of o.sync) {
-    say(`agent round trip, journal ${sync.toUpperCase()}…`);
-    const r = await benchAgentRoundtrip(o.counts, settings(sync));
-    frames = r.frames;
-    agents.push(r);
-  }
-  say('raw ws echo…');
-  const echo = await benchWsEcho(o.counts, frames);
-  say('MCP SDK over stdio…');
-  const mcp = await benchMcpStdio(o.counts);
-  results.push(...agents, echo, mcp);
-  const ratios: RunReport['ratios'] = [];
-  for (const a of agents) {
-    ratios.push({ label: `${a.name}: throughput / MCP stdio`, value: a.throughput.callsPerS / mcp.throughput.callsPerS, target: '≥ 1.0 (aim 1.5)' });
-    ratios.push({ label: `${a.name}: p50 / MCP stdio p50`, value: a.latency.p50Us / mcp.latency.p50Us, target: '≤ 1.2' });
-    ratios.push({ label: `${a.name}: throughput / ws echo`, value: a.throughput.callsPerS / echo.throughput.callsPerS });
-    ratios.push({ label: `${a.name}: p50 / ws echo p50`, value: a.latency.p50Us / echo.latency.p50Us });
-  }
-  if (o.fullPath) {
-    const sync = o.sync[0] ?? 'normal';
-    say(`full path, journal ${sync.toUpperCase()}…`);
-    const full = await benchFullPath(o.counts, settings(sync));
-    results.push(full);
-    const a = agents[0];
-    if (a) {
-      ratios.push({ label: 'full path: throughput / agent round trip', value: full.throughput.callsPerS / a.throughput.callsPerS });
-      ratios.push({ label: 'full path: p50 / agent round trip p50', value: full.latency.p50Us / a.latency.p50Us });
+  const open: BenchTarget[] = [];
+  try {
+    const agents: BenchTarget[] = [];
+    let frames = { request: 300, response: 480 };
+    for (const sync of o.sync) {
+      say(`starting agent, journal ${sync.toUpperCase()}`);
+      const a = await openAgentRoundtrip(settings(sync));
+      frames = a.frames;
+      agents.push(a);
+      open.push(a);
     }
+    say('starting ws echo server');
+    const echo = await openWsEcho(frames);
+    open.push(echo);
+    say('starting MCP server');
+    const mcp = await openMcpStdio();
+    open.push(mcp);
+    let full: BenchTarget | undefined;
+    if (o.fullPath) {
+      say('starting bridge and agent for the full path');
+      full = await openFullPath(settings(o.sync[0] ?? 'normal'), o.counts.concurrency);
+      open.push(full);
+    }
+    const measured = await measureTargets(open, o.counts, say);
+    const of = (t: BenchTarget) => measured[open.indexOf(t)]!;
+    const m = of(mcp);
+    const e = of(echo);
+    const ratios: RunReport['ratios'] = [];
+    for (const t of agents) {
+      const a = of(t);
+      ratios.push({ label: `${a.name}: throughput / MCP stdio`, value: a.throughput.callsPerS / m.throughput.callsPerS, target: '≥ 1.0 (aim 1.5)' });
+      ratios.push({ label: `${a.name}: p50 / MCP stdio p50`, value: a.latency.p50Us / m.latency.p50Us, target: '≤ 1.2' });
+      ratios.push({ label: `${a.name}: throughput / ws echo`, value: a.throughput.callsPerS / e.throughput.callsPerS });
+      ratios.push({ label: `${a.name}: p50 / ws echo p50`, value: a.latency.p50Us / e.latency.p50Us });
+    }
+    if (full && agents[0]) {
+      const f = of(full);
+      const a = of(agents[0]);
+      ratios.push({ label: 'full path: throughput / agent round trip', value: f.throughput.callsPerS / a.throughput.callsPerS });
+      ratios.push({ label: 'full path: p50 / agent round trip p50', value: f.latency.p50Us / a.latency.p50Us });
+    }
+    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts: o.counts, results: measured, ratios };
+  } finally {
+    for (const t of open.reverse()) await t.close().catch(() => undefined);
   }
-  return { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).availableParallelism(), counts: o.counts, results, ratios };
 }
 
 /** The report as a plain-text table plus ratios. */
@@ -90,7 +103,7 @@ export function formatReport(r: RunReport): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   const out = [
-    `${r.date}  Node ${r.node}  ${r.cpus} CPUs  warm-up ${c.warmup}, latency ${c.latencyN} sequential calls, throughput ${c.throughputN} calls`,
+    `${r.date}  Node ${r.node}  ${r.cpus} CPUs  warm-up ${c.warmup}; ${c.rounds} interleaved rounds of ${c.latencyN} sequential calls and ${c.throughputN} calls ${c.concurrency} in flight; medians over rounds`,
     '',
     line(head),
     line(widths.map((w) => '-'.repeat(w))),
@@ -113,6 +126,7 @@ async function main(): Promise<void> {
       latency: { type: 'string', default: envInt('LATENCY', 3000) },
       throughput: { type: 'string', default: envInt('THROUGHPUT', 6000) },
       concurrency: { type: 'string', default: envInt('CONCURRENCY', 64) },
+      rounds: { type: 'string', default: envInt('ROUNDS', 3) },
       sync: { type: 'string', default: process.env['BENCH_SYNC'] ?? 'both' },
       log: { type: 'string', default: process.env['BENCH_LOG'] ?? 'info' },
       'no-full-path': { type: 'boolean', default: process.env['BENCH_NO_FULL_PATH'] === '1' },
@@ -131,7 +145,7 @@ async function main(): Promise<void> {
   const profileDir = values.profile ? resolve(values.profile) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const report = await runBenchmarks({
-    counts: { warmup: int(values.warmup, 'warmup'), latencyN: int(values.latency, 'latency'), throughputN: int(values.throughput, 'throughput'), concurrency: int(values.concurrency, 'concurrency') },
+    counts: { warmup: int(values.warmup, 'warmup'), latencyN: int(values.latency, 'latency'), throughputN: int(values.throughput, 'throughput'), concurrency: int(values.concurrency, 'concurrency'), rounds: int(values.rounds, 'rounds') },
     sync: [...sync],
     log: values.log,
     fullPath: !values['no-full-path'],

@@ -1,6 +1,7 @@
 /**
  * Measuring helpers shared by the benchmarks: sequential latency (one call in flight) and throughput
- * (a fixed number of calls with N in flight), both on `process.hrtime.bigint()`.
+ * (a fixed number of calls with N in flight), both on `process.hrtime.bigint()`, and the median over
+ * rounds (other work on the machine moves single runs around; rounds interleave the targets).
  */
 
 /** Latency of sequential calls, in microseconds. */
@@ -18,7 +19,7 @@ export interface ThroughputResult {
   callsPerS: number;
 }
 
-/** What one benchmark reports. */
+/** What one benchmark reports (medians over rounds when there were several). */
 export interface BenchResult {
   name: string;
   latency: LatencyResult;
@@ -33,6 +34,17 @@ export interface BenchCounts {
   latencyN: number;
   throughputN: number;
   concurrency: number;
+  /** Rounds of (latency, throughput) per target, interleaved across targets; medians are reported. */
+  rounds: number;
+}
+
+/** A peer under test, opened once and called many times. */
+export interface BenchTarget {
+  name: string;
+  /** One no-op call; rejects if the answer is not the expected echo. */
+  call(): Promise<unknown>;
+  close(): Promise<void>;
+  notes?: Record<string, string | number>;
 }
 
 /** The value at quantile q (0..1) of ascending `sorted`, nearest-rank. */
@@ -40,6 +52,14 @@ export function quantile(sorted: readonly number[], q: number): number {
   if (!sorted.length) return Number.NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[i]!;
+}
+
+/** Median of a list of numbers. */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return Number.NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 /** Runs `call` `n` times one after another and reports the latency distribution. */
@@ -70,10 +90,31 @@ export async function measureThroughput(call: () => Promise<unknown>, total: num
   return { total, concurrency, callsPerS: total / s };
 }
 
-/** Warm-up, then latency, then throughput, with the same call. */
-export async function runPhases(name: string, call: () => Promise<unknown>, c: BenchCounts): Promise<BenchResult> {
-  for (let i = 0; i < c.warmup; i++) await call();
-  const latency = await measureLatency(call, c.latencyN);
-  const throughput = await measureThroughput(call, c.throughputN, c.concurrency);
-  return { name, latency, throughput };
+/**
+ * Measures every target side by side: warm-up each, then `rounds` times latency of each target in turn
+ * and throughput of each target in turn. Reports per target the median of each figure over the rounds.
+ */
+export async function measureTargets(targets: readonly BenchTarget[], c: BenchCounts, say: (line: string) => void = () => undefined): Promise<BenchResult[]> {
+  const lat = targets.map(() => [] as LatencyResult[]);
+  const thr = targets.map(() => [] as ThroughputResult[]);
+  for (const t of targets) {
+    for (let i = 0; i < c.warmup; i++) await t.call();
+    await measureThroughput(() => t.call(), Math.min(c.warmup, c.throughputN), c.concurrency);
+  }
+  for (let r = 0; r < c.rounds; r++) {
+    say(`round ${r + 1}/${c.rounds}`);
+    for (const [i, t] of targets.entries()) lat[i]!.push(await measureLatency(() => t.call(), c.latencyN));
+    for (const [i, t] of targets.entries()) thr[i]!.push(await measureThroughput(() => t.call(), c.throughputN, c.concurrency));
+  }
+  return targets.map((t, i) => ({
+    name: t.name,
+    latency: {
+      n: c.latencyN,
+      p50Us: median(lat[i]!.map((x) => x.p50Us)),
+      p99Us: median(lat[i]!.map((x) => x.p99Us)),
+      meanUs: median(lat[i]!.map((x) => x.meanUs)),
+    },
+    throughput: { total: c.throughputN, concurrency: c.concurrency, callsPerS: median(thr[i]!.map((x) => x.callsPerS)) },
+    ...(t.notes ? { notes: t.notes } : {}),
+  }));
 }

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { announceReady, exitOnSignal, startChild } from './child.js';
-import { runPhases, type BenchCounts, type BenchResult } from './stats.js';
+import type { BenchTarget } from './stats.js';
 
 /** A JSON text of exactly `bytes` bytes carrying `id` (padded with a filler field). */
 function frame(id: number, bytes: number): string {
@@ -30,8 +30,8 @@ function serve(responseBytes: number): void {
   exitOnSignal(() => new Promise<void>((r) => wss.close(() => r())));
 }
 
-/** Runs the echo benchmark with the given request and response frame sizes. */
-export async function benchWsEcho(counts: BenchCounts, frames: { request: number; response: number }): Promise<BenchResult> {
+/** Opens the echo target with the given request and response frame sizes. */
+export async function openWsEcho(frames: { request: number; response: number }): Promise<BenchTarget> {
   const child = await startChild<{ port: number }>(fileURLToPath(import.meta.url), ['--serve', String(frames.response)]);
   const ws = new WebSocket(`ws://127.0.0.1:${child.info.port}`);
   try {
@@ -39,25 +39,31 @@ export async function benchWsEcho(counts: BenchCounts, frames: { request: number
       ws.once('open', () => resolve());
       ws.once('error', reject);
     });
-    const pending = new Map<number, () => void>();
-    ws.on('message', (data) => {
-      const { id } = JSON.parse(data.toString()) as { id: number };
-      pending.get(id)?.();
-      pending.delete(id);
-    });
-    let next = 1;
-    const call = () =>
+  } catch (e) {
+    await child.stop();
+    throw e;
+  }
+  const pending = new Map<number, () => void>();
+  ws.on('message', (data) => {
+    const { id } = JSON.parse(data.toString()) as { id: number };
+    pending.get(id)?.();
+    pending.delete(id);
+  });
+  let next = 1;
+  return {
+    name: 'raw ws echo',
+    call: () =>
       new Promise<void>((resolve) => {
         const id = next++;
         pending.set(id, resolve);
         ws.send(frame(id, frames.request));
-      });
-    const r = await runPhases('raw ws echo', call, counts);
-    return { ...r, notes: { request_bytes: frames.request, response_bytes: frames.response } };
-  } finally {
-    ws.close();
-    await child.stop();
-  }
+      }),
+    async close() {
+      ws.close();
+      await child.stop();
+    },
+    notes: { request_bytes: frames.request, response_bytes: frames.response },
+  };
 }
 
 const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
