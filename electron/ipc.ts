@@ -1,0 +1,177 @@
+/**
+ * Main-process IPC handlers: each request channel checks who sent it (the top frame of a window showing
+ * our own renderer URL) and validates its arguments before calling the agent's control method in-process.
+ * Only type imports from `electron`, so this module runs (and is tested) in plain Node.
+ */
+import type { ControlContext, ControlMethods } from '../src/index.js';
+import { CONTROL_METHOD, IPC, type InvokeChannel, type IpcResult } from './ipc-channels.js';
+
+/** The parts of a `WebContents` this module uses. */
+export interface IpcSender {
+  send(channel: string, payload: unknown): void;
+  once(event: 'destroyed', listener: () => void): unknown;
+  isDestroyed(): boolean;
+}
+
+/** The parts of an `IpcMainInvokeEvent` this module uses. */
+export interface IpcInvokeEvent {
+  sender: IpcSender;
+  senderFrame: { url: string; parent: unknown } | null;
+}
+
+/** The parts of `ipcMain` this module uses. */
+export interface IpcMainLike {
+  handle(channel: string, listener: (event: IpcInvokeEvent, arg?: unknown) => Promise<IpcResult>): void;
+  removeHandler(channel: string): void;
+}
+
+/** What the handlers need from the running agent and the shell. */
+export interface IpcDeps {
+  /** `createControlMethods(running.consent)`. */
+  methods: ControlMethods;
+  /** Same shape as the local endpoint's `GET /health`. */
+  health(): { status: 'ok'; bridge: string; version: string };
+  /** True for a URL of our own renderer (see renderer-protocol.ts). */
+  isTrustedUrl(url: string): boolean;
+  /** Told about refused senders; never given argument values. */
+  onRefused?(channel: string, url: string): void;
+}
+
+/** Thrown by a validator; becomes `{ ok: false, error: { type: 'invalid_arguments' } }`. */
+class BadArgument extends Error {}
+
+type Validator = (arg: unknown) => Record<string, unknown>;
+
+const record = (arg: unknown): Record<string, unknown> => {
+  if (arg === undefined) return {};
+  if (arg === null || typeof arg !== 'object' || Array.isArray(arg)) throw new BadArgument('The argument must be an object.');
+  return arg as Record<string, unknown>;
+};
+
+const only = (p: Record<string, unknown>, keys: string[]): Record<string, unknown> => {
+  const extra = Object.keys(p).filter((k) => !keys.includes(k));
+  if (extra.length) throw new BadArgument(`Unexpected field ${JSON.stringify(extra[0])}.`);
+  return p;
+};
+
+const promptId = (v: unknown): string => {
+  if (typeof v !== 'string' || v.length === 0 || v.length > 200) throw new BadArgument('prompt_id must be a non-empty string.');
+  return v;
+};
+
+const none: Validator = (arg) => only(record(arg), []);
+
+/** Argument checks per request channel (`health` takes none). */
+const VALIDATORS: Record<InvokeChannel, Validator> = {
+  [IPC.health]: none,
+  [IPC.status]: none,
+  [IPC.pause]: none,
+  [IPC.resume]: none,
+  [IPC.listPrompts]: none,
+  [IPC.listDecisions]: none,
+  [IPC.promptArguments]: (arg) => {
+    const p = only(record(arg), ['prompt_id']);
+    return { prompt_id: promptId(p['prompt_id']) };
+  },
+  [IPC.answerPrompt]: (arg) => {
+    const p = only(record(arg), ['prompt_id', 'answer', 'scope']);
+    const answer = p['answer'];
+    if (!['allow_once', 'allow_remember', 'deny', 'deny_remember', 'close'].includes(answer as string)) throw new BadArgument('answer is not one of the offered answers.');
+    const scope = p['scope'];
+    if (scope !== undefined && scope !== 'session' && scope !== 'always') throw new BadArgument('scope must be session or always.');
+    return scope === undefined ? { prompt_id: promptId(p['prompt_id']), answer } : { prompt_id: promptId(p['prompt_id']), answer, scope };
+  },
+  [IPC.setFocused]: (arg) => {
+    const p = only(record(arg), ['focused']);
+    if (typeof p['focused'] !== 'boolean') throw new BadArgument('focused must be true or false.');
+    return { focused: p['focused'] };
+  },
+  [IPC.revokeDecision]: (arg) => {
+    const p = only(record(arg), ['id']);
+    if (!Number.isSafeInteger(p['id']) || (p['id'] as number) < 1) throw new BadArgument('id must be a positive integer.');
+    return { id: p['id'] };
+  },
+  [IPC.listActivity]: (arg) => {
+    const p = only(record(arg), ['limit']);
+    const limit = p['limit'] ?? 50;
+    if (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > 500) throw new BadArgument('limit must be an integer from 1 to 500.');
+    return { limit };
+  },
+};
+
+/** A thrown error as plain data: its wire `type` when it has one, and no private detail otherwise. */
+function toPlainError(e: unknown): { type: string; message: string } {
+  if (e instanceof BadArgument) return { type: 'invalid_arguments', message: e.message };
+  const err = e as { type?: unknown; code?: unknown; message?: unknown };
+  if (typeof err?.type === 'string' && typeof err.message === 'string') return { type: err.type, message: err.message };
+  // RpcError from a control method's own parameter check (-32602): its message names the field, not a value.
+  if (err?.code === -32602 && typeof err.message === 'string') return { type: 'invalid_arguments', message: err.message };
+  return { type: 'execution_failed', message: 'The agent could not do that.' };
+}
+
+/** The registered handlers: forward control notifications to attached windows, or remove them all. */
+export interface IpcRegistration {
+  /** Sends a control notification to every window that has called the agent and is still open. */
+  broadcast(method: string, params: unknown): void;
+  /** Number of windows attached as a UI (for the tray's state). */
+  attached(): number;
+  dispose(): void;
+}
+
+/** Registers one handler per request channel of ipc-channels.ts. */
+export function registerIpc(ipcMain: IpcMainLike, deps: IpcDeps): IpcRegistration {
+  // One context per window, so the consent service counts each window once as an attached UI, and
+  // forgets it when the window is destroyed.
+  const contexts = new Map<IpcSender, ControlContext>();
+  const contextOf = (sender: IpcSender): ControlContext => {
+    let ctx = contexts.get(sender);
+    if (!ctx) {
+      const closers: (() => void)[] = [];
+      ctx = {
+        authenticated: true,
+        notify: (method, params) => {
+          if (!sender.isDestroyed()) sender.send(IPC.event, { method, params });
+        },
+        onClose: (cb) => closers.push(cb),
+      };
+      contexts.set(sender, ctx);
+      sender.once('destroyed', () => {
+        contexts.delete(sender);
+        for (const cb of closers.splice(0)) cb();
+      });
+    }
+    return ctx;
+  };
+
+  const channels = Object.keys(VALIDATORS) as InvokeChannel[];
+  for (const channel of channels) {
+    ipcMain.handle(channel, async (event, arg): Promise<IpcResult> => {
+      const frame = event.senderFrame;
+      // Only the top frame of our own page: not an iframe, not a page the window was tricked into showing.
+      if (!frame || frame.parent !== null || !deps.isTrustedUrl(frame.url)) {
+        deps.onRefused?.(channel, frame?.url ?? '(no frame)');
+        return { ok: false, error: { type: 'unauthorized', message: 'This page may not talk to the agent.' } };
+      }
+      try {
+        const params = VALIDATORS[channel](arg);
+        if (channel === IPC.health) return { ok: true, value: deps.health() };
+        const method = deps.methods[CONTROL_METHOD[channel]];
+        if (!method) return { ok: false, error: { type: 'device_unavailable', message: 'The agent does not offer this operation.' } };
+        return { ok: true, value: await method(params, contextOf(event.sender)) };
+      } catch (e) {
+        return { ok: false, error: toPlainError(e) };
+      }
+    });
+  }
+
+  return {
+    broadcast(method, params) {
+      for (const ctx of contexts.values()) ctx.notify?.(method, params);
+    },
+    attached: () => contexts.size,
+    dispose() {
+      for (const c of channels) ipcMain.removeHandler(c);
+      contexts.clear();
+    },
+  };
+}

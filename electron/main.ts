@@ -1,0 +1,177 @@
+/**
+ * The tray shell's main process. Thin on purpose: it runs the agent in-process through the core's public
+ * entry, shows a tray icon with Open / Pause-Resume / Quit, opens the one window when a prompt needs the
+ * user, and nudges the agent to reconnect after sleep or a network change. Everything else is in src/.
+ */
+import { app, dialog, ipcMain, Menu, nativeImage, net, powerMonitor, session, Tray, type BrowserWindow } from 'electron';
+import { existsSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CONTROL_EVENTS,
+  createControlMethods,
+  createLogger,
+  defaultDataDir,
+  loadAgentConfig,
+  startAgent,
+  APP_VERSION,
+  type BridgeStatus,
+  type Logger,
+  type RunningAgent,
+} from '../src/index.js';
+import { registerIpc, type IpcRegistration } from './ipc.js';
+import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
+import { isRendererUrl, registerRendererScheme, RENDERER_URL, serveRenderer } from './renderer-protocol.js';
+import { trayMenuTemplate, trayStatusLine, type TrayState } from './tray-menu.js';
+import { createWindow, denyPermissions, hardenContents } from './window.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** Project root in development (dist/electron/ → ../..); packaged resources sit in process.resourcesPath. */
+const devRoot = resolve(here, '..', '..');
+
+/** The config file: `--config <file>`, else AIOS_DEVICE_CONFIG, else config.yaml in the data directory. */
+function configPath(): string {
+  const i = process.argv.indexOf('--config');
+  const arg = i >= 0 ? process.argv[i + 1] : process.argv.find((a) => a.startsWith('--config='))?.slice('--config='.length);
+  return arg ?? process.env['AIOS_DEVICE_CONFIG'] ?? join(defaultDataDir(), 'config.yaml');
+}
+
+function rendererDir(): string {
+  const built = join(here, 'renderer');
+  return existsSync(join(built, 'index.html')) ? built : join(devRoot, 'electron', 'renderer');
+}
+
+function iconsDir(): string {
+  return app.isPackaged ? join(process.resourcesPath, 'resources', 'icons') : join(devRoot, 'resources', 'icons');
+}
+
+function networkFingerprint(): string {
+  return Object.entries(networkInterfaces())
+    .flatMap(([name, addrs]) => (addrs ?? []).filter((a) => !a.internal).map((a) => `${name}=${a.address}`))
+    .sort()
+    .join(',');
+}
+
+let running: RunningAgent | undefined;
+let tray: Tray | undefined;
+let window: BrowserWindow | undefined;
+let ipc: IpcRegistration | undefined;
+let watcher: ConnectivityWatcher | undefined;
+let log: Logger | undefined;
+const state: TrayState = { bridge: 'offline', paused: false, promptsWaiting: 0 };
+
+function refreshTray(): void {
+  if (!tray) return;
+  tray.setToolTip(trayStatusLine(state));
+  tray.setContextMenu(
+    Menu.buildFromTemplate(
+      trayMenuTemplate(state, {
+        open: openWindow,
+        pause: () => running?.consent.pause('tray'),
+        resume: () => running?.consent.resume(),
+        quit: () => app.quit(),
+      }),
+    ),
+  );
+}
+
+function openWindow(): void {
+  if (window && !window.isDestroyed()) {
+    if (window.isMinimized()) window.restore();
+    window.show();
+    window.focus();
+    return;
+  }
+  window = createWindow({ preload: join(here, 'preload.cjs'), url: RENDERER_URL, icon: join(iconsDir(), 'icon.png') });
+  window.on('closed', () => (window = undefined));
+}
+
+async function start(): Promise<void> {
+  denyPermissions(session.defaultSession);
+  app.on('web-contents-created', (_e, contents) => hardenContents(contents));
+  serveRenderer(rendererDir());
+  const icon = nativeImage.createFromPath(join(iconsDir(), process.platform === 'darwin' ? 'trayTemplate.png' : 'tray.png'));
+  if (process.platform === 'darwin') icon.setTemplateImage(true);
+  tray = new Tray(icon);
+  tray.on('click', openWindow);
+  refreshTray();
+
+  const file = configPath();
+  try {
+    const config = loadAgentConfig(file);
+    log = createLogger({ level: config.log?.level ?? 'info', file: config.log?.file ?? join(config.data_dir, 'tray.log') });
+    running = await startAgent(config, log);
+  } catch (e) {
+    state.problem = 'not running (see the message)';
+    refreshTray();
+    dialog.showErrorBox('AIOS Device could not start', `${(e as Error).message}\n\nConfig file: ${file}\nCreate it (see docs/tray.md) or sign in with \`aios-device login\`.`);
+    return;
+  }
+  const { agent, consent } = running;
+  state.bridge = agent.session?.status ?? 'offline';
+  state.paused = consent.status().paused;
+  agent.onStatus = (s: BridgeStatus) => {
+    state.bridge = s;
+    refreshTray();
+    ipc?.broadcast('tray/notification.bridge', { bridge: s });
+  };
+  agent.onFatal = (f) => {
+    log?.error({ type: f.type }, `bridge session stopped: ${f.message}`);
+    state.problem = `stopped (${f.type})`;
+    refreshTray();
+  };
+
+  ipc = registerIpc(ipcMain, {
+    methods: createControlMethods(consent),
+    health: () => ({ status: 'ok', bridge: agent.session?.status ?? 'offline', version: APP_VERSION }),
+    isTrustedUrl: isRendererUrl,
+    onRefused: (channel) => log?.warn({ channel }, 'refused an IPC request from a page that is not ours'),
+  });
+  for (const name of Object.values(CONTROL_EVENTS)) consent.events.on(name, (params: unknown) => ipc?.broadcast(name, params));
+  consent.events.on(CONTROL_EVENTS.status, (s: { paused: boolean; prompts_waiting: number }) => {
+    state.paused = s.paused;
+    state.promptsWaiting = s.prompts_waiting;
+    refreshTray();
+  });
+  // A prompt needs the user: bring the window up (it is the `ui` provider's screen).
+  consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
+
+  watcher = watchConnectivity(
+    (why) => {
+      log?.info({ why }, 'reconnecting now');
+      agent.reconnectNow();
+    },
+    { powerMonitor, isOnline: () => net.isOnline(), networkFingerprint },
+  );
+  refreshTray();
+}
+
+registerRendererScheme();
+
+if (!app.requestSingleInstanceLock()) {
+  // Another tray already runs for this user: it gets our `second-instance` event and opens its window.
+  app.quit();
+} else {
+  app.on('second-instance', () => openWindow());
+  // A tray app keeps running with no window open.
+  app.on('window-all-closed', () => undefined);
+  let stopped = false;
+  app.on('before-quit', (e) => {
+    if (stopped || !running) return;
+    e.preventDefault();
+    const r = running;
+    running = undefined;
+    watcher?.stop();
+    ipc?.dispose();
+    // Clean stop (PROTOCOL.md §11): running calls get their abort signal and their outcomes are journalled.
+    void r.stop().finally(() => {
+      stopped = true;
+      app.quit();
+    });
+  });
+  app.whenReady().then(start, (e: unknown) => {
+    dialog.showErrorBox('AIOS Device could not start', (e as Error).message);
+    app.exit(1);
+  });
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// Builds the tray shell into <out> (default dist/): the core (tsc -p tsconfig.json), the shell
+// (tsc -p electron/tsconfig.json), the preload bundled into one CommonJS file (a sandboxed preload can
+// neither load ES modules nor require sibling files), and the renderer page copied as is.
+// Usage: node scripts/build-electron.mjs [--out <dir>]
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const i = process.argv.indexOf('--out');
+const out = resolve(root, i >= 0 ? process.argv[i + 1] : 'dist');
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+
+execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', out], { stdio: 'inherit' });
+execFileSync(process.execPath, [tsc, '-p', join(root, 'electron', 'tsconfig.json'), '--outDir', out], { stdio: 'inherit' });
+mkdirSync(join(out, 'electron'), { recursive: true });
+await build({
+  entryPoints: [join(root, 'electron', 'preload.ts')],
+  outfile: join(out, 'electron', 'preload.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external: ['electron'],
+  logLevel: 'warning',
+});
+cpSync(join(root, 'electron', 'renderer'), join(out, 'electron', 'renderer'), { recursive: true });
+process.stdout.write(`built the tray shell into ${out}; run it with: npx electron ${join(out, 'electron', 'main.js')}\n`);
