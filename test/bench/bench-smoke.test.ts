@@ -1,0 +1,50 @@
+/**
+ * The benchmarks run end to end with tiny counts: every target starts its real peers (agent child with
+ * its journal, bridge, MCP server, echo server), answers its no-op calls correctly, and reports numbers.
+ * No timing assertions: performance is measured by `bench/run.ts`, never by tests.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runBenchmarks, formatReport } from '../../bench/run.js';
+
+const counts = { warmup: 2, latencyN: 5, throughputN: 10, concurrency: 4, rounds: 1 };
+
+test('every benchmark runs with tiny counts and reports numeric results and ratios', { timeout: 120_000 }, async () => {
+  const report = await runBenchmarks({ counts, sync: ['normal', 'full'], log: 'info', fullPath: true });
+  const names = report.results.map((r) => r.name);
+  assert.deepEqual(names, [
+    'agent (journal NORMAL, log info)',
+    'agent (journal FULL, log info)',
+    'raw ws echo',
+    'MCP SDK over stdio',
+    'full path (HTTP → bridge → agent, journal NORMAL)',
+  ]);
+  for (const r of report.results) {
+    for (const v of [r.latency.p50Us, r.latency.p99Us, r.latency.meanUs, r.throughput.callsPerS]) {
+      assert.ok(Number.isFinite(v) && v > 0, `${r.name}: ${v} is not a positive number`);
+    }
+    assert.equal(r.latency.n, counts.latencyN);
+    assert.equal(r.throughput.total, counts.throughputN);
+    assert.equal(r.throughput.concurrency, counts.concurrency);
+  }
+  const echo = report.results.find((r) => r.name === 'raw ws echo')!;
+  const agent = report.results[0]!;
+  // The echo uses the invoke's real frame sizes, measured from the agent's own answer.
+  assert.equal(echo.notes?.['request_bytes'], agent.notes?.['request_bytes']);
+  assert.equal(echo.notes?.['response_bytes'], agent.notes?.['response_bytes']);
+  assert.ok(Number(agent.notes?.['response_bytes']) > 200);
+  assert.equal(report.ratios.length, 10);
+  for (const x of report.ratios) assert.ok(Number.isFinite(x.value) && x.value > 0, `${x.label}: ${x.value}`);
+  const text = formatReport(report);
+  assert.match(text, /MCP SDK over stdio/);
+  assert.match(text, /throughput \/ MCP stdio/);
+});
+
+test('the benchmark entry refuses bad flags with a clear message', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const entry = fileURLToPath(new URL('../../bench/run.ts', import.meta.url));
+  const r = spawnSync(process.execPath, ['--import', 'tsx', entry, '--sync', 'sometimes'], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /--sync must be normal, full or both/);
+});
