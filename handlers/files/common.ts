@@ -73,11 +73,13 @@ export function lockFor(env: FilesEnv, arg: PathArg): string {
   return `file:${FOLD_CASE ? key.toLowerCase() : key}`;
 }
 
-/** The scope of a remembered decision: the shared folder's name. */
+/**
+ * The resource a call touches, for consent: `folder:<shared folder path>` (which the policy matches
+ * against `grants.files`, and which scopes remembered decisions), or '*' when no shared folder matches.
+ */
 export function resourceOf(env: FilesEnv, arg: PathArg): string {
-  if (arg.root !== undefined) return arg.root;
-  const abs = path.resolve(arg.path);
-  return env.roots.find((r) => isInside(abs, r.path))?.name ?? '*';
+  const root = arg.root !== undefined ? env.roots.find((r) => r.name === arg.root) : env.roots.find((r) => isInside(path.resolve(arg.path), r.path));
+  return root ? `folder:${root.path}` : '*';
 }
 
 /** Entry types reported in outputs. */
