@@ -1,0 +1,386 @@
+// The tray window / local web UI. One page for two hosts:
+//  - in the Electron shell it talks to the agent through `window.aiosDevice` (electron/preload.ts);
+//  - in a plain browser it is served by the agent's local endpoint at /ui/ and talks to `/health` and
+//    `WS /rpc` on that same origin, with the local token from the URL fragment (#token=…) or typed in.
+// It calls the control methods of src/consent/control-api.ts and listens for control/notification.*.
+// Everything the agent sends is shown with textContent, never parsed as HTML.
+'use strict';
+(() => {
+  const TOKEN_KEY = 'aios-local-token';
+  const $ = (id) => document.getElementById(id);
+
+  /** An error answer from the agent, with its wire type (revived from plain data, never instanceof). */
+  const remoteError = (e) => Object.assign(new Error(e?.message ?? 'The agent refused.'), { type: e?.type ?? e?.data?.type ?? 'error' });
+
+  // ---------------------------------------------------------------- transports
+  /** Electron: the preload's typed functions, one per operation. */
+  function ipcTransport(api) {
+    const unwrap = async (p) => {
+      const r = await p;
+      if (r && r.ok) return r.value;
+      throw remoteError(r?.error);
+    };
+    const byMethod = {
+      'control.status': () => api.status(),
+      'control.pause': () => api.pause(),
+      'control.resume': () => api.resume(),
+      'control.prompts.list': () => api.listPrompts(),
+      'control.prompts.arguments': (p) => api.promptArguments(p.prompt_id),
+      'control.prompts.answer': (p) => api.answerPrompt(p.prompt_id, p.answer, p.scope),
+      'control.ui.focus': (p) => api.setFocused(p.focused),
+      'control.decisions.list': () => api.listDecisions(),
+      'control.decisions.revoke': (p) => api.revokeDecision(p.id),
+      'control.activity.list': (p) => api.listActivity(p.limit),
+    };
+    return {
+      needsToken: false,
+      start(onEvent, onState) {
+        api.onEvent((e) => onEvent(e.method, e.params));
+        onState('connected');
+      },
+      call: (method, params = {}) => unwrap(byMethod[method](params)),
+      health: () => unwrap(api.health()),
+    };
+  }
+
+  /** Browser: JSON-RPC over `WS /rpc` on this page's origin; the token travels as a subprotocol. */
+  function wsTransport(base, token) {
+    const pending = new Map();
+    let ws;
+    let nextId = 1;
+    let retryMs = 500;
+    let everOpened = false;
+    const t = {
+      needsToken: true,
+      start(onEvent, onState, onRefused) {
+        const open = () => {
+          onState('connecting');
+          ws = new WebSocket(base.replace(/^http/, 'ws') + '/rpc', ['aios-local.v1', 'bearer.' + token]);
+          let opened = false;
+          ws.onopen = () => {
+            opened = everOpened = true;
+            retryMs = 500;
+            onState('connected');
+          };
+          ws.onmessage = (m) => {
+            let msg;
+            try {
+              msg = JSON.parse(m.data);
+            } catch {
+              return;
+            }
+            if (msg.id !== undefined && pending.has(msg.id)) {
+              const p = pending.get(msg.id);
+              pending.delete(msg.id);
+              if (msg.error) p.reject(remoteError({ type: msg.error.data?.type, message: msg.error.message }));
+              else p.resolve(msg.result);
+            } else if (msg.method) onEvent(msg.method, msg.params);
+          };
+          ws.onclose = () => {
+            for (const p of pending.values()) p.reject(remoteError({ type: 'disconnected', message: 'The connection to the agent was lost.' }));
+            pending.clear();
+            onState('disconnected');
+            // Refused before it ever opened while the agent answers /health: the token is wrong.
+            if (!opened && !everOpened) {
+              t.health().then(() => onRefused(), () => setTimeout(open, retryMs));
+              return;
+            }
+            setTimeout(open, retryMs);
+            retryMs = Math.min(retryMs * 2, 30_000);
+          };
+        };
+        open();
+      },
+      call(method, params = {}) {
+        return new Promise((resolve, reject) => {
+          if (!ws || ws.readyState !== WebSocket.OPEN) return reject(remoteError({ type: 'disconnected', message: 'Not connected to the agent.' }));
+          const id = nextId++;
+          pending.set(id, { resolve, reject });
+          ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+        });
+      },
+      async health() {
+        const res = await fetch(base + '/health', { cache: 'no-store', credentials: 'omit' });
+        if (!res.ok) throw remoteError({ type: 'unavailable', message: `Health check answered ${res.status}.` });
+        return res.json();
+      },
+    };
+    return t;
+  }
+
+  /** The local token: from #token=… (then removed from the address bar), else from this tab's storage. */
+  function takeToken() {
+    const frag = new URLSearchParams(location.hash.slice(1));
+    const fromHash = frag.get('token');
+    if (fromHash) {
+      sessionStorage.setItem(TOKEN_KEY, fromHash);
+      history.replaceState(null, '', location.pathname + location.search);
+      return fromHash;
+    }
+    return sessionStorage.getItem(TOKEN_KEY);
+  }
+
+  // ---------------------------------------------------------------- view
+  const state = { transport: undefined, status: undefined, prompts: [], shownArgsFor: undefined };
+
+  function showError(e) {
+    const el = $('error');
+    if (!e) {
+      el.hidden = true;
+      el.textContent = '';
+      return;
+    }
+    el.hidden = false;
+    el.textContent = e.message || String(e);
+  }
+
+  function setPill(id, label, value) {
+    const el = $(id);
+    el.dataset.state = value;
+    el.textContent = `${label}: ${value}`;
+  }
+
+  function riskText(p) {
+    const flags = [];
+    if (p.risk) {
+      if (p.risk.destructive) flags.push('destructive');
+      if (p.risk.physical) flags.push('acts on the physical world');
+      if (p.risk.read_only) flags.push('read-only');
+      if (!p.risk.idempotent) flags.push('not repeatable safely');
+    }
+    return `${p.permission_level} permission` + (flags.length ? ` · ${flags.join(', ')}` : '');
+  }
+
+  function requesterText(r) {
+    if (!r) return 'unknown';
+    return [r.name, r.id && `(${r.id})`, r.kind && `· ${r.kind}`].filter(Boolean).join(' ');
+  }
+
+  function secondsLeft(p) {
+    return Math.max(0, Math.ceil((Date.parse(p.expires_at) - Date.now()) / 1000));
+  }
+
+  function renderCountdown() {
+    const p = state.prompts[0];
+    if (p) $('prompt-countdown').textContent = `${secondsLeft(p)} s`;
+  }
+
+  function renderPrompt() {
+    const p = state.prompts[0];
+    $('prompt').hidden = !p;
+    $('no-prompt').hidden = !!p;
+    if (!p) {
+      state.shownArgsFor = undefined;
+      return;
+    }
+    $('prompt').dataset.promptId = p.prompt_id;
+    $('prompt-name').textContent = p.function_name;
+    $('prompt-sentence').textContent = p.sentence;
+    $('prompt-requester').textContent = requesterText(p.requester);
+    $('prompt-risk').textContent = riskText(p);
+    $('prompt-risk').className = p.permission_level === 'high' || p.permission_level === 'critical' ? 'risk-high' : '';
+    $('prompt-resource').textContent = p.resource;
+    for (const el of document.querySelectorAll('#prompt .remember')) el.hidden = !p.rememberable;
+    for (const b of document.querySelectorAll('#prompt [data-answer]')) b.disabled = false;
+    if (state.shownArgsFor !== p.prompt_id) {
+      $('prompt-args').hidden = true;
+      $('prompt-args').textContent = '';
+      $('prompt-args-toggle').textContent = 'View arguments';
+    }
+    const more = state.prompts.length - 1;
+    $('prompt-queue').hidden = more < 1;
+    $('prompt-queue').textContent = `${more} more waiting after this one.`;
+    renderCountdown();
+  }
+
+  function renderStatus() {
+    const s = state.status;
+    const btn = $('pause');
+    btn.disabled = !s;
+    btn.textContent = s?.paused ? 'Resume' : 'Pause';
+    if (s?.paused) setPill('bridge-state', 'Calls', 'paused');
+  }
+
+  function renderList(listId, emptyId, items, row) {
+    const ul = $(listId);
+    ul.replaceChildren(...items.map(row));
+    $(emptyId).hidden = items.length > 0;
+  }
+
+  function decisionRow(d) {
+    const li = document.createElement('li');
+    const text = document.createElement('span');
+    text.className = 'grow';
+    text.textContent = `${d.effect === 'allow' ? 'Allow' : 'Deny'} ${d.function_id} on ${d.resource} (${d.scope === 'always' ? 'always' : 'this session'})`;
+    const revoke = document.createElement('button');
+    revoke.type = 'button';
+    revoke.textContent = 'Revoke';
+    revoke.addEventListener('click', () => act(async () => {
+      await state.transport.call('control.decisions.revoke', { id: d.id });
+      await refreshDecisions();
+    }));
+    li.append(text, revoke);
+    return li;
+  }
+
+  function activityRow(c) {
+    const li = document.createElement('li');
+    li.dataset.callId = c.call_id;
+    li.dataset.state = c.state;
+    const text = document.createElement('span');
+    text.className = 'grow';
+    const when = c.finished_at ? new Date(c.finished_at).toLocaleTimeString() : '';
+    const by = c.requester_name || c.requester_id || c.requester_kind || 'unknown';
+    text.textContent = `${c.function_id} — ${c.state}${c.error_type ? ` (${c.error_type})` : ''} · ${by}`;
+    const time = document.createElement('time');
+    time.className = 'muted';
+    time.textContent = when;
+    li.append(text, time);
+    return li;
+  }
+
+  // ---------------------------------------------------------------- data
+  async function refreshPrompts() {
+    const r = await state.transport.call('control.prompts.list');
+    // The prompt on screen first; the rest wait their turn.
+    state.prompts = [...r.prompts].sort((a, b) => Number(b.active) - Number(a.active) || a.position - b.position);
+    renderPrompt();
+  }
+  async function refreshDecisions() {
+    const r = await state.transport.call('control.decisions.list');
+    renderList('decisions', 'no-decisions', r.decisions, decisionRow);
+  }
+  async function refreshActivity() {
+    const r = await state.transport.call('control.activity.list', { limit: 20 });
+    renderList('activity', 'no-activity', r.calls, activityRow);
+  }
+  async function refreshStatus() {
+    state.status = await state.transport.call('control.status');
+    renderStatus();
+  }
+  async function refreshHealth() {
+    try {
+      const h = await state.transport.health();
+      if (!state.status?.paused) setPill('bridge-state', 'Bridge', h.bridge);
+    } catch {
+      setPill('bridge-state', 'Bridge', 'unknown');
+    }
+  }
+  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth()]);
+
+  /** Runs a user action; its error is shown instead of thrown. */
+  async function act(fn) {
+    try {
+      showError(undefined);
+      await fn();
+    } catch (e) {
+      showError(e);
+    }
+  }
+
+  function onEvent(method, params) {
+    switch (method) {
+      case 'control/notification.prompt':
+      case 'control/notification.prompt_withdrawn':
+        void act(async () => {
+          await refreshPrompts();
+          if (method.endsWith('withdrawn')) await Promise.all([refreshActivity(), refreshDecisions()]);
+        });
+        break;
+      case 'control/notification.status':
+        state.status = params;
+        renderStatus();
+        if (!params.paused) void refreshHealth();
+        break;
+      case 'tray/notification.bridge':
+        if (!state.status?.paused) setPill('bridge-state', 'Bridge', params.bridge);
+        break;
+    }
+  }
+
+  // ---------------------------------------------------------------- wiring
+  function wireControls() {
+    $('pause').addEventListener('click', () => act(async () => {
+      state.status = await state.transport.call(state.status?.paused ? 'control.resume' : 'control.pause');
+      renderStatus();
+      if (!state.status.paused) await refreshHealth();
+    }));
+    for (const b of document.querySelectorAll('#prompt [data-answer]')) {
+      b.addEventListener('click', () => act(async () => {
+        const p = state.prompts[0];
+        if (!p) return;
+        const answer = b.dataset.answer;
+        const params = { prompt_id: p.prompt_id, answer };
+        if (answer.endsWith('_remember')) params.scope = $('prompt-always').checked ? 'always' : 'session';
+        for (const x of document.querySelectorAll('#prompt [data-answer]')) x.disabled = true;
+        try {
+          await state.transport.call('control.prompts.answer', params);
+        } finally {
+          await refreshPrompts();
+        }
+      }));
+    }
+    $('prompt-args-toggle').addEventListener('click', () => act(async () => {
+      const p = state.prompts[0];
+      const pre = $('prompt-args');
+      if (!p) return;
+      if (!pre.hidden) {
+        pre.hidden = true;
+        $('prompt-args-toggle').textContent = 'View arguments';
+        state.shownArgsFor = undefined;
+        return;
+      }
+      const r = await state.transport.call('control.prompts.arguments', { prompt_id: p.prompt_id });
+      pre.textContent = JSON.stringify(r.arguments, null, 2);
+      pre.hidden = false;
+      state.shownArgsFor = p.prompt_id;
+      $('prompt-args-toggle').textContent = 'Hide arguments';
+    }));
+    // The agent skips the desktop notification while this page is in front.
+    const focus = () => state.transport && void state.transport.call('control.ui.focus', { focused: document.visibilityState === 'visible' && document.hasFocus() }).catch(() => undefined);
+    window.addEventListener('focus', focus);
+    window.addEventListener('blur', focus);
+    document.addEventListener('visibilitychange', focus);
+    setInterval(renderCountdown, 1000);
+    setInterval(() => state.transport && void refreshHealth(), 10_000);
+  }
+
+  function connect(transport) {
+    state.transport = transport;
+    transport.start(
+      onEvent,
+      (s) => {
+        setPill('agent-state', 'Agent', s);
+        if (s === 'connected') void act(refreshAll);
+      },
+      () => {
+        sessionStorage.removeItem(TOKEN_KEY);
+        askForToken('The agent refused this token. Paste the current one from the local-token file.');
+      },
+    );
+  }
+
+  function askForToken(message) {
+    setPill('agent-state', 'Agent', 'disconnected');
+    if (message) showError(new Error(message));
+    const form = $('token-form');
+    form.hidden = false;
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      const token = $('token-input').value.trim();
+      if (!token) return;
+      sessionStorage.setItem(TOKEN_KEY, token);
+      form.hidden = true;
+      showError(undefined);
+      connect(wsTransport(location.origin, token));
+    };
+  }
+
+  wireControls();
+  if (window.aiosDevice) connect(ipcTransport(window.aiosDevice));
+  else {
+    const token = takeToken();
+    if (token) connect(wsTransport(location.origin, token));
+    else askForToken();
+  }
+})();

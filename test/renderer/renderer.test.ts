@@ -1,0 +1,233 @@
+/**
+ * The tray's renderer page as a plain web page in Debian's Chromium, against a real agent (started with
+ * `startAgent`, confirmations by the `ui` provider, the diagnostics handler on) connected to a real
+ * reference bridge. A runtime invokes `diagnostics.confirm` through the bridge; the prompt appears in the
+ * page with its name, sentence, requester, risk and countdown; the user clicks Deny; the call ends
+ * `rejected / user_rejected`.
+ *
+ * STAND-IN, until src/ has it: the agent's local endpoint is meant to serve this page at `/ui/`
+ * (docs/tray.md, "What the core must add"). While it does not, `uiServer()` below starts one on another
+ * loopback port that serves electron/renderer/ at /ui/ with the same headers and forwards every other
+ * request and the `WS /rpc` upgrade to the endpoint, unchanged, so the page runs same-origin exactly as
+ * it will under the real route. Likewise `endpointFor()` wires a LocalEndpoint to the agent's consent
+ * service the way the control-endpoint test does, because `startAgent` does not start one yet.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { connect } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize, sep } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { normalizeAgentConfig } from '../../src/config/agent-config.js';
+import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
+import { startAgent, type RunningAgent } from '../../src/agent/start-agent.js';
+import { silentLogger } from '../../src/agent/logger.js';
+import { BridgeServer } from '../../src/bridge/server.js';
+import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { LocalEndpoint } from '../../src/endpoint/local-endpoint.js';
+import { createControlMethods } from '../../src/consent/control-api.js';
+import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
+import { agentDoc, bridgeDoc, ids, ROOT, tokens, until } from '../helpers/stack.js';
+
+const RENDERER_DIR = join(ROOT, 'electron', 'renderer');
+/** The page's policy, as electron/renderer-protocol.ts sends it (the `/ui/` route must send the same). */
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'";
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** The agent's local endpoint: the running agent's own once it has one, else one wired here (stand-in). */
+async function endpointFor(running: RunningAgent, dataDir: string): Promise<{ http: string; token: string; stop(): Promise<void> }> {
+  const own = (running as RunningAgent & { endpoint?: LocalEndpoint }).endpoint;
+  if (own?.info()) return { http: own.info()!.http, token: own.localToken, stop: async () => undefined };
+  const ep = new LocalEndpoint({ dataDir, port: 0, socketPath: null, version: 'test' });
+  ep.addMethods(createControlMethods(running.consent));
+  ep.setHealthProvider(() => ({ bridge: running.agent.session?.status ?? 'offline' }));
+  for (const name of Object.values(CONTROL_EVENTS)) running.consent.events.on(name, (p: unknown) => ep.broadcast(name, p));
+  const info = await ep.start();
+  return { http: info.http, token: ep.localToken, stop: () => ep.stop() };
+}
+
+/** Where the page is served: the endpoint's `/ui/` route when it exists, else the stand-in server. */
+async function uiServer(endpoint: string): Promise<{ base: string; standIn: boolean; stop(): Promise<void> }> {
+  const probe = await fetch(endpoint + '/ui/').catch(() => undefined);
+  if (probe?.ok && probe.headers.get('content-type')?.startsWith('text/html')) return { base: endpoint, standIn: false, stop: async () => undefined };
+  const target = new URL(endpoint);
+  const root = normalize(RENDERER_DIR + sep);
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (path === '/ui' || path.startsWith('/ui/')) {
+      const file = normalize(join(root, decodeURIComponent(path.slice(4)) || 'index.html'));
+      const type = TYPES[extname(file)];
+      if (!file.startsWith(root) || !type) return void res.writeHead(404).end();
+      let body: Buffer;
+      try {
+        body = readFileSync(file);
+      } catch {
+        return void res.writeHead(404).end();
+      }
+      res.writeHead(200, { 'Content-Type': type, 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+      return void res.end(body);
+    }
+    // Everything else goes to the endpoint with the browser's own headers (Host and Origin included), so
+    // its loopback and origin checks see what they will see under the real route.
+    const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => res.writeHead(502).end());
+    req.pipe(up);
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const up = connect(Number(target.port), target.hostname, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      up.write(lines.join('\r\n') + '\r\n\r\n');
+      if (head.length) up.write(head);
+      up.pipe(socket).pipe(up);
+    });
+    up.on('error', () => socket.destroy());
+    socket.on('error', () => up.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    base: `http://127.0.0.1:${port}`,
+    standIn: true,
+    stop: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** A real bridge, a real agent with `ui` confirmations, its endpoint, the page's server and Chromium. */
+async function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'aios-renderer-'));
+  const t = tokens();
+  const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t)), { log: silentLogger() });
+  const url = await bridge.start();
+  const config = normalizeAgentConfig(agentDoc(dir, url, t, { confirmations: { provider: 'ui', timeout_ms: 60_000 } }));
+  const running = await startAgent(config, silentLogger(), { backoff: { baseMs: 20, capMs: 200, resetAfterMs: 60_000 } });
+  await until(() => bridge.hub.isOnline(ids.device_id), 10_000, 'agent online');
+  const endpoint = await endpointFor(running, config.data_dir);
+  const ui = await uiServer(endpoint.http);
+  const context: BrowserContext = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  const page: Page = context.pages()[0] ?? (await context.newPage());
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  const client = new RuntimeClient({ bridge_url: url, token: t.runtime, workspace_id: ids.workspace_id, device_id: ids.device_id });
+  return {
+    dir,
+    running,
+    endpoint,
+    ui,
+    page,
+    client,
+    problems,
+    async stop() {
+      await context.close().catch(() => undefined);
+      await ui.stop().catch(() => undefined);
+      await endpoint.stop().catch(() => undefined);
+      await running.stop().catch(() => undefined);
+      await bridge.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test('the page shows a confirmation prompt from a real call and Deny ends the call rejected/user_rejected', async (t) => {
+  const s = await setup();
+  try {
+    if (s.ui.standIn) t.diagnostic('the local endpoint has no /ui/ route yet: the page is served by the stand-in server of this test');
+    await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await s.page.locator('#agent-state[data-state="connected"]').waitFor();
+    await s.page.locator('#pause:not([disabled])').waitFor();
+    assert.equal(new URL(s.page.url()).hash, '', 'the token is taken out of the address bar');
+    await s.page.locator('#bridge-state[data-state="connected"]').waitFor();
+    await s.page.getByText('Nothing is waiting for your confirmation.').waitFor();
+    assert.equal(await s.page.locator('#token-form').isVisible(), false, 'no token form once connected');
+
+    const call = s.client.call('diagnostics.confirm', {}, { wait: true, confirm_timeout_ms: 60_000 });
+    const prompt = s.page.getByRole('alertdialog');
+    await prompt.waitFor();
+    assert.equal(await s.page.locator('#prompt-name').textContent(), 'Confirmed no-op');
+    assert.equal(await s.page.locator('#prompt-sentence').textContent(), 'Run a diagnostic no-op that needs your confirmation.');
+    assert.match((await s.page.locator('#prompt-risk').textContent()) ?? '', /^high permission/);
+    assert.ok(((await s.page.locator('#prompt-requester').textContent()) ?? '').length > 0, 'the requester is shown');
+    const countdown = Number(/^(\d+) s$/.exec((await s.page.locator('#prompt-countdown').textContent()) ?? '')?.[1]);
+    assert.ok(countdown > 50 && countdown <= 60, `the countdown shows the time left (${countdown})`);
+    for (const name of ['Allow once', 'Deny', 'View arguments']) assert.ok(await prompt.getByRole('button', { name, exact: true }).isVisible(), `${name} is offered`);
+    // diagnostics.confirm always asks: remembering is not offered for it.
+    assert.equal(await prompt.getByRole('button', { name: 'Allow & remember', exact: true }).isVisible(), false);
+    assert.equal(await prompt.getByRole('button', { name: 'Deny & remember', exact: true }).isVisible(), false);
+    assert.equal(await s.page.locator('#prompt-always').isVisible(), false);
+
+    await prompt.getByRole('button', { name: 'View arguments', exact: true }).click();
+    await s.page.locator('#prompt-args:not([hidden])').waitFor();
+    assert.deepEqual(JSON.parse((await s.page.locator('#prompt-args').textContent()) ?? 'null'), {});
+
+    const shots = mkdtempSync(join(tmpdir(), 'aios-renderer-shots-'));
+    try {
+      const file = join(shots, 'prompt.png');
+      await s.page.screenshot({ path: file, fullPage: true });
+      assert.ok(statSync(file).size > 1000, 'the screenshot is a real image');
+      assert.deepEqual([...readFileSync(file).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
+      t.diagnostic(`screenshot: ${file} (${statSync(file).size} bytes)`);
+    } finally {
+      if (!process.env['KEEP_SCREENSHOTS']) rmSync(shots, { recursive: true, force: true });
+    }
+
+    await prompt.getByRole('button', { name: 'Deny', exact: true }).click();
+    const { record } = await call;
+    assert.equal(record.outcome?.state, 'rejected');
+    assert.equal(record.outcome?.error?.type, 'user_rejected');
+    await prompt.waitFor({ state: 'hidden' });
+    await s.page.locator(`#activity li[data-call-id="${record.call_id}"][data-state="rejected"]`).waitFor();
+    assert.deepEqual(s.problems, []);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('Pause in the page pauses the agent, Resume resumes it', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await s.page.locator('#pause:not([disabled])').waitFor();
+    await s.page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await s.page.getByRole('button', { name: 'Resume', exact: true }).waitFor();
+    assert.equal(s.running.consent.status().paused, true);
+    await s.page.locator('#bridge-state[data-state="paused"]').waitFor();
+    await s.page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await s.page.getByRole('button', { name: 'Pause', exact: true }).waitFor();
+    assert.equal(s.running.consent.status().paused, false);
+    assert.deepEqual(s.problems, []);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('without the token the page asks for it, and a wrong one is refused', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.ui.base}/ui/`);
+    const form = s.page.locator('#token-form');
+    await form.waitFor();
+    await s.page.locator('#token-input').fill('not-the-token');
+    await form.getByRole('button', { name: 'Connect' }).click();
+    await s.page.getByRole('alert').filter({ hasText: 'refused this token' }).waitFor();
+    assert.equal(await s.page.locator('#prompt').isVisible(), false);
+    await s.page.locator('#token-input').fill(s.endpoint.token);
+    await form.getByRole('button', { name: 'Connect' }).click();
+    await s.page.locator('#agent-state[data-state="connected"]').waitFor();
+    await s.page.locator('#pause:not([disabled])').waitFor();
+  } finally {
+    await s.stop();
+  }
+});
