@@ -59,7 +59,8 @@ child.stdout.on('data', (d) => {
     buf = buf.slice(i + 1);
     // Only the runner's top-level summary (no indentation) counts.
     const m = /^# (pass|fail) (\d+)$/.exec(line);
-    if (m) (m[1] === 'pass' ? (pass = Number(m[2])) : (fail = Number(m[2])));
+    if (m && m[1] === 'pass') pass = Number(m[2]);
+    if (m && m[1] === 'fail') fail = Number(m[2]);
   }
 });
 child.on('exit', (code) => {

@@ -20,7 +20,8 @@ export interface RunningBridge {
 
 export async function startBridge(config: BridgeConfig, log: Logger): Promise<RunningBridge> {
   let oauth: OAuthService | undefined;
-  let server: BridgeServer | undefined;
+  // The OAuth service needs the server's URL, and the server needs the service: resolved late.
+  const late: { server?: BridgeServer } = {};
   let db: ReturnType<typeof openDatabase> | undefined;
   if (config.users?.length) {
     mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
@@ -28,7 +29,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
     oauth = new OAuthService({
       db,
       users: config.users,
-      public_url: () => server!.publicUrl,
+      public_url: () => late.server!.publicUrl,
       ...(config.access_token_ttl_s ? { access_token_ttl_s: config.access_token_ttl_s } : {}),
       ...(config.refresh_token_ttl_s ? { refresh_token_ttl_s: config.refresh_token_ttl_s } : {}),
       ...(config.device_code_ttl_s !== undefined ? { device_code_ttl_s: config.device_code_ttl_s } : {}),
@@ -36,10 +37,11 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
     });
   }
   const o = oauth;
-  server = new BridgeServer(config, {
+  const server = new BridgeServer(config, {
     log,
     ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)] } : {}),
   });
+  late.server = server;
   const srv = server;
   o?.onRevoked((id) => srv.hub.disconnect(id));
   srv.hub.on('online', (c: { identity: { device_id: string }; hello: { client: { version: string } } }) => o?.noteClientVersion(c.identity.device_id, c.hello.client.version));

@@ -9,7 +9,7 @@ import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../agent/logger.js';
 import { startAgent } from '../../agent/start-agent.js';
 import { startBridge } from '../../bridge/start-bridge.js';
-import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_PENDING, EXIT_USAGE, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
+import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
 import { onShutdownSignals, UsageError } from '../process.js';
 
 /** Default runtime profile written by the demo. */
