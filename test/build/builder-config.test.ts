@@ -1,0 +1,131 @@
+/**
+ * build/electron-builder.yml against electron-builder's own JSON schema (the `scheme.json` that
+ * app-builder-lib ships, draft-07), and every path it names checked on disk: packaging cannot run on these
+ * machines (it downloads Electron and the installer tools), so this is what catches a broken config here.
+ * Paths under dist/ are build output; for those the source they are built from must exist.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { Ajv } from 'ajv';
+import YAML from 'yaml';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const CONFIG = join(ROOT, 'build', 'electron-builder.yml');
+
+interface FileSet {
+  from?: string;
+  to?: string;
+  filter?: string[];
+}
+interface BuilderConfig {
+  appId: string;
+  productName: string;
+  directories: { buildResources: string; output: string };
+  extraMetadata: { main: string };
+  files: string[];
+  extraResources: FileSet[];
+  asarUnpack: string[];
+  icon: string;
+  linux: { target: string[]; icon: string };
+  mac: { target: string[]; icon: string };
+  win: { target: string[]; icon: string };
+}
+
+function load(): BuilderConfig {
+  return YAML.parse(readFileSync(CONFIG, 'utf8'), { uniqueKeys: true }) as BuilderConfig;
+}
+
+function validator() {
+  const schema = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'app-builder-lib', 'scheme.json'), 'utf8')) as object;
+  // strict: false because the schema uses keywords of its generator (e.g. `tsType`) that Ajv does not know.
+  return new Ajv({ allErrors: true, strict: false }).compile(schema);
+}
+
+/** The source a built path comes from: dist/src/x.js ← src/x.ts, dist/electron/preload.cjs ← electron/preload.ts. */
+function sourceOf(builtPath: string): string {
+  return builtPath.replace(/^dist\//, '').replace(/\.c?js$/, '.ts');
+}
+
+/** The fixed folder a glob starts from (`dist/src/**\/*.js` → `dist/src`). */
+function globBase(pattern: string): string {
+  const parts = pattern.split('/');
+  const i = parts.findIndex((p) => /[*?{[]/.test(p));
+  return (i < 0 ? parts : parts.slice(0, i)).join('/');
+}
+
+/** True when something on disk matches the path, allowing one `*` in its last fixed segment. */
+function existsLoosely(path: string): boolean {
+  if (existsSync(join(ROOT, path))) return true;
+  const star = /^(.*\/)?([^/]*)\*([^/]*)$/.exec(path);
+  if (!star) return false;
+  const dir = join(ROOT, star[1] ?? '');
+  return existsSync(dir) && readdirSync(dir).some((n) => n.startsWith(star[2]!) && n.endsWith(star[3]!));
+}
+
+test('the config is valid for electron-builder (its own schema)', () => {
+  const validate = validator();
+  const ok = validate(load());
+  assert.equal(ok, true, JSON.stringify(validate.errors, null, 2));
+});
+
+test('the schema check is real: a misspelt key or a bad target type is rejected', () => {
+  const validate = validator();
+  assert.equal(validate({ ...load(), appID: 'x' }), false, 'unknown top-level keys are errors');
+  assert.equal(validate({ ...load(), asarUnpack: 42 }), false);
+});
+
+test('identity and targets are the ones the project ships', () => {
+  const c = load();
+  assert.equal(c.productName, 'AIOS Device');
+  assert.match(c.appId, /^[a-z0-9]+(\.[a-z0-9-]+)+$/);
+  assert.deepEqual(c.linux.target, ['AppImage', 'deb']);
+  assert.deepEqual(c.mac.target, ['dmg']);
+  assert.deepEqual(c.win.target, ['nsis']);
+  for (const native of ['better-sqlite3', '@napi-rs/keyring', 'serialport']) {
+    assert.ok(c.asarUnpack.some((p) => p.startsWith(`node_modules/${native}/`)), `${native} is unpacked from the asar`);
+  }
+  const resourceDirs = c.extraResources.map((r) => r.from);
+  assert.ok(resourceDirs.includes('resources'), 'resources/ ships as extra resources');
+  assert.ok(resourceDirs.some((f) => f === 'handlers' || f === 'dist/handlers'), 'handlers/ ship as extra resources');
+});
+
+test('every path the config names exists (or, for build output, its source does)', () => {
+  const c = load();
+  const missing: string[] = [];
+  const need = (what: string, path: string) => {
+    if (path.startsWith('dist/')) {
+      const src = sourceOf(path);
+      if (!existsSync(join(ROOT, src))) missing.push(`${what}: ${path} (built from ${src})`);
+    } else if (!existsLoosely(path)) missing.push(`${what}: ${path}`);
+  };
+  need('directories.buildResources', c.directories.buildResources);
+  need('extraMetadata.main', c.extraMetadata.main);
+  for (const f of c.files.filter((p) => !p.startsWith('!'))) need('files', globBase(f));
+  for (const r of c.extraResources) {
+    if (!r.from) continue;
+    need('extraResources.from', r.from);
+    // A filter that names files (not only exclusions) must match at least one of them.
+    for (const pattern of (r.filter ?? []).filter((p) => !p.startsWith('!') && p !== '**/*')) {
+      const name = pattern.replace(/^\*\*\//, '');
+      if (r.from.startsWith('dist/') || name.includes('*')) continue;
+      const base = join(ROOT, r.from);
+      const found = readdirSync(base, { recursive: true }).some((p) => String(p).endsWith(name));
+      if (!found && name !== 'adapter.json') missing.push(`extraResources ${r.from} filter ${pattern} matches nothing`);
+    }
+  }
+  for (const p of c.asarUnpack.filter((x) => x.startsWith('node_modules/'))) need('asarUnpack', globBase(p) || dirname(p));
+  for (const icon of [c.icon, c.linux.icon, c.mac.icon, c.win.icon]) need('icon', icon);
+  assert.deepEqual(missing, []);
+});
+
+test('the app icon is a PNG of at least 512×512 (what dmg and nsis need to derive their formats)', () => {
+  const c = load();
+  const png = readFileSync(join(ROOT, c.icon));
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  assert.ok(png.readUInt32BE(16) >= 512 && png.readUInt32BE(20) >= 512, `icon is ${png.readUInt32BE(16)}×${png.readUInt32BE(20)}`);
+  for (const tray of ['tray.png', 'tray@2x.png', 'trayTemplate.png', 'trayTemplate@2x.png']) {
+    assert.ok(statSync(join(ROOT, 'resources', 'icons', tray)).size > 0, `${tray} exists`);
+  }
+});
