@@ -22,7 +22,8 @@ import {
 } from '../src/index.js';
 import { registerIpc, type IpcRegistration } from './ipc.js';
 import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
-import { isRendererUrl, registerRendererScheme, RENDERER_URL, serveRenderer } from './renderer-protocol.js';
+import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
+import { isRendererUrl, RENDERER_URL } from './renderer-url.js';
 import { trayMenuTemplate, trayStatusLine, type TrayState } from './tray-menu.js';
 import { createWindow, denyPermissions, hardenContents } from './window.js';
 

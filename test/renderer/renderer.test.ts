@@ -29,11 +29,10 @@ import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { LocalEndpoint } from '../../src/endpoint/local-endpoint.js';
 import { createControlMethods } from '../../src/consent/control-api.js';
 import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
+import { RENDERER_CSP } from '../../electron/renderer-url.js';
 import { agentDoc, bridgeDoc, ids, ROOT, tokens, until } from '../helpers/stack.js';
 
 const RENDERER_DIR = join(ROOT, 'electron', 'renderer');
-/** The page's policy, as electron/renderer-protocol.ts sends it (the `/ui/` route must send the same). */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'";
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -67,7 +66,7 @@ async function uiServer(endpoint: string): Promise<{ base: string; standIn: bool
       } catch {
         return void res.writeHead(404).end();
       }
-      res.writeHead(200, { 'Content-Type': type, 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
+      res.writeHead(200, { 'Content-Type': type, 'Content-Security-Policy': RENDERER_CSP, 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
       return void res.end(body);
     }
     // Everything else goes to the endpoint with the browser's own headers (Host and Origin included), so
