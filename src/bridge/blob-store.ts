@@ -213,6 +213,7 @@ export class BlobStore {
           ref = await this.put(body, mediaTypeOf(req.headers['content-type']), opts);
         } catch (e) {
           req.unpipe(body);
+          drainRequest(req);
           throw e;
         }
         sendJson(res, 201, ref);
@@ -240,10 +241,27 @@ export class BlobStore {
       return true;
     } catch (e) {
       const err = e instanceof WireError ? e : new WireError('execution_failed', 'The blob could not be stored.');
+      if (!res.headersSent) res.setHeader('connection', 'close');
       sendError(res, err.type === 'payload_too_large' ? 413 : 500, err);
       return true;
     }
   }
+}
+
+/** Bytes of a refused upload read and thrown away so the client can read the 413 instead of a reset. */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * Keeps reading a refused upload's body (up to a cap), so the server does not close the socket under a
+ * client that is still sending: that would reset the connection before the client reads the error.
+ */
+function drainRequest(req: IncomingMessage): void {
+  let seen = 0;
+  req.on('data', (c: Buffer) => {
+    seen += c.length;
+    if (seen > DRAIN_LIMIT) req.destroy();
+  });
+  req.resume();
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
