@@ -316,3 +316,23 @@ describe('device offline, replaced sessions, outdated clients', () => {
     }
   });
 });
+
+describe('lease (§3.3)', () => {
+  test('a bridge that stays away past lease_ms: cancellable running calls are cancelled, committed ones finish; outcomes kept for delivery', async () => {
+    const s = await inProcessStack({ bridge: { lease_ms: 300 } });
+    try {
+      const a = await s.client.call('diagnostics.wait', { ms: 20_000 }, { wait: false });
+      const b = await s.client.call('diagnostics.wait', { ms: 1500, commit_at_start: true }, { wait: false });
+      await until(async () => (await s.client.getCall(a.record.call_id)).state === 'running' && (await s.client.getCall(b.record.call_id)).state === 'running', 5000, 'both running');
+      await s.bridge.stop();
+      const find = (id: string) => s.agent.journal.outbox().find((o) => o.call_id === id);
+      const oa = await until(() => find(a.record.call_id), 10_000, 'lease cancel');
+      assert.equal(oa.state, 'cancelled');
+      assert.equal(oa.error?.details?.['reason'], 'lease_expired');
+      const ob = await until(() => find(b.record.call_id), 10_000, 'committed call finishes');
+      assert.equal(ob.state, 'completed');
+    } finally {
+      await s.stop();
+    }
+  });
+});
