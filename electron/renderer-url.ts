@@ -11,13 +11,8 @@ export const RENDERER_HOST = 'app';
 /** The URL the window loads. */
 export const RENDERER_URL = `${RENDERER_SCHEME}://${RENDERER_HOST}/index.html`;
 
-/**
- * The page's Content-Security-Policy: only its own scripts and styles, no inline code, no plugins, no
- * framing. In Electron the page talks to the agent over IPC; from the local endpoint's `/ui/` route the
- * same policy's `connect-src 'self'` lets it reach `/health` and `WS /rpc` on that origin only.
- */
-export const RENDERER_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'";
+/** The page's Content-Security-Policy: one definition, shared with the local endpoint's `/ui/` route. */
+export { RENDERER_CSP } from '../src/index.js';
 
 /** True for a URL of our own page, the only sender the IPC handlers answer. */
 export function isRendererUrl(url: string): boolean {

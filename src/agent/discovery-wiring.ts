@@ -89,6 +89,7 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
         dataDir: config.data_dir,
         version: APP_VERSION,
         log,
+        uiDir: join(PROJECT_ROOT, 'electron', 'renderer'),
       });
   const http = endpoint ? (await endpoint.start()).http : undefined;
   const sign = async () => {

@@ -10,7 +10,7 @@ import { schemaValidator } from '../protocol/schema-validator.js';
 import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
 import type { Journal } from './journal.js';
 import { LockAbortedError, LockManager, Semaphore } from './locks.js';
-import { errorOutcome, finalOutcome, preAcceptOutcome, uuidv7Time, type CallTimes } from './outcomes.js';
+import { errorOutcome, finalOutcome, preAcceptOutcome, uuidv7Time, type CallTimes } from '../protocol/outcomes.js';
 import type { FunctionRegistry, RegisteredFunction } from './registry.js';
 import type { CallObserver, ConsentGate, ConsentRequest } from './seams.js';
 

@@ -44,16 +44,21 @@ export interface ConsentGate {
   isDisabled(functionId: string): boolean;
 }
 
+/** What the dispatcher reports for every finished call, including calls refused before acceptance. */
+export interface FinishedCall {
+  outcome: Outcome;
+  /** Undefined when the function is unknown. */
+  descriptor: Descriptor | undefined;
+  /** Validated arguments; undefined when the function is unknown. Never logged as they are. */
+  args: Record<string, unknown> | undefined;
+  requester: Requester | undefined;
+  workspaceId: string;
+  userId: string;
+}
+
 /** Receives every finished call (for the audit trail and metrics). */
 export interface CallObserver {
-  onFinished(entry: {
-    outcome: Outcome;
-    descriptor: Descriptor | undefined;
-    args: Record<string, unknown> | undefined;
-    requester: Requester | undefined;
-    workspaceId: string;
-    userId: string;
-  }): void;
+  onFinished(entry: FinishedCall): void;
 }
 
 /**

@@ -15,6 +15,7 @@ import { FileSecretStore } from '../identity/secret-store.js';
 import { createControlMethods, CONTROL_EVENTS } from '../consent/index.js';
 import { METHODS } from '../protocol/messages.js';
 import type { RpcMethod } from '../endpoint/rpc-methods.js';
+import type { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { join } from 'node:path';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
 import type { CallObserver } from './seams.js';
@@ -26,6 +27,8 @@ export interface RunningAgent {
   /** The device key: from login (keychain), or a local one for a provisioned device. */
   deviceKey: DeviceKey;
   discovery: Discovery;
+  /** The local endpoint (§8), unless `local_endpoint.enabled` is false. */
+  endpoint: LocalEndpoint | undefined;
   endpointFile: string;
   stop(): Promise<void>;
 }
@@ -92,6 +95,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     consent,
     deviceKey: key,
     discovery: d,
+    endpoint: d.endpoint,
     endpointFile,
     async stop() {
       await agent.stop();

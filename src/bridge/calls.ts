@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { v7 as uuidv7 } from 'uuid';
 import { argsDigest } from '../protocol/hash.js';
+import { preAcceptOutcome } from '../protocol/outcomes.js';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
 import { isTerminal, METHODS, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
@@ -181,17 +182,7 @@ export class CallRouter extends EventEmitter {
   }
 
   private bridgeOutcome(call: StoredCall, state: 'failed' | 'expired', err: WireError): Outcome {
-    return {
-      call_id: call.call_id,
-      function: call.function,
-      state,
-      error: err.toCallError(),
-      replayed: false,
-      accepted_at: null,
-      started_at: null,
-      finished_at: new Date().toISOString(),
-      duration_ms: null,
-    };
+    return preAcceptOutcome(call.call_id, call.function, state, err);
   }
 
   private finishById(ws: string, callId: string, o: Outcome, byBridge: boolean): void {

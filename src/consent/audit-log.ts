@@ -37,15 +37,9 @@ export interface AuditFilter {
   limit?: number;
 }
 
-/** What the dispatcher hands over for a finished call (CallObserver.onFinished's entry). */
-export interface FinishedCall {
-  outcome: Outcome;
-  descriptor: Descriptor | undefined;
-  args: Record<string, unknown> | undefined;
-  requester: Requester | undefined;
-  workspaceId: string;
-  userId: string;
-}
+/** What the dispatcher hands over for a finished call (the seam's type). */
+export type { FinishedCall } from '../agent/seams.js';
+import type { FinishedCall } from '../agent/seams.js';
 
 /** Default retention of audit rows. */
 export const DEFAULT_AUDIT_RETENTION_DAYS = 90;

@@ -15,6 +15,7 @@ import { buildSkillIndex, visibleDescriptor } from '../discovery/skill-index.js'
 import { isAllowedOrigin, isLoopbackHost } from './host-check.js';
 import { bearerFrom, loadOrCreateLocalToken, tokenMatches } from './local-token.js';
 import { Metrics, METRICS_CONTENT_TYPE } from './metrics.js';
+import { isUiPath, serveUi } from './static-ui.js';
 import { RpcMethods, type RpcContext, type RpcMethod } from './rpc-methods.js';
 import { isNamedPipe, prepareSocketPath } from './socket-path.js';
 
@@ -38,6 +39,8 @@ export interface LocalEndpointOptions {
   portAttempts?: number;
   /** Largest accepted request body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
+  /** Folder of the tray UI page served at `/ui/` (none when unset). */
+  uiDir?: string;
 }
 
 /** Where the endpoint listens once started. */
@@ -64,7 +67,7 @@ function errorJson(type: ErrorType, message: string): string {
 export class LocalEndpoint {
   /** Counters and histograms served at `/metrics`; the dispatcher and session record into it. */
   readonly metrics = new Metrics();
-  private readonly opts: Required<Omit<LocalEndpointOptions, 'log' | 'socketPath'>> & { socketPath: string | null };
+  private readonly opts: Required<Omit<LocalEndpointOptions, 'log' | 'socketPath' | 'uiDir'>> & { socketPath: string | null; uiDir: string | undefined };
   private readonly log: Logger;
   private readonly rpc = new RpcMethods();
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, handleProtocols: (p) => (p.has(LOCAL_RPC_SUBPROTOCOL) ? LOCAL_RPC_SUBPROTOCOL : false) });
@@ -87,6 +90,7 @@ export class LocalEndpoint {
       version: opts.version,
       portAttempts: opts.portAttempts ?? 20,
       maxBodyBytes: opts.maxBodyBytes ?? 1024 * 1024,
+      uiDir: opts.uiDir,
     };
     this.log = (opts.log ?? NOOP_LOG).child({ component: 'local-endpoint' });
   }
@@ -309,6 +313,7 @@ export class LocalEndpoint {
       case 'rpc':
         return this.serveRpc(req, res, authenticated);
       default:
+        if (this.opts.uiDir && isUiPath(url.pathname)) return serveUi(req, res, url.pathname, this.opts.uiDir);
         return json(404, { error: { type: 'not_found', message: 'No such route.' } });
     }
   }

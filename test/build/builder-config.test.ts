@@ -88,7 +88,10 @@ test('identity and targets are the ones the project ships', () => {
   }
   const resourceDirs = c.extraResources.map((r) => r.from);
   assert.ok(resourceDirs.includes('resources'), 'resources/ ships as extra resources');
-  assert.ok(resourceDirs.some((f) => f === 'handlers' || f === 'dist/handlers'), 'handlers/ ship as extra resources');
+  // Built-in handlers ship inside the app where src/version.ts looks for them: dist/handlers beside dist/src.
+  assert.ok(c.files.includes('dist/handlers/**/*.js'), 'compiled handlers ship beside dist/src');
+  assert.ok(c.files.includes('handlers/**/tool.aios.yaml'), 'handler manifests ship');
+  assert.ok(c.files.includes('electron/renderer/**'), 'the tray page ships where the /ui/ route serves it from');
 });
 
 test('every path the config names exists (or, for build output, its source does)', () => {

@@ -326,10 +326,10 @@ describe('lease (§3.3)', () => {
       await until(async () => (await s.client.getCall(a.record.call_id)).state === 'running' && (await s.client.getCall(b.record.call_id)).state === 'running', 5000, 'both running');
       await s.bridge.stop();
       const find = (id: string) => s.agent.journal.outbox().find((o) => o.call_id === id);
-      const oa = await until(() => find(a.record.call_id), 10_000, 'lease cancel');
+      const oa = (await until(() => find(a.record.call_id), 10_000, 'lease cancel'))!;
       assert.equal(oa.state, 'cancelled');
       assert.equal(oa.error?.details?.['reason'], 'lease_expired');
-      const ob = await until(() => find(b.record.call_id), 10_000, 'committed call finishes');
+      const ob = (await until(() => find(b.record.call_id), 10_000, 'committed call finishes'))!;
       assert.equal(ob.state, 'completed');
     } finally {
       await s.stop();

@@ -5,102 +5,25 @@
  * page with its name, sentence, requester, risk and countdown; the user clicks Deny; the call ends
  * `rejected / user_rejected`.
  *
- * STAND-IN, until src/ has it: the agent's local endpoint is meant to serve this page at `/ui/`
- * (docs/tray.md, "What the core must add"). While it does not, `uiServer()` below starts one on another
- * loopback port that serves electron/renderer/ at /ui/ with the same headers and forwards every other
- * request and the `WS /rpc` upgrade to the endpoint, unchanged, so the page runs same-origin exactly as
- * it will under the real route. Likewise `endpointFor()` wires a LocalEndpoint to the agent's consent
- * service the way the control-endpoint test does, because `startAgent` does not start one yet.
+ * The page is served by the agent's own local endpoint at `/ui/`, and talks to it same-origin
+ * (`/health`, `WS /rpc`) with the local token.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import { connect } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize, sep } from 'node:path';
+import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { startAgent, type RunningAgent } from '../../src/agent/start-agent.js';
+import { startAgent } from '../../src/agent/start-agent.js';
 import { silentLogger } from '../../src/agent/logger.js';
 import { BridgeServer } from '../../src/bridge/server.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
-import { LocalEndpoint } from '../../src/endpoint/local-endpoint.js';
-import { createControlMethods } from '../../src/consent/control-api.js';
-import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
-import { RENDERER_CSP } from '../../electron/renderer-url.js';
-import { agentDoc, bridgeDoc, ids, ROOT, tokens, until } from '../helpers/stack.js';
+import { RENDERER_CSP } from '../../src/endpoint/static-ui.js';
+import { agentDoc, bridgeDoc, ids, tokens, until } from '../helpers/stack.js';
 
-const RENDERER_DIR = join(ROOT, 'electron', 'renderer');
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-/** The agent's local endpoint: the running agent's own once it has one, else one wired here (stand-in). */
-async function endpointFor(running: RunningAgent, dataDir: string): Promise<{ http: string; token: string; stop(): Promise<void> }> {
-  const own = (running as RunningAgent & { endpoint?: LocalEndpoint }).endpoint;
-  if (own?.info()) return { http: own.info()!.http, token: own.localToken, stop: async () => undefined };
-  const ep = new LocalEndpoint({ dataDir, port: 0, socketPath: null, version: 'test' });
-  ep.addMethods(createControlMethods(running.consent));
-  ep.setHealthProvider(() => ({ bridge: running.agent.session?.status ?? 'offline' }));
-  for (const name of Object.values(CONTROL_EVENTS)) running.consent.events.on(name, (p: unknown) => ep.broadcast(name, p));
-  const info = await ep.start();
-  return { http: info.http, token: ep.localToken, stop: () => ep.stop() };
-}
-
-/** Where the page is served: the endpoint's `/ui/` route when it exists, else the stand-in server. */
-async function uiServer(endpoint: string): Promise<{ base: string; standIn: boolean; stop(): Promise<void> }> {
-  const probe = await fetch(endpoint + '/ui/').catch(() => undefined);
-  if (probe?.ok && probe.headers.get('content-type')?.startsWith('text/html')) return { base: endpoint, standIn: false, stop: async () => undefined };
-  const target = new URL(endpoint);
-  const root = normalize(RENDERER_DIR + sep);
-  const server: Server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path === '/ui' || path.startsWith('/ui/')) {
-      const file = normalize(join(root, decodeURIComponent(path.slice(4)) || 'index.html'));
-      const type = TYPES[extname(file)];
-      if (!file.startsWith(root) || !type) return void res.writeHead(404).end();
-      let body: Buffer;
-      try {
-        body = readFileSync(file);
-      } catch {
-        return void res.writeHead(404).end();
-      }
-      res.writeHead(200, { 'Content-Type': type, 'Content-Security-Policy': RENDERER_CSP, 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-      return void res.end(body);
-    }
-    // Everything else goes to the endpoint with the browser's own headers (Host and Origin included), so
-    // its loopback and origin checks see what they will see under the real route.
-    const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
-    up.on('error', () => res.writeHead(502).end());
-    req.pipe(up);
-  });
-  server.on('upgrade', (req, socket, head) => {
-    const up = connect(Number(target.port), target.hostname, () => {
-      const lines = [`${req.method} ${req.url} HTTP/1.1`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-      up.write(lines.join('\r\n') + '\r\n\r\n');
-      if (head.length) up.write(head);
-      up.pipe(socket).pipe(up);
-    });
-    up.on('error', () => socket.destroy());
-    socket.on('error', () => up.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  return {
-    base: `http://127.0.0.1:${port}`,
-    standIn: true,
-    stop: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
 
 /** A real bridge, a real agent with `ui` confirmations, its endpoint, the page's server and Chromium. */
 async function setup() {
@@ -111,8 +34,10 @@ async function setup() {
   const config = normalizeAgentConfig(agentDoc(dir, url, t, { confirmations: { provider: 'ui', timeout_ms: 60_000 } }));
   const running = await startAgent(config, silentLogger(), { backoff: { baseMs: 20, capMs: 200, resetAfterMs: 60_000 } });
   await until(() => bridge.hub.isOnline(ids.device_id), 10_000, 'agent online');
-  const endpoint = await endpointFor(running, config.data_dir);
-  const ui = await uiServer(endpoint.http);
+  const ep = running.endpoint;
+  assert.ok(ep?.info(), 'the agent runs its local endpoint');
+  const endpoint = { http: ep!.info()!.http, token: ep!.localToken };
+  const ui = { base: endpoint.http };
   const context: BrowserContext = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
   const page: Page = context.pages()[0] ?? (await context.newPage());
   const problems: string[] = [];
@@ -131,8 +56,6 @@ async function setup() {
     problems,
     async stop() {
       await context.close().catch(() => undefined);
-      await ui.stop().catch(() => undefined);
-      await endpoint.stop().catch(() => undefined);
       await running.stop().catch(() => undefined);
       await bridge.stop().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
@@ -143,7 +66,9 @@ async function setup() {
 test('the page shows a confirmation prompt from a real call and Deny ends the call rejected/user_rejected', async (t) => {
   const s = await setup();
   try {
-    if (s.ui.standIn) t.diagnostic('the local endpoint has no /ui/ route yet: the page is served by the stand-in server of this test');
+    const head = await fetch(`${s.ui.base}/ui/`);
+    assert.equal(head.headers.get('content-security-policy'), RENDERER_CSP, 'the page is served with its strict policy');
+    assert.equal(head.headers.get('access-control-allow-origin'), null, 'and no CORS');
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
     await s.page.locator('#agent-state[data-state="connected"]').waitFor();
     await s.page.locator('#pause:not([disabled])').waitFor();

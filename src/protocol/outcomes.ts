@@ -1,10 +1,13 @@
 /**
  * Building call outcomes (PROTOCOL.md §6.3) in one place, so every path produces the same shape.
  */
-import { WireError, type ErrorType, type SideEffects } from '../protocol/errors.js';
-import type { CallState, ConfirmationInfo, Outcome } from '../protocol/messages.js';
+import { WireError, type ErrorType, type SideEffects } from './errors.js';
+import type { CallState, ConfirmationInfo, Outcome } from './messages.js';
 
-/** Outcome for a call refused before acceptance (never journalled). */
+/**
+ * Outcome of a call that never started: refused before acceptance on the device (never journalled),
+ * or given up by the bridge. Shared by both sides so the shape cannot drift.
+ */
 export function preAcceptOutcome(callId: string, fn: string, state: CallState, err: WireError): Outcome {
   return {
     call_id: callId,
