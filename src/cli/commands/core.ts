@@ -11,6 +11,8 @@ import { startAgent } from '../../agent/start-agent.js';
 import { startBridge } from '../../bridge/start-bridge.js';
 import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
 import { onShutdownSignals, UsageError } from '../process.js';
+import { HttpBlobClient } from '../../agent/blob-client.js';
+import type { BlobRef } from '../../protocol/messages.js';
 
 /** Default runtime profile written by the demo. */
 export const DEFAULT_PROFILE = '.demo/runtime.json';
@@ -87,11 +89,21 @@ export function registerCoreCommands(program: Command): void {
       .option('--call-id <id>', 'idempotency key (call_id); default: a new UUIDv7')
       .option('--timeout-ms <ms>', 'execution timeout', (v) => Number.parseInt(v, 10))
       .option('--confirm-timeout-ms <ms>', 'how long the user may take to confirm', (v) => Number.parseInt(v, 10))
+      .option('--blob <key=file>', 'upload a local file as a blob and pass its reference as argument <key> (repeatable; add ";type=media/type")', (v: string, acc: string[]) => [...acc, v], [] as string[])
+      .option('--save-blob <file>', 'save the blob the output refers to (e.g. files.read_bytes) into <file>, checking size and SHA-256')
       .option('--no-wait', 'return as soon as the bridge accepted the call')
       .option('--json', 'print the whole call record as JSON'),
   ).action(async (fn: string, o: Record<string, unknown>) => {
-    const client = new RuntimeClient(profileFrom(o));
+    const profile = profileFrom(o);
+    const client = new RuntimeClient(profile);
     const args = parseArgs(o['args'] as string | undefined, o['argsFile'] as string | undefined);
+    const blobs = new HttpBlobClient({ baseUrl: profile.bridge_url, token: () => profile.token });
+    for (const spec of o['blob'] as string[]) {
+      const m = /^([A-Za-z0-9_]+)=([^;]+)(?:;type=(.+))?$/.exec(spec);
+      if (!m) throw new UsageError(`--blob takes key=file[;type=media/type], not "${spec}"`);
+      if (!existsSync(m[2]!)) throw new UsageError(`--blob ${m[1]}: no file ${m[2]}`);
+      args[m[1]!] = await blobs.uploadFile(m[2]!, m[3] ?? 'application/octet-stream');
+    }
     try {
       const { record } = await client.call(fn, args, {
         wait: o['wait'] !== false,
@@ -102,6 +114,13 @@ export function registerCoreCommands(program: Command): void {
       if (o['json']) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
       else printRecord(record);
       process.exitCode = record.outcome ? (EXIT_BY_STATE[record.outcome.state] ?? 1) : EXIT_PENDING;
+      const save = o['saveBlob'] as string | undefined;
+      if (save && record.outcome?.state === 'completed') {
+        const ref = findBlobRef(record.outcome.output);
+        if (!ref) throw new UsageError('--save-blob: the output refers to no blob (small contents come back inline)');
+        await blobs.downloadToFile(ref, save);
+        process.stderr.write(`saved blob ${ref.blob_id} (${ref.size} bytes, sha256 ${ref.sha256}) to ${save}\n`);
+      }
     } catch (e) {
       if (e instanceof BridgeHttpError) {
         if (o['json']) process.stdout.write(JSON.stringify({ error: e.error }, null, 2) + '\n');
@@ -147,6 +166,18 @@ export function registerCoreCommands(program: Command): void {
       }
     }
   });
+}
+
+/** The first blob reference (§9) found in an output, depth first. */
+export function findBlobRef(v: unknown): BlobRef | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const o = v as Record<string, unknown>;
+  if (typeof o['blob_id'] === 'string' && typeof o['sha256'] === 'string' && typeof o['size'] === 'number') return o as unknown as BlobRef;
+  for (const x of Object.values(o)) {
+    const r = findBlobRef(x);
+    if (r) return r;
+  }
+  return undefined;
 }
 
 /** Prints a call record for people. */
