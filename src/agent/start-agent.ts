@@ -18,6 +18,7 @@ import type { RpcMethod } from '../endpoint/rpc-methods.js';
 import type { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { join } from 'node:path';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
+import { showNotice } from './user-notice.js';
 import type { CallObserver } from './seams.js';
 
 /** A running agent and how to stop it. */
@@ -61,7 +62,11 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     methods: bridgeRegistryMethods(() => discovery, (m, p) => agent.session?.notify(m, p)),
     ...extra,
   });
-  agent.onFatal = (f) => log.error({ type: f.type }, `bridge session stopped: ${f.message}`);
+  agent.onFatal = (f) => {
+    log.error({ type: f.type }, `bridge session stopped: ${f.message}`);
+    if (f.type === 'client_outdated') void showNotice('AIOS Device needs an update', 'The bridge no longer accepts this version. Install the latest AIOS Device to reconnect.', log);
+    if (f.type === 'unauthorized') void showNotice('AIOS Device is signed out', 'The bridge refused this device. Sign in again with `aios-device login`.', log);
+  };
   let lastReconnects = 0;
   agent.onStatus = (st) => {
     if (st === 'connected' && agent.session && agent.session.reconnects > lastReconnects) {

@@ -8,14 +8,15 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/stack.js';
 
-test('device.notify puts a Notify call with the title on the session bus', () => {
+test('device.notify puts a Notify call with the title on the session bus; an outdated client notifies that an update is needed', () => {
   const env = { ...process.env };
   delete env['NODE_TEST_CONTEXT'];
   const r = spawnSync('dbus-run-session', ['--', 'xvfb-run', '-a', process.execPath, '--import', 'tsx', join(ROOT, 'test/handlers/notify-session.ts')], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
   const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('RESULT '));
   assert.ok(line, `no result from the session script: ${r.stderr?.slice(-500)}`);
-  const res = JSON.parse(line.slice(7)) as { state?: string; seen?: boolean; fault?: string };
+  const res = JSON.parse(line.slice(7)) as { state?: string; seen?: boolean; update_notice?: boolean; fault?: string };
   assert.equal(res.fault, undefined);
   assert.equal(res.state, 'completed');
   assert.equal(res.seen, true);
+  assert.equal(res.update_notice, true);
 });

@@ -31,6 +31,15 @@ try {
   } finally {
     await s.stop();
   }
+  // An outdated client stops reconnecting and tells the user an update is needed.
+  const old = await inProcessStack({ bridge: { min_client_version: '99.0.0' }, connect: false });
+  try {
+    await until(() => old.agent.session?.fatal, 5000, 'fatal stop');
+    await until(() => readFileSync(monLog, 'utf8').includes('needs an update'), 5000, 'update notice').catch(() => undefined);
+    result['update_notice'] = readFileSync(monLog, 'utf8').includes('needs an update');
+  } finally {
+    await old.stop();
+  }
 } catch (e) {
   result['fault'] = String(e);
 } finally {
