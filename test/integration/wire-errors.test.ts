@@ -188,6 +188,20 @@ describe('call errors over the real path', () => {
     assert.equal(o.state, 'cancelled');
   });
 
+  test('aios/call.list pages through the journal newest first, filtered by state', async () => {
+    const conn = s.bridge.hub.get(ids.device_id)!;
+    for (let i = 0; i < 3; i++) await s.client.call('diagnostics.echo', { value: i }, { call_id: `list-${Date.now()}-${i}` });
+    const first = await conn.peer.request<{ calls: { call_id: string; state: string }[]; next_cursor?: string }>(METHODS.callList, { limit: 2, states: ['completed'] });
+    assert.equal(first.calls.length, 2);
+    assert.ok(first.next_cursor);
+    assert.ok(first.calls.every((c) => c.state === 'completed'));
+    const second = await conn.peer.request<{ calls: { call_id: string }[] }>(METHODS.callList, { limit: 2, states: ['completed'], cursor: first.next_cursor });
+    assert.ok(second.calls.length >= 1);
+    assert.equal(new Set([...first.calls, ...second.calls].map((c) => c.call_id)).size, first.calls.length + second.calls.length, 'no call on two pages');
+    const got = await conn.peer.request<{ state: string }>(METHODS.callGet, { call_id: first.calls[0]!.call_id });
+    assert.equal(got.state, 'completed');
+  });
+
   test('progress notifications reach the runtime as SSE events', async () => {
     const { record } = await s.client.call('diagnostics.wait', { ms: 600, steps: 3 }, { wait: false });
     const res = await fetch(`${s.url}/v1/calls/${record.call_id}/events`, { headers: { Authorization: `Bearer ${s.tokens.runtime}` } });
@@ -196,6 +210,16 @@ describe('call errors over the real path', () => {
     assert.match(text, /"state":"running"/);
     assert.match(text, /event: outcome\ndata: .*"state":"completed"/);
   });
+});
+
+test('a function disabled in the config answers unknown_function', async () => {
+  const s = await inProcessStack({ agent: { functions: { disabled: ['device.notify'] } } });
+  try {
+    const { record } = await s.client.call('device.notify', { title: 't', message: 'm' });
+    assert.equal(record.outcome?.error?.type, 'unknown_function');
+  } finally {
+    await s.stop();
+  }
 });
 
 describe('bridge and session errors', () => {
