@@ -74,7 +74,8 @@ export function registerDemoCommand(program: Command): void {
       const alog = createLogger({ file: join(dir, 'agent.log') });
       const bridge = await startBridge(bcfg, blog);
       const agent = await startAgent(acfg, alog);
-      const rel = relative(process.cwd(), dir) || '.';
+      const r = relative(process.cwd(), dir);
+      const rel = r && !r.startsWith('..') ? r : dir;
       const cli = existsSync(resolve('dist/src/cli/main.js')) ? 'node dist/src/cli/main.js' : 'npx aios-device';
       const profileNote = rel === '.demo' ? '' : ` --runtime ${join(rel, 'runtime.json')}`;
       const token = (JSON.parse(readFileSync(files.profile, 'utf8')) as { token: string }).token;
