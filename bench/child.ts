@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 /** A running child and its READY payload. */
 export interface BenchChild<T> {
@@ -16,6 +17,12 @@ export interface BenchChild<T> {
 
 /** Node flags that load TypeScript sources through tsx. */
 export const TSX = ['--import', 'tsx'];
+
+/** The path of a sibling bench module, with this build's extension (`.ts` from source, `.js` from dist). */
+export function benchFile(name: string): string {
+  const ext = import.meta.url.endsWith('.js') ? '.js' : '.ts';
+  return fileURLToPath(new URL(`./${name}${ext}`, import.meta.url));
+}
 
 /** Starts `node [nodeArgs] --import tsx file ...args` and resolves once it prints READY. */
 export function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = []): Promise<BenchChild<T>> {

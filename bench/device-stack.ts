@@ -7,11 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { normalizeBridgeConfig } from '../src/config/bridge-config.js';
 import { silentLogger } from '../src/agent/logger.js';
 import { BridgeServer } from '../src/bridge/server.js';
-import { startChild, type BenchChild } from './child.js';
+import { benchFile, startChild, type BenchChild } from './child.js';
 
 /** The identity the benchmark agent runs as. */
 export const BENCH_IDS = { workspace_id: 'ws_bench', user_id: 'usr_bench', device_id: 'dev_bench' } as const;
@@ -35,8 +34,6 @@ export interface DeviceStack {
   agent: BenchChild<{ pid: number }>;
   stop(): Promise<void>;
 }
-
-const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 
 function bridgeDoc(dir: string, runtime: string, device: string) {
   return {
@@ -69,7 +66,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, runtime, device)), { log: silentLogger() });
       url = await bridge.start();
     } else {
-      bridgeChild = await startChild<{ url: string }>(here('./bridge-child.ts'), [JSON.stringify(bridgeDoc(dir, runtime, device))]);
+      bridgeChild = await startChild<{ url: string }>(benchFile('bridge-child'), [JSON.stringify(bridgeDoc(dir, runtime, device))]);
       url = bridgeChild.info.url;
     }
     const agentDoc = {
@@ -82,7 +79,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
       handlers: { diagnostics: { enabled: true } },
     };
-    agent = await startChild<{ pid: number }>(here('./agent-child.ts'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? []);
+    agent = await startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? []);
     await waitOnline(url, runtime);
     const a = agent;
     return { dir, url, runtimeToken: runtime, bridge, agent: a, stop: cleanup };

@@ -2,18 +2,17 @@
  * The MCP baseline: the official TypeScript SDK's client calls an equivalent no-op tool on an MCP server
  * in a child process over stdio. Nothing is journalled on that path.
  */
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ECHO_VALUE } from './agent-roundtrip.js';
-import { TSX } from './child.js';
+import { TSX, benchFile } from './child.js';
 import type { BenchTarget } from './stats.js';
 
 /** Opens the MCP stdio target: spawns the server and connects the SDK client. */
 export async function openMcpStdio(): Promise<BenchTarget> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...TSX, fileURLToPath(new URL('./mcp-server.ts', import.meta.url))],
+    args: [...TSX, benchFile('mcp-server')],
     stderr: 'inherit',
   });
   const client = new Client({ name: 'aios-bench', version: '1.0.0' });

@@ -122,9 +122,9 @@ function envInt(name: string, fallback: number): string {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      warmup: { type: 'string', default: envInt('WARMUP', 500) },
-      latency: { type: 'string', default: envInt('LATENCY', 3000) },
-      throughput: { type: 'string', default: envInt('THROUGHPUT', 6000) },
+      warmup: { type: 'string', default: envInt('WARMUP', 300) },
+      latency: { type: 'string', default: envInt('LATENCY', 1000) },
+      throughput: { type: 'string', default: envInt('THROUGHPUT', 3000) },
       concurrency: { type: 'string', default: envInt('CONCURRENCY', 64) },
       rounds: { type: 'string', default: envInt('ROUNDS', 3) },
       sync: { type: 'string', default: process.env['BENCH_SYNC'] ?? 'both' },
