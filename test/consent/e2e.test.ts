@@ -224,12 +224,13 @@ function promptScenarios(h: () => Harness, remember: 'remember_session' | 'remem
     const { s, dataDir } = h();
     const paused = await cliRun(['pause', '--data-dir', dataDir]);
     assert.equal(paused.code, 0, paused.err);
+    let refused: CallRecord;
     try {
-      const r = await submit(s, 'diagnostics.echo', { value: 'while paused' });
-      assert.equal(r.outcome?.state, 'rejected');
-      assert.equal(r.outcome?.error?.type, 'paused');
-      assert.equal(r.outcome?.error?.retryable, true);
-      assert.equal(r.outcome?.started_at, null);
+      refused = await submit(s, 'diagnostics.echo', { value: 'while paused' });
+      assert.equal(refused.outcome?.state, 'rejected');
+      assert.equal(refused.outcome?.error?.type, 'paused');
+      assert.equal(refused.outcome?.error?.retryable, true);
+      assert.equal(refused.outcome?.started_at, null);
     } finally {
       const resumed = await cliRun(['resume', '--data-dir', dataDir]);
       assert.equal(resumed.code, 0, resumed.err);
@@ -237,6 +238,10 @@ function promptScenarios(h: () => Harness, remember: 'remember_session' | 'remem
     const r = await submit(s, 'diagnostics.echo', { value: 'after resume' });
     assert.equal(r.outcome?.state, 'completed');
     assert.deepEqual(r.outcome?.output, { value: 'after resume' });
+    const activity = await cliRun(['activity', '--data-dir', dataDir, '--state', 'rejected', '--json']);
+    assert.equal(activity.code, 0, activity.err);
+    const row = (JSON.parse(activity.out) as { call_id: string; error_type: string }[]).find((x) => x.call_id === refused.call_id);
+    assert.equal(row?.error_type, 'paused', 'the refused call is in the activity log');
   });
 }
 
