@@ -76,6 +76,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       // The local endpoint runs as in production, on a free port and a socket of its own.
       local_endpoint: { host: '127.0.0.1', port: 0, socket: join(dir, `agent-${agentSettings.synchronous}.sock`) },
       journal: { synchronous: agentSettings.synchronous },
+      ...(process.env['BENCH_AGENT_SLOTS'] ? { limits: { max_concurrent_calls: Number(process.env['BENCH_AGENT_SLOTS']) } } : {}),
       log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
       handlers: { diagnostics: { enabled: true } },
     };

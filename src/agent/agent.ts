@@ -103,6 +103,7 @@ export class Agent {
       defaultConfirmTimeoutMs: config.confirmations.timeout_ms,
       maxOutputBytes: config.limits.max_message_bytes - 4096,
       notify: (m, p) => this.session?.notify(m, p),
+      deliverable: () => this.session?.isConnected ?? false,
     });
     if (config.bridge?.url) {
       const tokens = opts.tokens ?? configTokenProvider(config);

@@ -40,6 +40,8 @@ export interface DispatcherOptions {
   maxOutputBytes: number;
   /** Sends a notification to the bridge, if connected. */
   notify(method: string, params: unknown): void;
+  /** True when an outcome can go back as the invoke's response now (else it waits in the outbox). */
+  deliverable(): boolean;
 }
 
 type AbortKind = 'cancel' | 'timeout' | 'shutdown' | 'lease';
@@ -51,8 +53,19 @@ class AbortReason extends Error {
   }
 }
 
+/** The journal could not take the call: it must not run. */
+class JournalFault extends Error {
+  constructor(override readonly cause: unknown) {
+    super('journal write failed');
+  }
+}
+
 interface InFlight {
   callId: string;
+  /** The accept is queued in (or committed to) the journal. */
+  journalled: boolean;
+  /** The `accepted` notification went out. */
+  announced: boolean;
   fn: string;
   digest: string;
   reg: RegisteredFunction;
@@ -135,6 +148,8 @@ export class Dispatcher {
 
     const call: InFlight = {
       callId: p.call_id,
+      journalled: false,
+      announced: false,
       fn: p.function,
       digest,
       reg,
@@ -264,6 +279,7 @@ export class Dispatcher {
   }
 
   private setState(call: InFlight, state: CallState): void {
+    if (state === 'accepted') call.announced = true;
     call.state = state;
     const note: CallStateNote = { call_id: call.callId, state, seq: call.seq++, at: new Date().toISOString() };
     this.o.notify('aios/notification.call_state', note);
@@ -273,28 +289,40 @@ export class Dispatcher {
     const log = this.o.log.child({ call_id: call.callId, function: call.fn });
     const d = call.reg.descriptor;
     const args = p.arguments;
+    let outcome: Outcome;
     try {
-      await this.o.journal.accept(call.callId, call.fn, call.digest, call.times.acceptedAt);
+      outcome = await this.lifecycle(call, p, args, log);
     } catch (e) {
-      log.error({ err: String(e) }, 'journal write failed; call not accepted');
-      return preAcceptOutcome(call.callId, call.fn, 'failed', new WireError('execution_failed', 'The device could not journal the call, so it did not run.', { retryable: true }));
-    }
-    this.setState(call, 'accepted');
-    const outcome = await this.lifecycle(call, p, args, log).catch((e: unknown) => {
+      if (e instanceof JournalFault) {
+        log.error({ err: String(e.cause) }, 'journal write failed; call not accepted');
+        return preAcceptOutcome(call.callId, call.fn, 'failed', new WireError('execution_failed', 'The device could not journal the call, so it did not run.', { retryable: true }));
+      }
       log.error({ err: String(e) }, 'call path fault');
-      return errorOutcome(call.times, 'failed', 'execution_failed', 'The device client failed while handling the call.', call.handlerRunning ? 'possible' : 'none');
-    });
+      outcome = errorOutcome(call.times, 'failed', 'execution_failed', 'The device client failed while handling the call.', call.handlerRunning ? 'possible' : 'none');
+    }
     if (call.progressTimer) clearTimeout(call.progressTimer);
     try {
-      await this.o.journal.finish(outcome);
+      // A call that ended before it was journalled (refused by policy, cancelled during the decision) is
+      // journalled now, in the same commit as its outcome.
+      if (!call.journalled) void this.accept(call, 'accepted', null).catch(() => undefined);
+      await this.o.journal.finish(outcome, this.o.deliverable());
     } catch (e) {
       log.error({ err: String(e) }, 'journal write of the outcome failed');
     }
+    if (call.state === 'accepted' && !call.announced) this.setState(call, 'accepted');
     this.setState(call, outcome.state);
-    const level = outcome.state === 'completed' || outcome.state === 'cancelled' ? 'info' : 'warn';
-    log[level]({ state: outcome.state, duration_ms: outcome.duration_ms, error_type: outcome.error?.type }, 'call finished');
+    if (outcome.state === 'completed' || outcome.state === 'cancelled') log.info({ state: outcome.state, duration_ms: outcome.duration_ms }, 'call finished');
+    else log.warn({ state: outcome.state, duration_ms: outcome.duration_ms, error_type: outcome.error?.type }, 'call finished');
     this.observe(outcome, d, p);
     return outcome;
+  }
+
+  /** Journals the accepted call (committed when the promise resolves). */
+  private accept(call: InFlight, state: 'accepted' | 'running', startedAt: string | null): Promise<void> {
+    call.journalled = true;
+    return this.o.journal.accept(call.callId, call.fn, call.digest, call.times.acceptedAt, state, startedAt).catch((e: unknown) => {
+      throw new JournalFault(e);
+    });
   }
 
   private async lifecycle(call: InFlight, p: InvokeParams, args: Record<string, unknown>, log: Logger): Promise<Outcome> {
@@ -308,35 +336,36 @@ export class Dispatcher {
       return errorOutcome(t, 'cancelled', 'cancelled', r.kind === 'lease' ? 'The call was cancelled because the bridge did not come back in time.' : 'The call was cancelled.', 'none', r.kind === 'lease' ? { reason: 'lease_expired' } : undefined);
     };
 
-    // Consent.
-    let summary = `Run ${d.name}.`;
-    if (def.describe) {
-      try {
-        summary = await def.describe(args);
-      } catch (e) {
-        log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
-      }
-    }
-    const req: ConsentRequest = {
+    const req: { -readonly [K in keyof ConsentRequest]: ConsentRequest[K] } = {
       callId: call.callId,
       descriptor: d,
       args,
-      summary,
+      summary: `Run ${d.name}.`,
       resource: def.resource ? safe(() => def.resource!(args), '*') : '*',
       requester: p.requester,
       workspaceId: p.workspace_id,
       userId: p.user_id,
       timeoutMs: p.confirm_timeout_ms ?? this.o.defaultConfirmTimeoutMs,
     };
-    if (this.o.consent.needsPrompt(req)) {
+    const prompts = this.o.consent.needsPrompt(req);
+    if (prompts) {
+      // The user will be asked: journal the call first, then describe it in one sentence.
+      await this.accept(call, 'accepted', null);
+      this.setState(call, 'accepted');
+      if (def.describe) {
+        try {
+          req.summary = await def.describe(args);
+        } catch (e) {
+          log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
+        }
+      }
       await this.o.journal.setState(call.callId, 'awaiting_confirmation');
       this.setState(call, 'awaiting_confirmation');
     }
     const early = cancelledNow();
     if (early) return early;
     const decision = await this.o.consent.decide(req, call.ctl.signal);
-    const confirmation: ConfirmationInfo = decision.confirmation;
-    t.confirmation = confirmation;
+    t.confirmation = decision.confirmation;
     const afterPrompt = cancelledNow();
     if (afterPrompt) return afterPrompt;
     if (decision.error) {
@@ -344,15 +373,37 @@ export class Dispatcher {
       return errorOutcome(t, 'rejected', e.type, e.message, 'none', e.details, e.retryable);
     }
 
-    // Execution budget starts now and covers lock waits (§6.4).
+    const lockNames = def.locks ? safe(() => def.locks!(args), d.locks) : d.locks;
     const timeoutMs = Math.min(p.timeout_ms ?? d.timeout_ms_default, d.timeout_ms_max);
-    const timer = setTimeout(() => {
-      if (!call.exec.signal.aborted) call.exec.abort(new AbortReason('timeout'));
-    }, timeoutMs);
+    // Fast path: nothing to wait for, so the call is journalled directly as running; still one commit
+    // before the handler starts.
+    if (!call.journalled) {
+      const held = this.locks.tryAcquireAll(lockNames);
+      const slot = held ? this.slots.tryAcquire() : undefined;
+      if (held && slot) {
+        const timer = this.startBudget(call, timeoutMs);
+        try {
+          t.startedAt = new Date().toISOString();
+          await this.accept(call, 'running', t.startedAt);
+          this.setState(call, 'accepted');
+          this.setState(call, 'running');
+          return await this.execute(call, args, p.requester, log);
+        } finally {
+          clearTimeout(timer);
+          slot();
+          held();
+        }
+      }
+      held?.();
+      await this.accept(call, 'accepted', null);
+      this.setState(call, 'accepted');
+    }
+
+    // Execution budget starts now and covers lock waits (§6.4).
+    const timer = this.startBudget(call, timeoutMs);
     let release: (() => void) | undefined;
     let releaseSlot: (() => void) | undefined;
     try {
-      const lockNames = def.locks ? safe(() => def.locks!(args), d.locks) : d.locks;
       try {
         release = await this.locks.acquireAll(lockNames, call.exec.signal);
         releaseSlot = await this.slots.acquire(call.exec.signal);
@@ -377,6 +428,13 @@ export class Dispatcher {
       releaseSlot?.();
       release?.();
     }
+  }
+
+  /** Starts the execution budget: the exec signal fires with a timeout reason when it runs out. */
+  private startBudget(call: InFlight, ms: number): NodeJS.Timeout {
+    return setTimeout(() => {
+      if (!call.exec.signal.aborted) call.exec.abort(new AbortReason('timeout'));
+    }, ms);
   }
 
   private async execute(call: InFlight, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {

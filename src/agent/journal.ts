@@ -68,6 +68,8 @@ export const JOURNAL_MIGRATIONS: readonly Migration[] = [
 
 interface Op {
   run(): void;
+  /** Ops that can fail on their own (inserts) run in a savepoint so that only they fail. */
+  mayFail: boolean;
   resolve(): void;
   reject(e: unknown): void;
 }
@@ -89,11 +91,11 @@ export class Journal {
     const k = 'workspace_id = @ws AND device_id = @dev AND call_id = @id';
     this.st = {
       get: this.db.prepare(`SELECT * FROM calls WHERE ${k}`),
-      insert: this.db.prepare(`INSERT INTO calls (workspace_id, device_id, call_id, function, args_digest, state, outcome, tombstone, delivered, accepted_at, created_ms, updated_ms)
-        VALUES (@ws, @dev, @id, @fn, @digest, @state, @outcome, @tomb, @delivered, @acceptedAt, @now, @now)`),
+      insert: this.db.prepare(`INSERT INTO calls (workspace_id, device_id, call_id, function, args_digest, state, outcome, tombstone, delivered, accepted_at, started_at, created_ms, updated_ms)
+        VALUES (@ws, @dev, @id, @fn, @digest, @state, @outcome, @tomb, @delivered, @acceptedAt, @startedAt, @now, @now)`),
       setState: this.db.prepare(`UPDATE calls SET state = @state, started_at = COALESCE(@startedAt, started_at), updated_ms = @now WHERE ${k}`),
       finish: this.db.prepare(`UPDATE calls SET state = @state, outcome = @outcome, finished_at = @finishedAt, delivered = @delivered, updated_ms = @now WHERE ${k}`),
-      delivered: this.db.prepare(`UPDATE calls SET delivered = 1 WHERE ${k}`),
+      delivered: this.db.prepare(`UPDATE calls SET delivered = @delivered WHERE ${k}`),
       outbox: this.db.prepare(`SELECT outcome FROM calls WHERE workspace_id = @ws AND device_id = @dev AND delivered = 0 AND outcome IS NOT NULL ORDER BY finished_at LIMIT @limit`),
       sweep: this.db.prepare(`DELETE FROM calls WHERE created_ms < @before AND (outcome IS NOT NULL OR tombstone = 1) AND delivered = 1`),
       metaGet: this.db.prepare(`SELECT value FROM meta WHERE key = ?`),
@@ -111,18 +113,21 @@ export class Journal {
     return r ? toRow(r) : undefined;
   }
 
-  /** Journals an accepted call; resolves once committed. Rejects if the call_id already exists. */
-  accept(callId: string, fn: string, digest: string, acceptedAt: string): Promise<void> {
+  /**
+   * Journals an accepted call, as `accepted` or directly as `running` when it starts at once; resolves
+   * once committed. Rejects if the call_id already exists.
+   */
+  accept(callId: string, fn: string, digest: string, acceptedAt: string, state: 'accepted' | 'running' = 'accepted', startedAt: string | null = null): Promise<void> {
     return this.enqueue(() => {
-      this.st.insert.run({ ...this.key(callId), fn, digest, state: 'accepted', outcome: null, tomb: 0, delivered: 0, acceptedAt, now: Date.now() });
-    });
+      this.st.insert.run({ ...this.key(callId), fn, digest, state, outcome: null, tomb: 0, delivered: 0, acceptedAt, startedAt, now: Date.now() });
+    }, true);
   }
 
   /** Journals a tombstone for a cancel that arrived before its invoke (§6.5). */
   tombstone(callId: string, outcome: Outcome): Promise<void> {
     return this.enqueue(() => {
-      this.st.insert.run({ ...this.key(callId), fn: '', digest: '', state: 'cancelled', outcome: JSON.stringify(outcome), tomb: 1, delivered: 1, acceptedAt: null, now: Date.now() });
-    });
+      this.st.insert.run({ ...this.key(callId), fn: '', digest: '', state: 'cancelled', outcome: JSON.stringify(outcome), tomb: 1, delivered: 1, acceptedAt: null, startedAt: null, now: Date.now() });
+    }, true);
   }
 
   /** Records a non-terminal transition. */
@@ -139,10 +144,17 @@ export class Journal {
     });
   }
 
-  /** Marks outcomes as delivered (the bridge acknowledged them or the invoke response was sent). */
+  /** Marks outcomes as delivered (the bridge acknowledged them). */
   markDelivered(callIds: readonly string[]): Promise<void> {
     return this.enqueue(() => {
-      for (const id of callIds) this.st.delivered.run(this.key(id));
+      for (const id of callIds) this.st.delivered.run({ ...this.key(id), delivered: 1 });
+    });
+  }
+
+  /** Puts an outcome back into the outbox (its response could not be sent after all). */
+  markUndelivered(callId: string): Promise<void> {
+    return this.enqueue(() => {
+      this.st.delivered.run({ ...this.key(callId), delivered: 0 });
     });
   }
 
@@ -244,13 +256,13 @@ export class Journal {
     this.db.close();
   }
 
-  private enqueue(run: () => void): Promise<void> {
+  private enqueue(run: () => void, mayFail = false): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the journal is closed'));
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ run, resolve, reject });
+      this.queue.push({ run, mayFail, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        queueMicrotask(() => this.flush());
       }
     });
   }
@@ -268,7 +280,11 @@ export class Journal {
     try {
       this.db.transaction(() => {
         for (const op of ops) {
-          // A failing statement (e.g. a duplicate key) fails only its own op, through a savepoint.
+          // A failing insert (a duplicate key) fails only its own op, through a savepoint.
+          if (!op.mayFail) {
+            op.run();
+            continue;
+          }
           try {
             this.db.transaction(() => op.run())();
           } catch (e) {

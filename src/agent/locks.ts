@@ -25,6 +25,16 @@ export class Semaphore {
     return this.active;
   }
 
+  /** Takes a unit now if one is free and nobody is queued; undefined otherwise. */
+  tryAcquire(): (() => void) | undefined {
+    if (this.active >= this.limit || this.waiters.length) return undefined;
+    this.active++;
+    return once(() => {
+      this.active--;
+      this.waiters.shift()?.grant();
+    });
+  }
+
   acquire(signal?: AbortSignal): Promise<() => void> {
     const release = once(() => {
       this.active--;
@@ -61,6 +71,30 @@ export class LockManager {
   /** True when someone holds `name`. */
   isHeld(name: string): boolean {
     return (this.locks.get(name)?.inUse ?? 0) > 0;
+  }
+
+  /** Takes all `names` now if every one is free; undefined (holding nothing) otherwise. */
+  tryAcquireAll(names: readonly string[]): (() => void) | undefined {
+    const sorted = [...new Set(names)].sort();
+    const releases: (() => void)[] = [];
+    for (const n of sorted) {
+      let s = this.locks.get(n);
+      if (!s) {
+        s = new Semaphore(1);
+        this.locks.set(n, s);
+      }
+      const r = s.tryAcquire();
+      if (!r) {
+        for (const x of releases.reverse()) x();
+        this.prune(sorted);
+        return undefined;
+      }
+      releases.push(r);
+    }
+    return once(() => {
+      for (const r of releases.reverse()) r();
+      this.prune(sorted);
+    });
   }
 
   /**

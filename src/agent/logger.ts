@@ -10,7 +10,9 @@ export const REDACT_PATHS = ['token', 'access_token', 'refresh_token', 'authoriz
 
 /** Creates the process logger: JSON lines to a file, or to stderr. */
 export function createLogger(opts: { level?: string; file?: string; name?: string } = {}): Logger {
-  const destination = opts.file ? pino.destination({ dest: opts.file, mkdir: true, sync: false }) : pino.destination(2);
+  // Asynchronous, buffered writes: a log line never costs a system call on the call path. The journal, not
+  // the log, is what survives a crash; the last lines may be lost then.
+  const destination = opts.file ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: 4096 }) : pino.destination({ dest: 2, sync: false });
   return pino(
     {
       name: opts.name ?? 'aios-device',

@@ -194,9 +194,14 @@ export class DeviceSession {
     peer.onRequest(METHODS.ping, () => ({ time: new Date().toISOString() }));
     peer.onRequest(METHODS.invoke, async (params) => {
       const outcome = await this.o.dispatcher.invoke(params as Parameters<Dispatcher['invoke']>[0]);
-      if (outcome.replayed) return outcome;
-      if (peer.isOpen) void this.o.journal.markDelivered([outcome.call_id]).catch(() => undefined);
-      else if (this.isConnected) void this.flushOutbox(); // its socket is gone but a newer session is up
+      // The journal marked it delivered if a session was up when it finished; if that was not this
+      // invoke's socket, put it back in the outbox and report it on the session that is up.
+      if (!outcome.replayed && !peer.isOpen) {
+        void this.o.journal
+          .markUndelivered(outcome.call_id)
+          .then(() => (this.isConnected ? this.flushOutbox() : undefined))
+          .catch(() => undefined);
+      }
       return outcome;
     });
     peer.onRequest(METHODS.cancel, (params) => this.o.dispatcher.cancel(params as Parameters<Dispatcher['cancel']>[0]));

@@ -3,7 +3,7 @@
  * A bridge restart loses no call record.
  */
 import type Database from 'better-sqlite3';
-import { openDatabase, migrate, type Migration } from '../storage/sqlite.js';
+import { openDatabase, migrate, statement, type Migration } from '../storage/sqlite.js';
 import type { CallState, Descriptor, InvokeParams, Outcome } from '../protocol/messages.js';
 
 /** Bridge-side states: the device's (§6.2) plus `submitted` (sent, no state heard back yet). */
@@ -82,6 +82,13 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 2,
+    name: 'look calls up by device (notifications and reports carry no workspace)',
+    up(db) {
+      db.exec(`CREATE INDEX bridge_calls_device ON bridge_calls (device_id, call_id);`);
+    },
+  },
 ];
 
 /** Call and device persistence. */
@@ -94,8 +101,7 @@ export class BridgeStore {
   }
 
   insertCall(c: StoredCall): void {
-    this.db
-      .prepare(
+    statement(this.db, 
         `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, created_at, updated_at)
          VALUES (@workspace_id, @call_id, @device_id, @function, @args_digest, @params, @state, NULL, 0, @timeline, @deadline_ms, @created_at, @updated_at)`,
       )
@@ -103,27 +109,26 @@ export class BridgeStore {
   }
 
   getCall(workspaceId: string, callId: string): StoredCall | undefined {
-    const r = this.db.prepare(`SELECT * FROM bridge_calls WHERE workspace_id = ? AND call_id = ?`).get(workspaceId, callId) as Record<string, unknown> | undefined;
+    const r = statement(this.db, `SELECT * FROM bridge_calls WHERE workspace_id = ? AND call_id = ?`).get(workspaceId, callId) as Record<string, unknown> | undefined;
     return r ? toCall(r) : undefined;
   }
 
   /** Calls not yet terminal (for one device, or all). */
   openCalls(deviceId?: string): StoredCall[] {
     const rows = (deviceId
-      ? this.db.prepare(`SELECT * FROM bridge_calls WHERE outcome IS NULL AND device_id = ?`).all(deviceId)
-      : this.db.prepare(`SELECT * FROM bridge_calls WHERE outcome IS NULL`).all()) as Record<string, unknown>[];
+      ? statement(this.db, `SELECT * FROM bridge_calls WHERE outcome IS NULL AND device_id = ?`).all(deviceId)
+      : statement(this.db, `SELECT * FROM bridge_calls WHERE outcome IS NULL`).all()) as Record<string, unknown>[];
     return rows.map(toCall);
   }
 
   /** Finds an open or bridge-finished call by its device and id (call.report carries no workspace). */
   findByDevice(deviceId: string, callId: string): StoredCall | undefined {
-    const r = this.db.prepare(`SELECT * FROM bridge_calls WHERE device_id = ? AND call_id = ?`).get(deviceId, callId) as Record<string, unknown> | undefined;
+    const r = statement(this.db, `SELECT * FROM bridge_calls WHERE device_id = ? AND call_id = ?`).get(deviceId, callId) as Record<string, unknown> | undefined;
     return r ? toCall(r) : undefined;
   }
 
   saveCall(c: StoredCall): void {
-    this.db
-      .prepare(`UPDATE bridge_calls SET state = @state, outcome = @outcome, bridge_outcome = @bo, timeline = @timeline, updated_at = @updated_at WHERE workspace_id = @workspace_id AND call_id = @call_id`)
+    statement(this.db, `UPDATE bridge_calls SET state = @state, outcome = @outcome, bridge_outcome = @bo, timeline = @timeline, updated_at = @updated_at WHERE workspace_id = @workspace_id AND call_id = @call_id`)
       .run({
         workspace_id: c.workspace_id,
         call_id: c.call_id,
@@ -142,8 +147,7 @@ export class BridgeStore {
       ...cur,
       ...d,
     };
-    this.db
-      .prepare(
+    statement(this.db, 
         `INSERT INTO bridge_devices (device_id, workspace_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card)
          VALUES (@device_id, @workspace_id, @user_id, @name, @platform, @arch, @client_version, @last_seen, @functions, @functions_revision, @adapter_card)
          ON CONFLICT(device_id) DO UPDATE SET workspace_id = excluded.workspace_id, user_id = excluded.user_id, name = excluded.name, platform = excluded.platform,
@@ -154,12 +158,12 @@ export class BridgeStore {
   }
 
   getDevice(deviceId: string): DeviceRecord | undefined {
-    const r = this.db.prepare(`SELECT * FROM bridge_devices WHERE device_id = ?`).get(deviceId) as Record<string, unknown> | undefined;
+    const r = statement(this.db, `SELECT * FROM bridge_devices WHERE device_id = ?`).get(deviceId) as Record<string, unknown> | undefined;
     return r ? toDevice(r) : undefined;
   }
 
   devices(workspaceId: string): DeviceRecord[] {
-    return (this.db.prepare(`SELECT * FROM bridge_devices WHERE workspace_id = ? ORDER BY device_id`).all(workspaceId) as Record<string, unknown>[]).map(toDevice);
+    return (statement(this.db, `SELECT * FROM bridge_devices WHERE workspace_id = ? ORDER BY device_id`).all(workspaceId) as Record<string, unknown>[]).map(toDevice);
   }
 
   close(): void {

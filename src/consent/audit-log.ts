@@ -4,6 +4,7 @@
  * than the retention period are pruned. Never stores argument values beyond `redact.ts`'s summary.
  */
 import type { Db } from './db.js';
+import { statement } from '../storage/sqlite.js';
 import type { Descriptor, Outcome, Requester } from '../protocol/messages.js';
 import { redactArgs } from './redact.js';
 
@@ -41,6 +42,9 @@ export interface AuditFilter {
 export type { FinishedCall } from '../agent/seams.js';
 import type { FinishedCall } from '../agent/seams.js';
 
+/** How long recorded calls wait to be written together. */
+export const AUDIT_BATCH_MS = 25;
+
 /** Default retention of audit rows. */
 export const DEFAULT_AUDIT_RETENTION_DAYS = 90;
 const PRUNE_EVERY = 200;
@@ -48,6 +52,9 @@ const PRUNE_EVERY = 200;
 /** Appends and queries audit rows in the consent database. */
 export class AuditLog {
   private sincePrune = 0;
+  /** Rows not yet written: recorded calls are written together, one commit per batch. */
+  private pending: unknown[][] = [];
+  private scheduled = false;
 
   constructor(
     private readonly db: Db,
@@ -59,31 +66,52 @@ export class AuditLog {
   record(c: FinishedCall): void {
     const o = c.outcome;
     if (o.replayed) return;
-    this.db
-      .prepare(
-        `INSERT INTO audit (call_id, function_id, requester_kind, requester_id, requester_name, workspace_id, user_id,
-           args_summary, decision, decided_by, remembered, state, error_type, duration_ms, accepted_at, finished_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
+    this.pending.push([
         o.call_id, o.function, c.requester?.kind ?? null, c.requester?.id ?? null, c.requester?.name ?? null,
         c.workspaceId, c.userId, redactArgs(c.args),
         o.confirmation?.decision ?? null, o.confirmation?.decided_by ?? null, o.confirmation?.remembered ? 1 : 0,
         o.state, o.error?.type ?? null, o.duration_ms ?? null, o.accepted_at ?? null,
         o.finished_at ?? this.now().toISOString(),
-      );
-    if (++this.sincePrune >= PRUNE_EVERY) this.prune();
+      ]);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      // Off the call path: rows wait up to AUDIT_BATCH_MS and go in one commit (they are also written
+      // before every read and at close; a crash can lose at most that window of audit rows, never a
+      // journal row).
+      setTimeout(() => this.flush(), AUDIT_BATCH_MS).unref();
+    }
+  }
+
+  /** Writes pending rows in one transaction (also before every read, and at close). */
+  flush(): void {
+    this.scheduled = false;
+    if (!this.pending.length || !this.db.open) return;
+    const rows = this.pending;
+    this.pending = [];
+    const insert = statement(
+      this.db,
+      `INSERT INTO audit (call_id, function_id, requester_kind, requester_id, requester_name, workspace_id, user_id,
+           args_summary, decision, decided_by, remembered, state, error_type, duration_ms, accepted_at, finished_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.db.transaction(() => {
+      for (const r of rows) insert.run(...r);
+    })();
+    this.sincePrune += rows.length;
+    if (this.sincePrune >= PRUNE_EVERY) this.prune();
   }
 
   /** Deletes rows older than the retention period; returns how many. */
   prune(): number {
     this.sincePrune = 0;
+    this.flush();
     const cutoff = new Date(this.now().getTime() - this.retentionDays * 86_400_000).toISOString();
     return this.db.prepare('DELETE FROM audit WHERE finished_at < ?').run(cutoff).changes;
   }
 
   /** Newest first. */
   list(f: AuditFilter = {}): AuditEntry[] {
+    this.flush();
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (f.functionId) { where.push('function_id = ?'); args.push(f.functionId); }

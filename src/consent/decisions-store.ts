@@ -4,6 +4,7 @@
  * agent reads them on every call, so a revoke takes effect for the next call.
  */
 import type { Db } from './db.js';
+import { dataVersion, statement } from '../storage/sqlite.js';
 
 /** allow or deny. */
 export type DecisionEffect = 'allow' | 'deny';
@@ -33,6 +34,10 @@ export interface NewDecision {
 
 /** Reads and writes remembered decisions for one agent session (or for the CLI, with no session). */
 export class DecisionsStore {
+  /** Lookups cached until this process writes or another process commits (a CLI revoke is seen on the next call). */
+  private readonly cache = new Map<string, RememberedDecision | undefined>();
+  private version = -1;
+
   constructor(
     private readonly db: Db,
     /** The running agent's session id; session-scoped rows of other sessions never match. */
@@ -42,6 +47,7 @@ export class DecisionsStore {
 
   /** Forgets session-scoped decisions left by agent processes other than this one. */
   dropStaleSessions(): number {
+    this.cache.clear();
     return this.db
       .prepare(`DELETE FROM decisions WHERE scope = 'session' AND (session_id IS NULL OR session_id != ?)`)
       .run(this.sessionId ?? '').changes;
@@ -49,6 +55,7 @@ export class DecisionsStore {
 
   /** Remembers a decision, replacing any earlier one for the same user, function and resource. */
   remember(d: NewDecision): RememberedDecision {
+    this.cache.clear();
     const createdAt = this.now().toISOString();
     const sessionId = d.scope === 'session' ? this.sessionId : null;
     const id = this.db.transaction(() => {
@@ -72,14 +79,22 @@ export class DecisionsStore {
    * Session-scoped rows only match the session that recorded them.
    */
   lookup(userId: string, functionId: string, resource: string): RememberedDecision | undefined {
-    return this.db
-      .prepare(
-        `SELECT * FROM decisions
+    const v = dataVersion(this.db);
+    if (v !== this.version) {
+      this.cache.clear();
+      this.version = v;
+    }
+    const key = `${userId}\u0000${functionId}\u0000${resource}`;
+    if (this.cache.has(key)) return this.cache.get(key);
+    const found = statement(
+      this.db,
+      `SELECT * FROM decisions
          WHERE user_id = ? AND function_id = ? AND resource IN (?, '*')
            AND (scope = 'always' OR session_id = ?)
          ORDER BY (resource = ?) DESC, id DESC LIMIT 1`,
-      )
-      .get(userId, functionId, resource, this.sessionId ?? '\u0000', resource) as RememberedDecision | undefined;
+    ).get(userId, functionId, resource, this.sessionId ?? '\u0000', resource) as RememberedDecision | undefined;
+    this.cache.set(key, found);
+    return found;
   }
 
   /** All remembered decisions, newest first; optionally only allows (the user's grants). */
@@ -94,6 +109,7 @@ export class DecisionsStore {
 
   /** Forgets one decision; true when it existed. */
   revoke(id: number): boolean {
+    this.cache.clear();
     return this.db.prepare('DELETE FROM decisions WHERE id = ?').run(id).changes > 0;
   }
 }

@@ -313,6 +313,7 @@ export class ConsentService implements ConsentGate, CallObserver {
   close(): void {
     if (this.poll) clearInterval(this.poll);
     this.poll = undefined;
+    if (this.db.open) this.audit.flush();
     if (this.db.open) this.db.close();
   }
 }

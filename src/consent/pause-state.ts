@@ -3,6 +3,7 @@
  * `aios-device pause` works from another process while the agent runs: the agent reads it on every call.
  */
 import type { Db } from './db.js';
+import { dataVersion, statement } from '../storage/sqlite.js';
 
 /** Whether calls are paused, since when and by whom. */
 export interface PauseInfo {
@@ -13,11 +14,22 @@ export interface PauseInfo {
 
 /** Reads and flips the paused flag. */
 export class PauseState {
+  private cached: PauseInfo | undefined;
+  private version = -1;
+
   constructor(private readonly db: Db, private readonly now: () => Date = () => new Date()) {}
 
-  /** Current state (one indexed read; cheap enough to do per call). */
+  /** Current state: cached, and re-read when another process (the CLI) changed the database. */
   get(): PauseInfo {
-    const row = this.db.prepare(`SELECT value FROM settings WHERE key = 'paused'`).get() as { value: string } | undefined;
+    const v = dataVersion(this.db);
+    if (this.cached && v === this.version) return this.cached;
+    this.version = v;
+    this.cached = this.read();
+    return this.cached;
+  }
+
+  private read(): PauseInfo {
+    const row = statement(this.db, `SELECT value FROM settings WHERE key = 'paused'`).get() as { value: string } | undefined;
     if (!row) return { paused: false, since: null, by: null };
     const v = JSON.parse(row.value) as PauseInfo;
     return { paused: v.paused === true, since: v.since ?? null, by: v.by ?? null };
@@ -29,6 +41,7 @@ export class PauseState {
     this.db
       .prepare(`INSERT INTO settings (key, value) VALUES ('paused', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`)
       .run(JSON.stringify(info));
+    this.cached = info;
     return info;
   }
 }

@@ -65,7 +65,26 @@ export class WebSocketTransport implements Transport {
 
   send(text: string): void {
     if (!this.isOpen) throw new Error('transport closed');
+    this.cork();
     this.ws.send(text);
+  }
+
+  private corked = false;
+
+  /**
+   * Frames sent in one event-loop turn (a call's state notifications and its response, or 64 answers
+   * at once) leave in one socket write instead of one write each.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    const socket = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void; destroyed?: boolean } })._socket;
+    if (!socket) return;
+    this.corked = true;
+    socket.cork();
+    setImmediate(() => {
+      this.corked = false;
+      if (!socket.destroyed) socket.uncork();
+    });
   }
 
   close(code: number = CLOSE.normal, reason = ''): void {

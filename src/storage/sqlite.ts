@@ -45,3 +45,28 @@ export function migrate(db: Database.Database, migrations: readonly Migration[])
   }
   return applied;
 }
+
+const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+
+/** A prepared statement cached per connection: hot paths prepare once, not per call. */
+export function statement(db: Database.Database, sql: string): Database.Statement {
+  let m = statements.get(db);
+  if (!m) {
+    m = new Map();
+    statements.set(db, m);
+  }
+  let st = m.get(sql);
+  if (!st) {
+    st = db.prepare(sql);
+    m.set(sql, st);
+  }
+  return st;
+}
+
+/**
+ * A number that changes whenever another connection (another process, e.g. the CLI) commits to the
+ * database; lets a reader keep a cache and still see those changes on its next read.
+ */
+export function dataVersion(db: Database.Database): number {
+  return statement(db, 'PRAGMA data_version').pluck().get() as number;
+}

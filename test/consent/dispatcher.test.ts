@@ -48,6 +48,7 @@ function rig(provider: ProviderChoice, grants = {}) {
   const dispatcher = new Dispatcher({
     identity: ID, registry, journal, consent, observers: [consent], blobs: noBlobs, log, maxConcurrentCalls: 4,
     dedupeRetentionS: 86_400, defaultConfirmTimeoutMs: 60_000, maxOutputBytes: 1 << 20, notify: () => {},
+    deliverable: () => false,
   });
   const api = createControlMethods(consent);
   let n = 0;

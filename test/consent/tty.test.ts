@@ -54,7 +54,8 @@ function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataD
   return { name, dataDir, screen, waitFor, results, keys, pidFile: `${result}.pid` };
 }
 
-const PROMPT = (s: string) => s.includes('[a] allow once');
+// The whole prompt, countdown line included (it is drawn after the answer keys).
+const PROMPT = (s: string) => s.includes('[a] allow once') && /Time left: \d+ s/.test(s);
 
 test('tty: the prompt shows who asks what, the risk and a countdown; "a" allows once', async () => {
   const t = start();
