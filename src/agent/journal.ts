@@ -64,6 +64,15 @@ export const JOURNAL_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    name: 'fewer indexes on the hot path',
+    up(db) {
+      // Every accept and finish paid for these; the listing and recovery scans they served are rare
+      // and bounded by retention.
+      db.exec(`DROP INDEX calls_by_state; DROP INDEX calls_by_time;`);
+    },
+  },
 ];
 
 interface Op {

@@ -38,6 +38,8 @@ export type CallEvent = { type: 'state'; data: CallStateNote } | { type: 'progre
 /** Emits `event:<workspace>/<call_id>` with CallEvent and `settled:<workspace>/<call_id>` when terminal. */
 export class CallRouter extends EventEmitter {
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
+  /** Calls not yet finished, `device/call_id` → workspace: device notifications about others cost no query. */
+  private readonly open = new Map<string, string>();
   private closed = false;
 
   constructor(private readonly store: BridgeStore, private readonly hub: DeviceHub, private readonly log: Logger) {
@@ -46,7 +48,10 @@ export class CallRouter extends EventEmitter {
     hub.onDeviceRequest(METHODS.callReport, (conn, p) => this.onReport(conn, p as { outcomes: Outcome[] }));
     hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
     hub.on('online', (conn: DeviceConnection) => void this.reconcile(conn));
-    for (const c of store.openCalls()) this.armDeadline(c);
+    for (const c of store.openCalls()) {
+      this.open.set(`${c.device_id}/${c.call_id}`, c.workspace_id);
+      this.armDeadline(c);
+    }
   }
 
   /** Submits a call; throws WireError (device_offline, idempotency_conflict, unknown device as RpcError 404). */
@@ -97,6 +102,7 @@ export class CallRouter extends EventEmitter {
       bridge_outcome: false,
     };
     this.store.insertCall(call);
+    this.open.set(`${call.device_id}/${call.call_id}`, call.workspace_id);
     this.armDeadline(call);
     this.forward(call);
     return { call, duplicate: false };
@@ -205,6 +211,7 @@ export class CallRouter extends EventEmitter {
     call.state = o.state;
     call.updated_at = now;
     this.store.saveCall(call);
+    this.open.delete(`${call.device_id}/${call.call_id}`);
     const key = `${call.workspace_id}/${call.call_id}`;
     clearTimeout(this.deadlines.get(key));
     this.deadlines.delete(key);
@@ -216,8 +223,10 @@ export class CallRouter extends EventEmitter {
     if (this.closed) return;
     if (method === METHODS.callState || method === METHODS.progress) {
       const note = params as CallStateNote | ProgressNote;
-      const call = this.store.findByDevice(conn.identity.device_id, note.call_id);
-      if (!call || call.workspace_id !== conn.identity.workspace_id) return;
+      const ws = this.open.get(`${conn.identity.device_id}/${note.call_id}`);
+      if (ws !== conn.identity.workspace_id) return;
+      const call = this.store.getCall(ws, note.call_id);
+      if (!call) return;
       const key = `${call.workspace_id}/${call.call_id}`;
       if (method === METHODS.callState) {
         const s = (note as CallStateNote).state;

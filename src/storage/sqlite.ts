@@ -68,5 +68,13 @@ export function statement(db: Database.Database, sql: string): Database.Statemen
  * database; lets a reader keep a cache and still see those changes on its next read.
  */
 export function dataVersion(db: Database.Database): number {
-  return statement(db, 'PRAGMA data_version').pluck().get() as number;
+  // Read at most once per event-loop turn: several checks during one call cost one pragma.
+  const known = versions.get(db);
+  if (known !== undefined) return known;
+  const v = statement(db, 'PRAGMA data_version').pluck().get() as number;
+  versions.set(db, v);
+  setImmediate(() => versions.delete(db));
+  return v;
 }
+
+const versions = new WeakMap<Database.Database, number>();

@@ -15,7 +15,7 @@ const outcome = (id: string, state: Outcome['state'] = 'completed'): Outcome => 
   accepted_at: new Date().toISOString(), started_at: new Date().toISOString(), finished_at: new Date().toISOString(), duration_ms: 1,
 });
 
-test('migration 2 applies to a version-1 database that holds rows, keeping them', () => {
+test('migrations 2 and 3 apply to a version-1 database that holds rows, keeping them', () => {
   const dir = tempDir();
   try {
     const path = join(dir, 'j.sqlite');
@@ -24,7 +24,8 @@ test('migration 2 applies to a version-1 database that holds rows, keeping them'
     db.prepare(`INSERT INTO calls (workspace_id, device_id, call_id, function, args_digest, state, created_ms, updated_ms) VALUES ('ws','dev','c1','f.x','d','running',1,1)`).run();
     db.close();
     const j = new Journal(path, scope);
-    assert.equal(j.db.pragma('user_version', { simple: true }), 2);
+    assert.equal(j.db.pragma('user_version', { simple: true }), JOURNAL_MIGRATIONS.at(-1)!.version);
+    assert.deepEqual((j.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'calls' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[]).map((r) => r.name), ['calls_outbox']);
     assert.equal(j.get('c1')?.state, 'running');
     j.close();
   } finally {
