@@ -105,6 +105,7 @@ export class Agent {
       notify: (m, p) => this.session?.notify(m, p),
       deliverable: () => this.session?.isConnected ?? false,
     });
+    this.journal.batchHint = () => this.dispatcher.activeCount > 1;
     if (config.bridge?.url) {
       const tokens = opts.tokens ?? configTokenProvider(config);
       this.session = new DeviceSession({

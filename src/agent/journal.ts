@@ -92,6 +92,11 @@ export class Journal {
   private queue: Op[] = [];
   private scheduled = false;
   private closed = false;
+  /**
+   * True while several calls are in flight: writes then wait for the end of the event-loop turn, so one
+   * commit serves them all. Alone, a write commits at the end of the current task (lowest latency).
+   */
+  batchHint: () => boolean = () => false;
   private readonly st;
 
   constructor(path: string, private readonly scope: { workspaceId: string; deviceId: string }, sync: SyncLevel = 'NORMAL') {
@@ -271,7 +276,8 @@ export class Journal {
       this.queue.push({ run, mayFail, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        queueMicrotask(() => this.flush());
+        if (this.batchHint()) setImmediate(() => this.flush());
+        else queueMicrotask(() => this.flush());
       }
     });
   }
