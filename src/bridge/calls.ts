@@ -81,7 +81,8 @@ export class CallRouter extends EventEmitter {
       user_id: device.user_id,
       device_id: req.device_id,
       timeout_ms: timeout,
-      confirm_timeout_ms: confirm,
+      // Only when the runtime set it: otherwise the device's own `confirmations.timeout_ms` applies.
+      ...(req.confirm_timeout_ms !== undefined ? { confirm_timeout_ms: req.confirm_timeout_ms } : {}),
       attempt: 1,
       ...(req.descriptor_hash ? { descriptor_hash: req.descriptor_hash } : {}),
       ...(req.requester ? { requester: req.requester } : {}),

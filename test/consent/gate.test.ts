@@ -221,6 +221,9 @@ test('pause from another process (the CLI) is seen by the running service on the
     s.svc.events.on(CONTROL_EVENTS.status, (st) => statusEvents.push(st));
     const cli = openConsentDb(s.dir);
     new PauseState(cli).set(true, 'cli');
+    // Another process's write lands in a later event-loop turn of the agent; the agent reads the
+    // database's change counter once per turn.
+    await new Promise((r) => setImmediate(r));
     assert.equal(s.svc.isPaused(), true);
     const r = await s.svc.decide(request(descriptor('a.low', 'low')), new AbortController().signal);
     assert.equal(r.error?.type, 'paused');

@@ -10,10 +10,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tempDir } from './helpers.js';
 
-const SOCKET = `aios-consent-${process.pid}`;
 const FIXTURE = path.resolve(import.meta.dirname, 'fixtures', 'tty-prompt.ts');
-const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', SOCKET, '-f', '/dev/null', ...args], { encoding: 'utf8' });
 const tmp = tempDir('aios-consent-tty-');
+// The tmux server's socket lives in the test's temp dir, so nothing is left in /tmp/tmux-*.
+const SOCKET = path.join(tmp.dir, 'tmux.sock');
+const tmux = (...args: string[]): string => execFileSync('tmux', ['-S', SOCKET, '-f', '/dev/null', ...args], { encoding: 'utf8' });
 let sessions = 0;
 
 after(() => {

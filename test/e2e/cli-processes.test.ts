@@ -4,7 +4,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliRun, processStack, tempDir, until } from '../helpers/stack.js';
 
@@ -99,8 +99,12 @@ test('a config error names the key and exits 64', async () => {
   const dir = tempDir();
   const f = join(dir, 'agent.yaml');
   writeFileSync(f, 'data_dir: ./d\nlimits: { max_concurent_calls: 3 }\nconfirmations: { provider: popup }\n');
-  const r = await cliRun(['run', '--config', f]);
-  assert.equal(r.code, 64);
-  assert.match(r.err, /unknown key "limits\.max_concurent_calls"/);
-  assert.match(r.err, /confirmations\.provider/);
+  try {
+    const r = await cliRun(['run', '--config', f]);
+    assert.equal(r.code, 64);
+    assert.match(r.err, /unknown key "limits\.max_concurent_calls"/);
+    assert.match(r.err, /confirmations\.provider/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
