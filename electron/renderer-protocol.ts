@@ -5,15 +5,8 @@
 import { protocol } from 'electron';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
+import { UI_TYPES as TYPES } from '../src/index.js';
 import { RENDERER_CSP, RENDERER_HOST, RENDERER_SCHEME } from './renderer-url.js';
-
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.png': 'image/png',
-  '.svg': 'image/svg+xml',
-};
 
 /** Declares the scheme; must run before the app is ready. */
 export function registerRendererScheme(): void {

@@ -11,7 +11,7 @@ export { loadAgentConfig, normalizeAgentConfig, defaultDataDir, type AgentConfig
 export { ConfigError } from './config/load.js';
 export { LocalEndpoint, LOCAL_RPC_SUBPROTOCOL, type BridgeState, type EndpointInfo, type LocalEndpointOptions } from './endpoint/local-endpoint.js';
 export { findRunningAgent, callLocal } from './endpoint/local-client.js';
-export { RENDERER_CSP } from './endpoint/static-ui.js';
+export { RENDERER_CSP, UI_TYPES } from './endpoint/static-ui.js';
 export { ConsentService, createControlMethods, CONTROL_EVENTS, type ConsentStatus, type ControlMethods, type ControlContext } from './consent/index.js';
 export { ANSWER_KINDS, type PromptAnswerKind, type PromptView } from './consent/prompt.js';
 export type { DecisionScope } from './consent/decisions-store.js';

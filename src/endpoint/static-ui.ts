@@ -11,7 +11,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export const RENDERER_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'";
 
-const TYPES: Record<string, string> = {
+/** Content types of the files the page is made of (shared with the Electron shell's own scheme). */
+export const UI_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -38,7 +39,7 @@ export async function serveUi(req: IncomingMessage, res: ServerResponse, pathnam
   const name = pathname === '/ui/' ? 'index.html' : pathname.slice(4);
   const ext = /\.[a-z]+$/.exec(name)?.[0] ?? '';
   // One plain file name: no folders, no dot-files, no encoded tricks.
-  if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(name) || name.includes('..') || !TYPES[ext]) {
+  if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(name) || name.includes('..') || !UI_TYPES[ext]) {
     res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...security }).end('Not found');
     return;
   }
@@ -49,6 +50,6 @@ export async function serveUi(req: IncomingMessage, res: ServerResponse, pathnam
     res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...security }).end('Not found');
     return;
   }
-  res.writeHead(200, { 'Content-Type': TYPES[ext]!, 'Content-Length': body.length, 'Content-Security-Policy': RENDERER_CSP, ...security });
+  res.writeHead(200, { 'Content-Type': UI_TYPES[ext]!, 'Content-Length': body.length, 'Content-Security-Policy': RENDERER_CSP, ...security });
   res.end(req.method === 'HEAD' ? undefined : body);
 }
