@@ -6,6 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
+import { request } from 'node:http';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
@@ -47,6 +48,27 @@ describe('discovery on a running agent', () => {
     assert.ok(card.skills.some((k) => k.id === 'device.info'));
     const dev = await s.client.device(ids.device_id);
     assert.deepEqual(dev['adapter_card'], card, 'the bridge holds the same signed card from hello');
+  });
+
+  test('/ui/ serves only the tray page\'s own files, with its policy and no CORS', async () => {
+    const raw = (path: string) =>
+      new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
+        const u = new URL(http);
+        const req = request({ host: u.hostname, port: u.port, path, method: 'GET' }, (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const page = await raw('/ui/');
+    assert.equal(page.status, 200);
+    assert.match(String(page.headers['content-security-policy']), /default-src 'none'/);
+    assert.equal(page.headers['access-control-allow-origin'], undefined);
+    assert.equal((await raw('/ui')).status, 301);
+    for (const bad of ['/ui/../local-token', '/ui/%2e%2e/local-token', '/ui/.hidden.js', '/ui/sub/app.js', '/ui/app.json']) {
+      assert.equal((await raw(bad)).status, 404, bad);
+    }
   });
 
   test('/metrics counts a call that just ran', async () => {
