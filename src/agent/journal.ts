@@ -100,8 +100,16 @@ export class Journal {
   private readonly st;
 
   constructor(path: string, private readonly scope: { workspaceId: string; deviceId: string }, sync: SyncLevel = 'NORMAL') {
-    this.db = openDatabase(path, sync);
-    migrate(this.db, JOURNAL_MIGRATIONS);
+    // Exclusive: one agent per journal (two agents sharing a data directory would break deduplication).
+    try {
+      this.db = openDatabase(path, sync, true);
+      migrate(this.db, JOURNAL_MIGRATIONS);
+    } catch (e) {
+      if ((e as { code?: string }).code === 'SQLITE_BUSY') {
+        throw new Error(`the journal ${path} is in use by another agent; run one agent per data directory`);
+      }
+      throw e;
+    }
     const k = 'workspace_id = @ws AND device_id = @dev AND call_id = @id';
     this.st = {
       get: this.db.prepare(`SELECT * FROM calls WHERE ${k}`),

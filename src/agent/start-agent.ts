@@ -52,16 +52,24 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       if (outcome.confirmation?.required) m.incConfirmation(outcome.confirmation.decision);
     },
   };
-  const agent = new Agent(config, {
-    log,
-    consent,
-    observers: [consent, metrics],
-    tokens,
-    ...(blobs ? { blobs } : {}),
-    adapterCard: () => discovery?.card(),
-    methods: bridgeRegistryMethods(() => discovery, (m, p) => agent.session?.notify(m, p)),
-    ...extra,
-  });
+  let agent: Agent;
+  try {
+    agent = new Agent(config, {
+      log,
+      consent,
+      observers: [consent, metrics],
+      tokens,
+      ...(blobs ? { blobs } : {}),
+      adapterCard: () => discovery?.card(),
+      methods: bridgeRegistryMethods(() => discovery, (m, p) => agent.session?.notify(m, p)),
+      ...extra,
+    });
+  } catch (e) {
+    // E.g. the journal is in use by another agent: release what was opened.
+    creds?.tokens.stop();
+    consent.close();
+    throw e;
+  }
   agent.onFatal = (f) => {
     log.error({ type: f.type }, `bridge session stopped: ${f.message}`);
     if (f.type === 'client_outdated') void showNotice('AIOS Device needs an update', 'The bridge no longer accepts this version. Install the latest AIOS Device to reconnect.', log);

@@ -15,13 +15,22 @@ export interface Migration {
 /** `synchronous` levels we allow. */
 export type SyncLevel = 'NORMAL' | 'FULL';
 
-/** Opens (creating the folder) with WAL and the given synchronous level. */
-export function openDatabase(path: string, sync: SyncLevel = 'NORMAL'): Database.Database {
+/**
+ * Opens (creating the folder) with WAL and the given synchronous level. `exclusive` keeps the file
+ * locked for this connection's lifetime: no shared-memory index to lock per commit (cheaper commits),
+ * and a second process opening the same file fails instead of sharing it.
+ */
+export function openDatabase(path: string, sync: SyncLevel = 'NORMAL', exclusive = false): Database.Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
+  const db = new Database(path, { timeout: exclusive ? 1000 : 5000 });
+  if (exclusive) db.pragma('locking_mode = EXCLUSIVE');
+  try {
+    db.pragma('journal_mode = WAL');
+  } catch (e) {
+    db.close();
+    throw e;
+  }
   db.pragma(`synchronous = ${sync}`);
-  db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   return db;
 }

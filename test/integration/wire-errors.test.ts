@@ -326,6 +326,17 @@ describe('device offline, replaced sessions, outdated clients', () => {
     }
   });
 
+  test('a second agent on the same data directory refuses to start, and the first keeps working', async () => {
+    const s = await inProcessStack();
+    try {
+      await assert.rejects(s.makeAgent(), /in use by another agent/);
+      const { record } = await s.client.call('device.info', {});
+      assert.equal(record.outcome?.state, 'completed');
+    } finally {
+      await s.stop();
+    }
+  });
+
   test('dropping the socket mid-call: the outcome arrives by call.report after the reconnect', async () => {
     const s = await inProcessStack();
     try {
