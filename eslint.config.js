@@ -40,6 +40,8 @@ export default tseslint.config(
       'dist/**',
       '**/node_modules/**',
       '.demo/**',
+      '.scratch/**',
+      '.test-tmp-*/**',
       'examples/**/dist/**',
       'examples/**/build/**',
       'examples/**/*.min.js',

@@ -5,7 +5,7 @@
  */
 import { argsDigest } from '../protocol/hash.js';
 import { RPC, RpcError, WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
-import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type ConfirmationInfo, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
+import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
 import type { Journal } from './journal.js';

@@ -106,7 +106,7 @@ export class Journal {
       migrate(this.db, JOURNAL_MIGRATIONS);
     } catch (e) {
       if ((e as { code?: string }).code === 'SQLITE_BUSY') {
-        throw new Error(`the journal ${path} is in use by another agent; run one agent per data directory`);
+        throw new Error(`the journal ${path} is in use by another agent; run one agent per data directory`, { cause: e });
       }
       throw e;
     }

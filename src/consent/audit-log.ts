@@ -5,7 +5,6 @@
  */
 import type { Db } from './db.js';
 import { statement } from '../storage/sqlite.js';
-import type { Descriptor, Outcome, Requester } from '../protocol/messages.js';
 import { redactArgs } from './redact.js';
 
 /** One audit row as listed by the CLI and the control API. */

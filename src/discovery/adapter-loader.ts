@@ -25,14 +25,14 @@ export async function loadAdapterCode(dir: string, card: AdapterCard, binding: C
   try {
     mod = (await import(url)) as { default?: unknown };
   } catch (e) {
-    throw new Error(`the code failed to load: ${(e as Error).message.split('\n')[0]}`);
+    throw new Error(`the code failed to load: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }
   if (!isHandler(mod.default)) throw new Error('the code has no default export that is a Handler ({ name, create })');
   let defs: FunctionDefinition<never, unknown>[];
   try {
     defs = await mod.default.create(env);
   } catch (e) {
-    throw new Error(`the handler failed to start: ${(e as Error).message.split('\n')[0]}`);
+    throw new Error(`the handler failed to start: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }
   const byId = new Map(defs.map((d) => [d.descriptor.id, d]));
   return card.skills.map((skill) => {

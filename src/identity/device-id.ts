@@ -34,7 +34,7 @@ export async function loadOrCreateDeviceId(dataDir: string): Promise<string> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     const winner = await readId(file);
-    if (!winner) throw new Error(`${file} exists but holds no valid device id.`);
+    if (!winner) throw new Error(`${file} exists but holds no valid device id.`, { cause: e });
     return winner;
   }
 }
