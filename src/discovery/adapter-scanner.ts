@@ -50,7 +50,11 @@ export function defaultAdapterDirs(env: NodeJS.ProcessEnv = process.env, platfor
   return [join(dataHome, 'aios', 'adapters'), '/usr/share/aios/adapters'];
 }
 
-async function readCandidate(dir: string, name: string, rootIndex: number): Promise<AdapterCandidate | undefined> {
+/**
+ * Reads one adapter folder: its card from `adapter.json`, else mapped from `tool.aios.yaml`; a folder
+ * with neither is not an adapter (undefined). Problems come back as `error`, never thrown.
+ */
+export async function readCandidate(dir: string, name: string, rootIndex: number): Promise<AdapterCandidate | undefined> {
   const cardText = await readFile(join(dir, CARD_FILE), 'utf8').catch(() => undefined);
   if (cardText !== undefined) {
     let raw: unknown;

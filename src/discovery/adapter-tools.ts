@@ -3,35 +3,21 @@
  * bind its code, sign the card, and check a folder or URL the way the agent will.
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { importJWK, type JWK } from 'jose';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { CARD_ALGORITHMS, publicOnly, signCard, verifyCard, type CardAlgorithm, type CardSigningKey } from './card-sign.js';
 import { checkCodeBinding, computeCodeBinding } from './code-binding.js';
-import { CARD_FILE, TOOL_YAML_FILE } from './adapter-scanner.js';
-import { CODE_BINDING_EXTENSION, validateCard, type AdapterCard } from './manifest-schemas.js';
-import { parseToolYaml, toolYamlToCard } from './tool-yaml.js';
+import { CARD_FILE, TOOL_YAML_FILE, readCandidate } from './adapter-scanner.js';
+import { CODE_BINDING_EXTENSION, type AdapterCard } from './manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
 
 /** The folder's card (from `adapter.json`, else mapped from `tool.aios.yaml`) and the code entry. */
 export async function readAdapterManifest(dir: string): Promise<{ card: AdapterCard; entry: string | undefined; from: 'card' | 'yaml' }> {
-  const cardText = await readFile(join(dir, CARD_FILE), 'utf8').catch(() => undefined);
-  if (cardText !== undefined) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(cardText);
-    } catch {
-      throw new Error(`${CARD_FILE} is not valid JSON`);
-    }
-    const v = validateCard(raw);
-    if (v.length) throw new Error(`${CARD_FILE} does not match its schema: ${v.map((x) => `${x.pointer || '/'} ${x.message}`).join('; ')}`);
-    const card = raw as AdapterCard;
-    return { card, entry: card.code?.entry, from: 'card' };
-  }
-  const yamlText = await readFile(join(dir, TOOL_YAML_FILE), 'utf8').catch(() => undefined);
-  if (yamlText === undefined) throw new Error(`neither ${CARD_FILE} nor ${TOOL_YAML_FILE} found in ${dir}`);
-  const y = parseToolYaml(yamlText);
-  return { card: toolYamlToCard(y), entry: y.entry, from: 'yaml' };
+  const c = await readCandidate(dir, basename(dir), 0);
+  if (!c) throw new Error(`neither ${CARD_FILE} nor ${TOOL_YAML_FILE} found in ${dir}`);
+  if (c.error || !c.card) throw new Error(c.error ?? 'the adapter has no card');
+  return { card: c.card, entry: c.kind === 'card' ? c.card.code?.entry : c.entry, from: c.kind };
 }
 
 /** Problems a folder has before signing (schemas of skills, ids, entry); [] when it is fine. */

@@ -53,24 +53,29 @@ export type AdapterCapabilities = Static<typeof AdapterCapabilities>;
  * A skill: the AIOS card fields (id, name, permission_level required) plus, optionally, every §4 descriptor
  * field; missing ones get pessimistic defaults when the skill becomes a function.
  */
+/** The descriptor fields a skill (card) and a capability (tool.aios.yaml) share. */
+const skillFields = {
+  id: Str({ pattern: FUNCTION_ID_PATTERN, maxLength: 128 }),
+  name: Str({ minLength: 1 }),
+  description: Opt(Str()),
+  examples: Opt(Type.Array(Str())),
+  input_schema: Opt(Schema),
+  output_schema: Opt(Schema),
+  version: Opt(Str()),
+  capability_type: Opt(Str({ pattern: '^[a-z][a-z0-9_]*$' })),
+  access: Opt(Access),
+  risk: Opt(Risk),
+  confirmation: Opt(Confirmation),
+  timeout_ms_default: Opt(Type.Integer({ minimum: 1 })),
+  timeout_ms_max: Opt(Type.Integer({ minimum: 1 })),
+  cancellable: Opt(Type.Boolean()),
+  locks: Opt(Type.Array(Str())),
+};
+
 export const CardSkill = Type.Object(
   {
-    id: Str({ pattern: FUNCTION_ID_PATTERN, maxLength: 128 }),
-    name: Str({ minLength: 1 }),
-    description: Opt(Str()),
+    ...skillFields,
     permission_level: PermissionLevel,
-    examples: Opt(Type.Array(Str())),
-    input_schema: Opt(Schema),
-    output_schema: Opt(Schema),
-    version: Opt(Str()),
-    capability_type: Opt(Str({ pattern: '^[a-z][a-z0-9_]*$' })),
-    access: Opt(Access),
-    risk: Opt(Risk),
-    confirmation: Opt(Confirmation),
-    timeout_ms_default: Opt(Type.Integer({ minimum: 1 })),
-    timeout_ms_max: Opt(Type.Integer({ minimum: 1 })),
-    cancellable: Opt(Type.Boolean()),
-    locks: Opt(Type.Array(Str())),
     descriptor_hash: Opt(Str()),
   },
   { additionalProperties: true },
@@ -150,21 +155,7 @@ export type AdapterCard = Static<typeof AdapterCardSchema>;
 /** One `capabilities[]` entry of `tool.aios.yaml` (becomes a skill). */
 export const ToolCapability = Type.Object(
   {
-    id: Str({ pattern: FUNCTION_ID_PATTERN, maxLength: 128 }),
-    name: Str({ minLength: 1 }),
-    description: Opt(Str()),
-    examples: Opt(Type.Array(Str())),
-    input_schema: Opt(Schema),
-    output_schema: Opt(Schema),
-    version: Opt(Str()),
-    capability_type: Opt(Str({ pattern: '^[a-z][a-z0-9_]*$' })),
-    access: Opt(Access),
-    risk: Opt(Risk),
-    confirmation: Opt(Confirmation),
-    timeout_ms_default: Opt(Type.Integer({ minimum: 1 })),
-    timeout_ms_max: Opt(Type.Integer({ minimum: 1 })),
-    cancellable: Opt(Type.Boolean()),
-    locks: Opt(Type.Array(Str())),
+    ...skillFields,
     /** Shorthand for a `permissions[]` entry of this capability. */
     permission: Opt(PermissionLevel),
   },
