@@ -71,10 +71,11 @@ interface InFlight {
   reg: RegisteredFunction;
   state: CallState;
   seq: number;
-  /** Fires on cancel, lease expiry and shutdown (any stage). */
+  /**
+   * Fires on cancel, lease expiry and shutdown at any stage, and on timeout once the execution budget
+   * runs (it starts after consent, so a prompt never sees a timeout reason).
+   */
   ctl: AbortController;
-  /** Fires on timeout too (execution stage). */
-  exec: AbortController;
   committed: boolean;
   handlerRunning: boolean;
   promise: Promise<Outcome>;
@@ -156,7 +157,6 @@ export class Dispatcher {
       state: 'accepted',
       seq: 0,
       ctl: new AbortController(),
-      exec: new AbortController(),
       committed: false,
       handlerRunning: false,
       promise: undefined as unknown as Promise<Outcome>,
@@ -275,7 +275,6 @@ export class Dispatcher {
   private abort(call: InFlight, kind: AbortKind): void {
     const reason = new AbortReason(kind);
     if (!call.ctl.signal.aborted) call.ctl.abort(reason);
-    if (!call.exec.signal.aborted) call.exec.abort(reason);
   }
 
   private setState(call: InFlight, state: CallState): void {
@@ -333,7 +332,7 @@ export class Dispatcher {
     const t = call.times;
     const cancelledNow = (): Outcome | undefined => {
       const r = call.ctl.signal.reason as AbortReason | undefined;
-      if (!call.ctl.signal.aborted || !r) return undefined;
+      if (!call.ctl.signal.aborted || !r || r.kind === 'timeout') return undefined;
       if (r.kind === 'shutdown') return errorOutcome(t, 'failed', 'execution_interrupted', 'The device client stopped before this call started; it did not run.', 'none');
       return errorOutcome(t, 'cancelled', 'cancelled', r.kind === 'lease' ? 'The call was cancelled because the bridge did not come back in time.' : 'The call was cancelled.', 'none', r.kind === 'lease' ? { reason: 'lease_expired' } : undefined);
     };
@@ -377,14 +376,23 @@ export class Dispatcher {
 
     const lockNames = def.locks ? safe(() => def.locks!(args), d.locks) : d.locks;
     const timeoutMs = Math.min(p.timeout_ms ?? d.timeout_ms_default, d.timeout_ms_max);
-    // Fast path: nothing to wait for, so the call is journalled directly as running; still one commit
-    // before the handler starts.
+    // Fast path: when its locks are free, the call is journalled directly as running once it has a
+    // concurrency slot (usually at once; otherwise after a short wait that is not journalled and that a
+    // crash would only turn into a re-send). Still one commit before the handler starts.
     if (!call.journalled) {
       const held = this.locks.tryAcquireAll(lockNames);
-      const slot = held ? this.slots.tryAcquire() : undefined;
-      if (held && slot) {
+      if (held) {
         const timer = this.startBudget(call, timeoutMs);
+        let slot = this.slots.tryAcquire();
         try {
+          if (!slot) {
+            try {
+              slot = await this.slots.acquire(call.ctl.signal);
+            } catch (e) {
+              if (!(e instanceof LockAbortedError)) throw e;
+              return cancelledNow() ?? errorOutcome(t, 'expired', 'device_busy', 'No execution slot came free before this call\'s deadline.', 'none');
+            }
+          }
           t.startedAt = new Date().toISOString();
           await this.accept(call, 'running', t.startedAt);
           this.setState(call, 'accepted');
@@ -392,11 +400,10 @@ export class Dispatcher {
           return await this.execute(call, args, p.requester, log);
         } finally {
           clearTimeout(timer);
-          slot();
+          slot?.();
           held();
         }
       }
-      held?.();
       await this.accept(call, 'accepted', null);
       this.setState(call, 'accepted');
     }
@@ -407,8 +414,8 @@ export class Dispatcher {
     let releaseSlot: (() => void) | undefined;
     try {
       try {
-        release = await this.locks.acquireAll(lockNames, call.exec.signal);
-        releaseSlot = await this.slots.acquire(call.exec.signal);
+        release = await this.locks.acquireAll(lockNames, call.ctl.signal);
+        releaseSlot = await this.slots.acquire(call.ctl.signal);
       } catch (e) {
         if (!(e instanceof LockAbortedError)) throw e;
         const c = cancelledNow();
@@ -419,7 +426,7 @@ export class Dispatcher {
       t.startedAt = new Date().toISOString();
       await this.o.journal.setState(call.callId, 'running', t.startedAt);
       this.setState(call, 'running');
-      if (call.exec.signal.aborted) {
+      if (call.ctl.signal.aborted) {
         const c = cancelledNow();
         if (c) return c;
         return errorOutcome(t, 'expired', 'device_busy', 'The call could not start before its deadline.', 'none');
@@ -432,10 +439,10 @@ export class Dispatcher {
     }
   }
 
-  /** Starts the execution budget: the exec signal fires with a timeout reason when it runs out. */
+  /** Starts the execution budget: the call's signal fires with a timeout reason when it runs out. */
   private startBudget(call: InFlight, ms: number): NodeJS.Timeout {
     return setTimeout(() => {
-      if (!call.exec.signal.aborted) call.exec.abort(new AbortReason('timeout'));
+      if (!call.ctl.signal.aborted) call.ctl.abort(new AbortReason('timeout'));
     }, ms);
   }
 
@@ -445,7 +452,7 @@ export class Dispatcher {
     const ctx: CallContext = {
       callId: call.callId,
       functionId: call.fn,
-      signal: call.exec.signal,
+      signal: call.ctl.signal,
       requester,
       log,
       blobs: this.o.blobs,
@@ -461,8 +468,8 @@ export class Dispatcher {
       (e: unknown) => ({ ok: false as const, e }),
     );
     const aborted = new Promise<'aborted'>((resolve) => {
-      if (call.exec.signal.aborted) resolve('aborted');
-      else call.exec.signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+      if (call.ctl.signal.aborted) resolve('aborted');
+      else call.ctl.signal.addEventListener('abort', () => resolve('aborted'), { once: true });
     });
     const first = await Promise.race([settled, aborted]);
     if (first !== 'aborted') {
@@ -471,7 +478,7 @@ export class Dispatcher {
       return this.failedFromError(call, first.e, log);
     }
     // The signal fired: give the handler its grace period to stop, then answer.
-    const kind = (call.exec.signal.reason as AbortReason).kind;
+    const kind = (call.ctl.signal.reason as AbortReason).kind;
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<'grace'>((r) => (graceTimer = setTimeout(() => r('grace'), ABORT_GRACE_MS)));
     const stopped = await Promise.race([settled, grace]);

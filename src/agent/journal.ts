@@ -98,6 +98,9 @@ export class Journal {
    */
   batchHint: () => boolean = () => false;
   private readonly st;
+  /** One transaction for a group of ops; a failing insert (a duplicate key) fails only its own op, through a savepoint. */
+  private readonly group: (ops: Op[], errors: Map<Op, unknown>) => void;
+  private readonly savepoint: (op: Op) => void;
 
   constructor(path: string, private readonly scope: { workspaceId: string; deviceId: string }, sync: SyncLevel = 'NORMAL') {
     // Exclusive: one agent per journal (two agents sharing a data directory would break deduplication).
@@ -110,19 +113,36 @@ export class Journal {
       }
       throw e;
     }
+    // Positional parameters on the per-call statements: binding an object per call cost more.
     const k = 'workspace_id = @ws AND device_id = @dev AND call_id = @id';
+    const kp = 'workspace_id = ? AND device_id = ? AND call_id = ?';
     this.st = {
-      get: this.db.prepare(`SELECT * FROM calls WHERE ${k}`),
+      get: this.db.prepare(`SELECT * FROM calls WHERE ${kp}`),
       insert: this.db.prepare(`INSERT INTO calls (workspace_id, device_id, call_id, function, args_digest, state, outcome, tombstone, delivered, accepted_at, started_at, created_ms, updated_ms)
-        VALUES (@ws, @dev, @id, @fn, @digest, @state, @outcome, @tomb, @delivered, @acceptedAt, @startedAt, @now, @now)`),
-      setState: this.db.prepare(`UPDATE calls SET state = @state, started_at = COALESCE(@startedAt, started_at), updated_ms = @now WHERE ${k}`),
-      finish: this.db.prepare(`UPDATE calls SET state = @state, outcome = @outcome, finished_at = @finishedAt, delivered = @delivered, updated_ms = @now WHERE ${k}`),
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      setState: this.db.prepare(`UPDATE calls SET state = ?, started_at = COALESCE(?, started_at), updated_ms = ? WHERE ${kp}`),
+      finish: this.db.prepare(`UPDATE calls SET state = ?, outcome = ?, finished_at = ?, delivered = ?, updated_ms = ? WHERE ${kp}`),
       delivered: this.db.prepare(`UPDATE calls SET delivered = @delivered WHERE ${k}`),
       outbox: this.db.prepare(`SELECT outcome FROM calls WHERE workspace_id = @ws AND device_id = @dev AND delivered = 0 AND outcome IS NOT NULL ORDER BY finished_at LIMIT @limit`),
       sweep: this.db.prepare(`DELETE FROM calls WHERE created_ms < @before AND (outcome IS NOT NULL OR tombstone = 1) AND delivered = 1`),
       metaGet: this.db.prepare(`SELECT value FROM meta WHERE key = ?`),
       metaSet: this.db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
     };
+    // Made once: building a transaction wrapper per commit (and per insert) showed up in profiles.
+    this.savepoint = this.db.transaction((op: Op) => op.run());
+    this.group = this.db.transaction((ops: Op[], errors: Map<Op, unknown>) => {
+      for (const op of ops) {
+        if (!op.mayFail) {
+          op.run();
+          continue;
+        }
+        try {
+          this.savepoint(op);
+        } catch (e) {
+          errors.set(op, e);
+        }
+      }
+    });
   }
 
   private key(callId: string) {
@@ -131,7 +151,7 @@ export class Journal {
 
   /** Reads a row synchronously (reads never wait for the group commit; pending writes are in memory in the dispatcher). */
   get(callId: string): JournalRow | undefined {
-    const r = this.st.get.get(this.key(callId)) as Record<string, unknown> | undefined;
+    const r = this.st.get.get(this.scope.workspaceId, this.scope.deviceId, callId) as Record<string, unknown> | undefined;
     return r ? toRow(r) : undefined;
   }
 
@@ -141,28 +161,30 @@ export class Journal {
    */
   accept(callId: string, fn: string, digest: string, acceptedAt: string, state: 'accepted' | 'running' = 'accepted', startedAt: string | null = null): Promise<void> {
     return this.enqueue(() => {
-      this.st.insert.run({ ...this.key(callId), fn, digest, state, outcome: null, tomb: 0, delivered: 0, acceptedAt, startedAt, now: Date.now() });
+      const now = Date.now();
+      this.st.insert.run(this.scope.workspaceId, this.scope.deviceId, callId, fn, digest, state, null, 0, 0, acceptedAt, startedAt, now, now);
     }, true);
   }
 
   /** Journals a tombstone for a cancel that arrived before its invoke (§6.5). */
   tombstone(callId: string, outcome: Outcome): Promise<void> {
     return this.enqueue(() => {
-      this.st.insert.run({ ...this.key(callId), fn: '', digest: '', state: 'cancelled', outcome: JSON.stringify(outcome), tomb: 1, delivered: 1, acceptedAt: null, startedAt: null, now: Date.now() });
+      const now = Date.now();
+      this.st.insert.run(this.scope.workspaceId, this.scope.deviceId, callId, '', '', 'cancelled', JSON.stringify(outcome), 1, 1, null, null, now, now);
     }, true);
   }
 
   /** Records a non-terminal transition. */
   setState(callId: string, state: CallState, startedAt?: string): Promise<void> {
     return this.enqueue(() => {
-      this.st.setState.run({ ...this.key(callId), state, startedAt: startedAt ?? null, now: Date.now() });
+      this.st.setState.run(state, startedAt ?? null, Date.now(), this.scope.workspaceId, this.scope.deviceId, callId);
     });
   }
 
   /** Records the terminal outcome (undelivered until acknowledged). */
   finish(outcome: Outcome, delivered = false): Promise<void> {
     return this.enqueue(() => {
-      this.st.finish.run({ ...this.key(outcome.call_id), state: outcome.state, outcome: JSON.stringify(outcome), finishedAt: outcome.finished_at ?? new Date().toISOString(), delivered: delivered ? 1 : 0, now: Date.now() });
+      this.st.finish.run(outcome.state, JSON.stringify(outcome), outcome.finished_at ?? new Date().toISOString(), delivered ? 1 : 0, Date.now(), this.scope.workspaceId, this.scope.deviceId, outcome.call_id);
     });
   }
 
@@ -245,7 +267,7 @@ export class Journal {
           finished_at: at,
           duration_ms: started ? Math.max(0, now.getTime() - Date.parse(started)) : null,
         };
-        this.st.finish.run({ ...this.key(outcome.call_id), state: outcome.state, outcome: JSON.stringify(outcome), finishedAt: at, delivered: 0, now: now.getTime() });
+        this.st.finish.run(outcome.state, JSON.stringify(outcome), at, 0, now.getTime(), this.scope.workspaceId, this.scope.deviceId, outcome.call_id);
         out.push(outcome);
       }
     });
@@ -301,20 +323,7 @@ export class Journal {
     }
     const errors = new Map<Op, unknown>();
     try {
-      this.db.transaction(() => {
-        for (const op of ops) {
-          // A failing insert (a duplicate key) fails only its own op, through a savepoint.
-          if (!op.mayFail) {
-            op.run();
-            continue;
-          }
-          try {
-            this.db.transaction(() => op.run())();
-          } catch (e) {
-            errors.set(op, e);
-          }
-        }
-      })();
+      this.group(ops, errors);
     } catch (e) {
       for (const op of ops) op.reject(e);
       return;
