@@ -51,11 +51,11 @@ export class RuntimeClient {
   }
 
   /** POST /v1/calls. */
-  async call(fn: string, args: Record<string, unknown>, opts: { device_id?: string; call_id?: string; timeout_ms?: number; confirm_timeout_ms?: number; wait?: boolean; wait_timeout_ms?: number } = {}): Promise<{ status: number; record: CallRecord }> {
+  async call(fn: string, args: Record<string, unknown>, opts: { device_id?: string; call_id?: string; timeout_ms?: number; confirm_timeout_ms?: number; wait?: boolean; wait_timeout_ms?: number; requester?: { kind: string; id?: string; name?: string } } = {}): Promise<{ status: number; record: CallRecord }> {
     const device = opts.device_id ?? this.profile.device_id;
     if (!device) throw new Error('no device: pass --device');
     const body: Record<string, unknown> = { workspace_id: this.profile.workspace_id, device_id: device, function: fn, arguments: args, wait: opts.wait ?? true };
-    for (const k of ['call_id', 'timeout_ms', 'confirm_timeout_ms', 'wait_timeout_ms'] as const) if (opts[k] !== undefined) body[k] = opts[k];
+    for (const k of ['call_id', 'timeout_ms', 'confirm_timeout_ms', 'wait_timeout_ms', 'requester'] as const) if (opts[k] !== undefined) body[k] = opts[k];
     const r = await this.req<CallRecord>('POST', '/v1/calls', body);
     return { status: r.status, record: r.body };
   }

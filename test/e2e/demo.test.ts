@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
-import { cli, cliRun, tempDir, until } from '../helpers/stack.js';
+import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { CLI, ROOT, cli, cliRun, tempDir, until } from '../helpers/stack.js';
 
 async function freePort(): Promise<number> {
   const srv = createServer();
@@ -35,6 +36,38 @@ test('demo starts both, prints what to run, and the printed invoke works; Ctrl-C
   } finally {
     demo.child.kill('SIGINT');
     assert.equal(await demo.exited, 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('in a terminal the demo asks before a write: the prompt names the requester and the file; "a" allows it', async () => {
+  const dir = tempDir();
+  const port = await freePort();
+  const sock = join(dir, 'tmux.sock');
+  const tmux = (...a: string[]) => execFileSync('tmux', ['-S', sock, '-f', '/dev/null', ...a], { encoding: 'utf8' });
+  const cmd = `${process.execPath} --import tsx ${CLI} demo --dir ${join(dir, 'demo')} --port ${port}`;
+  tmux('new-session', '-d', '-s', 'demo', '-x', '160', '-y', '45', '-c', ROOT, cmd);
+  try {
+    const screen = () => tmux('capture-pane', '-p', '-t', 'demo');
+    await until(() => screen().includes('Ctrl-C stops both'), 60_000, 'demo banner');
+    const profile = join(dir, 'demo', 'runtime.json');
+    const write = cliRun(['invoke', 'files.write_text', '--args', '{"root":"Demo","path":"note.txt","text":"hi"}', '--requester', 'Tour guide', '--runtime', profile]);
+    await until(() => /Time left: \d+ s/.test(screen()), 20_000, 'the prompt');
+    const s = screen();
+    assert.match(s, /Tour guide \(user\) in workspace ws_demo asks to:/);
+    assert.match(s, /Create note\.txt in Demo \(2 bytes\)/);
+    tmux('send-keys', '-t', 'demo', 'a');
+    const r = await write;
+    assert.equal(r.code, 0, r.out + r.err);
+    assert.equal(readFileSync(join(dir, 'demo', 'shared', 'note.txt'), 'utf8'), 'hi');
+  } finally {
+    try {
+      tmux('send-keys', '-t', 'demo', 'C-c');
+      await new Promise((r) => setTimeout(r, 500));
+      tmux('kill-server');
+    } catch {
+      // already gone
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });
