@@ -37,6 +37,8 @@ export interface RuntimeApiOptions {
   limiter: RateLimiter;
   maxBodyBytes: number;
   publicUrl: () => string;
+  /** The Adapter Card check of a device (see BridgeServer.cardChecks). */
+  cardCheck?: (deviceId: string) => { verified: boolean | null; problem?: string } | undefined;
 }
 
 /** Serves `/v1/calls…`, `/v1/devices…` and `/skills`. Returns false for other paths. */
@@ -117,7 +119,12 @@ export class RuntimeApi {
       functions_revision: d.functions_revision,
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
-    if (full) v['adapter_card'] = d.adapter_card;
+    if (full) {
+      v['adapter_card'] = d.adapter_card;
+      const check = this.o.cardCheck?.(d.device_id);
+      v['adapter_card_verified'] = check?.verified ?? null;
+      if (check?.problem) v['adapter_card_problem'] = check.problem;
+    }
     return v;
   }
 

@@ -17,6 +17,8 @@ import { RuntimeApi } from './http-api.js';
 import { RateLimiter, sendError, sendJson } from './http-util.js';
 import { BridgeStore } from './store.js';
 import { BlobStore } from './blob-store.js';
+import type { JWK } from 'jose';
+import { verifyCard } from '../discovery/card-sign.js';
 import { bearer } from './auth.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
@@ -27,6 +29,15 @@ export interface BridgeOptions {
   /** Extra device authenticators (device login); config `device_tokens` always apply. */
   deviceAuth?: DeviceAuthenticator[];
   mounts?: HttpMount[];
+  /** The public key pinned for a device at login, to verify the Adapter Card it sends in hello. */
+  pinnedKey?: (deviceId: string) => JWK | null;
+}
+
+/** What the bridge found when it checked a device's Adapter Card. */
+export interface CardCheck {
+  /** true: signed by the key pinned at login; false: it is not; null: no pinned key to check against. */
+  verified: boolean | null;
+  problem?: string;
 }
 
 /** Tokens from the config file. */
@@ -49,6 +60,8 @@ export class BridgeServer {
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];
   readonly blobs: BlobStore;
+  /** Adapter Card checks by device id (from the latest hello). */
+  readonly cardChecks = new Map<string, CardCheck>();
   private stopSweeping: (() => void) | undefined;
   private url = '';
 
@@ -77,6 +90,7 @@ export class BridgeServer {
       limiter: new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst),
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
+      cardCheck: (id) => this.cardChecks.get(id),
     });
     this.blobs = new BlobStore({
       dir: join(config.data_dir, 'blobs'),
@@ -172,7 +186,21 @@ export class BridgeServer {
       last_seen: new Date().toISOString(),
       ...(h.adapter_card ? { adapter_card: h.adapter_card } : {}),
     });
+    if (h.adapter_card) this.cardChecks.set(c.identity.device_id, await this.checkCard(c.identity.device_id, h.adapter_card));
     await this.refreshFunctions(c);
+  }
+
+  /** Verifies a device's card against the key pinned at its login, if there is one. */
+  private async checkCard(deviceId: string, card: Record<string, unknown>): Promise<CardCheck> {
+    const key = this.opts.pinnedKey?.(deviceId) ?? null;
+    if (!key) return { verified: null };
+    try {
+      await verifyCard(card, () => key);
+      return { verified: true };
+    } catch (e) {
+      this.opts.log.warn({ device_id: deviceId, err: (e as Error).message }, 'the device\'s adapter card does not verify with its pinned key');
+      return { verified: false, problem: (e as Error).message };
+    }
   }
 
   /** Reads the device's whole function list (following cursors) into the store. */

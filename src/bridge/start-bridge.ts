@@ -39,7 +39,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   const o = oauth;
   const server = new BridgeServer(config, {
     log,
-    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)] } : {}),
+    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)], pinnedKey: (id: string) => o.devicePublicJwk(id) } : {}),
   });
   late.server = server;
   const srv = server;

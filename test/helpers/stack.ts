@@ -12,7 +12,7 @@ import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
 import type { AgentOptions } from '../../src/agent/agent.js';
 import { startAgent, type RunningAgent } from '../../src/agent/start-agent.js';
 import { silentLogger } from '../../src/agent/logger.js';
-import { BridgeServer } from '../../src/bridge/server.js';
+import { BridgeServer, type BridgeOptions } from '../../src/bridge/server.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -63,10 +63,10 @@ export async function until<T>(fn: () => T | Promise<T>, ms = 10_000, what = 'co
 }
 
 /** Bridge and agent in this process. */
-export async function inProcessStack(opts: { bridge?: Record<string, unknown>; agent?: Record<string, unknown>; agentOptions?: Partial<AgentOptions>; connect?: boolean } = {}) {
+export async function inProcessStack(opts: { bridge?: Record<string, unknown>; agent?: Record<string, unknown>; agentOptions?: Partial<AgentOptions>; bridgeOptions?: Partial<BridgeOptions>; connect?: boolean } = {}) {
   const dir = tempDir();
   const t = tokens();
-  const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t, opts.bridge)), { log: silentLogger() });
+  const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t, opts.bridge)), { log: silentLogger(), ...opts.bridgeOptions });
   const url = await bridge.start();
   const client = new RuntimeClient({ bridge_url: url, token: t.runtime, workspace_id: ids.workspace_id, device_id: ids.device_id });
   const makeAgent = (extra: Record<string, unknown> = {}): Promise<RunningAgent> =>

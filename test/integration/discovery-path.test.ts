@@ -5,11 +5,12 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicKey, verify } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { request } from 'node:http';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
+import type { JWK } from 'jose';
 import { inProcessStack, ids, until, ROOT } from '../helpers/stack.js';
 
 type Stack = Awaited<ReturnType<typeof inProcessStack>>;
@@ -92,4 +93,27 @@ describe('discovery on a running agent', () => {
     const gone = await s.client.call('hello.greet', { name: 'Ada' });
     assert.equal(gone.record.outcome?.error?.type, 'unknown_function');
   });
+});
+
+test('the bridge verifies the card from hello against the key pinned for the device', async () => {
+  let pinned: JWK | null = null;
+  const s = await inProcessStack({ bridgeOptions: { pinnedKey: () => pinned as never }, connect: false });
+  try {
+    // First connection: no pinned key → not checked (null).
+    await until(() => s.bridge.hub.isOnline(ids.device_id), 10_000, 'online');
+    await until(async () => (await s.client.device(ids.device_id))['adapter_card'] !== null, 5000, 'card stored');
+    assert.equal((await s.client.device(ids.device_id))['adapter_card_verified'], null);
+    // The device's own key pinned → verified on the next hello.
+    pinned = s.running.deviceKey.publicJwk as JWK;
+    s.bridge.hub.get(ids.device_id)!.peer.transport.close(1011, 'reconnect');
+    await until(async () => (await s.client.device(ids.device_id))['adapter_card_verified'] === true, 10_000, 'verified');
+    // Another key pinned (a different device's) → refused, with the reason.
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    pinned = { ...(publicKey.export({ format: 'jwk' }) as JWK), kid: (s.running.deviceKey as { kid: string }).kid } as JWK;
+    s.bridge.hub.get(ids.device_id)!.peer.transport.close(1011, 'reconnect');
+    await until(async () => (await s.client.device(ids.device_id))['adapter_card_verified'] === false, 10_000, 'not verified');
+    assert.match(String((await s.client.device(ids.device_id))['adapter_card_problem']), /does not verify/);
+  } finally {
+    await s.stop();
+  }
 });
