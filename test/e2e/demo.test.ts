@@ -36,6 +36,18 @@ test('demo starts both, prints what to run, and the printed invoke works; Ctrl-C
   } finally {
     demo.child.kill('SIGINT');
     assert.equal(await demo.exited, 0);
+  }
+  // A second start on another port reuses the kept demo (tokens, history) on the new port.
+  const port2 = await freePort();
+  const again = cli(['demo', '--dir', join(dir, 'demo'), '--port', String(port2)]);
+  try {
+    await until(() => again.out.includes('Ctrl-C stops both'), 60_000, 'second demo banner');
+    assert.match(again.out, new RegExp(`127\\.0\\.0\\.1:${port2}`));
+    const r = await cliRun(['invoke', 'device.info', '--call-id', 'same-demo', '--runtime', join(dir, 'demo', 'runtime.json')]);
+    assert.equal(r.code, 0, r.err);
+  } finally {
+    again.child.kill('SIGINT');
+    assert.equal(await again.exited, 0);
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -55,7 +55,28 @@ export function prepareDemo(dir: string, port: number): { bridgeConfig: string; 
       { mode: 0o600 },
     );
   }
+  usePort(bridgeConfig, agentConfig, profile, port);
   return { bridgeConfig, agentConfig, profile, shared };
+}
+
+/** Points the kept demo files at this run's port (tokens and data stay as they are). */
+function usePort(bridgeConfig: string, agentConfig: string, profile: string, port: number): void {
+  const b = YAML.parse(readFileSync(bridgeConfig, 'utf8')) as { listen?: { host?: string; port?: number } };
+  if (b.listen?.port !== port) {
+    b.listen = { ...b.listen, port };
+    writeFileSync(bridgeConfig, YAML.stringify(b), { mode: 0o600 });
+  }
+  const a = YAML.parse(readFileSync(agentConfig, 'utf8')) as { bridge?: { url?: string } };
+  const url = `ws://127.0.0.1:${port}/v1/device`;
+  if (a.bridge?.url !== url) {
+    a.bridge = { ...a.bridge, url };
+    writeFileSync(agentConfig, YAML.stringify(a), { mode: 0o600 });
+  }
+  const r = JSON.parse(readFileSync(profile, 'utf8')) as { bridge_url?: string };
+  if (r.bridge_url !== `http://127.0.0.1:${port}`) {
+    r.bridge_url = `http://127.0.0.1:${port}`;
+    writeFileSync(profile, JSON.stringify(r, null, 2) + '\n', { mode: 0o600 });
+  }
 }
 
 /** Registers `demo`. */
