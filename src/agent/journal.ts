@@ -2,10 +2,11 @@
  * The persistent call journal (PROTOCOL.md §5, §6.8): accept-before-execute, replay, tombstones,
  * crash recovery, retention, and the outbox of undelivered outcomes.
  *
- * Writes are grouped: every write made in the same event-loop turn joins one transaction, committed on
- * the next `setImmediate`. A write's promise resolves only after its transaction has committed, and the
- * dispatcher starts a handler only after the accept has resolved, so accept-before-execute holds while
- * 64 concurrent calls pay for one commit instead of 64.
+ * Writes are grouped: with several calls in flight, every write made in the same event-loop turn joins
+ * one transaction committed at the end of the turn; a call alone commits at the end of the current task.
+ * A write's promise resolves only after its transaction has committed, and the dispatcher starts a
+ * handler only after the accept has resolved, so accept-before-execute holds while 64 concurrent calls
+ * pay for a few commits instead of 64.
  */
 import type Database from 'better-sqlite3';
 import { openDatabase, migrate, type Migration, type SyncLevel } from '../storage/sqlite.js';
@@ -286,11 +287,6 @@ export class Journal {
 
   metaSet(key: string, value: string): void {
     this.st.metaSet.run(key, value);
-  }
-
-  /** Commits what is queued now (used at shutdown and by tests). */
-  flushSync(): void {
-    this.flush();
   }
 
   close(): void {

@@ -12,7 +12,7 @@ import { isTerminal, METHODS, type CallStateNote, type InvokeParams, type Outcom
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../sdk/index.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
-import { publicRecord, type BridgeCallState, type BridgeStore, type StoredCall } from './store.js';
+import type { BridgeCallState, BridgeStore, StoredCall } from './store.js';
 
 const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -281,9 +281,6 @@ export class CallRouter extends EventEmitter {
       }
     }
   }
-
-  /** Record in the public shape. */
-  static record = publicRecord;
 
   close(): void {
     this.closed = true;

@@ -129,9 +129,12 @@ export class BridgeServer {
 
   /** Listens; resolves with the URL; writes bridge.json. */
   async start(): Promise<string> {
+    const { host: lh, port: lp } = this.config.listen;
     await new Promise<void>((resolve, reject) => {
-      this.http.once('error', reject);
-      this.http.listen(this.config.listen.port, this.config.listen.host, () => resolve());
+      this.http.once('error', (e: NodeJS.ErrnoException) =>
+        reject(e.code === 'EADDRINUSE' ? new Error(`${lh}:${lp} is already in use; choose another listen.port (the demo takes --port)`, { cause: e }) : e),
+      );
+      this.http.listen(lp, lh, () => resolve());
     });
     const a = this.http.address() as AddressInfo;
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
