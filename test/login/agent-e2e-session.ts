@@ -74,6 +74,8 @@ describe('login, then the agent connects and serves calls', () => {
     await reachDecision(page, run, 'alice', name);
     await page.selectOption('#workspace_id', 'ws_b');
     await page.click('#approve');
+    // Close only once the approval's answer page is there: closing mid-navigation can hang Playwright.
+    assert.match((await page.textContent('#result')) ?? '', new RegExp(`${name} is now connected to workspace ws_b`));
     await page.close();
     assert.equal(await run.exit, 0, run.stderr());
 

@@ -7,7 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Page } from 'playwright-core';
 
 /** Chromium flags from TESTING.md. */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+// NativeNotifications off: inside the test's private D-Bus session, Chromium would ask for the
+// notification service, which activates dunst (installed for the notification tests) only for it to
+// die without a display.
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-features=NativeNotifications'];
 
 /** A `login` process and what it printed. */
 export interface LoginRun {
