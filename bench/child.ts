@@ -18,15 +18,23 @@ export interface BenchChild<T> {
 /** Node flags that load TypeScript sources through tsx. */
 export const TSX = ['--import', 'tsx'];
 
+/**
+ * The loader flags a bench module needs: none for compiled JavaScript (`npm run bench` runs from
+ * `dist/`, as the product ships), tsx for a `.ts` source (the smoke test).
+ */
+export function loaderFor(file: string): string[] {
+  return file.endsWith('.ts') ? TSX : [];
+}
+
 /** The path of a sibling bench module, with this build's extension (`.ts` from source, `.js` from dist). */
 export function benchFile(name: string): string {
   const ext = import.meta.url.endsWith('.js') ? '.js' : '.ts';
   return fileURLToPath(new URL(`./${name}${ext}`, import.meta.url));
 }
 
-/** Starts `node [nodeArgs] --import tsx file ...args` and resolves once it prints READY. */
+/** Starts `node [nodeArgs] [--import tsx] file ...args` and resolves once it prints READY. */
 export function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = []): Promise<BenchChild<T>> {
-  const proc = spawn(process.execPath, [...nodeArgs, ...TSX, file, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...nodeArgs, ...loaderFor(file), file, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: proc.stdout! });

@@ -5,14 +5,15 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ECHO_VALUE } from './agent-roundtrip.js';
-import { TSX, benchFile } from './child.js';
+import { benchFile, loaderFor } from './child.js';
 import type { BenchTarget } from './stats.js';
 
 /** Opens the MCP stdio target: spawns the server and connects the SDK client. */
 export async function openMcpStdio(): Promise<BenchTarget> {
+  const server = benchFile('mcp-server');
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...TSX, benchFile('mcp-server')],
+    args: [...loaderFor(server), server],
     stderr: 'inherit',
   });
   const client = new Client({ name: 'aios-bench', version: '1.0.0' });

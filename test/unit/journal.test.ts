@@ -1,10 +1,11 @@
 /** The journal: migrations over rows, group commit, replay data, recovery, outbox, retention. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Journal, JOURNAL_MIGRATIONS } from '../../src/agent/journal.js';
+import { DuplicateCallError, Journal, JOURNAL_MIGRATIONS } from '../../src/agent/journal.js';
 import { migrate } from '../../src/storage/sqlite.js';
 import type { Outcome } from '../../src/protocol/messages.js';
 import { tempDir } from '../helpers/stack.js';
@@ -46,19 +47,94 @@ test('a newer schema than the program knows is refused, not damaged', () => {
   }
 });
 
-test('writes in one tick share one commit, each resolves after it; a duplicate fails only itself', async () => {
+test('writes in one tick share one log write, each resolves after it; a duplicate fails only itself', async () => {
   const dir = tempDir();
   const j = new Journal(join(dir, 'j.sqlite'), scope);
   try {
-    const before = j.db.prepare('SELECT count(*) n FROM calls');
+    const lines = () => readFileSync(j.logPath, 'utf8').split('\n').filter(Boolean).length;
     const ps = Array.from({ length: 20 }, (_, i) => j.accept('c' + i, 'f.x', 'd', new Date().toISOString()));
-    assert.equal((before.get() as { n: number }).n, 0, 'nothing is visible before the group commits');
+    assert.equal(lines(), 0, 'nothing is logged before the group is written');
     const dup = j.accept('c0', 'f.x', 'd', new Date().toISOString());
+    await assert.rejects(dup, DuplicateCallError);
     await Promise.all(ps);
-    await assert.rejects(dup);
-    assert.equal((before.get() as { n: number }).n, 20);
+    assert.equal(lines(), 20, 'the group is in the log once the promises resolve');
+    assert.equal(j.get('c7')?.state, 'accepted', 'rows not yet in the table are read from memory');
+    const count = j.db.prepare('SELECT count(*) n FROM calls');
+    assert.equal((count.get() as { n: number }).n, 0, 'the table catches up later');
+    j.checkpoint();
+    assert.equal((count.get() as { n: number }).n, 20);
+    assert.equal(lines(), 0, 'the log is emptied once the table has its rows');
+    await assert.rejects(j.accept('c3', 'f.x', 'd', new Date().toISOString()), DuplicateCallError, 'a duplicate of a row in the table fails too');
   } finally {
     j.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a process killed before the table caught up loses nothing: the log is replayed at the next start', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'j.sqlite');
+  try {
+    // A real process that journals and is SIGKILLed, as a crash would stop it.
+    const script = `
+      import { Journal } from ${JSON.stringify(new URL('../../src/agent/journal.ts', import.meta.url).href)};
+      const j = new Journal(${JSON.stringify(path)}, { workspaceId: 'ws', deviceId: 'dev' });
+      const at = new Date().toISOString();
+      await j.accept('done', 'f.x', 'd1', at, 'running', at);
+      await j.finish(${JSON.stringify(outcome('done'))}, false);
+      await j.accept('running', 'f.x', 'd2', at, 'running', at);
+      await j.accept('waiting', 'f.x', 'd3', at);
+      await j.setState('waiting', 'awaiting_confirmation');
+      await j.tombstone('tomb', ${JSON.stringify({ ...outcome('tomb', 'cancelled'), function: '' })});
+      await j.markDelivered(['done']);
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(r.signal, 'SIGKILL', r.stderr);
+    assert.ok(readFileSync(`${path}.log`, 'utf8').split('\n').filter(Boolean).length >= 7, 'the writes were in the log only');
+    const j = new Journal(path, scope);
+    try {
+      assert.equal(readFileSync(j.logPath, 'utf8'), '', 'the replayed log is emptied');
+      assert.equal(j.get('done')?.outcome?.state, 'completed');
+      assert.equal(j.get('done')?.argsDigest, 'd1');
+      assert.equal(j.get('tomb')?.tombstone, true);
+      const rec = Object.fromEntries(j.recover().map((o) => [o.call_id, o]));
+      assert.equal(rec['running']?.state, 'unknown');
+      assert.equal(rec['waiting']?.state, 'failed');
+      assert.deepEqual(j.outbox().map((o) => o.call_id).sort(), ['running', 'waiting'], '"done" was delivered before the crash');
+    } finally {
+      j.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('replaying a log the table already holds changes nothing; a torn last line is dropped', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'j.sqlite');
+  try {
+    let j = new Journal(path, scope);
+    const at = new Date().toISOString();
+    await j.accept('a', 'f.x', 'd', at, 'running', at);
+    await j.finish(outcome('a'), false);
+    await j.markDelivered(['a']);
+    await j.accept('b', 'f.x', 'd', at);
+    const log = readFileSync(j.logPath, 'utf8');
+    j.close();
+    // As if the process died after the table's commit and before the log was emptied, with one more
+    // line cut short mid-write.
+    writeFileSync(`${path}.log`, log + '["s","b","running",null,1');
+    j = new Journal(path, scope);
+    try {
+      assert.equal(j.get('a')?.outcome?.state, 'completed');
+      assert.equal(j.get('b')?.state, 'accepted', 'the torn line was not applied');
+      assert.equal(j.outbox().length, 0, 'the delivery mark replayed after the outcome');
+      assert.equal(readFileSync(j.logPath, 'utf8'), '');
+    } finally {
+      j.close();
+    }
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
