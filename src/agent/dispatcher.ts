@@ -5,11 +5,12 @@
  */
 import { argsDigest } from '../protocol/hash.js';
 import { RPC, RpcError, WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
+import { serializedResults } from '../protocol/peer.js';
 import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
 import type { Journal } from './journal.js';
-import { LockAbortedError, LockManager, Semaphore } from './locks.js';
+import { LockAbortedError, LockManager, Semaphore, type AbortLike } from './locks.js';
 import { errorOutcome, finalOutcome, preAcceptOutcome, uuidv7Time, type CallTimes } from '../protocol/outcomes.js';
 import type { FunctionRegistry, RegisteredFunction } from './registry.js';
 import type { CallObserver, ConsentGate, ConsentRequest } from './seams.js';
@@ -53,6 +54,44 @@ class AbortReason extends Error {
   }
 }
 
+/**
+ * A call's abort state. The dispatcher's own waits listen here; a real AbortSignal is made only when
+ * something asks for one (a handler reading `ctx.signal`, a prompt): most calls never need it.
+ */
+class CallAbort implements AbortLike {
+  aborted = false;
+  reason: AbortReason | undefined;
+  private listeners: (() => void)[] | undefined;
+  private ctl: AbortController | undefined;
+
+  get signal(): AbortSignal {
+    if (!this.ctl) {
+      this.ctl = new AbortController();
+      if (this.aborted) this.ctl.abort(this.reason);
+    }
+    return this.ctl.signal;
+  }
+
+  abort(reason: AbortReason): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.ctl?.abort(reason);
+    const ls = this.listeners;
+    this.listeners = undefined;
+    if (ls) for (const l of ls) l();
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners ? this.listeners.indexOf(listener) : -1;
+    if (i >= 0) this.listeners!.splice(i, 1);
+  }
+}
+
 /** The journal could not take the call: it must not run. */
 class JournalFault extends Error {
   constructor(override readonly cause: unknown) {
@@ -75,9 +114,11 @@ interface InFlight {
    * Fires on cancel, lease expiry and shutdown at any stage, and on timeout once the execution budget
    * runs (it starts after consent, so a prompt never sees a timeout reason).
    */
-  ctl: AbortController;
+  ab: CallAbort;
   committed: boolean;
   handlerRunning: boolean;
+  /** Set while `execute` waits for the handler: wakes it when the call is aborted. */
+  wake: (() => void) | undefined;
   promise: Promise<Outcome>;
   times: CallTimes;
   lastProgress: number;
@@ -105,21 +146,19 @@ export class Dispatcher {
   /** `aios/function.invoke`. Always resolves with an outcome (§2 layer 3). */
   async invoke(p: InvokeParams): Promise<Outcome> {
     const id = this.o.identity;
-    const reg0 = this.o.registry.get(p.function);
-    const refuse = (state: CallState, err: WireError): Outcome => this.refused(p, reg0?.descriptor, preAcceptOutcome(p.call_id, p.function, state, err));
+    const reg = this.o.registry.get(p.function);
     if (p.workspace_id !== id.workspaceId || p.user_id !== id.userId || p.device_id !== id.deviceId) {
-      return refuse('failed', new WireError('identity_mismatch', 'The workspace, user or device of this call is not this client\'s.'));
+      return this.refuse(p, reg, 'failed', new WireError('identity_mismatch', 'The workspace, user or device of this call is not this client\'s.'));
     }
-    const reg = reg0;
     if (!reg || this.o.consent.isDisabled(p.function)) {
-      return refuse('failed', new WireError('unknown_function', `No enabled function is registered as ${p.function}.`));
+      return this.refuse(p, reg, 'failed', new WireError('unknown_function', `No enabled function is registered as ${p.function}.`));
     }
     if (p.descriptor_hash !== undefined && p.descriptor_hash !== reg.descriptor.descriptor_hash) {
-      return refuse('failed', new WireError('function_changed', 'The function\'s descriptor has changed since the caller read it.', { details: { descriptor_hash: reg.descriptor.descriptor_hash } }));
+      return this.refuse(p, reg, 'failed', new WireError('function_changed', 'The function\'s descriptor has changed since the caller read it.', { details: { descriptor_hash: reg.descriptor.descriptor_hash } }));
     }
     const violations = schemaValidator.validate(reg.descriptor.input_schema, p.arguments);
     if (violations.length) {
-      return refuse('failed', new WireError('invalid_arguments', 'The arguments do not match the function\'s input schema.', { details: { violations } }));
+      return this.refuse(p, reg, 'failed', new WireError('invalid_arguments', 'The arguments do not match the function\'s input schema.', { details: { violations } }));
     }
 
     const digest = argsDigest(p.function, p.arguments);
@@ -138,13 +177,13 @@ export class Dispatcher {
     }
     const minted = uuidv7Time(p.call_id);
     if (minted !== undefined && Date.now() - minted > this.o.dedupeRetentionS * 1000) {
-      return refuse('expired', new WireError('call_expired', 'The call is older than the deduplication window and was not run.'));
+      return this.refuse(p, reg, 'expired', new WireError('call_expired', 'The call is older than the deduplication window and was not run.'));
     }
     if (this.o.consent.isPaused()) {
-      return refuse('rejected', new WireError('paused', 'The user has paused this device client.'));
+      return this.refuse(p, reg, 'rejected', new WireError('paused', 'The user has paused this device client.'));
     }
     if (!this.accepting) {
-      return refuse('rejected', new WireError('paused', 'The device client is shutting down.', { retryable: true }));
+      return this.refuse(p, reg, 'rejected', new WireError('paused', 'The device client is shutting down.', { retryable: true }));
     }
 
     const call: InFlight = {
@@ -156,9 +195,10 @@ export class Dispatcher {
       reg,
       state: 'accepted',
       seq: 0,
-      ctl: new AbortController(),
+      ab: new CallAbort(),
       committed: false,
       handlerRunning: false,
+      wake: undefined,
       promise: undefined as unknown as Promise<Outcome>,
       times: { callId: p.call_id, fn: p.function, acceptedAt: new Date().toISOString(), startedAt: null },
       lastProgress: 0,
@@ -252,6 +292,11 @@ export class Dispatcher {
     await Promise.allSettled(all.map((c) => c.promise));
   }
 
+  /** A call refused before acceptance: its outcome, reported to the observers (audit). */
+  private refuse(p: InvokeParams, reg: RegisteredFunction | undefined, state: CallState, err: WireError): Outcome {
+    return this.refused(p, reg?.descriptor, preAcceptOutcome(p.call_id, p.function, state, err));
+  }
+
   /** Reports a call refused before acceptance to the observers (audit), then returns its outcome. */
   private refused(p: InvokeParams, descriptor: Descriptor | undefined, outcome: Outcome): Outcome {
     this.observe(outcome, descriptor, p);
@@ -272,20 +317,23 @@ export class Dispatcher {
     return preAcceptOutcome(p.call_id, p.function, 'failed', new WireError('idempotency_conflict', 'This call_id was already used with a different function or arguments.'));
   }
 
+  /** Fires the call's signal (once) and wakes its execution if it is waiting on the handler. */
   private abort(call: InFlight, kind: AbortKind): void {
-    const reason = new AbortReason(kind);
-    if (!call.ctl.signal.aborted) call.ctl.abort(reason);
+    if (call.ab.aborted) return;
+    call.ab.abort(new AbortReason(kind));
+    call.wake?.();
   }
 
-  private setState(call: InFlight, state: CallState): void {
+  /** Enters a state and tells the bridge; `at` defaults to now (callers pass the time they recorded). */
+  private setState(call: InFlight, state: CallState, at?: string): void {
     if (state === 'accepted') call.announced = true;
     call.state = state;
-    const note: CallStateNote = { call_id: call.callId, state, seq: call.seq++, at: new Date().toISOString() };
+    const note: CallStateNote = { call_id: call.callId, state, seq: call.seq++, at: at ?? new Date().toISOString() };
     this.o.notify('aios/notification.call_state', note);
   }
 
   private async run(call: InFlight, p: InvokeParams): Promise<Outcome> {
-    const log = lazyChild(this.o.log, { call_id: call.callId, function: call.fn });
+    const log = new CallLogger(this.o.log, call.callId, call.fn);
     const d = call.reg.descriptor;
     const args = p.arguments;
     let outcome: Outcome;
@@ -300,16 +348,23 @@ export class Dispatcher {
       outcome = errorOutcome(call.times, 'failed', 'execution_failed', 'The device client failed while handling the call.', call.handlerRunning ? 'possible' : 'none');
     }
     if (call.progressTimer) clearTimeout(call.progressTimer);
+    // The outcome is serialized once: for the size check, the journal and the response frame.
+    let json = JSON.stringify(outcome);
+    if (outcome.state === 'completed' && json.length * 3 > this.o.maxOutputBytes && Buffer.byteLength(json) > this.o.maxOutputBytes) {
+      outcome = errorOutcome(call.times, 'failed', 'payload_too_large', 'The output is larger than a message may be; the function should return a blob.', d.risk?.read_only ? 'none' : 'possible', { limit: this.o.maxOutputBytes, size: Buffer.byteLength(json) });
+      json = JSON.stringify(outcome);
+    }
     try {
       // A call that ended before it was journalled (refused by policy, cancelled during the decision) is
-      // journalled now, in the same commit as its outcome.
+      // journalled now, in the same write as its outcome.
       if (!call.journalled) void this.accept(call, 'accepted', null).catch(() => undefined);
-      await this.o.journal.finish(outcome, this.o.deliverable());
+      await this.o.journal.finish(outcome, this.o.deliverable(), json);
     } catch (e) {
       log.error({ err: String(e) }, 'journal write of the outcome failed');
     }
-    if (call.state === 'accepted' && !call.announced) this.setState(call, 'accepted');
-    this.setState(call, outcome.state);
+    serializedResults.set(outcome, json);
+    if (call.state === 'accepted' && !call.announced) this.setState(call, 'accepted', call.times.acceptedAt);
+    this.setState(call, outcome.state, outcome.finished_at ?? undefined);
     // One line per call, on the parent logger: building a child logger per call costs more than the line.
     const line = { call_id: call.callId, function: call.fn, state: outcome.state, duration_ms: outcome.duration_ms };
     if (outcome.state === 'completed' || outcome.state === 'cancelled') this.o.log.info(line, 'call finished');
@@ -331,8 +386,8 @@ export class Dispatcher {
     const def = call.reg.def;
     const t = call.times;
     const cancelledNow = (): Outcome | undefined => {
-      const r = call.ctl.signal.reason as AbortReason | undefined;
-      if (!call.ctl.signal.aborted || !r || r.kind === 'timeout') return undefined;
+      const r = call.ab.reason;
+      if (!call.ab.aborted || !r || r.kind === 'timeout') return undefined;
       if (r.kind === 'shutdown') return errorOutcome(t, 'failed', 'execution_interrupted', 'The device client stopped before this call started; it did not run.', 'none');
       return errorOutcome(t, 'cancelled', 'cancelled', r.kind === 'lease' ? 'The call was cancelled because the bridge did not come back in time.' : 'The call was cancelled.', 'none', r.kind === 'lease' ? { reason: 'lease_expired' } : undefined);
     };
@@ -341,31 +396,35 @@ export class Dispatcher {
       callId: call.callId,
       descriptor: d,
       args,
-      summary: `Run ${d.name}.`,
+      summary: '',
       resource: def.resource ? safe(() => def.resource!(args), '*') : '*',
       requester: p.requester,
       workspaceId: p.workspace_id,
       userId: p.user_id,
       timeoutMs: p.confirm_timeout_ms ?? this.o.defaultConfirmTimeoutMs,
     };
-    const prompts = this.o.consent.needsPrompt(req);
-    if (prompts) {
-      // The user will be asked: journal the call first, then describe it in one sentence.
-      await this.accept(call, 'accepted', null);
-      this.setState(call, 'accepted');
-      if (def.describe) {
-        try {
-          req.summary = await def.describe(args);
-        } catch (e) {
-          log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
+    // Most calls need nobody to be asked: their decision is made here and now.
+    let decision = this.o.consent.decideNow?.(req);
+    if (!decision) {
+      if (this.o.consent.needsPrompt(req)) {
+        // The user will be asked: journal the call first, then describe it in one sentence.
+        await this.accept(call, 'accepted', null);
+        this.setState(call, 'accepted', t.acceptedAt);
+        req.summary = `Run ${d.name}.`;
+        if (def.describe) {
+          try {
+            req.summary = await def.describe(args);
+          } catch (e) {
+            log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
+          }
         }
+        await this.o.journal.setState(call.callId, 'awaiting_confirmation');
+        this.setState(call, 'awaiting_confirmation');
       }
-      await this.o.journal.setState(call.callId, 'awaiting_confirmation');
-      this.setState(call, 'awaiting_confirmation');
+      const early = cancelledNow();
+      if (early) return early;
+      decision = await this.o.consent.decide(req, call.ab.signal);
     }
-    const early = cancelledNow();
-    if (early) return early;
-    const decision = await this.o.consent.decide(req, call.ctl.signal);
     t.confirmation = decision.confirmation;
     const afterPrompt = cancelledNow();
     if (afterPrompt) return afterPrompt;
@@ -387,7 +446,7 @@ export class Dispatcher {
         try {
           if (!slot) {
             try {
-              slot = await this.slots.acquire(call.ctl.signal);
+              slot = await this.slots.acquire(call.ab);
             } catch (e) {
               if (!(e instanceof LockAbortedError)) throw e;
               return cancelledNow() ?? errorOutcome(t, 'expired', 'device_busy', 'No execution slot came free before this call\'s deadline.', 'none');
@@ -395,8 +454,8 @@ export class Dispatcher {
           }
           t.startedAt = new Date().toISOString();
           await this.accept(call, 'running', t.startedAt);
-          this.setState(call, 'accepted');
-          this.setState(call, 'running');
+          this.setState(call, 'accepted', t.acceptedAt);
+          this.setState(call, 'running', t.startedAt);
           return await this.execute(call, args, p.requester, log);
         } finally {
           clearTimeout(timer);
@@ -405,7 +464,7 @@ export class Dispatcher {
         }
       }
       await this.accept(call, 'accepted', null);
-      this.setState(call, 'accepted');
+      this.setState(call, 'accepted', t.acceptedAt);
     }
 
     // Execution budget starts now and covers lock waits (§6.4).
@@ -414,8 +473,8 @@ export class Dispatcher {
     let releaseSlot: (() => void) | undefined;
     try {
       try {
-        release = await this.locks.acquireAll(lockNames, call.ctl.signal);
-        releaseSlot = await this.slots.acquire(call.ctl.signal);
+        release = await this.locks.acquireAll(lockNames, call.ab);
+        releaseSlot = await this.slots.acquire(call.ab);
       } catch (e) {
         if (!(e instanceof LockAbortedError)) throw e;
         const c = cancelledNow();
@@ -425,8 +484,8 @@ export class Dispatcher {
 
       t.startedAt = new Date().toISOString();
       await this.o.journal.setState(call.callId, 'running', t.startedAt);
-      this.setState(call, 'running');
-      if (call.ctl.signal.aborted) {
+      this.setState(call, 'running', t.startedAt);
+      if (call.ab.aborted) {
         const c = cancelledNow();
         if (c) return c;
         return errorOutcome(t, 'expired', 'device_busy', 'The call could not start before its deadline.', 'none');
@@ -441,9 +500,7 @@ export class Dispatcher {
 
   /** Starts the execution budget: the call's signal fires with a timeout reason when it runs out. */
   private startBudget(call: InFlight, ms: number): NodeJS.Timeout {
-    return setTimeout(() => {
-      if (!call.ctl.signal.aborted) call.ctl.abort(new AbortReason('timeout'));
-    }, ms);
+    return setTimeout(() => this.abort(call, 'timeout'), ms);
   }
 
   private async execute(call: InFlight, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
@@ -452,7 +509,9 @@ export class Dispatcher {
     const ctx: CallContext = {
       callId: call.callId,
       functionId: call.fn,
-      signal: call.ctl.signal,
+      get signal() {
+        return call.ab.signal;
+      },
       requester,
       log,
       blobs: this.o.blobs,
@@ -467,18 +526,20 @@ export class Dispatcher {
       (v) => ({ ok: true as const, v }),
       (e: unknown) => ({ ok: false as const, e }),
     );
-    const aborted = new Promise<'aborted'>((resolve) => {
-      if (call.ctl.signal.aborted) resolve('aborted');
-      else call.ctl.signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+    // Whichever comes first: the handler settles, or the call is aborted (`abort` wakes this).
+    const first = await new Promise<Awaited<typeof settled> | 'aborted'>((resolve) => {
+      if (call.ab.aborted) return resolve('aborted');
+      call.wake = () => resolve('aborted');
+      void settled.then(resolve);
     });
-    const first = await Promise.race([settled, aborted]);
+    call.wake = undefined;
     if (first !== 'aborted') {
       call.handlerRunning = false;
       if (first.ok) return this.completed(call, first.v, log);
       return this.failedFromError(call, first.e, log);
     }
     // The signal fired: give the handler its grace period to stop, then answer.
-    const kind = (call.ctl.signal.reason as AbortReason).kind;
+    const kind = call.ab.reason!.kind;
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<'grace'>((r) => (graceTimer = setTimeout(() => r('grace'), ABORT_GRACE_MS)));
     const stopped = await Promise.race([settled, grace]);
@@ -505,12 +566,9 @@ export class Dispatcher {
     }
   }
 
+  /** A handler's result as the outcome (its size is checked once the outcome is serialized, in `run`). */
   private completed(call: InFlight, output: unknown, log: Logger): Outcome {
     const d = call.reg.descriptor;
-    const size = Buffer.byteLength(JSON.stringify(output ?? null));
-    if (size > this.o.maxOutputBytes) {
-      return errorOutcome(call.times, 'failed', 'payload_too_large', 'The output is larger than a message may be; the function should return a blob.', d.risk?.read_only ? 'none' : 'possible', { limit: this.o.maxOutputBytes, size });
-    }
     const violations = schemaValidator.validate(d.output_schema, output);
     if (violations.length) log.error({ violations }, 'handler output does not match its output_schema (defect)');
     return finalOutcome(call.times, 'completed', { output, output_valid: violations.length === 0 });
@@ -553,17 +611,28 @@ export class Dispatcher {
   }
 }
 
-/** A child logger made on first use (most calls never log anything but their last line). */
-function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
-  let child: Logger | undefined;
-  const get = () => (child ??= parent.child(bindings));
-  return {
-    debug: (o, m) => get().debug(o, m),
-    info: (o, m) => get().info(o, m),
-    warn: (o, m) => get().warn(o, m),
-    error: (o, m) => get().error(o, m),
-    child: (b) => get().child(b),
-  };
+/** A call's logger: its child logger is made on first use (most calls log nothing but their last line). */
+class CallLogger implements Logger {
+  private made: Logger | undefined;
+  constructor(private readonly parent: Logger, private readonly callId: string, private readonly fn: string) {}
+  private get l(): Logger {
+    return (this.made ??= this.parent.child({ call_id: this.callId, function: this.fn }));
+  }
+  debug(o: object, m?: string): void {
+    this.l.debug(o, m);
+  }
+  info(o: object, m?: string): void {
+    this.l.info(o, m);
+  }
+  warn(o: object, m?: string): void {
+    this.l.warn(o, m);
+  }
+  error(o: object, m?: string): void {
+    this.l.error(o, m);
+  }
+  child(b: Record<string, unknown>): Logger {
+    return this.l.child(b);
+  }
 }
 
 function safe<T>(fn: () => T, fallback: T): T {

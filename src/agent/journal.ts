@@ -150,8 +150,11 @@ export class Journal {
   private closed = false;
   /** Rows written to the log and not yet to the table, by call_id. */
   private readonly rows = new Map<string, Row>();
-  /** The last id `get` found nowhere: the accept right after it need not ask the table again. */
-  private lastMiss: string | undefined;
+  /**
+   * Ids `get` found nowhere since the last checkpoint: their accept need not ask the table again (the
+   * table changes only at a checkpoint, which forgets them). Bounded: cleared when it grows large.
+   */
+  private misses = new Set<string>();
   private indexTimer: NodeJS.Timeout | undefined;
   /**
    * True while several calls are in flight: writes then wait for the end of the event-loop turn, so one
@@ -209,7 +212,8 @@ export class Journal {
     if (m) return toJournalRow(m);
     const r = this.st.get.get(this.scope.workspaceId, this.scope.deviceId, callId) as Record<string, unknown> | undefined;
     if (!r) {
-      this.lastMiss = callId;
+      if (this.misses.size >= 4096) this.misses.clear();
+      this.misses.add(callId);
       return undefined;
     }
     return toJournalRow(fromTable(r));
@@ -239,9 +243,8 @@ export class Journal {
     return this.enqueue(JSON.stringify(rec), () => this.applyRec(rec));
   }
 
-  /** Records the terminal outcome (undelivered until acknowledged). */
-  finish(outcome: Outcome, delivered = false): Promise<void> {
-    const json = JSON.stringify(outcome);
+  /** Records the terminal outcome (undelivered until acknowledged); `json` is the outcome's JSON if already made. */
+  finish(outcome: Outcome, delivered = false, json = JSON.stringify(outcome)): Promise<void> {
     const fin = outcome.finished_at ?? new Date().toISOString();
     const ms = Date.now();
     // The outcome's JSON is made once: it goes into the line and, later, into the table.
@@ -362,7 +365,7 @@ export class Journal {
     if (!this.rows.size) return;
     this.upsertAll(this.rows.values());
     this.rows.clear();
-    this.lastMiss = undefined;
+    this.misses.clear();
     // Only now: until the table has the rows, the log is their only durable copy.
     ftruncateSync(this.fd, 0);
   }
@@ -389,8 +392,7 @@ export class Journal {
 
   private known(callId: string): boolean {
     if (this.queuedIds.has(callId) || this.rows.has(callId)) return true;
-    // The table changes only at a checkpoint (which forgets lastMiss), so a miss since then still holds.
-    if (callId === this.lastMiss) return false;
+    if (this.misses.has(callId)) return false;
     return this.st.get.get(this.scope.workspaceId, this.scope.deviceId, callId) !== undefined;
   }
 

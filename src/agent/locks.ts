@@ -7,6 +7,17 @@ interface Waiter {
   grant: () => void;
 }
 
+/**
+ * What a wait can be abandoned by: an AbortSignal, or anything with the same few members (the
+ * dispatcher passes a lighter one of its own for every call).
+ */
+export interface AbortLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /** Thrown when a wait is abandoned because the signal fired. */
 export class LockAbortedError extends Error {
   constructor(readonly reason: unknown) {
@@ -35,7 +46,7 @@ export class Semaphore {
     });
   }
 
-  acquire(signal?: AbortSignal): Promise<() => void> {
+  acquire(signal?: AbortLike): Promise<() => void> {
     const release = once(() => {
       this.active--;
       this.waiters.shift()?.grant();
@@ -101,7 +112,7 @@ export class LockManager {
    * Acquires all `names` (sorted, so two calls needing the same pair cannot deadlock).
    * Resolves to one release function for all of them.
    */
-  async acquireAll(names: readonly string[], signal?: AbortSignal): Promise<() => void> {
+  async acquireAll(names: readonly string[], signal?: AbortLike): Promise<() => void> {
     const sorted = [...new Set(names)].sort();
     const releases: (() => void)[] = [];
     try {

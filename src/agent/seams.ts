@@ -36,6 +36,12 @@ export interface ConsentGate {
    * Must not prompt or block.
    */
   needsPrompt(req: ConsentRequest): boolean;
+  /**
+   * The decision at once when no prompt is needed (allow, deny, or no way to ask); undefined when the
+   * user must be asked (then `needsPrompt` is true and `decide` prompts). Must not block. Optional:
+   * without it the dispatcher uses `needsPrompt` and `decide`.
+   */
+  decideNow?(req: ConsentRequest): ConsentDecision | undefined;
   /** Decides; `signal` fires when the call is cancelled (the prompt must be withdrawn at once). */
   decide(req: ConsentRequest, signal: AbortSignal): Promise<ConsentDecision>;
   /** True while the user has paused all calls. */
@@ -73,10 +79,13 @@ export class RefusingConsentGate implements ConsentGate {
   needsPrompt(req: ConsentRequest): boolean {
     return this.needs(req.descriptor);
   }
+  decideNow(req: ConsentRequest): ConsentDecision | undefined {
+    if (this.needs(req.descriptor)) return undefined;
+    return { confirmation: { required: false, decision: 'not_required', decided_by: 'policy', remembered: false } };
+  }
   async decide(req: ConsentRequest): Promise<ConsentDecision> {
-    if (!this.needs(req.descriptor)) {
-      return { confirmation: { required: false, decision: 'not_required', decided_by: 'policy', remembered: false } };
-    }
+    const now = this.decideNow(req);
+    if (now) return now;
     return {
       confirmation: { required: true, decision: 'unavailable', decided_by: 'system', remembered: false },
       error: new WireError('confirmation_unavailable', 'This call needs the user to confirm it, and no prompt can be shown.'),

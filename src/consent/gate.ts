@@ -66,6 +66,13 @@ export interface ConsentStatus {
 const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
 
 const info = (c: ConfirmationInfo): ConfirmationInfo => c;
+/** Shared by every call that needed no confirmation (outcomes are never changed after they are built). */
+const NOT_REQUIRED: ConfirmationInfo = Object.freeze(info({ required: false, decision: 'not_required', decided_by: 'policy', remembered: false }));
+const DENIED_MESSAGES = {
+  paused: 'The user has paused all calls on this device.',
+  permission_denied: 'This function is not allowed on this device for this resource.',
+  user_rejected: 'The user declined this call earlier and asked to remember that.',
+} as const;
 
 /** The consent gate, prompt queue, pause switch and audit trail of one agent. */
 export class ConsentService implements ConsentGate, CallObserver {
@@ -152,26 +159,30 @@ export class ConsentService implements ConsentGate, CallObserver {
     return this.verdict(req).action === 'ask' && this.provider() !== undefined;
   }
 
-  async decide(req: ConsentRequest, signal: AbortSignal): Promise<ConsentDecision> {
+  decideNow(req: ConsentRequest): ConsentDecision | undefined {
     const v = this.verdict(req);
+    if (v.action !== 'ask') return this.settled(v);
+    return this.provider() ? undefined : this.unavailable();
+  }
+
+  /** The decision for a verdict that needs nobody to be asked. */
+  private settled(v: Exclude<PolicyVerdict, { action: 'ask' }>): ConsentDecision {
     if (v.action === 'allow') {
       return {
         confirmation: v.required
           ? info({ required: true, decision: 'allowed', decided_by: v.by, remembered: v.by === 'remembered' })
-          : info({ required: false, decision: 'not_required', decided_by: 'policy', remembered: false }),
+          : NOT_REQUIRED,
       };
     }
-    if (v.action === 'deny') {
-      const messages = {
-        paused: 'The user has paused all calls on this device.',
-        permission_denied: 'This function is not allowed on this device for this resource.',
-        user_rejected: 'The user declined this call earlier and asked to remember that.',
-      } as const;
-      return {
-        confirmation: info({ required: v.required, decision: 'denied', decided_by: v.by, remembered: v.by === 'remembered' }),
-        error: new WireError(v.error, messages[v.error]),
-      };
-    }
+    return {
+      confirmation: info({ required: v.required, decision: 'denied', decided_by: v.by, remembered: v.by === 'remembered' }),
+      error: new WireError(v.error, DENIED_MESSAGES[v.error]),
+    };
+  }
+
+  async decide(req: ConsentRequest, signal: AbortSignal): Promise<ConsentDecision> {
+    const v = this.verdict(req);
+    if (v.action !== 'ask') return this.settled(v);
     if (signal.aborted) return this.withdrawn();
     if (!this.provider()) return this.unavailable();
 

@@ -23,10 +23,18 @@ class Counter {
   constructor(readonly name: string, readonly help: string) {}
 
   inc(labels: Labels = {}, by = 1): void {
+    this.cell(labels).value += by;
+  }
+
+  /** The series for these labels (callers on hot paths keep it and add to it directly). */
+  cell(labels: Labels): { labels: Labels; value: number } {
     const key = labelText(labels);
-    const cur = this.values.get(key);
-    if (cur) cur.value += by;
-    else this.values.set(key, { labels, value: by });
+    let cur = this.values.get(key);
+    if (!cur) {
+      cur = { labels, value: 0 };
+      this.values.set(key, cur);
+    }
+    return cur;
   }
 
   render(): string[] {
@@ -36,20 +44,34 @@ class Counter {
   }
 }
 
+interface HistogramSeries {
+  labels: Labels;
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
 class Histogram {
-  private readonly series = new Map<string, { labels: Labels; buckets: number[]; sum: number; count: number }>();
+  private readonly series = new Map<string, HistogramSeries>();
   constructor(readonly name: string, readonly help: string, readonly bounds: readonly number[]) {}
 
   observe(labels: Labels, value: number): void {
+    this.observeIn(this.cell(labels), value);
+  }
+
+  /** The series for these labels (callers on hot paths keep it and pass it to `observeIn`). */
+  cell(labels: Labels): HistogramSeries {
     const key = labelText(labels);
     let s = this.series.get(key);
     if (!s) {
       s = { labels, buckets: this.bounds.map(() => 0), sum: 0, count: 0 };
       this.series.set(key, s);
     }
-    this.bounds.forEach((b, i) => {
-      if (value <= b) s.buckets[i] = (s.buckets[i] ?? 0) + 1;
-    });
+    return s;
+  }
+
+  observeIn(s: HistogramSeries, value: number): void {
+    for (let i = 0; i < this.bounds.length; i++) if (value <= this.bounds[i]!) s.buckets[i] = (s.buckets[i] ?? 0) + 1;
     s.sum += value;
     s.count += 1;
   }
@@ -74,10 +96,23 @@ export class Metrics {
   private readonly reconnects = new Counter('aios_bridge_reconnects_total', 'Bridge session reconnect attempts.');
   private readonly http = new Counter('aios_local_http_requests_total', 'Requests to the local endpoint by route and status.');
 
+  /** The series of each function (and state): found once, then added to without building label text per call. */
+  private readonly callCells = new Map<string, { byState: Map<string, { value: number }>; latency: HistogramSeries }>();
+
   /** Records one finished call. */
   observeCall(functionId: string, state: string, durationMs: number): void {
-    this.calls.inc({ function: functionId, state });
-    this.latency.observe({ function: functionId }, Math.max(0, durationMs) / 1000);
+    let f = this.callCells.get(functionId);
+    if (!f) {
+      f = { byState: new Map(), latency: this.latency.cell({ function: functionId }) };
+      this.callCells.set(functionId, f);
+    }
+    let c = f.byState.get(state);
+    if (!c) {
+      c = this.calls.cell({ function: functionId, state });
+      f.byState.set(state, c);
+    }
+    c.value += 1;
+    this.latency.observeIn(f.latency, Math.max(0, durationMs) / 1000);
   }
 
   /** Records one confirmation decision (allowed, denied, timeout, unavailable, withdrawn, not_required). */

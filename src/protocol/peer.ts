@@ -49,6 +49,18 @@ export interface PeerOptions {
   onError?: (err: unknown, context: string) => void;
 }
 
+/**
+ * Results whose JSON text is already made (the dispatcher serializes each outcome once, for its size
+ * check and the journal); a response carrying one splices that text in instead of serializing again.
+ * The object must not change after it is registered.
+ */
+export const serializedResults = new WeakMap<object, string>();
+
+/** UTF-8 length over the limit? Counts bytes only when the text could be that long. */
+function tooLong(text: string, max: number | undefined): boolean {
+  return max !== undefined && max > 0 && text.length * 3 > max && Buffer.byteLength(text) > max;
+}
+
 /** One JSON-RPC endpoint. */
 export class JsonRpcPeer {
   private nextId = 1;
@@ -118,9 +130,12 @@ export class JsonRpcPeer {
   }
 
   private write(msg: object): void {
-    const text = JSON.stringify(msg);
+    this.writeText(JSON.stringify(msg));
+  }
+
+  private writeText(text: string): void {
     const max = this.opts.maxMessageBytes;
-    if (max && Buffer.byteLength(text) > max) {
+    if (tooLong(text, max)) {
       throw new WireError('payload_too_large', `The message is larger than the ${max}-byte frame limit.`, { details: { limit: max } });
     }
     this.transport.send(text);
@@ -185,7 +200,9 @@ export class JsonRpcPeer {
       const result = await handler(params, method);
       if (!this.isOpen) return;
       try {
-        this.write({ jsonrpc: '2.0', id, result: result ?? null });
+        const raw = result !== null && typeof result === 'object' ? serializedResults.get(result) : undefined;
+        if (raw !== undefined) this.writeText(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${raw}}`);
+        else this.write({ jsonrpc: '2.0', id, result: result ?? null });
       } catch (e) {
         if (e instanceof WireError) this.sendRaw(id, e.toRpcError());
         else throw e;
