@@ -8,20 +8,26 @@ import type { Logger } from '../sdk/index.js';
 /** Field paths pino always censors. */
 export const REDACT_PATHS = ['token', 'access_token', 'refresh_token', 'authorization', 'password', 'arguments', 'args', 'data', 'content', '*.token', '*.access_token', '*.refresh_token', '*.authorization', '*.password'];
 
+const fixedShape = new WeakMap<Logger, Logger>();
+
 /** Creates the process logger: JSON lines to a file, or to stderr. */
 export function createLogger(opts: { level?: string; file?: string; name?: string } = {}): Logger {
   // Asynchronous, buffered writes: a log line never costs a system call on the call path. The journal, not
   // the log, is what survives a crash; the last lines may be lost then.
   const destination = opts.file ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: 4096 }) : pino.destination({ dest: 2, sync: false });
-  return pino(
-    {
-      name: opts.name ?? 'aios-device',
-      level: opts.level ?? 'info',
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      base: { pid: process.pid },
-    },
-    destination,
-  ) as unknown as Logger;
+  const base = { name: opts.name ?? 'aios-device', level: opts.level ?? 'info', base: { pid: process.pid } };
+  const log = pino({ ...base, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination) as unknown as Logger;
+  fixedShape.set(log, pino(base, destination) as unknown as Logger);
+  return log;
+}
+
+/**
+ * The same log without the redaction pass, for lines whose fields are fixed by the program and can
+ * never hold a secret (the one line per finished call: ids, state, duration, error type). Redaction
+ * costs more than the rest of such a line. Any other logger is returned as it is.
+ */
+export function fixedShapeLogger(log: Logger): Logger {
+  return fixedShape.get(log) ?? log;
 }
 
 /** A logger that drops everything (tests, benchmarks). */
