@@ -106,6 +106,7 @@ export class Agent {
       deliverable: () => this.session?.isConnected ?? false,
     });
     this.journal.batchHint = () => this.dispatcher.activeCount > 1;
+    this.journal.onCheckpointError = (e) => this.log.error({ err: String(e) }, 'the journal table could not be updated; its rows stay in the journal log and will be retried');
     if (config.bridge?.url) {
       const tokens = opts.tokens ?? configTokenProvider(config);
       this.session = new DeviceSession({

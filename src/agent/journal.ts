@@ -373,10 +373,17 @@ export class Journal {
   close(): void {
     if (this.closed) return;
     this.flush();
-    this.checkpoint();
-    this.closed = true;
-    closeSync(this.fd);
-    this.db.close();
+    try {
+      this.checkpoint();
+    } catch (e) {
+      // The log still holds every row the table lacks; the next start replays it.
+      this.onCheckpointError(e);
+    } finally {
+      this.closed = true;
+      clearTimeout(this.indexTimer);
+      closeSync(this.fd);
+      this.db.close();
+    }
   }
 
   /** A row by id, from memory or the table (then held in memory for the coming update). */
@@ -512,12 +519,32 @@ export class Journal {
         op.reject(e);
       }
     }
-    if (this.rows.size >= INDEX_ROWS) this.checkpoint();
+    if (this.rows.size >= INDEX_ROWS) this.backgroundCheckpoint();
     else if (!this.indexTimer && this.rows.size) {
-      this.indexTimer = setTimeout(() => this.checkpoint(), INDEX_DELAY_MS);
+      this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_DELAY_MS);
       this.indexTimer.unref();
     }
   }
+
+  /**
+   * A checkpoint nobody waits for. If the table cannot be written (disk full, I/O error), nothing is
+   * lost: the rows stay in memory, the log keeps them, and the next checkpoint tries again; reads that
+   * need the table (`outbox`, `list`, `recover`, `sweep`) raise the error to their caller.
+   */
+  private backgroundCheckpoint(): void {
+    try {
+      this.checkpoint();
+    } catch (e) {
+      this.onCheckpointError(e);
+      if (!this.indexTimer) {
+        this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_DELAY_MS * 10);
+        this.indexTimer.unref();
+      }
+    }
+  }
+
+  /** Told about a checkpoint that failed in the background (the agent logs it). */
+  onCheckpointError: (e: unknown) => void = () => undefined;
 }
 
 /** Writes the whole string (a short write is continued, never left half-done). */

@@ -139,6 +139,40 @@ test('replaying a log the table already holds changes nothing; a torn last line 
   }
 });
 
+test('a table that cannot be written loses nothing: rows stay readable, the log keeps them, a later checkpoint or start catches up', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'j.sqlite');
+  try {
+    let j = new Journal(path, scope);
+    const errors: unknown[] = [];
+    j.onCheckpointError = (e) => errors.push(e);
+    j.db.exec(`CREATE TRIGGER no_room BEFORE INSERT ON calls BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+    const at = new Date().toISOString();
+    // More than one checkpoint's worth, so that one is attempted in the background.
+    await Promise.all(Array.from({ length: 600 }, (_, i) => j.accept('r' + i, 'f.x', 'd', at, 'running', at)));
+    await j.finish(outcome('r1'), false);
+    assert.ok(errors.length >= 1, 'the failed checkpoint was reported');
+    assert.match(String(errors[0]), /disk is full/);
+    assert.equal(j.get('r1')?.outcome?.state, 'completed', 'rows are still read from memory');
+    assert.throws(() => j.outbox(), /disk is full/, 'a read that needs the table says why it cannot have it');
+    assert.ok(readFileSync(j.logPath, 'utf8').split('\n').filter(Boolean).length >= 601, 'the log was not emptied');
+    j.close();
+    assert.ok(errors.length >= 2, 'the checkpoint at close failed too, and was reported');
+    const db = new Database(path);
+    db.exec('DROP TRIGGER no_room'); // room again
+    db.close();
+    j = new Journal(path, scope, 'NORMAL');
+    try {
+      assert.equal(j.get('r599')?.state, 'running', 'the next start replayed the log');
+      assert.equal(j.outbox().map((o) => o.call_id).join(), 'r1');
+    } finally {
+      j.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('recovery: running → unknown (possible), accepted/awaiting → failed (none), into the outbox; delivered leaves it', async () => {
   const dir = tempDir();
   const path = join(dir, 'j.sqlite');
