@@ -3,8 +3,9 @@
  * of the same frame sizes and the MCP TypeScript SDK over stdio, plus the full runtime → bridge HTTP →
  * agent path. Prints a table and the ratios the targets are stated in (docs/performance.md).
  *
- * Run: node --import tsx bench/run.ts [--warmup N] [--latency N] [--throughput N] [--concurrency N] [--rounds N]
- *        [--sync normal|full|both] [--log info|silent] [--no-full-path] [--profile DIR] [--json]
+ * Run: npm run bench [-- flags]  (builds, then runs dist/bench/run.js: every peer runs compiled code, as
+ *        the product ships). Flags: [--warmup N] [--latency N] [--throughput N] [--concurrency N]
+ *        [--rounds N] [--sync normal|full|both] [--log info|silent] [--no-full-path] [--profile DIR] [--json]
  * Each flag also reads BENCH_<NAME> from the environment (e.g. BENCH_LATENCY=500).
  */
 import { mkdirSync } from 'node:fs';
@@ -122,7 +123,7 @@ function envInt(name: string, fallback: number): string {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      warmup: { type: 'string', default: envInt('WARMUP', 300) },
+      warmup: { type: 'string', default: envInt('WARMUP', 2000) },
       latency: { type: 'string', default: envInt('LATENCY', 1000) },
       throughput: { type: 'string', default: envInt('THROUGHPUT', 3000) },
       concurrency: { type: 'string', default: envInt('CONCURRENCY', 64) },
