@@ -66,7 +66,8 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, runtime, device)), { log: silentLogger() });
       url = await bridge.start();
     } else {
-      bridgeChild = await startChild<{ url: string }>(benchFile('bridge-child'), [JSON.stringify(bridgeDoc(dir, runtime, device))]);
+      const prof = process.env['BENCH_BRIDGE_PROFILE'];
+      bridgeChild = await startChild<{ url: string }>(benchFile('bridge-child'), [JSON.stringify(bridgeDoc(dir, runtime, device))], prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
       url = bridgeChild.info.url;
     }
     const agentDoc = {

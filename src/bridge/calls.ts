@@ -40,6 +40,18 @@ export class CallRouter extends EventEmitter {
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
   /** Calls not yet finished, `device/call_id` → workspace: device notifications about others cost no query. */
   private readonly open = new Map<string, string>();
+  /**
+   * The records of calls not yet finished, `workspace/call_id` → record: the one copy the router reads
+   * and changes until the outcome, so a call's notes and outcome cost no query and no parse.
+   */
+  private readonly live = new Map<string, StoredCall>();
+  /**
+   * Live calls whose new non-terminal state is not saved yet: saved together at the end of the turn.
+   * An outcome is saved at once, before anyone hears of it; a restart can lose at most the last turn's
+   * timeline entries of a running call, never a call or its outcome.
+   */
+  private readonly dirty = new Set<StoredCall>();
+  private flushScheduled = false;
   private closed = false;
 
   constructor(private readonly store: BridgeStore, private readonly hub: DeviceHub, private readonly log: Logger) {
@@ -49,8 +61,38 @@ export class CallRouter extends EventEmitter {
     hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
     hub.on('online', (conn: DeviceConnection) => void this.reconcile(conn));
     for (const c of store.openCalls()) {
-      this.open.set(`${c.device_id}/${c.call_id}`, c.workspace_id);
+      this.track(c);
       this.armDeadline(c);
+    }
+  }
+
+  /** A call's current record: the live one while it is open, else the stored one. */
+  private lookup(workspaceId: string, callId: string): StoredCall | undefined {
+    return this.live.get(`${workspaceId}/${callId}`) ?? this.store.getCall(workspaceId, callId);
+  }
+
+  private track(c: StoredCall): void {
+    this.open.set(`${c.device_id}/${c.call_id}`, c.workspace_id);
+    this.live.set(`${c.workspace_id}/${c.call_id}`, c);
+  }
+
+  private markDirty(c: StoredCall): void {
+    this.dirty.add(c);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flushDirty());
+  }
+
+  private flushDirty(): void {
+    this.flushScheduled = false;
+    if (!this.dirty.size) return;
+    // Only calls still open: a finished call was saved with its outcome, which a stale state must not overwrite.
+    const calls = [...this.dirty].filter((c) => this.live.get(`${c.workspace_id}/${c.call_id}`) === c);
+    this.dirty.clear();
+    try {
+      this.store.saveCalls(calls);
+    } catch (e) {
+      this.log.error({ err: String(e) }, 'could not save call states');
     }
   }
 
@@ -60,7 +102,7 @@ export class CallRouter extends EventEmitter {
     if (!device || device.workspace_id !== req.workspace_id) throw new RpcError(404, 'No such device in this workspace.');
     const callId = req.call_id ?? uuidv7();
     const digest = argsDigest(req.function, req.arguments);
-    const existing = this.store.getCall(req.workspace_id, callId);
+    const existing = this.lookup(req.workspace_id, callId);
     if (existing) {
       if (existing.device_id !== req.device_id || existing.args_digest !== digest) {
         throw new WireError('idempotency_conflict', 'This call_id was already used with a different device, function or arguments.');
@@ -103,26 +145,26 @@ export class CallRouter extends EventEmitter {
       bridge_outcome: false,
     };
     this.store.insertCall(call);
-    this.open.set(`${call.device_id}/${call.call_id}`, call.workspace_id);
+    this.track(call);
     this.armDeadline(call);
     this.forward(call);
     return { call, duplicate: false };
   }
 
   get(workspaceId: string, callId: string): StoredCall | undefined {
-    return this.store.getCall(workspaceId, callId);
+    return this.lookup(workspaceId, callId);
   }
 
   /** Waits until the call is terminal or `ms` passes; resolves with the current record. */
   waitFor(workspaceId: string, callId: string, ms: number): Promise<StoredCall | undefined> {
-    const cur = this.store.getCall(workspaceId, callId);
+    const cur = this.lookup(workspaceId, callId);
     if (!cur || cur.outcome) return Promise.resolve(cur);
     const key = `settled:${workspaceId}/${callId}`;
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(t);
         this.off(key, done);
-        resolve(this.store.getCall(workspaceId, callId));
+        resolve(this.lookup(workspaceId, callId));
       };
       const t = setTimeout(done, ms);
       this.on(key, done);
@@ -131,14 +173,14 @@ export class CallRouter extends EventEmitter {
 
   /** Cancels a call through its device; returns the outcome. */
   async cancel(workspaceId: string, callId: string, reason?: string): Promise<StoredCall> {
-    const call = this.store.getCall(workspaceId, callId);
+    const call = this.lookup(workspaceId, callId);
     if (!call) throw new RpcError(404, 'No such call.');
     if (call.outcome) return call;
     const conn = this.hub.get(call.device_id);
     if (!conn) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
     const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
     this.finish(call, outcome, false);
-    return this.store.getCall(workspaceId, callId)!;
+    return this.lookup(workspaceId, callId)!;
   }
 
   private forward(call: StoredCall): void {
@@ -152,7 +194,7 @@ export class CallRouter extends EventEmitter {
         if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError) return; // reconcile / deadline take over
         const w = e instanceof WireError ? e : new WireError('execution_failed', 'The device could not take the call.', { retryable: true });
         if (this.closed) return;
-        const latest = this.store.getCall(call.workspace_id, call.call_id);
+        const latest = this.lookup(call.workspace_id, call.call_id);
         if (latest) this.finish(latest, this.bridgeOutcome(latest, 'failed', w), true);
       });
   }
@@ -169,20 +211,20 @@ export class CallRouter extends EventEmitter {
   private async onDeadline(ws: string, callId: string): Promise<void> {
     this.deadlines.delete(`${ws}/${callId}`);
     if (this.closed) return;
-    const call = this.store.getCall(ws, callId);
+    const call = this.lookup(ws, callId);
     if (!call || call.outcome) return;
     const conn = this.hub.get(call.device_id);
     if (conn) {
       try {
         const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, reason: 'bridge deadline' }, CANCEL_WAIT_MS);
-        const latest = this.store.getCall(ws, callId);
+        const latest = this.lookup(ws, callId);
         if (latest && !latest.outcome) this.finish(latest, o, false);
         return;
       } catch (e) {
         this.log.warn({ call_id: callId, err: String(e) }, 'cancel at the bridge deadline got no outcome');
       }
     }
-    const latest = this.store.getCall(ws, callId);
+    const latest = this.lookup(ws, callId);
     if (latest && !latest.outcome) {
       this.finish(latest, this.bridgeOutcome(latest, 'failed', new WireError('timeout', 'The device did not finish the call before the bridge deadline.', { sideEffects: 'possible', details: { source: 'bridge' } })), true);
     }
@@ -194,7 +236,7 @@ export class CallRouter extends EventEmitter {
 
   private finishById(ws: string, callId: string, o: Outcome, byBridge: boolean): void {
     if (this.closed) return;
-    const call = this.store.getCall(ws, callId);
+    const call = this.lookup(ws, callId);
     if (call) this.finish(call, o, byBridge);
   }
 
@@ -211,9 +253,12 @@ export class CallRouter extends EventEmitter {
     if (call.state !== o.state) call.timeline.push({ state: o.state, at: o.finished_at ?? now });
     call.state = o.state;
     call.updated_at = now;
+    const liveRecord = this.live.get(`${call.workspace_id}/${call.call_id}`);
+    if (liveRecord) this.dirty.delete(liveRecord);
     this.store.saveCall(call);
     this.open.delete(`${call.device_id}/${call.call_id}`);
     const key = `${call.workspace_id}/${call.call_id}`;
+    this.live.delete(key);
     clearTimeout(this.deadlines.get(key));
     this.deadlines.delete(key);
     this.emit(`event:${key}`, { type: 'outcome', data: call.outcome } satisfies CallEvent);
@@ -226,7 +271,7 @@ export class CallRouter extends EventEmitter {
       const note = params as CallStateNote | ProgressNote;
       const ws = this.open.get(`${conn.identity.device_id}/${note.call_id}`);
       if (ws !== conn.identity.workspace_id) return;
-      const call = this.store.getCall(ws, note.call_id);
+      const call = this.lookup(ws, note.call_id);
       if (!call) return;
       const key = `${call.workspace_id}/${call.call_id}`;
       if (method === METHODS.callState) {
@@ -235,7 +280,7 @@ export class CallRouter extends EventEmitter {
           call.state = s as BridgeCallState;
           call.timeline.push({ state: s, at: (note as CallStateNote).at });
           call.updated_at = new Date().toISOString();
-          this.store.saveCall(call);
+          this.markDirty(call);
         }
         this.emit(`event:${key}`, { type: 'state', data: note as CallStateNote } satisfies CallEvent);
       } else {
@@ -249,7 +294,8 @@ export class CallRouter extends EventEmitter {
     if (this.closed) throw new WireError('not_ready', 'The bridge is stopping.');
     const accepted: string[] = [];
     for (const o of p.outcomes) {
-      const call = this.store.findByDevice(conn.identity.device_id, o.call_id);
+      const ws = this.open.get(`${conn.identity.device_id}/${o.call_id}`);
+      const call = (ws !== undefined ? this.live.get(`${ws}/${o.call_id}`) : undefined) ?? this.store.findByDevice(conn.identity.device_id, o.call_id);
       if (call && call.workspace_id === conn.identity.workspace_id) this.finish(call, o, false);
       accepted.push(o.call_id);
     }
@@ -283,6 +329,7 @@ export class CallRouter extends EventEmitter {
   }
 
   close(): void {
+    this.flushDirty();
     this.closed = true;
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.removeAllListeners();

@@ -94,6 +94,11 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
 /** Call and device persistence. */
 export class BridgeStore {
   readonly db: Database.Database;
+  /**
+   * Device records, parsed once: every call reads its device (descriptors and the Adapter Card are tens
+   * of kilobytes of JSON), and this store is their only writer.
+   */
+  private readonly deviceCache = new Map<string, DeviceRecord>();
 
   constructor(path: string) {
     this.db = openDatabase(path, 'NORMAL');
@@ -127,6 +132,13 @@ export class BridgeStore {
     return r ? toCall(r) : undefined;
   }
 
+  /** Saves several calls in one transaction. */
+  saveCalls(calls: Iterable<StoredCall>): void {
+    this.db.transaction(() => {
+      for (const c of calls) this.saveCall(c);
+    })();
+  }
+
   saveCall(c: StoredCall): void {
     statement(this.db, `UPDATE bridge_calls SET state = @state, outcome = @outcome, bridge_outcome = @bo, timeline = @timeline, updated_at = @updated_at WHERE workspace_id = @workspace_id AND call_id = @call_id`)
       .run({
@@ -155,11 +167,18 @@ export class BridgeStore {
            functions_revision = excluded.functions_revision, adapter_card = excluded.adapter_card`,
       )
       .run({ ...merged, functions: JSON.stringify(merged.functions), adapter_card: merged.adapter_card ? JSON.stringify(merged.adapter_card) : null });
+    this.deviceCache.set(merged.device_id, merged);
   }
 
+  /** A device's record (shared: callers must not change it; `upsertDevice` replaces it). */
   getDevice(deviceId: string): DeviceRecord | undefined {
+    const cached = this.deviceCache.get(deviceId);
+    if (cached) return cached;
     const r = statement(this.db, `SELECT * FROM bridge_devices WHERE device_id = ?`).get(deviceId) as Record<string, unknown> | undefined;
-    return r ? toDevice(r) : undefined;
+    if (!r) return undefined;
+    const d = toDevice(r);
+    this.deviceCache.set(deviceId, d);
+    return d;
   }
 
   devices(workspaceId: string): DeviceRecord[] {
