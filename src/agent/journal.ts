@@ -7,7 +7,8 @@
  * event-loop turn (or, for a call alone, the same task) leave in one `write()` (plus `fdatasync` at
  * `synchronous: full`), and only then do their promises resolve; the dispatcher starts a handler only
  * after its accept has resolved, so accept-before-execute holds. The table catches up in batches
- * (every few hundred rows or 100 ms, and before any read that scans it): one upsert per touched row in
+ * (when the journal has been quiet for 50 ms, or at the latest after 2 s or 8192 rows, and before any
+ * read that scans it): one upsert per touched row in
  * one transaction, after which the log is emptied. Until then the rows live in memory (`rows`), where
  * `get` finds them. At start-up the log left by a crash is replayed into the table before recovery.
  *
@@ -123,10 +124,17 @@ interface Op {
 
 const RECOVERABLE_RUNNING: CallState[] = ['running'];
 const RECOVERABLE_WAITING: CallState[] = ['accepted', 'awaiting_confirmation'];
-/** The table catches up once this many rows are held in memory… */
-const INDEX_ROWS = 512;
-/** …or this long after the first of them was logged. */
-const INDEX_DELAY_MS = 100;
+/**
+ * When the table catches up. It is work no call waits for, so it is done when the journal has been
+ * quiet for INDEX_IDLE_MS (after a burst of calls, not during it); under continuous load, once the
+ * oldest row held has waited INDEX_MAX_AGE_MS; and at once when INDEX_MAX_ROWS rows are held (a bound
+ * on memory, on the log's size and on the time a replay or a scanning read takes).
+ */
+const INDEX_IDLE_MS = 50;
+const INDEX_MAX_AGE_MS = 2000;
+const INDEX_MAX_ROWS = 8192;
+/** After a failed checkpoint, the next try. */
+const INDEX_RETRY_MS = 1000;
 
 /** The call_id is already journalled (a duplicate accept or tombstone). */
 export class DuplicateCallError extends Error {
@@ -156,6 +164,8 @@ export class Journal {
    */
   private misses = new Set<string>();
   private indexTimer: NodeJS.Timeout | undefined;
+  /** When the oldest row the table lacks was logged (ms), if any. */
+  private oldestUnindexed: number | undefined;
   /**
    * True while several calls are in flight: writes then wait for the end of the event-loop turn, so one
    * `write()` serves them all. Alone, a write is logged at the end of the current task (lowest latency).
@@ -357,11 +367,12 @@ export class Journal {
 
   /**
    * Brings the table up to date with the log: every row held in memory is upserted in one
-   * transaction, then the log is emptied. Runs on its own every few hundred rows or 100 ms.
+   * transaction, then the log is emptied. Runs on its own when the journal is quiet (see INDEX_*).
    */
   checkpoint(): void {
     clearTimeout(this.indexTimer);
     this.indexTimer = undefined;
+    this.oldestUnindexed = undefined;
     if (!this.rows.size) return;
     this.upsertAll(this.rows.values());
     this.rows.clear();
@@ -519,9 +530,17 @@ export class Journal {
         op.reject(e);
       }
     }
-    if (this.rows.size >= INDEX_ROWS) this.backgroundCheckpoint();
-    else if (!this.indexTimer && this.rows.size) {
-      this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_DELAY_MS);
+    if (!this.rows.size) return;
+    const now = Date.now();
+    this.oldestUnindexed ??= now;
+    if (this.rows.size >= INDEX_MAX_ROWS || now - this.oldestUnindexed >= INDEX_MAX_AGE_MS) {
+      this.backgroundCheckpoint();
+      return;
+    }
+    // Quiet for INDEX_IDLE_MS from now on: each write pushes the catch-up back.
+    if (this.indexTimer) this.indexTimer.refresh();
+    else {
+      this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_IDLE_MS);
       this.indexTimer.unref();
     }
   }
@@ -537,7 +556,7 @@ export class Journal {
     } catch (e) {
       this.onCheckpointError(e);
       if (!this.indexTimer) {
-        this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_DELAY_MS * 10);
+        this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_RETRY_MS);
         this.indexTimer.unref();
       }
     }
