@@ -166,6 +166,8 @@ export class Journal {
   private indexTimer: NodeJS.Timeout | undefined;
   /** When the oldest row the table lacks was logged (ms), if any. */
   private oldestUnindexed: number | undefined;
+  /** After a failed checkpoint: no new attempt before this time (ms), other than the retry timer's. */
+  private retryAfter = 0;
   /**
    * True while several calls are in flight: writes then wait for the end of the event-loop turn, so one
    * `write()` serves them all. Alone, a write is logged at the end of the current task (lowest latency).
@@ -532,6 +534,8 @@ export class Journal {
     }
     if (!this.rows.size) return;
     const now = Date.now();
+    // A checkpoint just failed: its retry timer is set; attempts on every write would only fail again.
+    if (now < this.retryAfter) return;
     this.oldestUnindexed ??= now;
     if (this.rows.size >= INDEX_MAX_ROWS || now - this.oldestUnindexed >= INDEX_MAX_AGE_MS) {
       this.backgroundCheckpoint();
@@ -553,12 +557,13 @@ export class Journal {
   private backgroundCheckpoint(): void {
     try {
       this.checkpoint();
+      this.retryAfter = 0;
     } catch (e) {
       this.onCheckpointError(e);
-      if (!this.indexTimer) {
-        this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_RETRY_MS);
-        this.indexTimer.unref();
-      }
+      this.retryAfter = Date.now() + INDEX_RETRY_MS;
+      clearTimeout(this.indexTimer);
+      this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_RETRY_MS);
+      this.indexTimer.unref();
     }
   }
 
