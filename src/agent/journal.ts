@@ -102,8 +102,8 @@ interface Row {
 }
 
 /**
- * A log record, one JSON array per line:
- * `["a", id, fn, digest, state, accepted_at, started_at, ms]` accept ·
+ * A log record, one JSON array per line. Each log starts with `["h", workspace_id, device_id]`, the
+ * identity its rows belong to. Then: `["a", id, fn, digest, state, accepted_at, started_at, ms]` accept ·
  * `["t", id, outcome, ms]` tombstone · `["s", id, state, started_at, ms]` state ·
  * `["f", id, outcome, finished_at, delivered, ms]` outcome · `["d", [id…], delivered, ms]` delivery.
  */
@@ -169,6 +169,13 @@ export class Journal {
   /** After a failed checkpoint: no new attempt before this time (ms), other than the retry timer's. */
   private retryAfter = 0;
   /**
+   * The identity the rows in memory belong to: this journal's, except while replaying a log another
+   * identity wrote (the device signed in as another device with the same data directory).
+   */
+  private rowsScope: { workspaceId: string; deviceId: string };
+  /** The log is empty: its next write starts with the header line naming the identity. */
+  private needHeader = true;
+  /**
    * True while several calls are in flight: writes then wait for the end of the event-loop turn, so one
    * `write()` serves them all. Alone, a write is logged at the end of the current task (lowest latency).
    */
@@ -200,8 +207,9 @@ export class Journal {
       metaGet: this.db.prepare(`SELECT value FROM meta WHERE key = ?`),
       metaSet: this.db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
     };
-    const { workspaceId: ws, deviceId: dev } = scope;
+    this.rowsScope = scope;
     this.upsertAll = this.db.transaction((rows: Iterable<Row>) => {
+      const { workspaceId: ws, deviceId: dev } = this.rowsScope;
       for (const r of rows) {
         this.st.upsert.run(ws, dev, r.callId, r.fn, r.digest, r.state, r.outcomeJson, r.tombstone ? 1 : 0, r.delivered ? 1 : 0, r.acceptedAt, r.startedAt, r.finishedAt, r.createdMs, r.updatedMs);
       }
@@ -376,11 +384,17 @@ export class Journal {
     this.indexTimer = undefined;
     this.oldestUnindexed = undefined;
     if (!this.rows.size) return;
+    this.indexRows();
+    // Only now: until the table has the rows, the log is their only durable copy.
+    ftruncateSync(this.fd, 0);
+    this.needHeader = true;
+  }
+
+  /** Upserts the rows held in memory into the table (in `rowsScope`) and forgets them. */
+  private indexRows(): void {
     this.upsertAll(this.rows.values());
     this.rows.clear();
     this.misses.clear();
-    // Only now: until the table has the rows, the log is their only durable copy.
-    ftruncateSync(this.fd, 0);
   }
 
   close(): void {
@@ -403,7 +417,7 @@ export class Journal {
   private row(callId: string): Row | undefined {
     let r = this.rows.get(callId);
     if (r) return r;
-    const t = this.st.get.get(this.scope.workspaceId, this.scope.deviceId, callId) as Record<string, unknown> | undefined;
+    const t = this.st.get.get(this.rowsScope.workspaceId, this.rowsScope.deviceId, callId) as Record<string, unknown> | undefined;
     if (!t) return undefined;
     r = fromTable(t);
     this.rows.set(callId, r);
@@ -485,11 +499,26 @@ export class Journal {
       } catch {
         break;
       }
-      if (Array.isArray(rec)) this.applyRec(rec);
+      if (!Array.isArray(rec)) continue;
+      if ((rec as unknown[])[0] === 'h') {
+        // The identity that wrote what follows; rows of another identity go to its own scope.
+        const [, ws, dev] = rec as unknown as [string, string, string];
+        if (ws !== this.rowsScope.workspaceId || dev !== this.rowsScope.deviceId) {
+          if (this.rows.size) this.indexRows();
+          this.rowsScope = { workspaceId: ws, deviceId: dev };
+        }
+        continue;
+      }
+      this.applyRec(rec);
     }
-    this.checkpoint();
-    // Even with nothing to index (a torn line only), start with an empty log.
+    try {
+      if (this.rows.size) this.indexRows();
+    } finally {
+      this.rowsScope = this.scope;
+    }
+    // The table has every row: start with an empty log.
     ftruncateSync(this.fd, 0);
+    this.needHeader = true;
   }
 
   private enqueue(line: string, apply: () => void, newId?: string): Promise<void> {
@@ -515,7 +544,7 @@ export class Journal {
       for (const op of ops) op.reject(new Error('the journal is closed'));
       return;
     }
-    let text = '';
+    let text = this.needHeader ? JSON.stringify(['h', this.scope.workspaceId, this.scope.deviceId]) + '\n' : '';
     for (const op of ops) text += op.line + '\n';
     try {
       writeAll(this.fd, text);
@@ -524,6 +553,7 @@ export class Journal {
       for (const op of ops) op.reject(e);
       return;
     }
+    this.needHeader = false;
     for (const op of ops) {
       try {
         op.apply();

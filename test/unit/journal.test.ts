@@ -51,7 +51,7 @@ test('writes in one tick share one log write, each resolves after it; a duplicat
   const dir = tempDir();
   const j = new Journal(join(dir, 'j.sqlite'), scope);
   try {
-    const lines = () => readFileSync(j.logPath, 'utf8').split('\n').filter(Boolean).length;
+    const lines = () => readFileSync(j.logPath, 'utf8').split('\n').filter((l) => l && !l.startsWith('["h"')).length;
     const ps = Array.from({ length: 20 }, (_, i) => j.accept('c' + i, 'f.x', 'd', new Date().toISOString()));
     assert.equal(lines(), 0, 'nothing is logged before the group is written');
     const dup = j.accept('c0', 'f.x', 'd', new Date().toISOString());
@@ -122,6 +122,37 @@ test('a process killed before the table caught up loses nothing: the log is repl
       assert.equal(rec['running']?.state, 'unknown');
       assert.equal(rec['waiting']?.state, 'failed');
       assert.deepEqual(j.outbox().map((o) => o.call_id).sort(), ['running', 'waiting'], '"done" was delivered before the crash');
+    } finally {
+      j.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a log written under another identity is replayed into that identity, not the one starting now', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'j.sqlite');
+  try {
+    const script = `
+      import { Journal } from ${JSON.stringify(new URL('../../src/agent/journal.ts', import.meta.url).href)};
+      const j = new Journal(${JSON.stringify(path)}, { workspaceId: 'ws_a', deviceId: 'dev_a' });
+      const at = new Date().toISOString();
+      await j.accept('from-a', 'f.x', 'd', at, 'running', at);
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(r.signal, 'SIGKILL', r.stderr);
+    assert.match(readFileSync(`${path}.log`, 'utf8'), /^\["h","ws_a","dev_a"\]\n/, 'the log names its identity first');
+    // The same data directory, now signed in as another device.
+    const j = new Journal(path, { workspaceId: 'ws_b', deviceId: 'dev_b' });
+    try {
+      assert.equal(j.get('from-a'), undefined, 'not this identity\'s call');
+      assert.equal(j.recover().length, 0);
+      const row = j.db.prepare(`SELECT workspace_id, device_id, state FROM calls WHERE call_id = 'from-a'`).get() as { workspace_id: string; device_id: string; state: string };
+      assert.deepEqual(row, { workspace_id: 'ws_a', device_id: 'dev_a', state: 'running' }, 'kept for the identity that wrote it');
+      await j.accept('from-b', 'f.x', 'd', new Date().toISOString());
+      assert.match(readFileSync(j.logPath, 'utf8'), /^\["h","ws_b","dev_b"\]\n\["a","from-b"/);
     } finally {
       j.close();
     }
