@@ -409,23 +409,21 @@ export class Dispatcher {
       timeoutMs: p.confirm_timeout_ms ?? this.o.defaultConfirmTimeoutMs,
     };
     // Most calls need nobody to be asked: their decision is made here and now.
-    let decision = this.o.consent.decideNow?.(req);
+    let decision = this.o.consent.decideNow(req);
     if (!decision) {
-      if (this.o.consent.needsPrompt(req)) {
-        // The user will be asked: journal the call first, then describe it in one sentence.
-        await this.accept(call, 'accepted', null);
-        this.setState(call, 'accepted', t.acceptedAt);
-        req.summary = `Run ${d.name}.`;
-        if (def.describe) {
-          try {
-            req.summary = await def.describe(args);
-          } catch (e) {
-            log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
-          }
+      // The user will be asked: journal the call first, then describe it in one sentence.
+      await this.accept(call, 'accepted', null);
+      this.setState(call, 'accepted', t.acceptedAt);
+      req.summary = `Run ${d.name}.`;
+      if (def.describe) {
+        try {
+          req.summary = await def.describe(args);
+        } catch (e) {
+          log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
         }
-        await this.o.journal.setState(call.callId, 'awaiting_confirmation');
-        this.setState(call, 'awaiting_confirmation');
       }
+      await this.o.journal.setState(call.callId, 'awaiting_confirmation');
+      this.setState(call, 'awaiting_confirmation');
       const early = cancelledNow();
       if (early) return early;
       decision = await this.o.consent.decide(req, call.ab.signal);

@@ -32,16 +32,11 @@ export interface ConsentDecision {
 /** Decides allow / ask / deny for a call, prompting the user when needed. */
 export interface ConsentGate {
   /**
-   * True when `decide` would prompt (so the dispatcher can enter `awaiting_confirmation` first).
+   * The decision at once when nobody needs to be asked (allow, deny, or no way to ask); undefined when
+   * the user will be asked: the dispatcher then enters `awaiting_confirmation` and calls `decide`.
    * Must not prompt or block.
    */
-  needsPrompt(req: ConsentRequest): boolean;
-  /**
-   * The decision at once when no prompt is needed (allow, deny, or no way to ask); undefined when the
-   * user must be asked (then `needsPrompt` is true and `decide` prompts). Must not block. Optional:
-   * without it the dispatcher uses `needsPrompt` and `decide`.
-   */
-  decideNow?(req: ConsentRequest): ConsentDecision | undefined;
+  decideNow(req: ConsentRequest): ConsentDecision | undefined;
   /** Decides; `signal` fires when the call is cancelled (the prompt must be withdrawn at once). */
   decide(req: ConsentRequest, signal: AbortSignal): Promise<ConsentDecision>;
   /** True while the user has paused all calls. */
@@ -73,23 +68,18 @@ export interface CallObserver {
  */
 export class RefusingConsentGate implements ConsentGate {
   constructor(private readonly disabled: ReadonlySet<string> = new Set()) {}
-  private needs(d: Descriptor): boolean {
-    return d.confirmation === 'always' || d.permission_level === 'high' || d.permission_level === 'critical';
-  }
-  needsPrompt(req: ConsentRequest): boolean {
-    return this.needs(req.descriptor);
-  }
-  decideNow(req: ConsentRequest): ConsentDecision | undefined {
-    if (this.needs(req.descriptor)) return undefined;
+  decideNow(req: ConsentRequest): ConsentDecision {
+    const d = req.descriptor;
+    if (d.confirmation === 'always' || d.permission_level === 'high' || d.permission_level === 'critical') {
+      return {
+        confirmation: { required: true, decision: 'unavailable', decided_by: 'system', remembered: false },
+        error: new WireError('confirmation_unavailable', 'This call needs the user to confirm it, and no prompt can be shown.'),
+      };
+    }
     return { confirmation: { required: false, decision: 'not_required', decided_by: 'policy', remembered: false } };
   }
   async decide(req: ConsentRequest): Promise<ConsentDecision> {
-    const now = this.decideNow(req);
-    if (now) return now;
-    return {
-      confirmation: { required: true, decision: 'unavailable', decided_by: 'system', remembered: false },
-      error: new WireError('confirmation_unavailable', 'This call needs the user to confirm it, and no prompt can be shown.'),
-    };
+    return this.decideNow(req);
   }
   isPaused(): boolean {
     return false;

@@ -38,13 +38,13 @@ export type CallEvent = { type: 'state'; data: CallStateNote } | { type: 'progre
 /** Emits `event:<workspace>/<call_id>` with CallEvent and `settled:<workspace>/<call_id>` when terminal. */
 export class CallRouter extends EventEmitter {
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
-  /** Calls not yet finished, `device/call_id` → workspace: device notifications about others cost no query. */
-  private readonly open = new Map<string, string>();
   /**
-   * The records of calls not yet finished, `workspace/call_id` → record: the one copy the router reads
-   * and changes until the outcome, so a call's notes and outcome cost no query and no parse.
+   * The records of calls not yet finished: the one copy the router reads and changes until the
+   * outcome, so a call's notes and outcome cost no query and no parse. By `workspace/call_id` (the
+   * runtime's view) and by `device/call_id` (notes and reports carry no workspace).
    */
   private readonly live = new Map<string, StoredCall>();
+  private readonly open = new Map<string, StoredCall>();
   /**
    * Live calls whose new non-terminal state is not saved yet: saved together at the end of the turn.
    * An outcome is saved at once, before anyone hears of it; a restart can lose at most the last turn's
@@ -72,7 +72,7 @@ export class CallRouter extends EventEmitter {
   }
 
   private track(c: StoredCall): void {
-    this.open.set(`${c.device_id}/${c.call_id}`, c.workspace_id);
+    this.open.set(`${c.device_id}/${c.call_id}`, c);
     this.live.set(`${c.workspace_id}/${c.call_id}`, c);
   }
 
@@ -269,10 +269,8 @@ export class CallRouter extends EventEmitter {
     if (this.closed) return;
     if (method === METHODS.callState || method === METHODS.progress) {
       const note = params as CallStateNote | ProgressNote;
-      const ws = this.open.get(`${conn.identity.device_id}/${note.call_id}`);
-      if (ws !== conn.identity.workspace_id) return;
-      const call = this.lookup(ws, note.call_id);
-      if (!call) return;
+      const call = this.open.get(`${conn.identity.device_id}/${note.call_id}`);
+      if (!call || call.workspace_id !== conn.identity.workspace_id) return;
       const key = `${call.workspace_id}/${call.call_id}`;
       if (method === METHODS.callState) {
         const s = (note as CallStateNote).state;
@@ -294,8 +292,7 @@ export class CallRouter extends EventEmitter {
     if (this.closed) throw new WireError('not_ready', 'The bridge is stopping.');
     const accepted: string[] = [];
     for (const o of p.outcomes) {
-      const ws = this.open.get(`${conn.identity.device_id}/${o.call_id}`);
-      const call = (ws !== undefined ? this.live.get(`${ws}/${o.call_id}`) : undefined) ?? this.store.findByDevice(conn.identity.device_id, o.call_id);
+      const call = this.open.get(`${conn.identity.device_id}/${o.call_id}`) ?? this.store.findByDevice(conn.identity.device_id, o.call_id);
       if (call && call.workspace_id === conn.identity.workspace_id) this.finish(call, o, false);
       accepted.push(o.call_id);
     }

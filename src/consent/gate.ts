@@ -155,8 +155,9 @@ export class ConsentService implements ConsentGate, CallObserver {
     });
   }
 
+  /** True when a call like this would wait for the user now (nobody can decide it at once). */
   needsPrompt(req: ConsentRequest): boolean {
-    return this.verdict(req).action === 'ask' && this.provider() !== undefined;
+    return this.decideNow(req) === undefined;
   }
 
   decideNow(req: ConsentRequest): ConsentDecision | undefined {
