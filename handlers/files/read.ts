@@ -5,13 +5,12 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
-import { defineFunction, fail, type CallContext } from '../../src/sdk/index.js';
+import { BlobRefSchema, defineFunction, fail, type CallContext } from '../../src/sdk/index.js';
 import { type FilesEnv, descriptor, pathProps, resourceOf, schema } from './common.js';
 import { openFileForRead } from './handles.js';
 import { copyHandle, readAt } from './io.js';
 import { mediaTypeOf } from './media-types.js';
 import { checkHardlinks, requireFile, resolvePath, type Resolved } from './paths.js';
-import { BlobRefSchema } from './blob-schema.js';
 
 const READ_RISK = { read_only: true, destructive: false, idempotent: true, physical: false };
 const CHUNK = 1024 * 1024;

@@ -93,9 +93,17 @@ export class HttpBlobClient implements BlobClient {
   async uploadFile(file: string, mediaType: string, signal?: AbortSignal): Promise<BlobRef> {
     signal?.throwIfAborted();
     const fh = await fs.promises.open(file, 'r');
-    const size = (await fh.stat()).size;
+    let size: number;
+    let req: http.ClientRequest;
+    try {
+      size = (await fh.stat()).size;
+      req = await this.request('PUT', '/v1/blobs', { 'content-type': mediaType, 'content-length': String(size) }, signal);
+    } catch (e) {
+      // No read stream owns the handle yet (it closes it once the body is sent).
+      await fh.close();
+      throw e;
+    }
     const hash = createHash('sha256');
-    const req = await this.request('PUT', '/v1/blobs', { 'content-type': mediaType, 'content-length': String(size) }, signal);
     const response = new Promise<IncomingMessage>((resolve, reject) => {
       req.once('response', resolve);
       req.once('error', reject);

@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WireError } from '../protocol/errors.js';
+import { sendError, sendJson } from './http-util.js';
 import type { BlobRef } from '../protocol/messages.js';
 
 /** Options of a blob store. */
@@ -199,7 +200,7 @@ export class BlobStore {
     if (pathname !== '/v1/blobs' && !pathname.startsWith('/v1/blobs/')) return false;
     try {
       if (pathname === '/v1/blobs') {
-        if (req.method !== 'PUT' && req.method !== 'POST') return sendError(res, 405, new WireError('invalid_arguments', 'Use PUT to upload a blob.')), true;
+        if (req.method !== 'PUT' && req.method !== 'POST') return fail(res, 405, new WireError('invalid_arguments', 'Use PUT to upload a blob.')), true;
         const len = req.headers['content-length'];
         const declared = len !== undefined ? Number(len) : undefined;
         const opts: { declaredSize?: number; scope?: string } = {};
@@ -219,11 +220,12 @@ export class BlobStore {
         sendJson(res, 201, ref);
         return true;
       }
-      const id = decodeURIComponent(pathname.slice('/v1/blobs/'.length));
-      if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, new WireError('invalid_arguments', 'Use GET to download a blob.')), true;
-      const opened = ID_RE.test(id) ? await this.open(id, scope) : null;
+      // Blob ids are plain ASCII; an undecodable one (`%E0`) names no blob.
+      const id = safeDecode(pathname.slice('/v1/blobs/'.length));
+      if (req.method !== 'GET' && req.method !== 'HEAD') return fail(res, 405, new WireError('invalid_arguments', 'Use GET to download a blob.')), true;
+      const opened = id !== undefined && ID_RE.test(id) ? await this.open(id, scope) : null;
       if (!opened) {
-        sendError(res, 404, new WireError('invalid_arguments', 'No such blob; it may have expired.'));
+        fail(res, 404, new WireError('invalid_arguments', 'No such blob; it may have expired.'));
         return true;
       }
       res.writeHead(200, {
@@ -241,10 +243,17 @@ export class BlobStore {
       return true;
     } catch (e) {
       const err = e instanceof WireError ? e : new WireError('execution_failed', 'The blob could not be stored.');
-      if (!res.headersSent) res.setHeader('connection', 'close');
-      sendError(res, err.type === 'payload_too_large' ? 413 : 500, err);
+      fail(res, err.type === 'payload_too_large' ? 413 : 500, err);
       return true;
     }
+  }
+}
+
+function safeDecode(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return undefined;
   }
 }
 
@@ -264,20 +273,11 @@ function drainRequest(req: IncomingMessage): void {
   req.resume();
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(data)), 'cache-control': 'no-store' });
-  res.end(data);
-}
-
-function sendError(res: ServerResponse, status: number, e: WireError): void {
+/** Answers with a typed error and closes the connection (an upload body may still be arriving). */
+function fail(res: ServerResponse, status: number, e: WireError): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  // The upload body may still be arriving; close after answering instead of reading it all.
-  res.setHeader('connection', 'close');
-  const body: Record<string, unknown> = { code: e.code, type: e.type, message: e.message, retryable: e.retryable };
-  if (e.details) body['details'] = e.details;
-  sendJson(res, status, { error: body });
+  sendError(res, status, e.type, e.message, e.details, { Connection: 'close' });
 }

@@ -3,11 +3,15 @@
  * A handler is a folder under `handlers/` with a manifest (`tool.aios.yaml`) and a module whose default
  * export is a `Handler`.
  */
-import type { Descriptor, Requester, BlobRef } from '../protocol/messages.js';
+import { Type } from '@sinclair/typebox';
+import { BlobRef, type Descriptor, type Requester } from '../protocol/messages.js';
 import { WireError, type ErrorType, type SideEffects } from '../protocol/errors.js';
 
 export { WireError };
 export type { Descriptor, Requester, BlobRef, ErrorType, SideEffects };
+
+/** The JSON Schema of a blob reference (PROTOCOL.md §9) for a function's input or output schema: the wire shape, closed. */
+export const BlobRefSchema = Type.Object(BlobRef.properties, { additionalProperties: false });
 
 /** A descriptor as a handler declares it; the host computes `descriptor_hash`. */
 export type DescriptorInput = Omit<Descriptor, 'descriptor_hash'>;

@@ -80,3 +80,13 @@ test('an aborted download rejects with the abort reason and removes the partial 
   await assert.rejects(p, { name: 'AbortError' });
   assert.equal(fs.existsSync(dst), false);
 });
+
+test('an upload whose token cannot be had closes the file it opened', async () => {
+  const src = path.join(dir, 'no-token.bin');
+  fs.writeFileSync(src, 'x');
+  const failing = new HttpBlobClient({ baseUrl: url, token: () => Promise.reject(new Error('keychain locked')) });
+  const fds = () => fs.readdirSync('/proc/self/fd').length;
+  const before = fds();
+  for (let i = 0; i < 20; i++) await assert.rejects(failing.uploadFile(src, 'text/plain'), /keychain locked/);
+  assert.ok(fds() < before + 5, `file descriptors leaked: ${before} → ${fds()}`);
+});

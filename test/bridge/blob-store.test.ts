@@ -63,7 +63,7 @@ test('too large: 413 with the error body, nothing stored', async () => {
 });
 
 test('unknown and malformed ids are 404 and never reach the file system', async () => {
-  for (const id of ['b_nope', '..%2F..%2Fetc%2Fpasswd', 'x.json', '%00']) {
+  for (const id of ['b_nope', '..%2F..%2Fetc%2Fpasswd', 'x.json', '%00', '%E0', 'b_%ZZ']) {
     const res = await fetch(`${base}/v1/blobs/${id}`);
     assert.equal(res.status, 404);
     const body = (await res.json()) as { error: { type: string } };
