@@ -214,12 +214,18 @@ export class Agent {
     return this.stopping;
   }
 
-  /** The env a handler is created with; third-party adapters get no grants unless `withGrants`. */
+  /**
+   * The env a handler is created with. Built-in handlers (`withGrants`) get the user's grants and the
+   * data directory; third-party adapters get neither: no grants, and a folder of their own.
+   */
   handlerEnv(name: string, withGrants = true): HandlerEnv {
+    const own = join(this.config.data_dir, 'adapter-data', name);
+    if (!withGrants) mkdirSync(own, { recursive: true, mode: 0o700 });
     return {
       grants: withGrants ? (this.config.grants ?? {}) : {},
       options: (this.config.handlers?.[name] as Record<string, unknown> | undefined) ?? {},
-      dataDir: this.config.data_dir,
+      // Third-party code gets a folder of its own, never the agent's (local token, keys, journal).
+      dataDir: withGrants ? this.config.data_dir : own,
       log: this.log.child({ handler: name }),
       appVersion: APP_VERSION,
       listFunctions: () => this.registry.ids(),

@@ -64,8 +64,7 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
       if (e.kind === 'builtin' || !e.functions.length) continue;
       now.add(e.id);
       try {
-        agent.registry.unregisterSource(`adapter:${e.id}`);
-        agent.registry.register(`adapter:${e.id}`, e.functions);
+        agent.registry.replaceSource(`adapter:${e.id}`, e.functions);
       } catch (err) {
         log.error({ adapter: e.id, err: (err as Error).message }, 'adapter functions refused');
       }

@@ -65,6 +65,21 @@ export class FunctionRegistry extends EventEmitter {
     }
   }
 
+  /**
+   * Makes a source's functions exactly `defs`: new ones are added, changed ones updated (only when their
+   * descriptor hash differs), and the source's functions not in `defs` removed. Unchanged functions are
+   * not announced. Throws DescriptorError, changing nothing, when a descriptor is bad.
+   */
+  replaceSource(source: string, defs: readonly FunctionDefinition<never, unknown>[]): void {
+    this.register(source, defs);
+    const keep = new Set(defs.map((d) => (d as unknown as { descriptor: { id: string } }).descriptor.id));
+    for (const [id, f] of this.fns) {
+      if (f.source !== source || keep.has(id)) continue;
+      this.fns.delete(id);
+      this.note('removed', f.descriptor);
+    }
+  }
+
   /** Removes every function of a source (e.g. an adapter folder that was deleted). */
   unregisterSource(source: string): void {
     for (const [id, f] of this.fns) {

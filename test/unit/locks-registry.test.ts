@@ -39,6 +39,27 @@ test('bad descriptors are refused with the reason', () => {
   assert.match(r.get('a.ok')!.descriptor.descriptor_hash!, /^sha256-[A-Za-z0-9_-]{43}$/);
 });
 
+test('replacing a source announces only what changed in it', async () => {
+  const r = new FunctionRegistry();
+  r.replaceSource('adapter:a', [def(desc('a.one')), def(desc('a.two'))]);
+  r.replaceSource('adapter:b', [def(desc('b.one'))]);
+  r.discardPending();
+  r.settle();
+  const events: ToolsChanged[] = [];
+  r.on('changed', (c: ToolsChanged) => events.push(c));
+  // The wiring replaces every adapter's functions whenever any adapter changes.
+  r.replaceSource('adapter:a', [def(desc('a.one')), def(desc('a.two'))]);
+  r.replaceSource('adapter:b', [def(desc('b.one', { name: 'renamed' })), def(desc('b.two'))]);
+  await new Promise((res) => setTimeout(res, 400));
+  assert.equal(events.length, 1);
+  assert.deepEqual(events[0]!.updated.map((x) => x.id), ['b.one'], 'a.* did not change and is not announced');
+  assert.deepEqual(events[0]!.added.map((x) => x.id), ['b.two']);
+  r.replaceSource('adapter:b', [def(desc('b.two'))]);
+  await new Promise((res) => setTimeout(res, 400));
+  assert.deepEqual(events[1]!.removed.map((x) => x.id), ['b.one'], 'a function the source no longer has is removed');
+  assert.ok(r.get('a.one') && r.get('b.two') && !r.get('b.one'));
+});
+
 test('changes are coalesced into one tools_changed with a strictly increasing revision', async () => {
   const kv = new Map<string, string>();
   const r = new FunctionRegistry({ get: (k) => kv.get(k), set: (k, v) => void kv.set(k, v) });
