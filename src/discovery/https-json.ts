@@ -3,6 +3,7 @@
  * bounded bodies and time, and an optional extra CA (for private deployments and tests).
  */
 import { request } from 'node:https';
+import { rootCertificates } from 'node:tls';
 
 /** Transport options. */
 export interface HttpsJsonOptions {
@@ -34,7 +35,8 @@ export function httpsJson(method: 'GET' | 'POST', url: URL, body: unknown, opts:
       url,
       {
         method,
-        ca: opts.ca,
+        // `ca` replaces Node's bundled roots; an extra CA must come on top of them, not instead.
+        ...(opts.ca !== undefined ? { ca: [...rootCertificates, opts.ca.toString()] } : {}),
         timeout: opts.timeoutMs ?? 10_000,
         signal: opts.signal,
         headers: { Accept: 'application/json', ...(payload && { 'Content-Type': 'application/json', 'Content-Length': payload.length }) },

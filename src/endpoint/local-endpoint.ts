@@ -58,9 +58,11 @@ type Route = 'card' | 'jwks' | 'skills' | 'descriptor' | 'health' | 'metrics' | 
 const NOOP_LOG: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => NOOP_LOG };
 const DESCRIPTOR_PATH = /^\/skills\/([^/]+)\/descriptor\.json$/;
 
-function errorJson(type: ErrorType, message: string): string {
-  const spec = ERRORS[type];
-  return JSON.stringify({ error: { code: spec.code, type, message, retryable: spec.retryable } });
+/** `{ error: { code, type, message, retryable } }`; HTTP-only types (no catalogue entry) get -32600 / -32601. */
+function errorJson(type: ErrorType | 'method_not_allowed' | 'not_found', message: string): string {
+  const spec = (ERRORS as Partial<Record<string, { code: number; retryable: boolean }>>)[type];
+  const code = spec?.code ?? (type === 'not_found' ? -32601 : -32600);
+  return JSON.stringify({ error: { code, type, message, retryable: spec?.retryable ?? false } });
 }
 
 /** The local HTTP/WebSocket/Unix-socket server. */
@@ -275,14 +277,14 @@ export class LocalEndpoint {
     const method = req.method ?? 'GET';
     const getOnly = route !== 'rpc' && route !== 'other';
     if (getOnly && method !== 'GET' && method !== 'HEAD') {
-      this.send(res, 405, 'application/json', errorJson('unauthorized', 'Method not allowed.'), { Allow: 'GET, HEAD' });
+      this.send(res, 405, 'application/json', errorJson('method_not_allowed', 'Method not allowed.'), { Allow: 'GET, HEAD' });
       return;
     }
     switch (route) {
       case 'card':
         return this.serveCard(req, res);
       case 'jwks': {
-        if (!this.jwksProvider) return json(503, { error: { type: 'not_ready', message: 'No signing key yet.' } });
+        if (!this.jwksProvider) return this.send(res, 503, 'application/json', errorJson('not_ready', 'No signing key yet.'));
         return json(200, await this.jwksProvider(), { 'Cache-Control': 'max-age=300' });
       }
       case 'skills': {
@@ -297,9 +299,14 @@ export class LocalEndpoint {
         return json(200, index, { 'Cache-Control': 'no-cache', Vary: 'Authorization' });
       }
       case 'descriptor': {
-        const id = decodeURIComponent(DESCRIPTOR_PATH.exec(url.pathname)?.[1] ?? '');
-        const d = visibleDescriptor(await this.descriptorsProvider(), id, authenticated);
-        if (!d) return json(404, { error: { type: 'unknown_function', message: 'No such skill.' } });
+        let id = '';
+        try {
+          id = decodeURIComponent(DESCRIPTOR_PATH.exec(url.pathname)?.[1] ?? '');
+        } catch {
+          // an undecodable id names no skill
+        }
+        const d = id ? visibleDescriptor(await this.descriptorsProvider(), id, authenticated) : undefined;
+        if (!d) return this.send(res, 404, 'application/json', errorJson('unknown_function', 'No such skill.'));
         return json(200, d, { 'Cache-Control': 'no-cache', Vary: 'Authorization' });
       }
       case 'health': {
@@ -314,7 +321,7 @@ export class LocalEndpoint {
         return this.serveRpc(req, res, authenticated);
       default:
         if (this.opts.uiDir && isUiPath(url.pathname)) return serveUi(req, res, url.pathname, this.opts.uiDir);
-        return json(404, { error: { type: 'not_found', message: 'No such route.' } });
+        return this.send(res, 404, 'application/json', errorJson('not_found', 'No such route.'));
     }
   }
 
@@ -352,7 +359,7 @@ export class LocalEndpoint {
 
   private async serveRpc(req: IncomingMessage, res: ServerResponse, authenticated: boolean): Promise<void> {
     if (req.method !== 'POST') {
-      this.send(res, 405, 'application/json', errorJson('unauthorized', 'Use POST or a WebSocket.'), { Allow: 'POST' });
+      this.send(res, 405, 'application/json', errorJson('method_not_allowed', 'Use POST or a WebSocket.'), { Allow: 'POST' });
       return;
     }
     if (!isAllowedOrigin(req.headers.origin)) return this.forbiddenOrigin(res);

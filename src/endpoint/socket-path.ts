@@ -2,7 +2,7 @@
  * Where the agent's Unix socket (named pipe on Windows) lives, and how a stale one is told from a live one.
  */
 import { connect } from 'node:net';
-import { mkdir, unlink } from 'node:fs/promises';
+import { lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tmpdir, userInfo } from 'node:os';
 
@@ -29,10 +29,21 @@ export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env, platform
   return join(tmpdir(), `aios-device-${user}`, 'agent.sock');
 }
 
-/** Prepares a socket path: a 0700 parent, and a stale socket removed; throws when another agent answers on it. */
+/**
+ * Prepares a socket path: a parent folder (made 0700) that is a real folder of this user's that nobody else
+ * can write to, and a stale socket removed; throws when another agent answers on it.
+ */
 export async function prepareSocketPath(path: string): Promise<void> {
   if (isNamedPipe(path)) return;
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // mkdir leaves an existing folder as it is: one that another user made first (the default folder's name
+  // is predictable) or can write to would let them replace the socket with their own.
+  const st = await lstat(dir);
+  const uid = process.getuid?.();
+  if (!st.isDirectory()) throw new Error(`the local endpoint's socket folder ${dir} is not a folder (a link?); remove it or set local_endpoint.socket`);
+  if (uid !== undefined && st.uid !== uid) throw new Error(`the local endpoint's socket folder ${dir} belongs to another user (uid ${st.uid}); remove it or set local_endpoint.socket`);
+  if ((st.mode & 0o022) !== 0) throw new Error(`the local endpoint's socket folder ${dir} can be written by other users (mode ${(st.mode & 0o7777).toString(8)}); set local_endpoint.socket to a path in a folder only you can write`);
   const alive = await new Promise<boolean>((resolve) => {
     const s = connect(path);
     s.once('connect', () => {

@@ -1,12 +1,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { createServer, request, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { WebSocket } from 'ws';
 import { LocalEndpoint } from '../../src/endpoint/local-endpoint.js';
+import { prepareSocketPath } from '../../src/endpoint/socket-path.js';
 import { buildDeviceCard } from '../../src/discovery/card.js';
 import { signCard } from '../../src/discovery/card-sign.js';
 import { descriptorHash } from '../../src/protocol/hash.js';
@@ -168,6 +169,17 @@ test('no permissive CORS: no Access-Control-* headers, and a foreign Origin cann
   assert.equal(form.status, 415);
 });
 
+test('a wrong method is 405 method_not_allowed (not unauthorized); an undecodable skill id is 404', async () => {
+  for (const [path, method] of [['/rpc', 'PUT'], ['/health', 'DELETE']] as const) {
+    const res = await http(path, { method, headers: auth() });
+    assert.equal(res.status, 405, path);
+    assert.equal((JSON.parse(res.body) as { error: { type: string } }).error.type, 'method_not_allowed');
+  }
+  const bad = await http('/skills/%E0/descriptor.json');
+  assert.equal(bad.status, 404);
+  assert.equal((JSON.parse(bad.body) as { error: { type: string; code: number } }).error.type, 'unknown_function');
+});
+
 test('/health answers without the token; /metrics and /rpc need it', async () => {
   const h = await http('/health');
   assert.deepEqual(JSON.parse(h.body), { status: 'ok', bridge: 'connecting', version: '9.9.9' });
@@ -222,6 +234,16 @@ test('the Unix socket is 0600, answers as the local user, and the token file is 
   assert.equal(res.status, 200);
   const foreign = await http('/health', { socket: true, headers: { Host: 'evil.example' } });
   assert.equal(foreign.status, 403);
+});
+
+test('the socket\'s folder is 0700, and a folder others can write to is refused with the reason', async () => {
+  assert.equal((await stat(dirname(socketPath))).mode & 0o777, 0o700);
+  const open = join(dir, 'shared');
+  await mkdir(open);
+  await chmod(open, 0o777);
+  await assert.rejects(prepareSocketPath(join(open, 'agent.sock')), /can be written by other users \(mode 777\)/);
+  await symlink(join(dir, 'run'), join(dir, 'link'));
+  await assert.rejects(prepareSocketPath(join(dir, 'link', 'agent.sock')), /is not a folder/);
 });
 
 test('a taken port moves the endpoint to the next free one; a second agent on the same socket is refused', async () => {
