@@ -21,7 +21,6 @@ import { UiPromptProvider } from './providers/ui.js';
 import { CONTROL_EVENTS, ControlEvents } from './control-events.js';
 import { grantMatcher } from './resource-grants.js';
 import { notifyPromptWaiting } from './notify.js';
-import { redactArgs } from './redact.js';
 
 /** `confirmations.provider`. */
 export type ProviderChoice = 'auto' | 'ui' | 'tty' | 'none';
@@ -279,10 +278,8 @@ export class ConsentService implements ConsentGate, CallObserver {
   onFinished(entry: FinishedCall): void {
     try {
       this.audit.record(entry);
-      this.log?.debug(
-        { call_id: entry.outcome.call_id, function: entry.outcome.function, state: entry.outcome.state, args: redactArgs(entry.args) },
-        'call audited',
-      );
+      // No argument summary here: the audit row has it, and `args` is a redacted log field anyway.
+      this.log?.debug({ call_id: entry.outcome.call_id, function: entry.outcome.function, state: entry.outcome.state }, 'call audited');
     } catch (e) {
       this.log?.error({ err: (e as Error).message }, 'could not write the audit trail');
     }
