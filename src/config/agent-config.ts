@@ -4,7 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { checkConfig, readConfigFile, resolvePath, ConfigError } from './load.js';
+import { checkConfig, readConfigFile, resolvePath, ConfigError, LogSection } from './load.js';
 
 const S = Type.String({ minLength: 1 });
 const strict = { additionalProperties: false } as const;
@@ -51,9 +51,7 @@ export const AgentConfigSchema = Type.Object(
       ),
     ),
     journal: Type.Optional(Type.Object({ synchronous: Type.Optional(Type.Union([Type.Literal('normal'), Type.Literal('full')])) }, strict)),
-    log: Type.Optional(
-      Type.Object({ level: Type.Optional(Type.Union(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((x) => Type.Literal(x)))), file: Type.Optional(S) }, strict),
-    ),
+    log: Type.Optional(LogSection),
     handlers: Type.Optional(Type.Record(S, Type.Object({}, { additionalProperties: true }))),
   },
   strict,
@@ -83,12 +81,8 @@ export function normalizeAgentConfig(doc: unknown, source = '(inline)'): AgentCo
   const c = checkConfig<AgentConfigFile>(source, doc, AgentConfigSchema);
   const rel = (p: string) => (source === '(inline)' ? p : resolvePath(source, p));
   const problems: string[] = [];
-  for (const [fn, decision] of Object.entries(c.policy ?? {})) {
-    if (decision === 'allow' && /\.delete$/.test(fn)) {
-      // Critical functions are checked again at start-up against the registry; this catches the obvious case early.
-      problems.push(`"policy.${fn}" cannot be allow: critical functions always ask`);
-    }
-  }
+  // Whether a `policy` entry names a critical function is known only once the functions are registered:
+  // `checkAdminPolicy` refuses `allow` for those at start-up.
   if (c.bridge?.token && c.bridge?.token_file) problems.push('"bridge.token" and "bridge.token_file" are exclusive: give one');
   if (problems.length) throw new ConfigError(source, problems);
   const out: AgentConfig = {

@@ -2,7 +2,8 @@
  * The reference bridge's config file (PROTOCOL.md §11).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { checkConfig, readConfigFile, resolvePath } from './load.js';
+import { ConfigError, LogSection, checkConfig, readConfigFile, resolvePath } from './load.js';
+import { isPasswordHash } from '../bridge/oauth/password.js';
 
 const S = Type.String({ minLength: 1 });
 const strict = { additionalProperties: false } as const;
@@ -28,7 +29,7 @@ export const BridgeConfigSchema = Type.Object(
     device_code_ttl_s: Type.Optional(Type.Integer({ minimum: 0 })),
     device_poll_interval_s: Type.Optional(Type.Integer({ minimum: 0 })),
     refresh_token_ttl_s: Type.Optional(Type.Integer({ minimum: 60 })),
-    log: Type.Optional(Type.Object({ level: Type.Optional(S), file: Type.Optional(S) }, strict)),
+    log: Type.Optional(LogSection),
   },
   strict,
 );
@@ -51,6 +52,10 @@ export interface BridgeConfig extends BridgeConfigFile {
 /** Validates and applies defaults. */
 export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): BridgeConfig {
   const c = checkConfig<BridgeConfigFile>(source, doc, BridgeConfigSchema);
+  const badHashes = (c.users ?? []).flatMap((u, i) =>
+    isPasswordHash(u.password_hash) ? [] : [`"users[${i}].password_hash" (user ${u.id}) is not a scrypt hash; make one with \`aios-device hash-password\``],
+  );
+  if (badHashes.length) throw new ConfigError(source, badHashes);
   return {
     ...c,
     source,

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import YAML from 'yaml';
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { schemaValidator } from '../protocol/schema-validator.js';
 
 /** A config problem; `message` names the key and says why. */
@@ -54,3 +54,12 @@ export function resolvePath(file: string, p: string): string {
   if (p.startsWith('~/')) p = (process.env['HOME'] ?? '') + p.slice(1);
   return isAbsolute(p) ? p : resolve(dirname(file), p);
 }
+
+/** The `log` section both config files share: pino's levels only (pino refuses others at start-up). */
+export const LogSection = Type.Object(
+  {
+    level: Type.Optional(Type.Union(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((x) => Type.Literal(x)))),
+    file: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);

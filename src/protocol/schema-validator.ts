@@ -48,12 +48,27 @@ function escapePointer(s: string): string {
 export function toViolations(errors: ErrorObject[]): Violation[] {
   const out: Violation[] = [];
   const seen = new Set<string>();
+  // A union of literals fails as one `const` error per literal plus an `anyOf`: say it once, with the values.
+  const allowed = new Map<string, unknown[]>();
+  for (const e of errors) {
+    if (e.keyword !== 'const') continue;
+    const list = allowed.get(e.instancePath) ?? [];
+    list.push((e.params as { allowedValue?: unknown }).allowedValue);
+    allowed.set(e.instancePath, list);
+  }
+  const oneOf = (values: unknown[]) => (values.length === 1 ? `must be ${JSON.stringify(values[0])}` : `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
   for (const e of errors) {
     let pointer = e.instancePath;
     const p = e.params as Record<string, unknown>;
     if (e.keyword === 'required' && typeof p['missingProperty'] === 'string') pointer += '/' + escapePointer(p['missingProperty']);
     if (e.keyword === 'additionalProperties' && typeof p['additionalProperty'] === 'string') pointer += '/' + escapePointer(p['additionalProperty']);
-    const message = e.keyword === 'additionalProperties' ? 'is not an allowed property' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+    const values = allowed.get(e.instancePath);
+    let message: string;
+    if (e.keyword === 'additionalProperties') message = 'is not an allowed property';
+    else if (e.keyword === 'required') message = 'is required';
+    else if (e.keyword === 'enum' && Array.isArray(p['allowedValues'])) message = oneOf(p['allowedValues']);
+    else if ((e.keyword === 'const' || e.keyword === 'anyOf') && values) message = oneOf(values);
+    else message = e.message ?? 'is invalid';
     const key = pointer + '\0' + message;
     if (seen.has(key)) continue;
     seen.add(key);

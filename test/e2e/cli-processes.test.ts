@@ -103,7 +103,18 @@ test('a config error names the key and exits 64', async () => {
     const r = await cliRun(['run', '--config', f]);
     assert.equal(r.code, 64);
     assert.match(r.err, /unknown key "limits\.max_concurent_calls"/);
-    assert.match(r.err, /confirmations\.provider/);
+    assert.match(r.err, /"confirmations\.provider" must be one of "auto", "ui", "tty", "none"/);
+    // The bridge's config: a password that is not a hash and a log level pino does not know.
+    const b = join(dir, 'bridge.yaml');
+    writeFileSync(b, 'data_dir: ./b\nlog: { level: verbose }\nusers: [{ id: ann, password_hash: hunter2, workspaces: [ws] }]\n');
+    const rb = await cliRun(['bridge', '--config', b]);
+    assert.equal(rb.code, 64, rb.err);
+    assert.match(rb.err, /log\.level/);
+    const hb = join(dir, 'bridge-hash.yaml');
+    writeFileSync(hb, 'data_dir: ./b\nusers: [{ id: ann, password_hash: hunter2, workspaces: [ws] }]\n');
+    const rh = await cliRun(['bridge', '--config', hb]);
+    assert.equal(rh.code, 64, rh.err);
+    assert.match(rh.err, /users\[0\]\.password_hash.*not a scrypt hash.*hash-password/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
