@@ -63,7 +63,9 @@ describe('CLI-started bridge and agent', () => {
     // Asking again with the same call_id returns the recorded outcome; nothing re-runs.
     const again = await s.client.call('diagnostics.wait', { ms: 30_000 }, { call_id: record.call_id });
     assert.equal(again.record.outcome?.state, 'unknown');
-    assert.equal(r.timeline.filter((t) => t.state === 'running').length, 1);
+    assert.equal(again.record.outcome?.replayed, true);
+    const after = await s.client.getCall(record.call_id);
+    assert.equal(after.timeline.filter((t) => t.state === 'running').length, 1, 'it entered running once, before the kill');
   });
 
   test('SIGTERM stops cleanly: the running call is aborted, journalled and reported after the restart', async () => {

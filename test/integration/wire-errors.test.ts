@@ -106,12 +106,11 @@ describe('call errors over the real path', () => {
   });
 
   test('timeout: the handler is aborted and the call ends failed/timeout', async () => {
-    const t0 = Date.now();
     const { record } = await s.client.call('diagnostics.wait', { ms: 20_000 }, { timeout_ms: 300 });
     assert.equal(record.outcome?.state, 'failed');
     assert.equal(record.outcome?.error?.type, 'timeout');
+    // `none` only when the handler saw the abort and stopped (a handler that ran on would make it `possible`).
     assert.equal(record.outcome?.error?.side_effects, 'none', 'the handler stopped on the abort before committing');
-    assert.ok(Date.now() - t0 < 10_000, 'answered long before the handler would have finished');
   });
 
   test('device_unavailable and execution_failed from the handler; a crash hides its private detail', async () => {
@@ -245,17 +244,18 @@ describe('bridge and session errors', () => {
   test('not_ready before hello, unsupported_protocol_version and identity_mismatch in hello', async () => {
     const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/device`, SUBPROTOCOL, { headers: { Authorization: `Bearer ${s.tokens.device}` } });
     await new Promise((r) => ws.once('open', r));
-    const replies: Record<number, { error?: { code: number; data?: { type: string } } }> = {};
+    const replies: Record<string, { error?: { code: number; data?: { type: string } } }> = {};
     ws.on('message', (d) => {
-      const m = JSON.parse(d.toString()) as { id: number; error?: { code: number; data?: { type: string } } };
-      replies[m.id] = m;
+      const m = JSON.parse(d.toString()) as { id: number | null; error?: { code: number; data?: { type: string } } };
+      replies[String(m.id)] = m;
     });
     const hello = { protocol_version: '1.0', client: { name: 'x', version: '9.9.9', platform: 'linux', arch: 'x64' }, device: { id: ids.device_id }, workspace_id: ids.workspace_id, user_id: ids.user_id, functions_revision: 0, limits: { max_message_bytes: 1048576, max_concurrent_calls: 1, dedupe_retention_s: 86400 } };
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: METHODS.callReport, params: { outcomes: [] } }));
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: METHODS.hello, params: { ...hello, protocol_version: '2.0' } }));
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: METHODS.hello, params: { ...hello, user_id: 'usr_other' } }));
     ws.send('{not json');
-    await until(() => replies[1] && replies[2] && replies[3], 5000, 'replies');
+    await until(() => replies[1] && replies[2] && replies[3] && replies['null'], 5000, 'replies');
+    assert.equal(replies['null']!.error?.code, -32700, 'a frame that is not JSON gets a parse error with id null');
     assert.equal(replies[1]!.error?.data?.type, 'not_ready');
     assert.equal(replies[2]!.error?.data?.type, 'unsupported_protocol_version');
     assert.equal(replies[3]!.error?.data?.type, 'identity_mismatch');
