@@ -27,9 +27,10 @@ test('demo starts both, prints what to run, and the printed invoke works; Ctrl-C
     assert.match(demo.out, /invoke device\.info/);
     const profile = join(dir, 'demo', 'runtime.json');
     assert.match(demo.out, new RegExp(`--runtime ${profile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    const r = await cliRun(['invoke', 'device.info', '--runtime', profile]);
+    const r = await cliRun(['invoke', 'device.info', '--call-id', 'same-demo', '--runtime', profile]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /✓ completed device\.info/);
+    assert.doesNotMatch(r.out, /replayed/);
     const read = await cliRun(['invoke', 'files.read_text', '--args', '{"root":"Demo","path":"hello.txt"}', '--runtime', profile]);
     assert.equal(read.code, 0, read.out + read.err);
     assert.match(read.out, /Hello from the AIOS Device demo folder/);
@@ -45,6 +46,8 @@ test('demo starts both, prints what to run, and the printed invoke works; Ctrl-C
     assert.match(again.out, new RegExp(`127\\.0\\.0\\.1:${port2}`));
     const r = await cliRun(['invoke', 'device.info', '--call-id', 'same-demo', '--runtime', join(dir, 'demo', 'runtime.json')]);
     assert.equal(r.code, 0, r.err);
+    // The same tokens and history: the call made in the first run is answered from its record.
+    assert.match(r.out, /replayed: this call_id already ran/);
   } finally {
     again.child.kill('SIGINT');
     assert.equal(await again.exited, 0);
