@@ -247,7 +247,11 @@ async function copyTree(env: FilesEnv, from: VerifiedDir, to: VerifiedDir, ctx: 
       continue;
     }
     try {
-      const out = await fs.promises.open(to.child(e.name), 'wx', opened.stat.mode & 0o777);
+      if (opened.stat.size > env.limits.maxWriteBytes) {
+        fail('payload_too_large', 'A file in the folder is larger than the configured write limit; nothing was copied.', { details: { name: e.name, size: opened.stat.size, limit: env.limits.maxWriteBytes } });
+      }
+      // Like every file this handler creates: 0644, never executable, whatever the source's mode.
+      const out = await fs.promises.open(to.child(e.name), 'wx', 0o644);
       try {
         counts.bytes += await copyHandle(opened.fh, out, { signal: ctx.signal });
         await out.sync();
@@ -316,7 +320,8 @@ export function copyFn(env: FilesEnv) {
             await from.close();
             await to.close();
           }
-          await fs.promises.chmod(dd.child(tmpName), src.stat!.mode & 0o777);
+          // Made 0700 while it fills (nobody sees a half copy); the finished folder is 0755 like its subfolders.
+          await fs.promises.chmod(dd.child(tmpName), 0o755);
           ctx.signal.throwIfAborted();
           await dd.recheck();
           if (await fs.promises.lstat(dd.child(dst.name)).then(() => true, () => false)) alreadyExists();

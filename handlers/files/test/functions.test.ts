@@ -169,6 +169,23 @@ test('mkdir, move, copy', async () => {
   await rejects(call(fns, 'files.move', { root: 'Documents', path: 'm', to_path: 'm/n/inside' }), 'execution_failed', 'into_itself');
 });
 
+test('a recursive copy makes plain files (0644) and folders (0755), and keeps to max_write_bytes', async () => {
+  await fs.promises.mkdir(path.join(w.docs, 'tools', 'bin'), { recursive: true });
+  await fs.promises.writeFile(path.join(w.docs, 'tools', 'bin', 'run.txt'), 'echo hi', { mode: 0o777 });
+  await fs.promises.chmod(path.join(w.docs, 'tools', 'bin', 'run.txt'), 0o777);
+  await fs.promises.chmod(path.join(w.docs, 'tools'), 0o777);
+  await call(fns, 'files.copy', { root: 'Documents', path: 'tools', to_path: 'tools-copy', recursive: true });
+  assert.equal(fs.statSync(path.join(w.docs, 'tools-copy', 'bin', 'run.txt')).mode & 0o777, 0o644, 'never executable');
+  assert.equal(fs.statSync(path.join(w.docs, 'tools-copy')).mode & 0o777, 0o755);
+  const small = await makeFns(w, { options: { max_write_bytes: 4 } });
+  await assert.rejects(call(small, 'files.copy', { root: 'Documents', path: 'tools', to_path: 'tools-big', recursive: true }), (e: unknown) => {
+    assert.ok(e instanceof WireError && e.type === 'payload_too_large', String(e));
+    assert.equal(e.details?.['name'], 'run.txt');
+    return true;
+  });
+  assert.equal(fs.existsSync(path.join(w.docs, 'tools-big')), false, 'nothing was copied');
+});
+
 test('delete goes to the trash; folders only with recursive', async () => {
   await fs.promises.mkdir(path.join(w.docs, 'gone', 'sub'), { recursive: true });
   await fs.promises.writeFile(path.join(w.docs, 'gone', 'sub', 'x.txt'), 'x');
