@@ -67,7 +67,7 @@ export async function atomicWrite(opts: {
     await dir.recheck();
     ctx.commit();
     if (mode === 'create') {
-      await linkNoClobber(dir, tmp.name, name);
+      await linkNoClobber(dir.child(tmp.name), dir.child(name));
     } else {
       await fs.promises.rename(dir.child(tmp.name), dir.child(name));
     }
@@ -80,17 +80,22 @@ export async function atomicWrite(opts: {
   }
 }
 
-/** Makes `tmp` visible as `name` only if `name` is free at that instant. */
-async function linkNoClobber(dir: VerifiedDir, tmp: string, name: string): Promise<void> {
+/**
+ * Makes the file at `from` visible at `to` only if `to` is free at that instant (a hard link), then
+ * removes the name `from`. On file systems without hard links (FAT, some network shares): check, then
+ * rename. Other errors (EXDEV, EACCES…) are thrown as they are.
+ */
+export async function linkNoClobber(from: string, to: string): Promise<void> {
   try {
-    await fs.promises.link(dir.child(tmp), dir.child(name));
+    await fs.promises.link(from, to);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') alreadyExists();
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e;
-    // File systems without hard links (FAT, some network shares): check, then rename.
-    const exists = await fs.promises.lstat(dir.child(name)).then(() => true, () => false);
+    const exists = await fs.promises.lstat(to).then(() => true, () => false);
     if (exists) alreadyExists();
-    await fs.promises.rename(dir.child(tmp), dir.child(name));
+    await fs.promises.rename(from, to);
+    return;
   }
+  await fs.promises.unlink(from);
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { defineFunction, fail, type CallContext } from '../../src/sdk/index.js';
-import { alreadyExists, atomicWrite } from './atomic-write.js';
+import { alreadyExists, atomicWrite, linkNoClobber } from './atomic-write.js';
 import { type FilesEnv, descriptor, lockFor, pathProps, resourceOf, RootArg, schema } from './common.js';
 import { countEntries, formatCount, formatSize } from './describe.js';
 import { VerifiedDir, openFileForRead, withDir } from './handles.js';
@@ -175,18 +175,8 @@ export function moveFn(env: FilesEnv) {
           await dd.recheck();
           ctx.commit();
           try {
-            if (!dst.stat && !isDir) {
-              // link + unlink: the destination name is claimed atomically, so nothing is replaced by surprise.
-              try {
-                await fs.promises.link(sd.child(src.name), dd.child(dst.name));
-                await fs.promises.unlink(sd.child(src.name));
-                return;
-              } catch (e) {
-                const code = (e as NodeJS.ErrnoException).code;
-                if (code === 'EEXIST') alreadyExists();
-                if (code === 'EXDEV') throw e;
-              }
-            }
+            // A file to a free name: claimed atomically (link, then unlink), so nothing is replaced by surprise.
+            if (!dst.stat && !isDir) return await linkNoClobber(sd.child(src.name), dd.child(dst.name));
             if (!dst.stat && (await fs.promises.lstat(dd.child(dst.name)).then(() => true, () => false))) alreadyExists();
             await fs.promises.rename(sd.child(src.name), dd.child(dst.name));
           } catch (e) {
