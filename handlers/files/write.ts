@@ -154,13 +154,17 @@ export function writeBytes(env: FilesEnv) {
       permission_level: 'high',
       risk: WRITE_RISK,
       examples: ['Save this photo as Pictures/cat.jpg'],
-      input_schema: schema({
-        ...pathProps,
-        encoding: Type.Optional(Type.Literal('base64')),
-        data: Type.Optional(Type.String({ maxLength: inlineChars, pattern: '^[A-Za-z0-9+/]*={0,2}$' })),
-        blob: Type.Optional(BlobRefSchema),
-        mode: ModeSchema,
-      }, ['path']),
+      input_schema: {
+        ...schema({
+          ...pathProps,
+          encoding: Type.Optional(Type.Literal('base64')),
+          data: Type.Optional(Type.String({ maxLength: inlineChars, pattern: '^[A-Za-z0-9+/]*={0,2}$' })),
+          blob: Type.Optional(BlobRefSchema),
+          mode: ModeSchema,
+        }, ['path']),
+        // Exactly one source: refused by validation, before anyone is asked to confirm the write.
+        oneOf: [{ required: ['data'] }, { required: ['blob'] }],
+      },
       output_schema: WriteOutput,
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,

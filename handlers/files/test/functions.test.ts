@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WireError } from '../../../src/sdk/index.js';
+import { schemaValidator } from '../../../src/protocol/schema-validator.js';
 import { call, fakeCtx, makeFns, makeWorld, startBlobServer, type Fns, type World } from './harness.js';
 
 let w: World;
@@ -28,6 +29,15 @@ const rejects = (p: Promise<unknown>, type: string, reason?: string) =>
     if (reason) assert.equal(e.details?.['reason'], reason);
     return true;
   });
+
+test('write_bytes: exactly one of data or blob, refused by the input schema (before any prompt)', () => {
+  const input = fns.get('files.write_bytes')!.descriptor.input_schema;
+  const blob = { blob_id: 'b_1', sha256: 'a'.repeat(64), size: 1, media_type: 'text/plain' };
+  assert.deepEqual(schemaValidator.validate(input, { root: 'Documents', path: 'x.bin', data: 'eA==' }), []);
+  assert.deepEqual(schemaValidator.validate(input, { root: 'Documents', path: 'x.bin', blob }), []);
+  assert.ok(schemaValidator.validate(input, { root: 'Documents', path: 'x.bin' }).length > 0, 'neither');
+  assert.ok(schemaValidator.validate(input, { root: 'Documents', path: 'x.bin', data: 'eA==', blob }).length > 0, 'both');
+});
 
 test('descriptors: ids, levels and confirmation as documented', () => {
   const levels = Object.fromEntries([...fns.values()].map((f) => [f.descriptor.id, f.descriptor.permission_level]));
