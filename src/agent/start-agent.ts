@@ -52,6 +52,8 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       if (outcome.confirmation?.required) m.incConfirmation(outcome.confirmation.decision);
     },
   };
+  // Subscriptions made over a bridge session end with it (the bridge subscribes again after a reconnect).
+  const sessionEnds: (() => void)[] = [];
   let agent: Agent;
   try {
     agent = new Agent(config, {
@@ -61,7 +63,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       tokens,
       ...(blobs ? { blobs } : {}),
       adapterCard: () => discovery?.card(),
-      methods: bridgeRegistryMethods(() => discovery, (m, p) => agent.session?.notify(m, p)),
+      methods: bridgeRegistryMethods(() => discovery, (m, p) => agent.session?.notify(m, p), (cb) => sessionEnds.push(cb)),
       ...extra,
     });
   } catch (e) {
@@ -77,6 +79,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   };
   let lastReconnects = 0;
   agent.onStatus = (st) => {
+    if (st !== 'connected') for (const end of sessionEnds.splice(0)) end();
     if (st === 'connected' && agent.session && agent.session.reconnects > lastReconnects) {
       lastReconnects = agent.session.reconnects;
       discovery?.endpoint?.metrics.incReconnect();
@@ -120,7 +123,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
 }
 
 /** The `aios/registry.*` methods served over the bridge session (§7.4), subscribers notified through it. */
-function bridgeRegistryMethods(discovery: () => Discovery | undefined, notify: (m: string, p: unknown) => void): NonNullable<AgentOptions['methods']> {
+function bridgeRegistryMethods(discovery: () => Discovery | undefined, notify: (m: string, p: unknown) => void, onClose: (cb: () => void) => void): NonNullable<AgentOptions['methods']> {
   const names = [METHODS.registrySearch, METHODS.registryInfo, METHODS.registryRefresh, METHODS.registrySubscribe, METHODS.registryUnsubscribe];
   return Object.fromEntries(
     names.map((n) => [
@@ -128,7 +131,7 @@ function bridgeRegistryMethods(discovery: () => Discovery | undefined, notify: (
       (params: unknown) => {
         const m = discovery()?.adapters.registryMethods()[n];
         if (!m) throw new Error('discovery is not ready');
-        return m(params ?? {}, { authenticated: true, notify });
+        return m(params ?? {}, { authenticated: true, notify, onClose });
       },
     ]),
   );

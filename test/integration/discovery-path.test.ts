@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import type { JWK } from 'jose';
 import { inProcessStack, ids, until, ROOT } from '../helpers/stack.js';
+import { METHODS } from '../../src/protocol/messages.js';
+import type { DeviceConnection } from '../../src/bridge/device-hub.js';
 
 type Stack = Awaited<ReturnType<typeof inProcessStack>>;
 const canon = canonicalize as unknown as (v: unknown) => string;
@@ -92,6 +94,28 @@ describe('discovery on a running agent', () => {
     await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge forgets hello.greet');
     const gone = await s.client.call('hello.greet', { name: 'Ada' });
     assert.equal(gone.record.outcome?.error?.type, 'unknown_function');
+  });
+
+  test('a registry subscription made over the bridge session ends with that session', async () => {
+    const first = s.bridge.hub.get(ids.device_id)!;
+    await first.peer.request(METHODS.registrySubscribe, { events: ['added'] }, 5000);
+    (first.peer.transport as unknown as { terminate(): void }).terminate();
+    await until(() => { const c = s.bridge.hub.get(ids.device_id); return c !== undefined && c !== first; }, 10_000, 'the agent reconnects');
+    await s.bridge.hub.get(ids.device_id)!.peer.request(METHODS.registrySubscribe, { events: ['added'] }, 5000);
+    let announced = 0;
+    const count = (_c: DeviceConnection, method: string) => void (method === METHODS.toolsChanged && announced++);
+    s.bridge.hub.on('notification', count);
+    try {
+      cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adaptersDir, 'org.example.hello'), { recursive: true });
+      await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge learns hello.greet');
+      await new Promise((r) => setTimeout(r, 500));
+      // The agent's own tools_changed, and one for the live subscription; none for the first session's.
+      assert.equal(announced, 2);
+    } finally {
+      s.bridge.hub.off('notification', count);
+      rmSync(join(adaptersDir, 'org.example.hello'), { recursive: true, force: true });
+      await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge forgets hello.greet');
+    }
   });
 });
 
