@@ -132,9 +132,20 @@ export class AdapterRegistry extends EventEmitter {
     this.entries.set(meta.id, entry);
   }
 
-  /** Scans everything once, then watches the directories. */
+  /** Settles once the remote adapters known at start were fetched (or found unreachable). */
+  remoteReady: Promise<void> = Promise.resolve();
+
+  /**
+   * Scans the local adapters, then watches the directories. Remote adapters are fetched in the
+   * background (`remoteReady`): an unreachable one must not hold up the agent's start or its bridge
+   * connection.
+   */
   async start(): Promise<void> {
-    await this.refresh('all');
+    await this.refresh('local');
+    this.remoteReady = this.refresh('remote').then(
+      () => undefined,
+      (e: unknown) => this.log.error({ reason: (e as Error).message }, 'remote adapters could not be refreshed'),
+    );
     if (this.opts.watch === false) return;
     const roots = [...this.dirs, ...this.desktopDirs];
     this.watcher = new AdapterWatcher(roots, new Set(this.dirs), () => void this.refresh('local').catch((e: unknown) => this.log.error({ reason: (e as Error).message }, 'adapter rescan failed')), this.opts.coalesceMs ?? COALESCE_MS);
@@ -328,23 +339,24 @@ export class AdapterRegistry extends EventEmitter {
   }
 
   private async remoteEntries(): Promise<AdapterEntry[]> {
-    const out: AdapterEntry[] = [];
-    for (const r of await this.readRemoteStore()) {
-      const base = { id: r.id, kind: 'remote' as const, source: { kind: 'remote' as const, url: r.url } };
-      try {
-        const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca: this.opts.remoteCa });
-        if (remote.card.adapter.id !== r.id) throw new Error(`the card now names adapter ${remote.card.adapter.id}`);
-        const { signature: _s, ...card } = remote.card;
-        const functions = remoteFunctions(remote, { ca: this.opts.remoteCa });
-        const status: AdapterStatus = { available: true, software_installed: true, software_running: true };
-        out.push({ ...base, card, status, functions, fingerprint: hash({ card, status }) });
-      } catch (e) {
-        const card = { adapter: { id: r.id, name: r.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
-        const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason: (e as Error).message };
-        out.push({ ...base, card, status, functions: [], fingerprint: hash({ card, status }) });
-      }
+    // All at once: one unreachable origin costs its timeout once, not once per adapter before it.
+    return Promise.all((await this.readRemoteStore()).map((r) => this.remoteEntry(r)));
+  }
+
+  private async remoteEntry(r: RemoteRecord): Promise<AdapterEntry> {
+    const base = { id: r.id, kind: 'remote' as const, source: { kind: 'remote' as const, url: r.url } };
+    try {
+      const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca: this.opts.remoteCa });
+      if (remote.card.adapter.id !== r.id) throw new Error(`the card now names adapter ${remote.card.adapter.id}`);
+      const { signature: _s, ...card } = remote.card;
+      const functions = remoteFunctions(remote, { ca: this.opts.remoteCa });
+      const status: AdapterStatus = { available: true, software_installed: true, software_running: true };
+      return { ...base, card, status, functions, fingerprint: hash({ card, status }) };
+    } catch (e) {
+      const card = { adapter: { id: r.id, name: r.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
+      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason: (e as Error).message };
+      return { ...base, card, status, functions: [], fingerprint: hash({ card, status }) };
     }
-    return out;
   }
 
   private async doRefresh(scope: RefreshScope): Promise<RegistryChange['adapters']> {

@@ -60,6 +60,7 @@ function nextChange(reg: AdapterRegistry, pred: (c: RegistryChange) => boolean, 
 async function registry(opts: Partial<ConstructorParameters<typeof AdapterRegistry>[0]> = {}) {
   const reg = new AdapterRegistry({ dirs: [userDir, systemDir], desktopDirs: [desktopDir], trust, dataDir: join(root, 'data'), inferFromDesktop: false, ...opts });
   await reg.start();
+  await reg.remoteReady;
   return reg;
 }
 

@@ -86,6 +86,7 @@ after(async () => {
 test('adapters add: the card verifies against the origin JWKS, its skills are registered and called through endpoints.rpc', async () => {
   const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([]), dataDir: join(dir, 'data'), remoteCa: ca, watch: false });
   await reg.start();
+  await reg.remoteReady;
   const changed = new Promise((r) => reg.once('changed', r));
   const e = await reg.addRemote(origin);
   assert.deepEqual(((await changed) as any).added.map((f: any) => f.id), ['remote.echo', 'remote.fail']);
@@ -106,6 +107,7 @@ test('adapters add: the card verifies against the origin JWKS, its skills are re
   // Remembered across restarts.
   const again = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([]), dataDir: join(dir, 'data'), remoteCa: ca, watch: false });
   await again.start();
+  await again.remoteReady; // fetched in the background, after start
   assert.equal(again.getAdapter('com.example.remote')?.status.available, true);
   assert.equal(await again.removeRemote('com.example.remote'), true);
   assert.equal(again.functions().length, 0);
@@ -162,4 +164,28 @@ test('CLI: adapter verify <url> and adapters add <url> with --ca', async () => {
   const stored = JSON.parse(await readFile(join(dir, 'cli-data', 'remote-adapters.json'), 'utf8'));
   assert.equal(stored.adapters[0].url, `${origin}/.well-known/aios-adapter.json`);
   await assert.rejects(run(process.execPath, [...cli, 'adapter', 'verify', origin, '--data-dir', join(dir, 'cli-data')]), (e: any) => e.code === 1 && /✗/.test(e.stderr));
+});
+
+test('an unreachable remote adapter does not hold up start(): it is fetched in the background and shown unavailable', async () => {
+  // A TLS port that accepts and never answers: the fetch waits for its timeout.
+  const { createServer: tcp } = await import('node:net');
+  const held: import('node:net').Socket[] = [];
+  const silent = tcp((s) => void held.push(s));
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  const url = `https://127.0.0.1:${(silent.address() as import('node:net').AddressInfo).port}`;
+  const data = join(dir, 'data-silent');
+  await import('node:fs/promises').then((fs) => fs.mkdir(data, { recursive: true }).then(() => fs.writeFile(join(data, 'remote-adapters.json'), JSON.stringify({ adapters: [{ url, id: 'com.example.silent', name: 'Silent', added_at: new Date().toISOString() }] }))));
+  const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([]), dataDir: data, remoteCa: ca, watch: false });
+  try {
+    await reg.start();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(held.length, 1, 'the fetch is still waiting on the silent origin');
+    assert.equal(reg.getAdapter('com.example.silent'), undefined, 'start() returned before the remote answered');
+    for (const s of held) s.destroy();
+    await reg.remoteReady;
+    assert.equal(reg.getAdapter('com.example.silent')?.status.available, false);
+  } finally {
+    await reg.stop();
+    await new Promise((r) => silent.close(r));
+  }
 });
