@@ -125,6 +125,10 @@ export class OAuthClient {
     }
     const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
     if (res.ok && body) return body;
+    if (res.status === 404 || res.status === 405) {
+      // No OAuth route there: a bridge without `users` in its config, or not a bridge at all.
+      throw new OAuthClientError('login_not_enabled', `${this.origin} does not offer device login (HTTP ${res.status} for ${path}). Check the URL; a reference bridge offers login only when its config lists \`users\`.`, res.status);
+    }
     const code = typeof body?.['error'] === 'string' ? body['error'] : 'bridge_error';
     const description = typeof body?.['error_description'] === 'string' ? body['error_description'] : `HTTP ${res.status}`;
     throw new OAuthClientError(code, description, res.status);
