@@ -135,7 +135,9 @@ async function start(): Promise<void> {
     state.promptsWaiting = s.prompts_waiting;
     refreshTray();
   });
-  // A prompt needs the user: bring the window up (it is the `ui` provider's screen).
+  // A prompt needs the user: bring the window up (it is the `ui` provider's screen). The window can always
+  // be opened, so the ui provider counts as present even while it is closed (`auto` picks it).
+  consent.ui.setPresent(true);
   consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
 
   watcher = watchConnectivity(
@@ -171,7 +173,8 @@ if (!app.requestSingleInstanceLock()) {
       app.quit();
     });
   });
-  app.whenReady().then(start, (e: unknown) => {
+  // `.catch` after `.then(start)`: a failure inside start() (the tray, the agent) gets the dialog too.
+  app.whenReady().then(start).catch((e: unknown) => {
     dialog.showErrorBox('AIOS Device could not start', (e as Error).message);
     app.exit(1);
   });

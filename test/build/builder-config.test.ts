@@ -92,6 +92,9 @@ test('identity and targets are the ones the project ships', () => {
   assert.ok(c.files.includes('dist/handlers/**/*.js'), 'compiled handlers ship beside dist/src');
   assert.ok(c.files.includes('handlers/**/tool.aios.yaml'), 'handler manifests ship');
   assert.ok(c.files.includes('electron/renderer/**'), 'the tray page ships where the /ui/ route serves it from');
+  // deb.depends replaces electron-builder's defaults: Electron's own libraries must be listed again.
+  const defaults = ['libgtk-3-0', 'libnotify4', 'libnss3', 'libxss1', 'libxtst6', 'xdg-utils', 'libatspi2.0-0', 'libuuid1', 'libsecret-1-0'];
+  for (const d of defaults) assert.ok((c.deb?.depends ?? defaults).includes(d), `deb depends on ${d}`);
 });
 
 test('every path the config names exists (or, for build output, its source does)', () => {
