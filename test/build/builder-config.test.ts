@@ -31,6 +31,7 @@ interface BuilderConfig {
   linux: { target: string[]; icon: string };
   mac: { target: string[]; icon: string };
   win: { target: string[]; icon: string };
+  deb?: { depends?: string[] };
 }
 
 function load(): BuilderConfig {
