@@ -98,16 +98,29 @@ test('a write that times out during the blob download leaves the old file', asyn
   const srv = await startBlobServer(path.join(w.base, 'blobs2'));
   try {
     const src = path.join(w.base, 'new2.bin');
-    fs.writeFileSync(src, Buffer.alloc(16 * 1024 * 1024, 0x4f));
+    fs.writeFileSync(src, Buffer.alloc(64 * 1024 * 1024, 0x4f));
     const ref = await srv.client.uploadFile(src, 'application/octet-stream');
     fs.writeFileSync(path.join(w.docs, 'target2.bin'), 'OLD');
-    const ctx = fakeCtx({
-      blobs: srv.client,
-      onProgress: (p, c) => {
-        if (p.message === 'Downloading') c.controller.abort(new DOMException('timed out', 'TimeoutError'));
+    let partial = 0;
+    // The real client downloads from the real store; the budget runs out once the first bytes have landed.
+    const blobs = {
+      ...srv.client,
+      uploadFile: srv.client.uploadFile.bind(srv.client),
+      downloadToFile: (r: typeof ref, to: string, signal?: AbortSignal) => {
+        const watch = setInterval(() => {
+          const size = fs.existsSync(to) ? fs.statSync(to).size : 0;
+          if (size > 0 && size < r.size) {
+            partial = size;
+            clearInterval(watch);
+            ctx.controller.abort(new DOMException('timed out', 'TimeoutError'));
+          }
+        }, 1);
+        return srv.client.downloadToFile(r, to, signal).finally(() => clearInterval(watch));
       },
-    });
+    };
+    const ctx = fakeCtx({ blobs });
     await assert.rejects(call(fns, 'files.write_bytes', { root: 'Documents', path: 'target2.bin', blob: ref, mode: 'overwrite' }, ctx), { name: 'TimeoutError' });
+    assert.ok(partial > 0, 'the download was under way when the budget ran out');
     assert.equal(fs.readFileSync(path.join(w.docs, 'target2.bin'), 'utf8'), 'OLD');
     noTemps();
     assert.deepEqual(fs.readdirSync(path.join(w.dataDir, 'files-staging')), []);
