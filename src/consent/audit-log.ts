@@ -44,6 +44,18 @@ import type { FinishedCall } from '../agent/seams.js';
 /** How long recorded calls wait to be written together. */
 export const AUDIT_BATCH_MS = 25;
 
+/** "30m", "2h", "7d" or an ISO time → ISO time (the `since` filter of the CLI and the control API). */
+export function parseSince(t: string, now = Date.now()): string {
+  const m = /^(\d+)\s*(s|m|h|d)$/.exec(t.trim());
+  if (m) {
+    const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 }[m[2] as 's' | 'm' | 'h' | 'd'];
+    return new Date(now - Number(m[1]) * unit).toISOString();
+  }
+  const ms = Date.parse(t);
+  if (Number.isNaN(ms)) throw new Error(`since: "${t}" is neither a time nor a duration like 30m, 2h or 7d.`);
+  return new Date(ms).toISOString();
+}
+
 /** Default retention of audit rows. */
 export const DEFAULT_AUDIT_RETENTION_DAYS = 90;
 const PRUNE_EVERY = 200;

@@ -7,6 +7,7 @@ import { RPC, RpcError, WireError } from '../protocol/errors.js';
 import { ANSWER_KINDS, type PromptAnswerKind } from './prompt.js';
 import type { ConsentService } from './gate.js';
 import type { DecisionScope } from './decisions-store.js';
+import { parseSince } from './audit-log.js';
 
 /** Per-request context from the local endpoint. */
 export interface ControlContext {
@@ -25,6 +26,16 @@ const obj = (p: unknown): Record<string, unknown> =>
 
 function bad(message: string): never {
   throw new RpcError(RPC.invalid_params, message);
+}
+
+/** The `since` filter as the CLI takes it ("2h", "7d" or an ISO time); a bad one is invalid params. */
+function sinceOf(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return parseSince(v);
+  } catch (e) {
+    return bad((e as Error).message);
+  }
 }
 
 const optStr = (p: Record<string, unknown>, k: string): string | undefined => {
@@ -58,7 +69,8 @@ export function createControlMethods(svc: ConsentService): ControlMethods {
       if (scope !== undefined && scope !== 'session' && scope !== 'always') bad('scope must be session or always');
       const ok = svc.ui.answer(
         id,
-        answer === 'close' ? 'closed' : { answer: answer as PromptAnswerKind, scope: (scope as DecisionScope | undefined) ?? 'session' },
+        // Defaults as docs/consent.md and the terminal prompt have them: a remembered deny lasts until revoked.
+        answer === 'close' ? 'closed' : { answer: answer as PromptAnswerKind, scope: (scope as DecisionScope | undefined) ?? (answer === 'deny_remember' ? 'always' : 'session') },
       );
       if (!ok) bad('no such prompt is showing (it may have been answered, withdrawn or timed out)');
       return { ok: true };
@@ -84,7 +96,7 @@ export function createControlMethods(svc: ConsentService): ControlMethods {
         calls: svc.audit.list({
           functionId: optStr(p, 'function'),
           state: optStr(p, 'state'),
-          since: optStr(p, 'since'),
+          since: sinceOf(optStr(p, 'since')),
           limit: limit as number | undefined,
         }),
       };

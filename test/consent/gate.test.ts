@@ -137,8 +137,10 @@ test('deny & remember refuses the next call without a prompt (user_rejected, dec
     const d = descriptor('camera.capture', 'high');
     const shown = nextPrompt(s.svc);
     const decided = s.svc.decide(request(d), new AbortController().signal);
-    await s.call('control.prompts.answer', { prompt_id: (await shown).prompt_id, answer: 'deny_remember', scope: 'always' });
+    // No scope given: a remembered deny lasts until it is revoked (as the docs and the terminal prompt say).
+    await s.call('control.prompts.answer', { prompt_id: (await shown).prompt_id, answer: 'deny_remember' });
     assert.equal((await decided).error?.type, 'user_rejected');
+    assert.deepEqual(((await s.call('control.decisions.list')) as { decisions: { scope: string }[] }).decisions.map((x) => x.scope), ['always']);
     const next = request(d);
     assert.equal(s.svc.needsPrompt(next), false);
     const again = await s.svc.decide(next, new AbortController().signal);
@@ -260,6 +262,23 @@ test('auto picks the UI once one has called the control API, and nothing before 
     await s.call('control.status');
     assert.equal(s.svc.needsPrompt(req), true);
     assert.equal(((await s.call('control.status')) as { active_provider: string }).active_provider, 'ui');
+  } finally {
+    s.done();
+  }
+});
+
+test('control.activity.list takes "since" as the CLI does (2h, 7d or a time) and refuses a bad one by name', async () => {
+  const s = service('none');
+  try {
+    const at = new Date().toISOString();
+    s.svc.onFinished({
+      outcome: { call_id: 'c-act', function: 'device.info', state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: at, started_at: at, finished_at: at, duration_ms: 1 },
+      descriptor: descriptor('device.info', 'public'), args: {}, requester: undefined, workspaceId: 'ws', userId: 'u',
+    });
+    const ids = async (since: string) => ((await s.call('control.activity.list', { since })) as { calls: { call_id: string }[] }).calls.map((c) => c.call_id);
+    assert.deepEqual(await ids('2h'), ['c-act']);
+    assert.deepEqual(await ids('2999-01-01T00:00:00Z'), []);
+    await assert.rejects(s.call('control.activity.list', { since: 'yesterday-ish' }), (e: { code?: number; message?: string }) => e.code === -32602 && /since: "yesterday-ish"/.test(e.message ?? ''));
   } finally {
     s.done();
   }

@@ -121,3 +121,17 @@ test('a config error names the key and exits 64', async () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('usage mistakes in the consent commands exit 64 with the reason', async () => {
+  const dir = tempDir();
+  try {
+    const since = await cliRun(['activity', '--since', 'nonsense', '--data-dir', dir]);
+    assert.equal(since.code, 64);
+    assert.match(since.err, /--since: "nonsense" is neither a time nor a duration/);
+    const revoke = await cliRun(['decisions', 'revoke', '--data-dir', dir]);
+    assert.equal(revoke.code, 64);
+    assert.match(revoke.err, /Usage: aios-device decisions revoke ID/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { openConsentDb, type Db } from '../../consent/db.js';
 import { DecisionsStore } from '../../consent/decisions-store.js';
-import { AuditLog, type AuditEntry } from '../../consent/audit-log.js';
+import { AuditLog, parseSince, type AuditEntry } from '../../consent/audit-log.js';
+import { UsageError } from '../process.js';
 import { PauseState } from '../../consent/pause-state.js';
 import { defaultDataDir, loadAgentConfig } from '../../config/agent-config.js';
 
@@ -32,16 +33,13 @@ function withDb<T>(o: DirOpts, fn: (db: Db) => T): T {
   }
 }
 
-/** "30m", "2h", "7d" or an ISO time → ISO time. */
-export function parseSince(t: string, now = Date.now()): string {
-  const m = /^(\d+)\s*(s|m|h|d)$/.exec(t.trim());
-  if (m) {
-    const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 }[m[2] as 's' | 'm' | 'h' | 'd'];
-    return new Date(now - Number(m[1]) * unit).toISOString();
+/** Runs a parse whose error is the caller's mistake (exit 64). */
+function usage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw new UsageError(`--${(e as Error).message}`);
   }
-  const ms = Date.parse(t);
-  if (Number.isNaN(ms)) throw new Error(`--since: "${t}" is neither a time nor a duration like 30m, 2h or 7d.`);
-  return new Date(ms).toISOString();
 }
 
 function table(rows: string[][]): string {
@@ -92,7 +90,7 @@ export function registerConsentCommands(program: Command): void {
     .action((action: string, id: string | undefined, o: DirOpts & { json?: boolean }) => {
       if (action === 'revoke') {
         const n = Number(id);
-        if (!id || !Number.isInteger(n)) throw new Error('Usage: aios-device decisions revoke ID');
+        if (!id || !Number.isInteger(n)) throw new UsageError('Usage: aios-device decisions revoke ID');
         const ok = withDb(o, (db) => new DecisionsStore(db).revoke(n));
         if (!ok) {
           process.stderr.write(`No remembered decision has id ${n}.\n`);
@@ -102,7 +100,7 @@ export function registerConsentCommands(program: Command): void {
         process.stdout.write(`Revoked decision ${n}; the next call asks again.\n`);
         return;
       }
-      if (action !== 'list') throw new Error(`Unknown action "${action}"; use list or revoke ID.`);
+      if (action !== 'list') throw new UsageError(`Unknown action "${action}"; use list or revoke ID.`);
       const rows = withDb(o, (db) => new DecisionsStore(db).list());
       if (o.json) {
         process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
@@ -129,12 +127,12 @@ export function registerConsentCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o: DirOpts & { function?: string; state?: string; since?: string; limit: string; json?: boolean }) => {
       const limit = Number(o.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new Error('--limit must be a positive integer.');
+      if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive integer.');
       const rows = withDb(o, (db) =>
         new AuditLog(db).list({
           functionId: o.function,
           state: o.state,
-          since: o.since ? parseSince(o.since) : undefined,
+          since: o.since ? usage(() => parseSince(o.since!)) : undefined,
           limit,
         }),
       );
