@@ -214,3 +214,33 @@ test('delete goes to the trash; folders only with recursive', async () => {
   assert.equal(o2['trashed'], false);
   assert.equal(fs.existsSync(path.join(w.docs, 'perm.txt')), false);
 });
+
+test('what the OS refuses is said as a wire error: a write into a folder the OS will not let anyone change', async (t) => {
+  // Root ignores permission bits; an immutable folder (chattr +i) is refused even to root.
+  const ro = path.join(w.docs, 'immutable');
+  await fs.promises.mkdir(ro);
+  const { spawnSync } = await import('node:child_process');
+  if (spawnSync('chattr', ['+i', ro]).status !== 0) {
+    t.skip('chattr +i is not supported on this file system');
+    return;
+  }
+  try {
+    await rejects(call(fns, 'files.write_text', { root: 'Documents', path: 'immutable/new.txt', text: 'x' }), 'permission_denied', 'os_denied');
+  } finally {
+    spawnSync('chattr', ['-i', ro]);
+  }
+});
+
+test('errno codes map to wire errors; other errors pass through', async () => {
+  const { fromOsError } = await import('../index.js');
+  const err = (code: string) => Object.assign(new Error(code), { code });
+  const as = (code: string) => fromOsError(err(code)) as WireError;
+  assert.equal(as('EACCES').type, 'permission_denied');
+  assert.equal(as('EROFS').details?.['reason'], 'read_only_fs');
+  assert.equal(as('ENOSPC').details?.['reason'], 'no_space');
+  assert.equal(as('EBUSY').retryable, true);
+  const other = new Error('bug');
+  assert.equal(fromOsError(other), other);
+  const wire = new WireError('timeout', 't');
+  assert.equal(fromOsError(wire), wire);
+});
