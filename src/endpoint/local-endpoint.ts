@@ -35,7 +35,7 @@ export interface LocalEndpointOptions {
   /** Client version for `/health`. */
   version: string;
   log?: Logger;
-  /** How many ports after `port` to try when it is taken (default 20). */
+  /** How many ports to try, `port` included, when it is taken (default 20). */
   portAttempts?: number;
   /** Largest accepted request body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
