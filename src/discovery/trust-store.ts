@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../version.js';
 import type { JWK } from 'jose';
 import { jcs } from '../protocol/hash.js';
 import type { Logger } from '../sdk/index.js';
@@ -30,15 +30,10 @@ export interface TrustStoreOptions {
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'];
 
-/** The package's `resources/trust` folder (works from `src/` under tsx and from `dist/`). */
+/** The package's `resources/trust` folder (from `src/` under tsx and from `dist/`: PROJECT_ROOT finds the package). */
 export function builtinTrustDir(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'resources', 'trust');
-    if (existsSync(candidate)) return candidate;
-    dir = dirname(dir);
-  }
-  return undefined;
+  const dir = join(PROJECT_ROOT, 'resources', 'trust');
+  return existsSync(dir) ? dir : undefined;
 }
 
 /** The default imported-keys file under a data directory. */

@@ -135,3 +135,17 @@ test('usage mistakes in the consent commands exit 64 with the reason', async () 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('status does not call an agent running when only its endpoint.json is left from a crash', async () => {
+  const dir = tempDir();
+  try {
+    // A pid that is certainly gone, and an address nobody answers on.
+    writeFileSync(join(dir, 'endpoint.json'), JSON.stringify({ pid: 2 ** 22 + 7, http: 'http://127.0.0.1:9', version: '0.1.0' }));
+    const r = await cliRun(['status', '--data-dir', dir, '--json']);
+    const out = JSON.parse(r.out) as { agent: { running?: boolean; pid?: number } };
+    assert.equal(out.agent.running, false, r.out + r.err);
+    assert.equal(out.agent.pid, undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

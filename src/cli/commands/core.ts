@@ -5,7 +5,8 @@ import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { loadAgentConfig } from '../../config/agent-config.js';
+import { defaultDataDir, loadAgentConfig } from '../../config/agent-config.js';
+import { findRunningAgent } from '../../endpoint/local-client.js';
 import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../agent/logger.js';
 import { startAgent } from '../../agent/start-agent.js';
@@ -149,11 +150,11 @@ export function registerCoreCommands(program: Command): void {
     program.command('status').description('show the local agent (endpoint.json) and the devices the bridge knows').option('--data-dir <dir>', 'agent data directory').option('--json', 'print JSON'),
   ).action(async (o: Record<string, unknown>) => {
     const out: Record<string, unknown> = {};
-    const dataDir = (o['dataDir'] as string | undefined) ?? (existsSync('.demo/agent-data') ? '.demo/agent-data' : undefined);
-    if (dataDir) {
-      const f = join(dataDir, 'endpoint.json');
-      out['agent'] = existsSync(f) ? { ...JSON.parse(readFileSync(f, 'utf8')), since: statSync(f).mtime.toISOString() } : { running: false };
-    }
+    // The demo's agent when run from the repository (`npm start`), else the usual data directory.
+    const dataDir = (o['dataDir'] as string | undefined) ?? (existsSync('.demo/agent-data') ? '.demo/agent-data' : defaultDataDir());
+    const f = join(dataDir, 'endpoint.json');
+    // endpoint.json outlives a crash: the agent counts as running only if its process answers /health.
+    out['agent'] = existsSync(f) && (await findRunningAgent(dataDir)) ? { ...JSON.parse(readFileSync(f, 'utf8')), since: statSync(f).mtime.toISOString() } : { running: false, data_dir: dataDir };
     try {
       out['devices'] = (await new RuntimeClient(profileFrom(o)).devices()).devices;
     } catch (e) {
