@@ -5,7 +5,7 @@
  */
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import YAML from 'yaml';
+import { parseToolYaml } from '../discovery/tool-yaml.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { AdapterRegistry } from '../discovery/registry.js';
 import { TrustStore, importedKeysFile } from '../discovery/trust-store.js';
@@ -25,8 +25,9 @@ import type { Agent } from './agent.js';
 /** Reads a built-in handler's manifest (`handlers/<name>/tool.aios.yaml`) for its adapter listing. */
 function builtinMeta(name: string): { id: string; name: string; version: string; description?: string } {
   const file = join(PROJECT_ROOT, 'handlers', name, 'tool.aios.yaml');
-  const tool = existsSync(file) ? ((YAML.parse(readFileSync(file, 'utf8')) as { tool?: Record<string, string> }).tool ?? {}) : {};
-  return { id: name, name: tool['name'] ?? name, version: tool['version'] ?? APP_VERSION, ...(tool['description'] ? { description: tool['description'] } : {}) };
+  // Parsed and checked like any manifest: a broken built-in one fails the start with the reason.
+  const tool = existsSync(file) ? parseToolYaml(readFileSync(file, 'utf8')).tool : undefined;
+  return { id: name, name: tool?.name ?? name, version: tool?.version ?? APP_VERSION, ...(tool?.description ? { description: tool.description } : {}) };
 }
 
 /** The discovery side of a running agent. */
