@@ -4,6 +4,7 @@
  * (SHA-256 hashes only, never the tokens themselves) and approval-page sessions.
  */
 import type { Database } from 'better-sqlite3';
+import { statement } from '../../storage/sqlite.js';
 
 /** Numbered schema migrations; append new ones, never edit an applied one. */
 export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
@@ -162,10 +163,10 @@ export class OAuthStore {
   /** Replaces the users and memberships with the config's; devices of removed users stop authenticating. */
   syncUsers(users: readonly ConfigUser[]): void {
     this.db.transaction(() => {
-      this.db.prepare('DELETE FROM oauth_memberships').run();
-      this.db.prepare('DELETE FROM oauth_users').run();
-      const u = this.db.prepare('INSERT INTO oauth_users (id, name, password_hash) VALUES (?, ?, ?)');
-      const m = this.db.prepare('INSERT OR IGNORE INTO oauth_memberships (user_id, workspace_id) VALUES (?, ?)');
+      statement(this.db, 'DELETE FROM oauth_memberships').run();
+      statement(this.db, 'DELETE FROM oauth_users').run();
+      const u = statement(this.db, 'INSERT INTO oauth_users (id, name, password_hash) VALUES (?, ?, ?)');
+      const m = statement(this.db, 'INSERT OR IGNORE INTO oauth_memberships (user_id, workspace_id) VALUES (?, ?)');
       for (const user of users) {
         u.run(user.id, user.name ?? user.id, user.password_hash);
         for (const ws of user.workspaces) m.run(user.id, ws);
@@ -175,24 +176,24 @@ export class OAuthStore {
 
   /** A user by sign-in name. */
   userByName(name: string): { id: string; name: string; password_hash: string } | undefined {
-    return this.db.prepare('SELECT id, name, password_hash FROM oauth_users WHERE name = ?').get(name) as
+    return statement(this.db, 'SELECT id, name, password_hash FROM oauth_users WHERE name = ?').get(name) as
       | { id: string; name: string; password_hash: string }
       | undefined;
   }
 
   /** A user's display name by id. */
   userName(id: string): string | undefined {
-    return this.db.prepare('SELECT name FROM oauth_users WHERE id = ?').pluck().get(id) as string | undefined;
+    return statement(this.db, 'SELECT name FROM oauth_users WHERE id = ?').pluck().get(id) as string | undefined;
   }
 
   /** The workspaces a user belongs to, sorted. */
   workspacesOf(userId: string): string[] {
-    return this.db.prepare('SELECT workspace_id FROM oauth_memberships WHERE user_id = ? ORDER BY workspace_id').pluck().all(userId) as string[];
+    return statement(this.db, 'SELECT workspace_id FROM oauth_memberships WHERE user_id = ? ORDER BY workspace_id').pluck().all(userId) as string[];
   }
 
   /** True when the user is (still) a member of the workspace. */
   isMember(userId: string, workspaceId: string): boolean {
-    return this.db.prepare('SELECT 1 FROM oauth_memberships WHERE user_id = ? AND workspace_id = ?').get(userId, workspaceId) !== undefined;
+    return statement(this.db, 'SELECT 1 FROM oauth_memberships WHERE user_id = ? AND workspace_id = ?').get(userId, workspaceId) !== undefined;
   }
 
   /** Stores a new device code. */
@@ -211,17 +212,17 @@ export class OAuthStore {
 
   /** A device code by the hash of its `device_code`. */
   deviceCodeByHash(hash: string): DeviceCodeRow | undefined {
-    return this.db.prepare('SELECT * FROM oauth_device_codes WHERE device_code_hash = ?').get(hash) as DeviceCodeRow | undefined;
+    return statement(this.db, 'SELECT * FROM oauth_device_codes WHERE device_code_hash = ?').get(hash) as DeviceCodeRow | undefined;
   }
 
   /** A device code by its (normalised) user code. */
   deviceCodeByUserCode(userCode: string): DeviceCodeRow | undefined {
-    return this.db.prepare('SELECT * FROM oauth_device_codes WHERE user_code = ?').get(userCode) as DeviceCodeRow | undefined;
+    return statement(this.db, 'SELECT * FROM oauth_device_codes WHERE user_code = ?').get(userCode) as DeviceCodeRow | undefined;
   }
 
   /** Records a poll and the (possibly raised) interval. */
   notePoll(hash: string, at: number, intervalS: number): void {
-    this.db.prepare('UPDATE oauth_device_codes SET last_poll_at = ?, interval_s = ? WHERE device_code_hash = ?').run(at, intervalS, hash);
+    statement(this.db, 'UPDATE oauth_device_codes SET last_poll_at = ?, interval_s = ? WHERE device_code_hash = ?').run(at, intervalS, hash);
   }
 
   /** Moves a pending code to a decided state; false when it was no longer pending. */
@@ -235,31 +236,31 @@ export class OAuthStore {
 
   /** Marks an approved code as exchanged for tokens; false if someone else already did. */
   consumeDeviceCode(hash: string): boolean {
-    return this.db.prepare(`UPDATE oauth_device_codes SET status = 'consumed' WHERE device_code_hash = ? AND status = 'approved'`).run(hash).changes === 1;
+    return statement(this.db, `UPDATE oauth_device_codes SET status = 'consumed' WHERE device_code_hash = ? AND status = 'approved'`).run(hash).changes === 1;
   }
 
   /** Drops codes that expired more than a day ago, so the table does not grow without bound. */
   pruneDeviceCodes(now: number): void {
-    this.db.prepare('DELETE FROM oauth_device_codes WHERE expires_at < ?').run(now - 86_400_000);
+    statement(this.db, 'DELETE FROM oauth_device_codes WHERE expires_at < ?').run(now - 86_400_000);
   }
 
   /** A device by id. */
   device(id: string): DeviceRow | undefined {
-    return this.db.prepare('SELECT * FROM oauth_devices WHERE id = ?').get(id) as DeviceRow | undefined;
+    return statement(this.db, 'SELECT * FROM oauth_devices WHERE id = ?').get(id) as DeviceRow | undefined;
   }
 
   /** Devices of a workspace (or all), newest approval first. */
   devices(workspaceId?: string): DeviceRow[] {
     return (
       workspaceId === undefined
-        ? this.db.prepare('SELECT * FROM oauth_devices ORDER BY approved_at DESC, id').all()
-        : this.db.prepare('SELECT * FROM oauth_devices WHERE workspace_id = ? ORDER BY approved_at DESC, id').all(workspaceId)
+        ? statement(this.db, 'SELECT * FROM oauth_devices ORDER BY approved_at DESC, id').all()
+        : statement(this.db, 'SELECT * FROM oauth_devices WHERE workspace_id = ? ORDER BY approved_at DESC, id').all(workspaceId)
     ) as DeviceRow[];
   }
 
   /** Devices a user approved, newest first. */
   devicesOfUser(userId: string): DeviceRow[] {
-    return this.db.prepare('SELECT * FROM oauth_devices WHERE user_id = ? ORDER BY approved_at DESC, id').all(userId) as DeviceRow[];
+    return statement(this.db, 'SELECT * FROM oauth_devices WHERE user_id = ? ORDER BY approved_at DESC, id').all(userId) as DeviceRow[];
   }
 
   /** Inserts or re-registers a device (a re-registration clears an earlier revocation). */
@@ -280,13 +281,13 @@ export class OAuthStore {
 
   /** Marks a device revoked; false when it was unknown or already revoked. */
   revokeDevice(id: string, at: number): boolean {
-    return this.db.prepare('UPDATE oauth_devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id).changes === 1;
+    return statement(this.db, 'UPDATE oauth_devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id).changes === 1;
   }
 
   /** Records when a device last authenticated and which client version it reported. */
   touchDevice(id: string, at: number, clientVersion?: string): void {
-    if (clientVersion === undefined) this.db.prepare('UPDATE oauth_devices SET last_seen_at = ? WHERE id = ?').run(at, id);
-    else this.db.prepare('UPDATE oauth_devices SET last_seen_at = ?, client_version = ? WHERE id = ?').run(at, clientVersion, id);
+    if (clientVersion === undefined) statement(this.db, 'UPDATE oauth_devices SET last_seen_at = ? WHERE id = ?').run(at, id);
+    else statement(this.db, 'UPDATE oauth_devices SET last_seen_at = ?, client_version = ? WHERE id = ?').run(at, clientVersion, id);
   }
 
   /** Stores a token hash. */
@@ -301,46 +302,46 @@ export class OAuthStore {
 
   /** A token by hash. */
   token(hash: string): TokenRow | undefined {
-    return this.db.prepare('SELECT * FROM oauth_tokens WHERE token_hash = ?').get(hash) as TokenRow | undefined;
+    return statement(this.db, 'SELECT * FROM oauth_tokens WHERE token_hash = ?').get(hash) as TokenRow | undefined;
   }
 
   /** Marks a refresh token as used (rotated); false when it already was. */
   markTokenUsed(hash: string, at: number): boolean {
-    return this.db.prepare('UPDATE oauth_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL').run(at, hash).changes === 1;
+    return statement(this.db, 'UPDATE oauth_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL').run(at, hash).changes === 1;
   }
 
   /** Revokes every live token of one family (one login's chain of rotations). */
   revokeFamily(familyId: string, at: number): number {
-    return this.db.prepare('UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL').run(at, familyId).changes;
+    return statement(this.db, 'UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL').run(at, familyId).changes;
   }
 
   /** Revokes every live token of a device. */
   revokeDeviceTokens(deviceId: string, at: number): number {
-    return this.db.prepare('UPDATE oauth_tokens SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL').run(at, deviceId).changes;
+    return statement(this.db, 'UPDATE oauth_tokens SET revoked_at = ? WHERE device_id = ? AND revoked_at IS NULL').run(at, deviceId).changes;
   }
 
   /** Deletes tokens that expired more than a day ago. */
   pruneTokens(now: number): void {
-    this.db.prepare('DELETE FROM oauth_tokens WHERE expires_at < ?').run(now - 86_400_000);
+    statement(this.db, 'DELETE FROM oauth_tokens WHERE expires_at < ?').run(now - 86_400_000);
   }
 
   /** Creates an approval-page session. */
   insertWebSession(row: WebSessionRow): void {
-    this.db.prepare('INSERT INTO oauth_web_sessions (id_hash, csrf, user_id, expires_at) VALUES (@id_hash, @csrf, @user_id, @expires_at)').run(row);
+    statement(this.db, 'INSERT INTO oauth_web_sessions (id_hash, csrf, user_id, expires_at) VALUES (@id_hash, @csrf, @user_id, @expires_at)').run(row);
   }
 
   /** An approval-page session by the hash of its cookie value. */
   webSession(idHash: string): WebSessionRow | undefined {
-    return this.db.prepare('SELECT * FROM oauth_web_sessions WHERE id_hash = ?').get(idHash) as WebSessionRow | undefined;
+    return statement(this.db, 'SELECT * FROM oauth_web_sessions WHERE id_hash = ?').get(idHash) as WebSessionRow | undefined;
   }
 
   /** Deletes one approval-page session. */
   deleteWebSession(idHash: string): void {
-    this.db.prepare('DELETE FROM oauth_web_sessions WHERE id_hash = ?').run(idHash);
+    statement(this.db, 'DELETE FROM oauth_web_sessions WHERE id_hash = ?').run(idHash);
   }
 
   /** Deletes expired approval-page sessions. */
   pruneWebSessions(now: number): void {
-    this.db.prepare('DELETE FROM oauth_web_sessions WHERE expires_at < ?').run(now);
+    statement(this.db, 'DELETE FROM oauth_web_sessions WHERE expires_at < ?').run(now);
   }
 }
