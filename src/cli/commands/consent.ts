@@ -42,6 +42,20 @@ function usage<T>(fn: () => T): T {
   }
 }
 
+/** Prints rows as JSON, or as a table under an optional intro line, or the `empty` sentence. */
+function printRows<T>(rows: T[], json: boolean | undefined, t: { empty: string; intro?: string; header: string[]; row: (r: T) => string[] }): void {
+  if (json) {
+    process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+    return;
+  }
+  if (!rows.length) {
+    process.stdout.write(t.empty + '\n');
+    return;
+  }
+  if (t.intro) process.stdout.write(t.intro + '\n');
+  process.stdout.write(table([t.header, ...rows.map(t.row)]) + '\n');
+}
+
 function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
@@ -72,14 +86,12 @@ export function registerConsentCommands(program: Command): void {
       if (configured !== undefined) {
         process.stdout.write(`Configured grants (${o.config}):\n${JSON.stringify(configured, null, 2)}\n\n`);
       }
-      if (!remembered.length) {
-        process.stdout.write('No remembered allows.\n');
-        return;
-      }
-      process.stdout.write('Remembered allows (revoke with `aios-device decisions revoke ID`):\n');
-      process.stdout.write(
-        table([['ID', 'FUNCTION', 'RESOURCE', 'SCOPE', 'SINCE'], ...remembered.map((d) => [String(d.id), d.function_id, d.resource, d.scope, d.created_at])]) + '\n',
-      );
+      printRows(remembered, false, {
+        empty: 'No remembered allows.',
+        intro: 'Remembered allows (revoke with `aios-device decisions revoke ID`):',
+        header: ['ID', 'FUNCTION', 'RESOURCE', 'SCOPE', 'SINCE'],
+        row: (d) => [String(d.id), d.function_id, d.resource, d.scope, d.created_at],
+      });
     });
 
   withDirOptions(program.command('decisions'))
@@ -101,21 +113,11 @@ export function registerConsentCommands(program: Command): void {
         return;
       }
       if (action !== 'list') throw new UsageError(`Unknown action "${action}"; use list or revoke ID.`);
-      const rows = withDb(o, (db) => new DecisionsStore(db).list());
-      if (o.json) {
-        process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-        return;
-      }
-      if (!rows.length) {
-        process.stdout.write('No remembered decisions.\n');
-        return;
-      }
-      process.stdout.write(
-        table([
-          ['ID', 'EFFECT', 'FUNCTION', 'RESOURCE', 'SCOPE', 'SINCE'],
-          ...rows.map((d) => [String(d.id), d.effect, d.function_id, d.resource, d.scope, d.created_at]),
-        ]) + '\n',
-      );
+      printRows(withDb(o, (db) => new DecisionsStore(db).list()), o.json, {
+        empty: 'No remembered decisions.',
+        header: ['ID', 'EFFECT', 'FUNCTION', 'RESOURCE', 'SCOPE', 'SINCE'],
+        row: (d) => [String(d.id), d.effect, d.function_id, d.resource, d.scope, d.created_at],
+      });
     });
 
   withDirOptions(program.command('activity'))
@@ -136,23 +138,11 @@ export function registerConsentCommands(program: Command): void {
           limit,
         }),
       );
-      if (o.json) {
-        process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-        return;
-      }
-      if (!rows.length) {
-        process.stdout.write('No calls recorded.\n');
-        return;
-      }
-      process.stdout.write(
-        table([
-          ['FINISHED', 'FUNCTION', 'REQUESTER', 'STATE', 'DECISION', 'BY', 'ERROR', 'MS'],
-          ...rows.map((e) => [
-            e.finished_at, e.function_id, requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-',
-            e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms),
-          ]),
-        ]) + '\n',
-      );
+      printRows(rows, o.json, {
+        empty: 'No calls recorded.',
+        header: ['FINISHED', 'FUNCTION', 'REQUESTER', 'STATE', 'DECISION', 'BY', 'ERROR', 'MS'],
+        row: (e) => [e.finished_at, e.function_id, requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-', e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms)],
+      });
     });
 
   withDirOptions(program.command('pause'))
