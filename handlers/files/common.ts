@@ -8,7 +8,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { DescriptorInput, Logger } from '../../src/sdk/index.js';
 import type { PathArg, PathContext } from './paths.js';
 import type { Staging } from './staging.js';
-import { isInside } from './paths.js';
+import { rootOf } from './paths.js';
 
 /** The handler's state, built once in `create()`. */
 export interface FilesEnv extends PathContext {
@@ -57,7 +57,7 @@ const FOLD_CASE = process.platform === 'win32' || process.platform === 'darwin';
 export function lockFor(env: FilesEnv, arg: PathArg): string {
   let key: string;
   try {
-    const root = arg.root !== undefined ? env.roots.find((r) => r.name === arg.root) : env.roots.find((r) => isInside(path.resolve(arg.path), r.path));
+    const root = rootOf(env.roots, arg);
     if (!root) throw new Error('no root');
     const rootReal = fs.realpathSync.native(root.path);
     const rel = path.isAbsolute(arg.path) ? path.relative(root.path, path.resolve(arg.path)) : arg.path;
@@ -78,7 +78,7 @@ export function lockFor(env: FilesEnv, arg: PathArg): string {
  * against `grants.files`, and which scopes remembered decisions), or '*' when no shared folder matches.
  */
 export function resourceOf(env: FilesEnv, arg: PathArg): string {
-  const root = arg.root !== undefined ? env.roots.find((r) => r.name === arg.root) : env.roots.find((r) => isInside(path.resolve(arg.path), r.path));
+  const root = rootOf(env.roots, arg);
   return root ? `folder:${root.path}` : '*';
 }
 

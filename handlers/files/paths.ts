@@ -83,6 +83,19 @@ export function checkLexical(raw: string): void {
   }
 }
 
+/**
+ * The shared folder an argument names, without touching the disk (for locks and consent, which must be
+ * synchronous): by `root`, else the longest folder that lexically holds the absolute path, as `locate`
+ * picks it (a nested grant wins over its parent).
+ */
+export function rootOf(roots: readonly Root[], arg: PathArg): Root | undefined {
+  if (arg.root !== undefined) return roots.find((r) => r.name === arg.root);
+  const abs = path.resolve(arg.path);
+  let best: Root | undefined;
+  for (const r of roots) if (isInside(abs, r.path) && (!best || r.path.length > best.path.length)) best = r;
+  return best;
+}
+
 function findRoot(ctx: PathContext, name: string): Root {
   const r = ctx.roots.find((x) => x.name === name);
   if (!r) deny('unknown_root', 'No shared folder has that name.');

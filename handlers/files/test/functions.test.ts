@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WireError } from '../../../src/sdk/index.js';
 import { schemaValidator } from '../../../src/protocol/schema-validator.js';
-import { call, fakeCtx, makeFns, makeWorld, startBlobServer, type Fns, type World } from './harness.js';
+import { call, fakeCtx, makeFns, makeWorld, startBlobServer, worldGrants, type Fns, type World } from './harness.js';
 
 let w: World;
 let fns: Fns;
@@ -243,4 +243,15 @@ test('errno codes map to wire errors; other errors pass through', async () => {
   assert.equal(fromOsError(other), other);
   const wire = new WireError('timeout', 't');
   assert.equal(fromOsError(wire), wire);
+});
+
+test('with nested shared folders, consent and locks name the folder the call really uses (the innermost)', async () => {
+  const inner = path.join(w.docs, 'nested-share');
+  await fs.promises.mkdir(inner, { recursive: true });
+  const g = worldGrants(w);
+  const nested = await makeFns(w, { grants: { files: [...(g.files ?? []), { path: inner, access: 'read' }] } });
+  const read = nested.get('files.read_text')!;
+  const abs = path.join(inner, 'x.txt');
+  assert.equal(read.resource!({ path: abs }), `folder:${inner}`, 'the nested grant, as locate() picks it');
+  assert.equal(read.resource!({ path: path.join(w.docs, 'y.txt') }), `folder:${w.docs}`);
 });
