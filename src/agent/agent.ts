@@ -2,7 +2,7 @@
  * The headless device agent: wires config, journal, registry, handlers, consent, dispatcher and the
  * bridge session together. Plain Node; the tray shell and the CLI both drive this class.
  */
-import { mkdirSync, readFileSync, writeFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
@@ -17,6 +17,7 @@ import { Journal } from './journal.js';
 import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
 import { DeviceSession, type BridgeStatus, type FatalStop } from './session.js';
+import { writeJsonFileSync } from '../storage/json-file.js';
 
 /** Where the agent gets its bridge token. */
 export interface TokenProvider {
@@ -186,9 +187,7 @@ export class Agent {
   /** Writes `<data_dir>/endpoint.json` atomically (§11). */
   writeEndpointFile(info: { http?: string; socket?: string }): string {
     const file = join(this.config.data_dir, 'endpoint.json');
-    const tmp = file + '.tmp';
-    writeFileSync(tmp, JSON.stringify({ pid: process.pid, ...info, version: APP_VERSION }, null, 2) + '\n', { mode: 0o600 });
-    renameSync(tmp, file);
+    writeJsonFileSync(file, { pid: process.pid, ...info, version: APP_VERSION }, 0o600);
     return file;
   }
 

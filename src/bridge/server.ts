@@ -3,7 +3,7 @@
  * runtime API, and mounts for device login and blobs. Writes `<data_dir>/bridge.json` when ready.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync, renameSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { BridgeConfig } from '../config/bridge-config.js';
@@ -20,6 +20,7 @@ import { BlobStore } from './blob-store.js';
 import type { JWK } from 'jose';
 import { verifyCard } from '../discovery/card-sign.js';
 import { bearer } from './auth.js';
+import { writeJsonFileSync } from '../storage/json-file.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 export type HttpMount = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
@@ -141,8 +142,7 @@ export class BridgeServer {
     this.url = `http://${host}:${a.port}`;
     this.stopSweeping = this.blobs.startSweeping(60_000);
     const file = join(this.config.data_dir, 'bridge.json');
-    writeFileSync(file + '.tmp', JSON.stringify({ pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, null, 2) + '\n');
-    renameSync(file + '.tmp', file);
+    writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION });
     this.opts.log.info({ url: this.url }, 'bridge ready');
     return this.url;
   }

@@ -2,7 +2,7 @@
  * What adapter authors run (`aios-device adapter validate|sign|verify`): read an adapter folder's manifest,
  * bind its code, sign the card, and check a folder or URL the way the agent will.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { importJWK, type JWK } from 'jose';
 import { schemaValidator } from '../protocol/schema-validator.js';
@@ -11,6 +11,7 @@ import { checkCodeBinding, computeCodeBinding } from './code-binding.js';
 import { CARD_FILE, TOOL_YAML_FILE, readCandidate } from './adapter-scanner.js';
 import { CODE_BINDING_EXTENSION, type AdapterCard } from './manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
+import { writeJsonFile } from '../storage/json-file.js';
 
 /** The folder's card (from `adapter.json`, else mapped from `tool.aios.yaml`) and the code entry. */
 export async function readAdapterManifest(dir: string): Promise<{ card: AdapterCard; entry: string | undefined; from: 'card' | 'yaml' }> {
@@ -81,8 +82,7 @@ export async function signAdapterDir(dir: string, key: CardSigningKey): Promise<
   const extensions = [...new Set([...(unsigned.extensions ?? []), CODE_BINDING_EXTENSION])];
   const signed = await signCard({ ...unsigned, extensions, code }, key);
   const file = join(dir, CARD_FILE);
-  await writeFile(`${file}.tmp`, JSON.stringify(signed, null, 2) + '\n');
-  await rename(`${file}.tmp`, file);
+  await writeJsonFile(file, signed);
   return signed;
 }
 

@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { jcs } from '../protocol/hash.js';
@@ -25,6 +25,7 @@ import {
 } from './registry-methods.js';
 import { fetchRemoteCard, remoteFunctions } from './remote-adapter.js';
 import type { TrustStore } from './trust-store.js';
+import { writeJsonFile } from '../storage/json-file.js';
 
 /** How an adapter came to be known. */
 export type AdapterKind = 'builtin' | 'local' | 'remote' | 'inferred';
@@ -429,8 +430,7 @@ export class AdapterRegistry extends EventEmitter {
   private async writeRemoteStore(records: RemoteRecord[]): Promise<void> {
     const file = this.storeFile();
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    await writeFile(`${file}.tmp`, JSON.stringify({ adapters: records }, null, 2) + '\n', { mode: 0o600 });
-    await rename(`${file}.tmp`, file);
+    await writeJsonFile(file, { adapters: records }, 0o600);
   }
 }
 

@@ -4,13 +4,14 @@
  * Earlier sources win a key-id clash, so an imported key can never replace a built-in one.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../version.js';
 import type { JWK } from 'jose';
 import { jcs } from '../protocol/hash.js';
 import type { Logger } from '../sdk/index.js';
 import { publicOnly } from './card-sign.js';
+import { writeJsonFile } from '../storage/json-file.js';
 
 /** Where a trusted key came from. */
 export type TrustSource = 'builtin' | 'config' | 'imported' | 'pinned';
@@ -111,9 +112,7 @@ export class TrustStore {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
     await mkdir(dirname(this.importedFile), { recursive: true, mode: 0o700 });
-    const tmp = `${this.importedFile}.${process.pid}.tmp`;
-    await writeFile(tmp, JSON.stringify({ keys: [...existing, ...added] }, null, 2) + '\n', { mode: 0o600 });
-    await rename(tmp, this.importedFile);
+    await writeJsonFile(this.importedFile, { keys: [...existing, ...added] }, 0o600);
     for (const k of added) this.add(k, 'imported');
     return added.map((k) => k.kid as string);
   }

@@ -2,8 +2,9 @@
  * What a successful login leaves in the data directory (`login.json`): which bridge, workspace, user
  * and device name; never a token (those live in the secret store).
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeJsonFile } from '../storage/json-file.js';
 
 /** The file under the data directory. */
 export const LOGIN_FILE = 'login.json';
@@ -38,8 +39,7 @@ export async function readLoginState(dataDir: string): Promise<LoginState | null
 export async function writeLoginState(dataDir: string, state: LoginState): Promise<void> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, LOGIN_FILE);
-  await writeFile(`${file}.tmp`, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
-  await rename(`${file}.tmp`, file);
+  await writeJsonFile(file, state, 0o600);
 }
 
 /** Forgets the login. */

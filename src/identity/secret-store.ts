@@ -3,8 +3,9 @@
  * `@napi-rs/keyring` (macOS Keychain, Windows Credential Manager, the Secret Service on Linux), or,
  * only when the config names one, a JSON file readable by its owner alone.
  */
-import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { writeJsonFile } from '../storage/json-file.js';
 
 /** A small key/value store for secrets, addressed by account name. */
 export interface SecretStore {
@@ -156,15 +157,7 @@ export class FileSecretStore implements SecretStore {
 
   private async write(f: SecretFile): Promise<void> {
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    const tmp = `${this.path}.${process.pid}.tmp`;
-    try {
-      await writeFile(tmp, JSON.stringify(f, null, 2) + '\n', { mode: 0o600 });
-      await chmod(tmp, 0o600); // the umask may have narrowed the mode, never widened it, but be exact
-      await rename(tmp, this.path);
-    } catch (e) {
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
+    await writeJsonFile(this.path, f, 0o600);
   }
 }
 
