@@ -141,9 +141,12 @@ test('unsigned, tampered code and tampered card are refused with the reason in r
       await writeFile(join(d, 'tool.aios.yaml'), y.replace('id: org.example.hello', 'id: org.example.unsigned').replace(/hello\.greet/g, 'unsigned.greet'));
     });
     await drop(systemDir, 'tampered-code', async (d) => {
-      const card = JSON.parse(await readFile(join(d, 'adapter.json'), 'utf8'));
-      card.adapter.id = 'org.example.tampered_code';
-      await writeFile(join(d, 'adapter.json'), JSON.stringify(card));
+      // A card signed properly (under its own id), then one byte of the code changed after signing.
+      const y = await readFile(join(d, 'tool.aios.yaml'), 'utf8');
+      await writeFile(join(d, 'tool.aios.yaml'), y.replace('id: org.example.hello', 'id: org.example.tampered_code').replace(/hello\.greet/g, 'tampered_code.greet'));
+      await writeFile(join(d, 'index.mjs'), (await readFile(join(d, 'index.mjs'), 'utf8')).replace(/hello\.greet/g, 'tampered_code.greet').replace("name: 'org.example.hello'", "name: 'org.example.tampered_code'"));
+      await rm(join(d, 'adapter.json'));
+      await signAdapterDir(d, testKey);
       const code = await readFile(join(d, 'index.mjs'));
       code[code.indexOf('Hello')] = 'J'.charCodeAt(0); // one byte
       await writeFile(join(d, 'index.mjs'), code);
@@ -161,8 +164,8 @@ test('unsigned, tampered code and tampered card are refused with the reason in r
 
     const tc = await info({ adapter_id: 'org.example.tampered_code' }, { authenticated: true });
     assert.equal(tc.status.available, false);
-    // Changing the id already breaks the signature; that is the first thing checked.
-    assert.match(tc.status.reason, /signature refused/);
+    // The signature is good; the code it binds is not the code in the folder.
+    assert.match(tc.status.reason, /index\.mjs does not match its signed hash/);
 
     const card = await info({ adapter_id: 'org.example.hello' }, { authenticated: true });
     assert.equal(card.status.available, false);

@@ -142,6 +142,8 @@ describe('call errors over the real path', () => {
     const c = await s.client.cancel(record.call_id);
     assert.equal(c.outcome?.state, 'cancelled');
     assert.equal(c.outcome?.error?.type, 'cancelled');
+    // `none`: the handler saw its signal and stopped before committing anything.
+    assert.equal(c.outcome?.error?.side_effects, 'none');
   });
 
   test('cancel a call waiting for a lock: cancelled, never started', async () => {
@@ -189,9 +191,11 @@ describe('call errors over the real path', () => {
 
   test('aios/call.list pages through the journal newest first, filtered by state', async () => {
     const conn = s.bridge.hub.get(ids.device_id)!;
-    for (let i = 0; i < 3; i++) await s.client.call('diagnostics.echo', { value: i }, { call_id: `list-${Date.now()}-${i}` });
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) made.push((await s.client.call('diagnostics.echo', { value: i }, { call_id: `list-${Date.now()}-${i}` })).record.call_id);
     const first = await conn.peer.request<{ calls: { call_id: string; state: string }[]; next_cursor?: string }>(METHODS.callList, { limit: 2, states: ['completed'] });
     assert.equal(first.calls.length, 2);
+    assert.deepEqual(first.calls.map((c) => c.call_id), [made[2], made[1]], 'newest first');
     assert.ok(first.next_cursor);
     assert.ok(first.calls.every((c) => c.state === 'completed'));
     const second = await conn.peer.request<{ calls: { call_id: string }[] }>(METHODS.callList, { limit: 2, states: ['completed'], cursor: first.next_cursor });
