@@ -380,13 +380,14 @@ export class LocalEndpoint {
       }
       chunks.push(c);
     }
-    const out = await this.rpc.handleText(Buffer.concat(chunks).toString('utf8'), { authenticated });
+    let refused = false;
+    const out = await this.rpc.handleText(Buffer.concat(chunks).toString('utf8'), { authenticated, onUnauthorized: () => (refused = true) });
     if (out === undefined) {
       res.writeHead(204, { 'Cache-Control': 'no-store' });
       res.end();
       return;
     }
-    const status = !authenticated && out.includes(`"code":${ERRORS.unauthorized.code}`) ? 401 : 200;
+    const status = refused ? 401 : 200;
     this.send(res, status, 'application/json; charset=utf-8', out);
   }
 

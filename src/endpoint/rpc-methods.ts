@@ -12,6 +12,8 @@ export interface RpcContext {
   readonly notify?: (method: string, params: unknown) => void;
   /** Registers a callback for when this caller's connection ends (WebSocket only). */
   readonly onClose?: (cb: () => void) => void;
+  /** Told when a method was refused because the caller is not authenticated (HTTP answers 401 then). */
+  readonly onUnauthorized?: () => void;
 }
 
 /** One method implementation. */
@@ -77,6 +79,7 @@ export class RpcMethods {
     if (!entry) {
       response = { jsonrpc: '2.0', id, error: { code: RPC.method_not_found, message: 'Method not found.' } };
     } else if (!entry.public && !ctx.authenticated) {
+      ctx.onUnauthorized?.();
       response = { jsonrpc: '2.0', id, error: new WireError('unauthorized', 'This method needs the local token.').toRpcError() };
     } else {
       try {
