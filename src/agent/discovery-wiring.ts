@@ -68,6 +68,9 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
         agent.registry.replaceSource(`adapter:${e.id}`, e.functions);
       } catch (err) {
         log.error({ adapter: e.id, err: (err as Error).message }, 'adapter functions refused');
+        agent.registry.unregisterSource(`adapter:${e.id}`);
+        adapters.markRefused(e.id, `its functions were refused: ${(err as Error).message}`);
+        now.delete(e.id);
       }
     }
     for (const id of registered) if (!now.has(id)) agent.registry.unregisterSource(`adapter:${id}`);

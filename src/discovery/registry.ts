@@ -171,6 +171,17 @@ export class AdapterRegistry extends EventEmitter {
     return this.entries.get(id);
   }
 
+  /**
+   * Marks an adapter unavailable for a reason found after its entry was built: the agent refused its
+   * functions (e.g. a schema it cannot compile). `registry.info` and `adapters list` then say why.
+   * The fingerprint stays, so this alone is not a change; the next scan builds the entry afresh.
+   */
+  markRefused(id: string, reason: string): void {
+    const e = this.entries.get(id);
+    if (!e || e.kind === 'builtin') return;
+    this.entries.set(id, { ...e, functions: [], status: { ...e.status, available: false, reason } });
+  }
+
   /** Functions of loaded third-party adapters (local and remote), for the agent's function registry. */
   functions(): FunctionDefinition<never, unknown>[] {
     return this.listAdapters().flatMap((e) => (e.kind === 'builtin' ? [] : e.functions));

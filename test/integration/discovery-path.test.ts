@@ -7,7 +7,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { request } from 'node:http';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadSigningKeyFile, signAdapterDir } from '../../src/discovery/adapter-tools.js';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import type { JWK } from 'jose';
@@ -94,6 +95,26 @@ describe('discovery on a running agent', () => {
     await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge forgets hello.greet');
     const gone = await s.client.call('hello.greet', { name: 'Ada' });
     assert.equal(gone.record.outcome?.error?.type, 'unknown_function');
+  });
+
+  test('an adapter whose functions the agent refuses is listed unavailable with the reason', async () => {
+    const dir = join(adaptersDir, 'org.example.slow');
+    cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), dir, { recursive: true });
+    const y = readFileSync(join(dir, 'tool.aios.yaml'), 'utf8');
+    // Signed by the (trusted) example publisher, but its input schema is not a JSON Schema the agent can compile.
+    writeFileSync(join(dir, 'tool.aios.yaml'), y.replace('id: org.example.hello', 'id: org.example.slow').replace(/hello\.greet/g, 'slow.greet').replace('{ type: string, minLength: 1, maxLength: 100 }', '{ type: nonsense }'));
+    writeFileSync(join(dir, 'index.mjs'), readFileSync(join(dir, 'index.mjs'), 'utf8').replace(/hello\.greet/g, 'slow.greet').replace("name: 'org.example.hello'", "name: 'org.example.slow'"));
+    rmSync(join(dir, 'adapter.json'));
+    await signAdapterDir(dir, await loadSigningKeyFile(join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.private.jwk.json')));
+    try {
+      await until(() => s.running.discovery.adapters.getAdapter('org.example.slow')?.status.reason !== undefined, 5000, 'the adapter is looked at');
+      const e = s.running.discovery.adapters.getAdapter('org.example.slow')!;
+      assert.equal(e.status.available, false);
+      assert.match(e.status.reason ?? '', /its functions were refused: slow\.greet: input_schema is not a valid JSON Schema/);
+      assert.equal(s.agent.registry.get('slow.greet'), undefined, 'nothing of it is callable');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a registry subscription made over the bridge session ends with that session', async () => {
