@@ -7,7 +7,7 @@ import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { exportJWK, generateKeyPair } from 'jose';
-import { defaultDataDir, loadAgentConfig, type AgentConfig } from '../../config/agent-config.js';
+import { configOf, dataDirOf, withDirOptions as withDataDirOptions, type DirOpts } from '../data-dir.js';
 import { callLocal, findRunningAgent } from '../../endpoint/local-client.js';
 import { AdapterRegistry } from '../../discovery/registry.js';
 import { REGISTRY_METHODS } from '../../discovery/registry-methods.js';
@@ -15,20 +15,6 @@ import { fetchRemoteCard } from '../../discovery/remote-adapter.js';
 import { importedKeysFile, parseJwks, TrustStore } from '../../discovery/trust-store.js';
 import { loadSigningKeyFile, signAdapterDir, validateAdapterDir, verifyAdapterDir } from '../../discovery/adapter-tools.js';
 import { CARD_ALGORITHMS, type CardAlgorithm } from '../../discovery/card-sign.js';
-
-interface DirOpts {
-  dataDir?: string;
-  config?: string;
-}
-
-function configOf(o: DirOpts): AgentConfig | undefined {
-  return o.config ? loadAgentConfig(o.config) : undefined;
-}
-
-function dataDirOf(o: DirOpts): string {
-  if (o.dataDir) return path.resolve(o.dataDir);
-  return configOf(o)?.data_dir ?? defaultDataDir();
-}
 
 async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
   if (o.trust?.length) {
@@ -39,8 +25,7 @@ async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
   return TrustStore.load({ files: configOf(o)?.trust?.keys ?? [], importedFile: importedKeysFile(dataDirOf(o)) });
 }
 
-const withDirOptions = (c: Command): Command =>
-  c.option('--data-dir <dir>', "the agent's data directory").option('--config <file>', 'read data_dir, adapters and trust from this agent config file');
+const withDirOptions = (c: Command): Command => withDataDirOptions(c, 'data_dir, adapters and trust');
 
 function fail(msg: string): never {
   process.stderr.write(`${msg}\n`);

@@ -4,25 +4,13 @@
  * running agent reads the same database on every call (and polls the pause flag once a second to
  * tell the UI), so a revoke or a pause applies to the next call.
  */
-import path from 'node:path';
 import type { Command } from 'commander';
 import { openConsentDb, type Db } from '../../consent/db.js';
 import { DecisionsStore } from '../../consent/decisions-store.js';
 import { AuditLog, parseSince, type AuditEntry } from '../../consent/audit-log.js';
 import { UsageError } from '../process.js';
 import { PauseState } from '../../consent/pause-state.js';
-import { defaultDataDir, loadAgentConfig } from '../../config/agent-config.js';
-
-interface DirOpts {
-  dataDir?: string;
-  config?: string;
-}
-
-function dataDirOf(o: DirOpts): string {
-  if (o.dataDir) return path.resolve(o.dataDir);
-  if (o.config) return loadAgentConfig(o.config).data_dir;
-  return defaultDataDir();
-}
+import { configOf, dataDirOf, withDirOptions, type DirOpts } from '../data-dir.js';
 
 function withDb<T>(o: DirOpts, fn: (db: Db) => T): T {
   const db = openConsentDb(dataDirOf(o));
@@ -61,10 +49,6 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
 }
 
-const withDirOptions = (c: Command): Command =>
-  c
-    .option('--data-dir <dir>', 'the agent\'s data directory')
-    .option('--config <file>', 'read data_dir from this agent config file');
 
 function requester(e: AuditEntry): string {
   if (!e.requester_kind) return '-';
@@ -77,7 +61,7 @@ export function registerConsentCommands(program: Command): void {
     .description('list what you have shared: configured grants and remembered "allow" answers')
     .option('--json', 'print JSON')
     .action((o: DirOpts & { json?: boolean }) => {
-      const configured = o.config ? (loadAgentConfig(o.config).grants ?? {}) : undefined;
+      const configured = o.config ? (configOf(o)?.grants ?? {}) : undefined;
       const remembered = withDb(o, (db) => new DecisionsStore(db).list({ effect: 'allow' }));
       if (o.json) {
         process.stdout.write(JSON.stringify({ configured: configured ?? null, remembered }, null, 2) + '\n');

@@ -1,0 +1,37 @@
+/**
+ * The `--data-dir` / `--config` pair of the commands that work on an agent's data directory (consent,
+ * adapters, keys): which directory, and the agent config when one is named, read once per command.
+ */
+import path from 'node:path';
+import type { Command } from 'commander';
+import { defaultDataDir, loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
+
+/** The options those commands take. */
+export interface DirOpts {
+  dataDir?: string;
+  config?: string;
+}
+
+const loaded = new WeakMap<DirOpts, AgentConfig>();
+
+/** The agent config named by `--config` (read and checked once per command), if any. */
+export function configOf(o: DirOpts): AgentConfig | undefined {
+  if (!o.config) return undefined;
+  let c = loaded.get(o);
+  if (!c) {
+    c = loadAgentConfig(o.config);
+    loaded.set(o, c);
+  }
+  return c;
+}
+
+/** `--data-dir`, else the config's `data_dir`, else the default data directory. */
+export function dataDirOf(o: DirOpts): string {
+  if (o.dataDir) return path.resolve(o.dataDir);
+  return configOf(o)?.data_dir ?? defaultDataDir();
+}
+
+/** Adds `--data-dir` and `--config`; `configUse` says what the config is read for. */
+export function withDirOptions(c: Command, configUse = 'data_dir'): Command {
+  return c.option('--data-dir <dir>', "the agent's data directory").option('--config <file>', `read ${configUse} from this agent config file`);
+}
