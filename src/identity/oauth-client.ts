@@ -4,9 +4,11 @@
  * `error` codes.
  */
 import type { JWK } from 'jose';
+import { DEVICE_CLIENT_ID, DEVICE_CODE_GRANT } from '../protocol/oauth.js';
 
 /** The client id of the agent (a public client). */
-export const CLIENT_ID = 'aios-device';
+/** The client_id sent to the bridge (shared with the bridge through the protocol module). */
+export const CLIENT_ID = DEVICE_CLIENT_ID;
 
 /** RFC 8628 §3.2 response. */
 export interface DeviceAuthorization {
@@ -92,7 +94,7 @@ export class OAuthClient {
   /** RFC 8628 §3.4: one poll. Rejects with {@link OAuthClientError} (`authorization_pending`, `slow_down`, …). */
   pollToken(deviceCode: string): Promise<TokenGrant> {
     return this.post('/v1/oauth/token', {
-      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      grant_type: DEVICE_CODE_GRANT,
       device_code: deviceCode,
       client_id: CLIENT_ID,
     }) as Promise<TokenGrant>;

@@ -8,9 +8,11 @@ import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { DeviceIdentity } from '../auth.js';
 import { hashToken, newToken, newUserCode, normaliseUserCode } from './tokens.js';
 import type { DeviceCodeRow, DeviceRow, OAuthStore } from './oauth-store.js';
+import { DEVICE_CLIENT_ID } from '../../protocol/oauth.js';
 
 /** The client id the agent uses (a public client: it holds no secret). */
-export const AGENT_CLIENT_ID = 'aios-device';
+/** The only client this bridge serves (AIOS Device). */
+export const AGENT_CLIENT_ID = DEVICE_CLIENT_ID;
 
 /** RFC 6749 §5.2 / RFC 8628 §3.5 error codes this module produces. */
 export type OAuthErrorCode =

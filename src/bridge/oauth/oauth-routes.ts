@@ -13,9 +13,10 @@ import { DeviceFlow, OAuthError } from './device-flow.js';
 import { readParams, sendJson, str } from './http-io.js';
 import { OAuthStore, type ConfigUser, type DeviceRow } from './oauth-store.js';
 import { isPasswordHash } from './password.js';
+import { DEVICE_CODE_GRANT } from '../../protocol/oauth.js';
 
 /** RFC 8628 §3.4 grant type. */
-export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+export { DEVICE_CODE_GRANT };
 
 /** Bridge config keys this service reads (snake_case as in the config file). */
 export interface OAuthServiceOptions {
