@@ -15,7 +15,6 @@ import { AuditLog, DEFAULT_AUDIT_RETENTION_DAYS, type FinishedCall } from './aud
 import { decidePolicy, type AdminPolicy, type PolicyVerdict } from './policy.js';
 import { PromptQueue } from './prompt-queue.js';
 import type { PromptProvider, PromptResult, PromptView } from './prompt.js';
-import { NonePromptProvider } from './providers/none.js';
 import { TtyPromptProvider, type TtyInput } from './providers/tty.js';
 import { UiPromptProvider } from './providers/ui.js';
 import { CONTROL_EVENTS, ControlEvents } from './control-events.js';
@@ -84,7 +83,6 @@ export class ConsentService implements ConsentGate, CallObserver {
   readonly sessionId: string;
   private readonly pauseState: PauseState;
   private readonly tty: TtyPromptProvider;
-  private readonly none = new NonePromptProvider();
   private readonly choice: ProviderChoice;
   private readonly timeoutMs: number;
   private readonly policy: AdminPolicy;
@@ -307,7 +305,7 @@ export class ConsentService implements ConsentGate, CallObserver {
       paused_since: p.since,
       paused_by: p.by,
       provider: this.choice,
-      active_provider: this.provider()?.name ?? this.none.name,
+      active_provider: this.provider()?.name ?? 'none',
       prompts_waiting: this.queue?.size() ?? 0,
       session_id: this.sessionId,
     };
