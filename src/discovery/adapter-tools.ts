@@ -6,12 +6,13 @@ import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { importJWK, type JWK } from 'jose';
 import { schemaValidator } from '../protocol/schema-validator.js';
-import { CARD_ALGORITHMS, publicOnly, signCard, verifyCard, type CardAlgorithm, type CardSigningKey } from './card-sign.js';
+import { CARD_ALGORITHMS, publicOnly, signCard, type CardAlgorithm, type CardSigningKey } from './card-sign.js';
 import { checkCodeBinding, computeCodeBinding } from './code-binding.js';
 import { CARD_FILE, TOOL_YAML_FILE, readCandidate } from './adapter-scanner.js';
 import { CODE_BINDING_EXTENSION, type AdapterCard } from './manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
 import { writeJsonFile } from '../storage/json-file.js';
+import { verifySignedAdapter } from './local-adapter.js';
 
 /** The folder's card (from `adapter.json`, else mapped from `tool.aios.yaml`) and the code entry. */
 export async function readAdapterManifest(dir: string): Promise<{ card: AdapterCard; entry: string | undefined; from: 'card' | 'yaml' }> {
@@ -96,9 +97,6 @@ export async function verifyAdapterDir(dir: string, trust: TrustStore): Promise<
   } catch {
     throw new Error(`${CARD_FILE} is not valid JSON`);
   }
-  const v = await verifyCard(raw, (kid) => trust.resolve(kid));
-  if (!v.card.code) throw new Error('the signed card binds no code');
-  const mismatch = await checkCodeBinding(dir, v.card.code);
-  if (mismatch) throw new Error(mismatch);
-  return { card: v.card, kid: v.kid };
+  const { card, kid } = await verifySignedAdapter(dir, raw, trust);
+  return { card, kid };
 }

@@ -44,6 +44,23 @@ export async function softwareInstalled(card: AdapterCard | undefined, desktop: 
   return false;
 }
 
+/**
+ * The check a signed adapter folder must pass, here and in `aios-device adapter verify`: the card's
+ * signature against the trust store, then the code it binds against the files. Throws with the reason.
+ */
+export async function verifySignedAdapter(dir: string, raw: unknown, trust: TrustStore): Promise<{ card: AdapterCard; kid: string; binding: CodeBinding }> {
+  let v: Awaited<ReturnType<typeof verifyCard>>;
+  try {
+    v = await verifyCard(raw, (k) => trust.resolve(k));
+  } catch (e) {
+    throw new Error(`signature refused: ${(e as Error).message}`, { cause: e });
+  }
+  if (!v.card.code) throw new Error('the card names no code to run (use `aios-device adapters add <url>` for remote adapters)');
+  const mismatch = await checkCodeBinding(dir, v.card.code);
+  if (mismatch) throw new Error(`code refused: ${mismatch}`);
+  return { card: v.card, kid: v.kid, binding: v.card.code };
+}
+
 /** Verifies, checks and loads one candidate. */
 export async function prepareLocalAdapter(
   cand: AdapterCandidate,
@@ -62,16 +79,10 @@ export async function prepareLocalAdapter(
   let warning: string | undefined;
   if (cand.kind === 'card' && card.signature) {
     try {
-      const v = await verifyCard(cand.raw, (k) => opts.trust.resolve(k));
-      card = v.card;
-      kid = v.kid;
+      ({ card, kid, binding } = await verifySignedAdapter(cand.dir, cand.raw, opts.trust));
     } catch (e) {
-      return refuse(`signature refused: ${(e as Error).message}`);
+      return refuse((e as Error).message);
     }
-    if (!card.code) return refuse('the card names no code to run (use `aios-device adapters add <url>` for remote adapters)');
-    binding = card.code;
-    const mismatch = await checkCodeBinding(cand.dir, binding);
-    if (mismatch) return refuse(`code refused: ${mismatch}`);
   } else {
     if (!opts.developerMode) return refuse('the adapter is not signed; sign it with `aios-device adapter sign` and trust its key, or enable developer mode');
     const entry = card.code?.entry ?? cand.entry;
