@@ -1,5 +1,6 @@
 /**
- * One prompt at a time per user, in arrival order. Each prompt has a deadline counted from when it was
+ * One prompt at a time, in arrival order (an agent serves one user: the dispatcher refuses calls for any
+ * other, so there is one screen and one queue). Each prompt has a deadline counted from when it was
  * queued (the call's confirm_timeout_ms bounds the whole wait, PROTOCOL.md §6.4); a cancelled call's
  * prompt is withdrawn at once, whether it is showing or still waiting its turn.
  */
@@ -22,9 +23,9 @@ export interface QueuedPrompt {
   position: number;
 }
 
-/** FIFO prompt queues, one lane per user. */
+/** The FIFO prompt queue. */
 export class PromptQueue {
-  private readonly lanes = new Map<string, Item[]>();
+  private readonly lane: Item[] = [];
 
   constructor(
     /** Picks the provider at the moment a prompt comes up (so `auto` follows the UI coming and going). */
@@ -38,8 +39,7 @@ export class PromptQueue {
   ask(view: PromptView, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<PromptResult> {
     if (signal.aborted) return Promise.resolve({ kind: 'withdrawn' });
     return new Promise<PromptResult>((resolve) => {
-      const lane = this.lanes.get(view.user_id) ?? [];
-      this.lanes.set(view.user_id, lane);
+      const lane = this.lane;
       const onAbort = (): void => item.finish({ kind: 'withdrawn' });
       const timer = setTimeout(() => item.finish({ kind: 'timeout' }), timeoutMs);
       const item: Item = {
@@ -58,47 +58,35 @@ export class PromptQueue {
           // Hide it first (providers clean up synchronously in their abort listener), then show the next.
           item.showing?.abort(r.kind);
           resolve(r);
-          if (wasActive) this.pump(view.user_id);
+          if (wasActive) this.pump();
           this.onChange();
         },
       };
       signal.addEventListener('abort', onAbort, { once: true });
       lane.push(item);
       this.onChange();
-      if (lane.length === 1) this.pump(view.user_id);
+      if (lane.length === 1) this.pump();
     });
   }
 
   /** All prompts, on screen first, then in queue order. */
   list(): QueuedPrompt[] {
-    const out: QueuedPrompt[] = [];
-    for (const lane of this.lanes.values()) {
-      lane.forEach((it, i) => out.push({ view: it.view, active: i === 0 && it.showing !== undefined, position: i }));
-    }
-    return out;
+    return this.lane.map((it, i) => ({ view: it.view, active: i === 0 && it.showing !== undefined, position: i }));
   }
 
   /** Number of prompts showing or waiting. */
   size(): number {
-    let n = 0;
-    for (const lane of this.lanes.values()) n += lane.length;
-    return n;
+    return this.lane.length;
   }
 
   /** Arguments of a queued prompt, for "view full arguments" (local, authenticated callers only). */
   argumentsOf(promptId: string): Record<string, unknown> | undefined {
-    for (const lane of this.lanes.values()) for (const it of lane) if (it.view.prompt_id === promptId) return it.args;
-    return undefined;
+    return this.lane.find((it) => it.view.prompt_id === promptId)?.args;
   }
 
-  private pump(userId: string): void {
-    const lane = this.lanes.get(userId);
-    const item = lane?.[0];
-    if (!item) {
-      this.lanes.delete(userId);
-      return;
-    }
-    if (item.showing) return;
+  private pump(): void {
+    const item = this.lane[0];
+    if (!item || item.showing) return;
     const provider = this.provider();
     if (!provider) {
       item.finish({ kind: 'unavailable' });

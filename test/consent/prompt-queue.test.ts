@@ -110,7 +110,7 @@ test('the countdown ends the prompt as a timeout and hides it', async () => {
   assert.equal(q.size(), 0);
 });
 
-test('different users each get their own prompt on screen', async () => {
+test('one prompt on screen at a time, in arrival order, whoever it is for (one agent, one screen)', async () => {
   const shown: string[] = [];
   const provider: PromptProvider = {
     name: 'ui',
@@ -121,7 +121,8 @@ test('different users each get their own prompt on screen', async () => {
   const c = new AbortController();
   const rs = [q.ask(view('a1', 'alice'), {}, 60_000, c.signal), q.ask(view('b1', 'bob'), {}, 60_000, c.signal), q.ask(view('a2', 'alice'), {}, 60_000, c.signal)];
   await tick();
-  assert.deepEqual(shown, ['a1', 'b1']);
+  assert.deepEqual(shown, ['a1']);
+  assert.deepEqual(q.list().map((x) => [x.view.call_id, x.position]), [['a1', 0], ['b1', 1], ['a2', 2]]);
   c.abort();
   await Promise.all(rs);
 });
