@@ -26,6 +26,7 @@ import {
 import { fetchRemoteCard, remoteFunctions } from './remote-adapter.js';
 import type { TrustStore } from './trust-store.js';
 import { writeJsonFile } from '../storage/json-file.js';
+import { silentLogger } from '../agent/logger.js';
 
 /** How an adapter came to be known. */
 export type AdapterKind = 'builtin' | 'local' | 'remote' | 'inferred';
@@ -92,7 +93,6 @@ interface RemoteRecord {
   added_at: string;
 }
 
-const NOOP_LOG: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => NOOP_LOG };
 const hash = (v: unknown) => createHash('sha256').update(jcs(v)).digest('base64url');
 
 function descriptorOf(f: FunctionDefinition<never, unknown>): DescriptorInput {
@@ -115,7 +115,7 @@ export class AdapterRegistry extends EventEmitter {
   constructor(opts: AdapterRegistryOptions) {
     super();
     this.opts = opts;
-    this.log = (opts.log ?? NOOP_LOG).child({ component: 'adapters' });
+    this.log = (opts.log ?? silentLogger()).child({ component: 'adapters' });
     this.dirs = [...new Set(opts.dirs ?? defaultAdapterDirs())];
     this.desktopDirs = [...new Set(opts.desktopDirs ?? defaultDesktopDirs())];
   }

@@ -18,6 +18,8 @@ import { Metrics, METRICS_CONTENT_TYPE } from './metrics.js';
 import { isUiPath, serveUi } from './static-ui.js';
 import { RpcMethods, type RpcContext, type RpcMethod } from './rpc-methods.js';
 import { isNamedPipe, prepareSocketPath } from './socket-path.js';
+import { silentLogger } from '../agent/logger.js';
+import { CARD_PATH, JWKS_PATH } from '../discovery/remote-adapter.js';
 
 /** Bridge state shown by `/health`. */
 export type BridgeState = 'connected' | 'connecting' | 'offline';
@@ -55,7 +57,6 @@ export const LOCAL_RPC_SUBPROTOCOL = 'aios-local.v1';
 type Provider<T> = () => T | Promise<T>;
 type Route = 'card' | 'jwks' | 'skills' | 'descriptor' | 'health' | 'metrics' | 'rpc' | 'other';
 
-const NOOP_LOG: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => NOOP_LOG };
 const DESCRIPTOR_PATH = /^\/skills\/([^/]+)\/descriptor\.json$/;
 
 /** `{ error: { code, type, message, retryable } }`; HTTP-only types (no catalogue entry) get -32600 / -32601. */
@@ -94,7 +95,7 @@ export class LocalEndpoint {
       maxBodyBytes: opts.maxBodyBytes ?? 1024 * 1024,
       uiDir: opts.uiDir,
     };
-    this.log = (opts.log ?? NOOP_LOG).child({ component: 'local-endpoint' });
+    this.log = (opts.log ?? silentLogger()).child({ component: 'local-endpoint' });
   }
 
   /** Serves the signed Adapter Card (§7.1) from this provider. */
@@ -246,9 +247,9 @@ export class LocalEndpoint {
 
   private routeOf(path: string): Route {
     switch (path) {
-      case '/.well-known/aios-adapter.json':
+      case CARD_PATH:
         return 'card';
-      case '/.well-known/jwks.json':
+      case JWKS_PATH:
         return 'jwks';
       case '/.well-known/skill-sharing':
         return 'skills';
