@@ -71,13 +71,19 @@ test('concurrent overwrites without locks still never tear a file', async () => 
   noTemps();
 });
 
+/** Uploads `size` bytes as a blob, and puts an old file at `target` for the write to replace. */
+async function blobOver(srv: Awaited<ReturnType<typeof startBlobServer>>, name: string, size: number, target: string, old: string) {
+  const src = path.join(w.base, name);
+  fs.writeFileSync(src, Buffer.alloc(size, 0x4e));
+  const ref = await srv.client.uploadFile(src, 'application/octet-stream');
+  fs.writeFileSync(path.join(w.docs, target), old);
+  return ref;
+}
+
 test('a write cancelled mid-copy leaves the old file and no temp file', async () => {
   const srv = await startBlobServer(path.join(w.base, 'blobs'));
   try {
-    const src = path.join(w.base, 'new.bin');
-    fs.writeFileSync(src, Buffer.alloc(8 * 1024 * 1024, 0x4e));
-    const ref = await srv.client.uploadFile(src, 'application/octet-stream');
-    fs.writeFileSync(path.join(w.docs, 'target.bin'), 'OLD CONTENT');
+    const ref = await blobOver(srv, 'new.bin', 8 * 1024 * 1024, 'target.bin', 'OLD CONTENT');
     const ctx = fakeCtx({
       blobs: srv.client,
       onProgress: (p, c) => {
@@ -97,10 +103,7 @@ test('a write cancelled mid-copy leaves the old file and no temp file', async ()
 test('a write that times out during the blob download leaves the old file', async () => {
   const srv = await startBlobServer(path.join(w.base, 'blobs2'));
   try {
-    const src = path.join(w.base, 'new2.bin');
-    fs.writeFileSync(src, Buffer.alloc(64 * 1024 * 1024, 0x4f));
-    const ref = await srv.client.uploadFile(src, 'application/octet-stream');
-    fs.writeFileSync(path.join(w.docs, 'target2.bin'), 'OLD');
+    const ref = await blobOver(srv, 'new2.bin', 64 * 1024 * 1024, 'target2.bin', 'OLD');
     let partial = 0;
     // The real client downloads from the real store; the budget runs out once the first bytes have landed.
     const blobs = {
