@@ -10,6 +10,7 @@ import { login, LoginError, logout } from '../../identity/login-client.js';
 import { readLoginState } from '../../identity/login-state.js';
 import { openSecretStore, SecretStoreUnavailableError } from '../../identity/secret-store.js';
 import { APP_VERSION } from '../../version.js';
+import { OAuthClientError } from '../../identity/oauth-client.js';
 
 interface LoginFlags {
   bridge: string;
@@ -25,15 +26,12 @@ interface LogoutFlags {
   tokenFile?: string;
 }
 
-// Known, user-facing failures end with their one-sentence message and exit code 1; anything else is a bug and keeps its stack.
+// Known, user-facing failures end with their one-sentence message and exit code 1 (130 when cancelled), at once:
+// a login may leave a poll timer or a keychain handle behind. Anything else goes to main's handler.
 function fail(e: unknown): never {
-  if (e instanceof LoginError || e instanceof SecretStoreUnavailableError) {
+  if (e instanceof LoginError || e instanceof SecretStoreUnavailableError || e instanceof OAuthClientError) {
     process.stderr.write(`${e.message}\n`);
     process.exit(e instanceof LoginError && e.code === 'cancelled' ? 130 : 1);
-  }
-  if (e instanceof Error && e.name === 'OAuthClientError') {
-    process.stderr.write(`${e.message}\n`);
-    process.exit(1);
   }
   throw e;
 }
