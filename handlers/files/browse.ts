@@ -103,7 +103,8 @@ export function listDir(env: FilesEnv) {
       const match = a.glob ? compileGlob(a.glob) : null;
       return withDir(r.real, r.rootReal, async (d) => {
         const all = await fs.promises.readdir(d.self(), { withFileTypes: true });
-        if (all.length > env.limits.maxWalkEntries) fail('payload_too_large', 'The folder has more entries than the configured limit.', { details: { limit: env.limits.maxWalkEntries } });
+        // As in a recursive copy or delete: the folder is too big to walk (the answer itself is paged).
+        if (all.length > env.limits.maxWalkEntries) fail('execution_failed', 'The folder has more entries than the configured limit.', { details: { reason: 'too_many_entries', limit: env.limits.maxWalkEntries } });
         let hidden = 0;
         const names: { name: string }[] = [];
         for (const e of all) {

@@ -255,3 +255,12 @@ test('with nested shared folders, consent and locks name the folder the call rea
   assert.equal(read.resource!({ path: abs }), `folder:${inner}`, 'the nested grant, as locate() picks it');
   assert.equal(read.resource!({ path: path.join(w.docs, 'y.txt') }), `folder:${w.docs}`);
 });
+
+test('a listing over max_walk_entries fails like a recursive copy or delete does (too_many_entries)', async () => {
+  const many = path.join(w.docs, 'many');
+  await fs.promises.mkdir(many);
+  for (let i = 0; i < 5; i++) await fs.promises.writeFile(path.join(many, `f${i}.txt`), 'x');
+  const small = await makeFns(w, { options: { max_walk_entries: 3 } });
+  await rejects(call(small, 'files.list_dir', { root: 'Documents', path: 'many' }), 'execution_failed', 'too_many_entries');
+  await rejects(call(small, 'files.copy', { root: 'Documents', path: 'many', to_path: 'many2', recursive: true }), 'execution_failed', 'too_many_entries');
+});
