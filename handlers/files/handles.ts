@@ -89,16 +89,19 @@ export class VerifiedDir {
     private readonly ino: number,
   ) {}
 
-  /** Opens and verifies a resolved folder. */
-  static async open(real: string, rootReal: string): Promise<VerifiedDir> {
+  /**
+   * Opens and verifies a resolved folder. `via` is the path to open it by (a child of an open folder's
+   * handle, see `child`), when that is not `real` itself.
+   */
+  static async open(real: string, rootReal: string, via = real): Promise<VerifiedDir> {
     let fh: FileHandle | null = null;
     try {
-      fh = await fs.promises.open(real, C.O_RDONLY | DIRECTORY | NOFOLLOW);
+      fh = await fs.promises.open(via, C.O_RDONLY | DIRECTORY | NOFOLLOW);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ELOOP' || code === 'ENOTDIR') deny('changed_during_open', 'The folder was replaced while it was being opened.');
-      // Windows cannot open folders as files: fall back to path checks only.
-      if (code !== 'EISDIR' && code !== 'EPERM') throw e;
+      // Windows cannot open folders as files (there `via` is the path itself): fall back to path checks only.
+      if (via !== real || (code !== 'EISDIR' && code !== 'EPERM')) throw e;
     }
     try {
       const st = fh ? await verifyHandle(fh, real, rootReal) : await fs.promises.stat(real);
@@ -148,26 +151,7 @@ export class VerifiedDir {
 
   /** Opens a subfolder by name through this handle, refusing links. */
   async openChild(name: string): Promise<VerifiedDir> {
-    return VerifiedDir.open2(this.child(name), path.join(this.real, name), this.rootReal);
-  }
-
-  private static async open2(via: string, real: string, rootReal: string): Promise<VerifiedDir> {
-    if (via === real) return VerifiedDir.open(real, rootReal);
-    let fh: FileHandle;
-    try {
-      fh = await fs.promises.open(via, C.O_RDONLY | DIRECTORY | NOFOLLOW);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ELOOP' || code === 'ENOTDIR') deny('changed_during_open', 'The folder was replaced while it was being opened.');
-      throw e;
-    }
-    try {
-      const st = await verifyHandle(fh, real, rootReal);
-      return new VerifiedDir(fh, real, rootReal, st.dev, st.ino);
-    } catch (e) {
-      await fh.close().catch(() => {});
-      throw e;
-    }
+    return VerifiedDir.open(path.join(this.real, name), this.rootReal, this.child(name));
   }
 }
 
