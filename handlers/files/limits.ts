@@ -127,9 +127,15 @@ export function extensionOf(name: string): string {
 }
 
 /** Refuses a name a write must not create (denied extension). */
+/** True when `name` may not be written (its extension is on the denied list). */
+export function isDeniedName(name: string, limits: FileLimits): boolean {
+  const ext = extensionOf(name);
+  return ext !== '' && limits.deniedWriteExtensions.has(ext);
+}
+
 export function checkWritableName(name: string, limits: FileLimits): void {
   const ext = extensionOf(name);
-  if (ext && limits.deniedWriteExtensions.has(ext)) {
+  if (isDeniedName(name, limits)) {
     fail('permission_denied', `Writing files of type .${ext} is not allowed.`, { details: { reason: 'denied_extension', extension: ext } });
   }
 }

@@ -9,7 +9,7 @@ import { type FilesEnv, descriptor, lockFor, pathProps, resourceOf, RootArg, sch
 import { countEntries, formatCount, formatSize } from './describe.js';
 import { VerifiedDir, openFileForRead, withDir } from './handles.js';
 import { copyHandle } from './io.js';
-import { checkWritableName, isHiddenName } from './limits.js';
+import { checkWritableName, isDeniedName, isHiddenName } from './limits.js';
 import { checkHardlinks, checkWalked, deny, isInside, locateForCreate, resolvePath, where, type PathArg, type Resolved } from './paths.js';
 
 interface MkdirArgs {
@@ -193,7 +193,7 @@ export function moveFn(env: FilesEnv) {
 }
 
 /** Copies the verified folder `from` into the fresh folder `to`, skipping what must not be copied. */
-async function copyTree(env: FilesEnv, from: VerifiedDir, to: VerifiedDir, ctx: CallContext, counts: { entries: number; skipped: number; bytes: number }): Promise<void> {
+async function copyTree(env: FilesEnv, from: VerifiedDir, to: VerifiedDir, ctx: CallContext, counts: { entries: number; skipped: number }): Promise<void> {
   const entries = await fs.promises.readdir(from.self(), { withFileTypes: true });
   for (const e of entries) {
     ctx.signal.throwIfAborted();
@@ -224,12 +224,7 @@ async function copyTree(env: FilesEnv, from: VerifiedDir, to: VerifiedDir, ctx: 
       }
       continue;
     }
-    let denied = false;
-    try {
-      checkWritableName(e.name, env.limits);
-    } catch {
-      denied = true;
-    }
+    const denied = isDeniedName(e.name, env.limits);
     const opened = denied ? undefined : await openFileForRead(from.child(e.name), from.rootReal).catch(() => undefined);
     if (!opened || (opened.stat.nlink > 1 && !env.limits.allowHardlinks)) {
       await opened?.fh.close();
@@ -243,7 +238,7 @@ async function copyTree(env: FilesEnv, from: VerifiedDir, to: VerifiedDir, ctx: 
       // Like every file this handler creates: 0644, never executable, whatever the source's mode.
       const out = await fs.promises.open(to.child(e.name), 'wx', 0o644);
       try {
-        counts.bytes += await copyHandle(opened.fh, out, { signal: ctx.signal });
+        await copyHandle(opened.fh, out, { signal: ctx.signal });
         await out.sync();
       } finally {
         await out.close();
@@ -296,7 +291,7 @@ export function copyFn(env: FilesEnv) {
         return { ...out, type: 'file', entries: 1, skipped: 0 };
       }
       if (!a.recursive) fail('execution_failed', 'The source is a folder; set recursive to copy it.', { details: { reason: 'is_directory' } });
-      const counts = { entries: 0, skipped: 0, bytes: 0 };
+      const counts = { entries: 0, skipped: 0 };
       await withDir(dst.parentReal, dst.rootReal, async (dd) => {
         const tmpName = `.aios-${randomBytes(9).toString('hex')}.tmp`;
         await fs.promises.mkdir(dd.child(tmpName), { mode: 0o700 });
