@@ -1,7 +1,8 @@
 /**
  * JCS (RFC 8785) and the two digests of the protocol: `descriptor_hash` (§4) and `args_digest` (§5).
  */
-import { createHash, hash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
+import { createHash } from 'node:crypto';
 import canonicalizeModule from 'canonicalize';
 
 // canonicalize ships CommonJS typings with a default export function.
@@ -22,6 +23,12 @@ export function descriptorHash(descriptor: Record<string, unknown>): string {
 
 /** SHA-256 (hex) of JCS({ function, arguments }). */
 export function argsDigest(fn: string, args: unknown): string {
-  // One-shot hash(): on every call's path, and cheaper than building a Hash object.
-  return hash('sha256', jcs({ function: fn, arguments: args }), 'hex');
+  return sha256Hex(jcs({ function: fn, arguments: args }));
 }
+
+/**
+ * SHA-256 in hex. On every call's path: the one-shot `crypto.hash` is cheaper than building a Hash object,
+ * but it exists only from Node 20.12 (package.json allows 20.10), so older ones build the object.
+ */
+const sha256Hex: (text: string) => string =
+  typeof (nodeCrypto as { hash?: unknown }).hash === 'function' ? (text) => nodeCrypto.hash('sha256', text, 'hex') : (text) => createHash('sha256').update(text, 'utf8').digest('hex');
