@@ -21,6 +21,7 @@ import { openDatabase, migrate, type Migration, type SyncLevel } from '../storag
 import type { CallState, Outcome } from '../protocol/messages.js';
 import { isTerminal } from '../protocol/messages.js';
 import { ERRORS } from '../protocol/errors.js';
+import { IdFilter } from './id-filter.js';
 
 /** One journal row as the dispatcher sees it. */
 export interface JournalRow {
@@ -159,10 +160,10 @@ export class Journal {
   /** Rows written to the log and not yet to the table, by call_id. */
   private readonly rows = new Map<string, Row>();
   /**
-   * Ids `get` found nowhere since the last checkpoint: their accept need not ask the table again (the
-   * table changes only at a checkpoint, which forgets them). Bounded: cleared when it grows large.
+   * The ids this identity's table holds (a Bloom filter): a fresh id, which it certainly lacks, needs
+   * no table lookup. Made after the replay; rebuilt from the table when it outgrows its size.
    */
-  private misses = new Set<string>();
+  private ids = new IdFilter(65_536);
   private indexTimer: NodeJS.Timeout | undefined;
   /** When the oldest row the table lacks was logged (ms), if any. */
   private oldestUnindexed: number | undefined;
@@ -204,6 +205,8 @@ export class Journal {
       finish: this.db.prepare(`UPDATE calls SET state = ?, outcome = ?, finished_at = ?, delivered = ?, updated_ms = ? WHERE ${kp}`),
       outbox: this.db.prepare(`SELECT outcome FROM calls WHERE workspace_id = @ws AND device_id = @dev AND delivered = 0 AND outcome IS NOT NULL ORDER BY finished_at LIMIT @limit`),
       sweep: this.db.prepare(`DELETE FROM calls WHERE created_ms < @before AND (outcome IS NOT NULL OR tombstone = 1) AND delivered = 1`),
+      ids: this.db.prepare(`SELECT call_id FROM calls WHERE workspace_id = ? AND device_id = ?`).pluck(),
+      count: this.db.prepare(`SELECT count(*) FROM calls WHERE workspace_id = ? AND device_id = ?`).pluck(),
       metaGet: this.db.prepare(`SELECT value FROM meta WHERE key = ?`),
       metaSet: this.db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
     };
@@ -219,6 +222,7 @@ export class Journal {
     this.fd = openSync(this.logPath, 'a+', 0o600);
     try {
       this.replay();
+      this.rebuildIds();
     } catch (e) {
       closeSync(this.fd);
       this.db.close();
@@ -226,17 +230,22 @@ export class Journal {
     }
   }
 
+  /** Sizes the id filter for twice the ids the table holds now (at least 65 536) and fills it. */
+  private rebuildIds(): void {
+    const { workspaceId: ws, deviceId: dev } = this.scope;
+    const n = this.st.count.get(ws, dev) as number;
+    const f = new IdFilter(Math.max(65_536, n * 2));
+    for (const id of this.st.ids.iterate(ws, dev) as IterableIterator<string>) f.add(id);
+    this.ids = f;
+  }
+
   /** Reads a row synchronously: from memory if the table has not caught up with it, else from the table. */
   get(callId: string): JournalRow | undefined {
     const m = this.rows.get(callId);
     if (m) return toJournalRow(m);
+    if (!this.ids.mayHave(callId)) return undefined;
     const r = this.st.get.get(this.scope.workspaceId, this.scope.deviceId, callId) as Record<string, unknown> | undefined;
-    if (!r) {
-      if (this.misses.size >= 4096) this.misses.clear();
-      this.misses.add(callId);
-      return undefined;
-    }
-    return toJournalRow(fromTable(r));
+    return r ? toJournalRow(fromTable(r)) : undefined;
   }
 
   /**
@@ -393,8 +402,10 @@ export class Journal {
   /** Upserts the rows held in memory into the table (in `rowsScope`) and forgets them. */
   private indexRows(): void {
     this.upsertAll(this.rows.values());
+    const own = this.rowsScope === this.scope;
+    if (own) for (const id of this.rows.keys()) this.ids.add(id);
     this.rows.clear();
-    this.misses.clear();
+    if (own && this.ids.full) this.rebuildIds();
   }
 
   close(): void {
@@ -426,7 +437,7 @@ export class Journal {
 
   private known(callId: string): boolean {
     if (this.queuedIds.has(callId) || this.rows.has(callId)) return true;
-    if (this.misses.has(callId)) return false;
+    if (!this.ids.mayHave(callId)) return false;
     return this.st.get.get(this.scope.workspaceId, this.scope.deviceId, callId) !== undefined;
   }
 

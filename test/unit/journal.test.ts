@@ -278,3 +278,30 @@ test('retention removes only delivered, finished rows older than the window', as
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('ids the table holds are found after a restart and after the id filter is rebuilt; fresh ids are not', async () => {
+  const dir = tempDir();
+  try {
+    const path = join(dir, 'j.sqlite');
+    let j = new Journal(path, scope);
+    // More ids than the filter's initial size, so it is rebuilt at a checkpoint.
+    const ids = Array.from({ length: 70_000 }, (_, i) => `c${i}`);
+    const writes: Promise<void>[] = [];
+    for (const id of ids) writes.push(j.accept(id, 'f.x', 'd', new Date().toISOString()));
+    await Promise.all(writes);
+    j.checkpoint();
+    for (const id of ['c0', 'c65536', 'c69999']) {
+      assert.equal(j.get(id)?.callId, id);
+      await assert.rejects(j.accept(id, 'f.x', 'd', new Date().toISOString()), DuplicateCallError);
+    }
+    assert.equal(j.get('fresh'), undefined);
+    j.close();
+    j = new Journal(path, scope);
+    assert.equal(j.get('c12345')?.callId, 'c12345');
+    await assert.rejects(j.accept('c54321', 'f.x', 'd', new Date().toISOString()), DuplicateCallError);
+    await j.accept('fresh', 'f.x', 'd', new Date().toISOString());
+    j.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
