@@ -9,6 +9,7 @@ import type { ConfirmationInfo } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
 import type { Grants, Logger } from '../sdk/index.js';
 import { openConsentDb, type Db } from './db.js';
+import { watchChanges } from '../storage/sqlite.js';
 import { DecisionsStore } from './decisions-store.js';
 import { PauseState, type PauseInfo } from './pause-state.js';
 import { AuditLog, DEFAULT_AUDIT_RETENTION_DAYS, type FinishedCall } from './audit-log.js';
@@ -91,6 +92,7 @@ export class ConsentService implements ConsentGate, CallObserver {
   private readonly log: Logger | undefined;
   private lastPaused: boolean;
   private poll: NodeJS.Timeout | undefined;
+  private readonly unwatch: () => void;
 
   constructor(config: ConsentConfig, opts: ConsentServiceOptions = {}) {
     this.log = opts.log;
@@ -113,6 +115,8 @@ export class ConsentService implements ConsentGate, CallObserver {
     this.audit.prune();
     this.pauseState = new PauseState(this.db);
     this.lastPaused = this.pauseState.get().paused;
+    // Every call reads decisions and the pause flag: watch the files instead of asking SQLite each turn.
+    this.unwatch = watchChanges(this.db);
 
     const notify = opts.notify ?? ((v: PromptView) => notifyPromptWaiting(v, this.log));
     this.ui = new UiPromptProvider(this.events, notify);
@@ -320,6 +324,7 @@ export class ConsentService implements ConsentGate, CallObserver {
   close(): void {
     if (this.poll) clearInterval(this.poll);
     this.poll = undefined;
+    this.unwatch();
     if (this.db.open) this.audit.flush();
     if (this.db.open) this.db.close();
   }

@@ -2,7 +2,7 @@
  * Opening SQLite databases the same way everywhere: WAL, a busy timeout, numbered migrations.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** One schema step; `up` runs inside a transaction. Never edit a published migration: add a new one. */
@@ -75,8 +75,21 @@ export function statement(db: Database.Database, sql: string): Database.Statemen
 /**
  * A number that changes whenever another connection (another process, e.g. the CLI) commits to the
  * database; lets a reader keep a cache and still see those changes on its next read.
+ *
+ * Reading it is a `PRAGMA data_version`: a read transaction, so two `fcntl` locks. A database under
+ * `watchChanges` skips the pragma until its files change; other databases read it at most once per
+ * event-loop turn.
  */
 export function dataVersion(db: Database.Database): number {
+  const w = watches.get(db);
+  if (w) {
+    const now = Date.now();
+    if (!w.stale && now - w.checkedAt < WATCH_RECHECK_MS) return w.version;
+    w.stale = false;
+    w.checkedAt = now;
+    w.version = statement(db, 'PRAGMA data_version').pluck().get() as number;
+    return w.version;
+  }
   // Read at most once per event-loop turn: several checks during one call cost one pragma.
   const known = versions.get(db);
   if (known !== undefined) return known;
@@ -87,3 +100,48 @@ export function dataVersion(db: Database.Database): number {
 }
 
 const versions = new WeakMap<Database.Database, number>();
+
+/** Under a watch, `dataVersion` reads the pragma again at least this often even if no change was seen. */
+export const WATCH_RECHECK_MS = 250;
+
+interface ChangeWatch {
+  stale: boolean;
+  checkedAt: number;
+  version: number;
+  watchers: FSWatcher[];
+}
+const watches = new WeakMap<Database.Database, ChangeWatch>();
+
+/**
+ * For a long-lived connection to a WAL database that other processes write (the agent's consent
+ * database, written by the CLI): `dataVersion` answers from memory until the database or its WAL file
+ * changes (inotify, FSEvents, ReadDirectoryChangesW) — another process's commit writes the WAL first —
+ * and reads the pragma again at least every WATCH_RECHECK_MS anyway, so a missed event delays a change
+ * by that much at most. Where the files cannot be watched, nothing changes (the pragma per turn).
+ * Returns the function that ends the watch; call it before closing the connection.
+ */
+export function watchChanges(db: Database.Database): () => void {
+  const w: ChangeWatch = { stale: true, checkedAt: 0, version: 0, watchers: [] };
+  const stop = () => {
+    for (const x of w.watchers) x.close();
+    w.watchers = [];
+    watches.delete(db);
+  };
+  const onChange = (event: string) => {
+    w.stale = true;
+    // A renamed or replaced file is watched no more: fall back to the pragma per turn.
+    if (event === 'rename') stop();
+  };
+  try {
+    for (const file of [db.name, `${db.name}-wal`]) {
+      const x = watch(file, { persistent: false }, onChange);
+      x.on('error', () => stop());
+      w.watchers.push(x);
+    }
+  } catch {
+    stop();
+    return () => undefined;
+  }
+  watches.set(db, w);
+  return stop;
+}
