@@ -134,6 +134,7 @@ export class Dispatcher {
   private readonly locks = new LockManager();
   private readonly slots: Semaphore;
   private accepting = true;
+  private pendingJobs: (() => void)[] = [];
 
   /** Where the one line per finished call goes (its fields are fixed: no redaction pass). */
   private readonly callLog: Logger;
@@ -295,6 +296,7 @@ export class Dispatcher {
     const all = [...this.inflight.values()];
     for (const c of all) this.abort(c, 'shutdown');
     await Promise.allSettled(all.map((c) => c.promise));
+    this.drainJobs();
   }
 
   /** A call refused before acceptance: its outcome, reported to the observers (audit). */
@@ -370,12 +372,38 @@ export class Dispatcher {
     serializedResults.set(outcome, json);
     if (call.state === 'accepted' && !call.announced) this.setState(call, 'accepted', call.times.acceptedAt);
     this.setState(call, outcome.state, outcome.finished_at ?? undefined);
-    // One line per call, on the parent logger: building a child logger per call costs more than the line.
-    const line = { call_id: call.callId, function: call.fn, state: outcome.state, duration_ms: outcome.duration_ms };
-    if (outcome.state === 'completed' || outcome.state === 'cancelled') this.callLog.info(line, 'call finished');
-    else this.callLog.warn({ ...line, error_type: outcome.error?.type }, 'call finished');
-    this.observe(outcome, d, p);
+    this.afterAnswer(() => {
+      // One line per call, on the parent logger: building a child logger per call costs more than the line.
+      const line = { call_id: call.callId, function: call.fn, state: outcome.state, duration_ms: outcome.duration_ms };
+      if (outcome.state === 'completed' || outcome.state === 'cancelled') this.callLog.info(line, 'call finished');
+      else this.callLog.warn({ ...line, error_type: outcome.error?.type }, 'call finished');
+      this.observe(outcome, d, p);
+    });
     return outcome;
+  }
+
+  /**
+   * Book-keeping of a finished call (its log line, the audit row, metrics) that its answer need not
+   * wait for: it runs once the turn's frames have left (the transport uncorks before this immediate),
+   * and at shutdown.
+   */
+  private afterAnswer(job: () => void): void {
+    this.pendingJobs.push(job);
+    if (this.pendingJobs.length === 1) setImmediate(() => this.drainJobs());
+  }
+
+  /** Runs the book-keeping queued by `afterAnswer` (also called at shutdown, so nothing is lost). */
+  drainJobs(): void {
+    const jobs = this.pendingJobs;
+    if (!jobs.length) return;
+    this.pendingJobs = [];
+    for (const job of jobs) {
+      try {
+        job();
+      } catch (e) {
+        this.o.log.error({ err: String(e) }, 'book-keeping of a finished call failed');
+      }
+    }
   }
 
   /** Journals the accepted call (committed when the promise resolves). */

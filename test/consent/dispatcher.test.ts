@@ -171,10 +171,11 @@ test('paused: calls are rejected with paused until resumed; the audit trail reco
     assert.deepEqual([o.state, o.error?.type, o.error?.retryable], ['rejected', 'paused', true]);
     r.consent.resume();
     assert.equal((await r.invoke('public')).state, 'completed');
-    // The dispatcher answers `paused` before accepting the call and (for now) tells observers only about
-    // accepted calls, so the audit trail holds the completed call; see the consent report.
+    // A finished call's audit row is recorded once its answer has left (after this turn), not before.
+    assert.equal(r.consent.audit.list().length, 1, 'only the refused call is recorded yet');
+    await new Promise((res) => setImmediate(res));
     const rows = r.consent.audit.list();
-    assert.deepEqual(rows[0] && [rows[0].function_id, rows[0].state, rows[0].error_type], ['test.public', 'completed', null]);
+    assert.deepEqual(rows.map((x) => [x.function_id, x.state, x.error_type]), [['test.public', 'completed', null], ['test.public', 'rejected', 'paused']]);
     assert.deepEqual(rows[0]!.args_summary, { port: '/dev/ttyUSB0' });
     assert.equal(rows[0]!.requester_name, 'Front-desk assistant');
   } finally {
