@@ -1,7 +1,7 @@
 /**
  * The spine's benchmarks in one run: a no-op call through the agent (journal on) against a raw `ws` echo
- * of the same frame sizes and the MCP TypeScript SDK over stdio, plus the full runtime → bridge HTTP →
- * agent path. Prints a table and the ratios the targets are stated in (docs/performance.md).
+ * of the same frame sizes, the MCP TypeScript SDK over stdio and the protocol floor (the spec's frames
+ * and journal lines with nothing else), plus the full runtime → bridge HTTP → agent path. Prints a table and the ratios the targets are stated in (docs/performance.md).
  *
  * Run: npm run bench [-- flags]  (builds, then runs dist/bench/run.js: every peer runs compiled code, as
  *        the product ships). Flags: [--warmup N] [--latency N] [--throughput N] [--concurrency N]
@@ -18,6 +18,7 @@ import { openFullPath } from './full-path.js';
 import { openMcpStdio } from './mcp-stdio.js';
 import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
 import { openWsEcho } from './ws-echo.js';
+import { openProtocolFloor } from './protocol-floor.js';
 
 /** Options of one benchmark run. */
 export interface RunOptions {
@@ -66,6 +67,9 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
     say('starting MCP server');
     const mcp = await openMcpStdio();
     open.push(mcp);
+    say('starting the protocol floor');
+    const floor = await openProtocolFloor(frames);
+    open.push(floor);
     let full: BenchTarget | undefined;
     if (o.fullPath) {
       say('starting bridge and agent for the full path');
@@ -76,13 +80,18 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
     const of = (t: BenchTarget) => measured[open.indexOf(t)]!;
     const m = of(mcp);
     const e = of(echo);
+    const fl = of(floor);
     const ratios: RunReport['ratios'] = [];
+    ratios.push({ label: 'protocol floor: throughput / MCP stdio', value: fl.throughput.callsPerS / m.throughput.callsPerS });
+    ratios.push({ label: 'protocol floor: p50 / MCP stdio p50', value: fl.latency.p50Us / m.latency.p50Us });
     for (const t of agents) {
       const a = of(t);
       ratios.push({ label: `${a.name}: throughput / MCP stdio`, value: a.throughput.callsPerS / m.throughput.callsPerS, target: '≥ 1.0 (aim 1.5)' });
       ratios.push({ label: `${a.name}: p50 / MCP stdio p50`, value: a.latency.p50Us / m.latency.p50Us, target: '≤ 1.2' });
       ratios.push({ label: `${a.name}: throughput / ws echo`, value: a.throughput.callsPerS / e.throughput.callsPerS });
       ratios.push({ label: `${a.name}: p50 / ws echo p50`, value: a.latency.p50Us / e.latency.p50Us });
+      ratios.push({ label: `${a.name}: throughput / protocol floor`, value: a.throughput.callsPerS / fl.throughput.callsPerS });
+      ratios.push({ label: `${a.name}: p50 / protocol floor p50`, value: a.latency.p50Us / fl.latency.p50Us });
     }
     if (full && agents[0]) {
       const f = of(full);

@@ -17,6 +17,7 @@ test('every benchmark runs with tiny counts and reports numeric results and rati
     'agent (journal FULL, log info)',
     'raw ws echo',
     'MCP SDK over stdio',
+    'protocol floor (ws + log, no checks)',
     'full path (HTTP → bridge → agent, journal NORMAL)',
   ]);
   for (const r of report.results) {
@@ -33,7 +34,7 @@ test('every benchmark runs with tiny counts and reports numeric results and rati
   assert.equal(echo.notes?.['request_bytes'], agent.notes?.['request_bytes']);
   assert.equal(echo.notes?.['response_bytes'], agent.notes?.['response_bytes']);
   assert.ok(Number(agent.notes?.['response_bytes']) > 200);
-  assert.equal(report.ratios.length, 10);
+  assert.equal(report.ratios.length, 16);
   for (const x of report.ratios) assert.ok(Number.isFinite(x.value) && x.value > 0, `${x.label}: ${x.value}`);
   const text = formatReport(report);
   assert.match(text, /MCP SDK over stdio/);

@@ -1,0 +1,114 @@
+/**
+ * The protocol floor: what PROTOCOL.md's wire and journal duties cost with nothing else. The driver
+ * plays the bridge (a `ws` server that parses every frame), a child plays the agent (a `ws` client, so
+ * its frames are masked as the agent's are) and, per invoke: parses it, appends an accept line to a log
+ * file, sends `call_state` accepted and running, appends an outcome line, sends `call_state` completed
+ * and the response (outcome padded to the agent's real size). Log writes are grouped per event-loop
+ * turn and frames corked per turn, as the agent does. No validation, digest, dedup lookup, consent,
+ * audit, locks, timers, logging or metrics: the gap between this and the agent is the implementation's,
+ * the gap between this and MCP is the protocol's.
+ * Child mode: node bench/protocol-floor.js --agent <port> <responseBytes> <logFile>
+ */
+import { openSync, rmSync, writeSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { AddressInfo } from 'node:net';
+import WebSocket, { WebSocketServer } from 'ws';
+import { invokeParams } from './agent-roundtrip.js';
+import { announceReady, exitOnSignal, startChild } from './child.js';
+import type { BenchTarget } from './stats.js';
+
+function agent(port: number, responseBytes: number, logFile: string): void {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}`);
+  const fd = openSync(logFile, 'w', 0o600);
+  let lines: string[] = [];
+  let waiting: (() => void)[] = [];
+  const log = (line: string) =>
+    new Promise<void>((resolve) => {
+      lines.push(line);
+      waiting.push(resolve);
+      if (lines.length > 1) return;
+      setImmediate(() => {
+        const ls = lines;
+        const ws2 = waiting;
+        lines = [];
+        waiting = [];
+        writeSync(fd, ls.join('\n') + '\n');
+        for (const r of ws2) r();
+      });
+    });
+  const socket = () => (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+  let corked = false;
+  const send = (text: string) => {
+    if (!corked) {
+      corked = true;
+      socket().cork();
+      setImmediate(() => {
+        corked = false;
+        socket().uncork();
+      });
+    }
+    ws.send(text);
+  };
+  const note = (callId: string, state: string, seq: number) =>
+    send(JSON.stringify({ jsonrpc: '2.0', method: 'aios/notification.call_state', params: { call_id: callId, state, seq, at: new Date().toISOString() } }));
+  ws.on('message', (data) => {
+    void (async () => {
+      const m = JSON.parse(String(data)) as { id: number; params: { call_id: string; function: string; arguments: unknown } };
+      const { call_id: id, function: fn } = m.params;
+      const acceptedAt = new Date().toISOString();
+      await log(JSON.stringify(['a', id, fn, acceptedAt]));
+      note(id, 'accepted', 0);
+      note(id, 'running', 1);
+      const outcome = { call_id: id, function: fn, state: 'completed', output: m.params.arguments, output_valid: true, error: null, replayed: false, accepted_at: acceptedAt, started_at: acceptedAt, finished_at: new Date().toISOString(), duration_ms: 0, pad: '' };
+      const head = JSON.stringify({ jsonrpc: '2.0', id: m.id, result: outcome });
+      outcome.pad = 'x'.repeat(Math.max(0, responseBytes - head.length));
+      const json = JSON.stringify(outcome);
+      await log(`["f",${JSON.stringify(id)},${json}]`);
+      note(id, 'completed', 2);
+      send(`{"jsonrpc":"2.0","id":${m.id},"result":${json}}`);
+    })();
+  });
+  ws.on('open', () => announceReady({}));
+  exitOnSignal(() => {
+    closeSync(fd);
+    ws.close();
+    return Promise.resolve();
+  });
+}
+
+/** Opens the floor target with the agent's real response size. */
+export async function openProtocolFloor(frames: { response: number }): Promise<BenchTarget> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  const connected = new Promise<WebSocket>((r) => wss.once('connection', r));
+  const logFile = join(tmpdir(), `aios-bench-floor-${process.pid}.log`);
+  const child = await startChild(fileURLToPath(import.meta.url), ['--agent', String((wss.address() as AddressInfo).port), String(frames.response), logFile]);
+  const ws = await connected;
+  const pending = new Map<number, () => void>();
+  ws.on('message', (data) => {
+    const m = JSON.parse(String(data)) as { id?: number; method?: string };
+    if (m.id === undefined) return;
+    pending.get(m.id)?.();
+    pending.delete(m.id);
+  });
+  let next = 1;
+  return {
+    name: 'protocol floor (ws + log, no checks)',
+    call: () =>
+      new Promise<void>((resolve) => {
+        const id = next++;
+        pending.set(id, resolve);
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'aios/function.invoke', params: invokeParams() }));
+      }),
+    async close() {
+      await child.stop();
+      await new Promise<void>((r) => wss.close(() => r()));
+      rmSync(logFile, { force: true });
+    },
+  };
+}
+
+const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isEntry && process.argv[2] === '--agent') agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!);
