@@ -10,7 +10,7 @@ import { isTerminal, type Descriptor, type CallState, type CallStateNote, type C
 import { schemaValidator } from '../protocol/schema-validator.js';
 import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
 import type { Journal } from './journal.js';
-import { fixedShapeLogger } from './logger.js';
+import { callLineWriter, type CallLineWriter } from './logger.js';
 import { LockAbortedError, LockManager, Semaphore, type AbortLike } from './locks.js';
 import { errorOutcome, finalOutcome, preAcceptOutcome, uuidv7Time, type CallTimes } from '../protocol/outcomes.js';
 import type { FunctionRegistry, RegisteredFunction } from './registry.js';
@@ -137,11 +137,11 @@ export class Dispatcher {
   private pendingJobs: (() => void)[] = [];
 
   /** Where the one line per finished call goes (its fields are fixed: no redaction pass). */
-  private readonly callLog: Logger;
+  private readonly callLine: CallLineWriter;
 
   constructor(private readonly o: DispatcherOptions) {
     this.slots = new Semaphore(o.maxConcurrentCalls);
-    this.callLog = fixedShapeLogger(o.log);
+    this.callLine = callLineWriter(o.log);
   }
 
   /** Number of calls not yet terminal. */
@@ -374,9 +374,9 @@ export class Dispatcher {
     this.setState(call, outcome.state, outcome.finished_at ?? undefined);
     this.afterAnswer(() => {
       // One line per call, on the parent logger: building a child logger per call costs more than the line.
-      const line = { call_id: call.callId, function: call.fn, state: outcome.state, duration_ms: outcome.duration_ms };
-      if (outcome.state === 'completed' || outcome.state === 'cancelled') this.callLog.info(line, 'call finished');
-      else this.callLog.warn({ ...line, error_type: outcome.error?.type }, 'call finished');
+      const ok = outcome.state === 'completed' || outcome.state === 'cancelled';
+      const line = { call_id: call.callId, function: call.fn, state: outcome.state, duration_ms: outcome.duration_ms, ...(ok ? {} : { error_type: outcome.error?.type }) };
+      this.callLine(ok ? 'info' : 'warn', line, 'call finished');
       this.observe(outcome, d, p);
     });
     return outcome;

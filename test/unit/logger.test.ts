@@ -1,31 +1,60 @@
-/** The process logger: secrets are redacted; the per-call line (fixed fields) skips that pass but lands in the same file. */
+/** The process logger: secrets are redacted; the per-call line (fixed fields) skips pino but lands in the same file, in pino's format. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger, fixedShapeLogger, silentLogger } from '../../src/agent/logger.js';
+import { callLineWriter, createLogger, silentLogger } from '../../src/agent/logger.js';
+import type { Logger } from '../../src/sdk/index.js';
 import { tempDir } from '../helpers/stack.js';
 
-test('redacted lines and per-call lines go to one file; the fixed-shape logger of any other logger is itself', async () => {
+const flush = (log: Logger) => new Promise<void>((resolve, reject) => (log as unknown as { flush(cb: (e?: Error) => void): void }).flush((e) => (e ? reject(e) : resolve())));
+
+test('redacted lines and per-call lines go to one file; a call line is the line pino would write', async () => {
   const dir = tempDir();
   try {
     const file = join(dir, 'agent.log');
     const log = createLogger({ level: 'info', file });
     log.info({ token: 'sekrit-token', args: { path: '/home/x' } }, 'something happened');
-    const calls = fixedShapeLogger(log);
-    assert.notEqual(calls, log);
-    calls.info({ call_id: 'c1', function: 'diagnostics.echo', state: 'completed', duration_ms: 0 }, 'call finished');
-    await new Promise<void>((resolve, reject) => (log as unknown as { flush(cb: (e?: Error) => void): void }).flush((e) => (e ? reject(e) : resolve())));
+    const write = callLineWriter(log);
+    const ok = { call_id: 'c1', function: 'diagnostics.echo', state: 'completed', duration_ms: 0 };
+    const bad = { call_id: 'c"2\u00e9', function: 'files.read', state: 'failed', duration_ms: null, error_type: 'timeout' };
+    write('info', ok, 'call finished');
+    write('warn', bad, 'call finished');
+    // The same lines through pino itself, for comparison.
+    log.info(ok, 'call finished');
+    log.warn(bad, 'call finished');
+    await flush(log);
     const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.equal(lines.length, 2);
+    assert.equal(lines.length, 5);
     assert.equal(lines[0]!['token'], '[redacted]');
     assert.equal(lines[0]!['args'], '[redacted]');
     assert.doesNotMatch(readFileSync(file, 'utf8'), /sekrit|\/home\/x/);
-    assert.equal(lines[1]!['call_id'], 'c1');
-    assert.equal(lines[1]!['msg'], 'call finished');
-    assert.equal(lines[1]!['pid'], process.pid);
-    const silent = silentLogger();
-    assert.equal(fixedShapeLogger(silent), silent);
+    const noTime = (l: Record<string, unknown>) => ({ ...l, time: typeof l['time'] });
+    assert.deepEqual(Object.keys(lines[1]!), Object.keys(lines[3]!));
+    assert.deepEqual(noTime(lines[1]!), noTime(lines[3]!));
+    assert.deepEqual(noTime(lines[2]!), noTime(lines[4]!));
+    assert.equal(lines[2]!['call_id'], 'c"2\u00e9');
+    assert.equal(lines[2]!['level'], 40);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a call line respects the level, and any other logger gets it through its own methods', async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, 'agent.log');
+    const log = createLogger({ level: 'warn', file });
+    const write = callLineWriter(log);
+    write('info', { call_id: 'c1', function: 'f.x', state: 'completed', duration_ms: 1 }, 'call finished');
+    write('warn', { call_id: 'c2', function: 'f.x', state: 'failed', duration_ms: 1, error_type: 'timeout' }, 'call finished');
+    await flush(log);
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(lines.map((l) => l['call_id']), ['c2']);
+    const seen: unknown[] = [];
+    const custom = { ...silentLogger(), info: (o: object, m?: string) => seen.push(['info', o, m]), warn: (o: object, m?: string) => seen.push(['warn', o, m]) } as unknown as Logger;
+    callLineWriter(custom)('info', { call_id: 'c3', function: 'f.x', state: 'completed', duration_ms: 0 }, 'call finished');
+    assert.deepEqual(seen, [['info', { call_id: 'c3', function: 'f.x', state: 'completed', duration_ms: 0 }, 'call finished']]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
