@@ -38,7 +38,7 @@ export interface RunningAgent {
 export async function startAgent(config: AgentConfig, log: Logger, extra: Partial<AgentOptions> = {}): Promise<RunningAgent> {
   const creds = extra.tokens ? undefined : await loginCredentials(config);
   if (creds) config = withLogin(config, creds);
-  const consent = new ConsentService(config, { log: log.child({ component: 'consent' }) });
+  const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true });
   const tokens: TokenProvider = extra.tokens ?? (creds ? tokenProvider(creds.tokens) : configTokenProvider(config));
   creds?.tokens.start((e) => log.warn({ err: String(e) }, 'token refresh failed; will retry'));
   const blobs = config.bridge?.url ? new HttpBlobClient({ baseUrl: config.bridge.url, token: () => tokens.getAccessToken() }) : undefined;

@@ -4,8 +4,8 @@
  * than the retention period are pruned. Never stores argument values beyond `redact.ts`'s summary.
  */
 import type { Db } from './db.js';
-import { statement } from '../storage/sqlite.js';
 import { redactArgs } from './redact.js';
+import { AUDIT_PRUNE, inThreadWriter, type AuditWriter } from './audit-writer.js';
 
 /** One audit row as listed by the CLI and the control API. */
 export interface AuditEntry {
@@ -71,6 +71,8 @@ export class AuditLog {
     private readonly db: Db,
     private readonly retentionDays: number = DEFAULT_AUDIT_RETENTION_DAYS,
     private readonly now: () => Date = () => new Date(),
+    /** Commits the batches: in this thread by default; the agent passes a worker-backed writer. */
+    private readonly writer: AuditWriter = inThreadWriter(db),
   ) {}
 
   /** Records a finished call; replayed outcomes are not new calls and are skipped. */
@@ -93,36 +95,48 @@ export class AuditLog {
     }
   }
 
-  /** Writes pending rows in one transaction (also before every read, and at close). */
+  /** Writes pending rows as one batch (also before every read, and at close). */
   flush(): void {
     this.scheduled = false;
     if (!this.pending.length || !this.db.open) return;
     const rows = this.pending;
     this.pending = [];
-    const insert = statement(
-      this.db,
-      `INSERT INTO audit (call_id, function_id, requester_kind, requester_id, requester_name, workspace_id, user_id,
-           args_summary, decision, decided_by, remembered, state, error_type, duration_ms, accepted_at, finished_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.db.transaction(() => {
-      for (const r of rows) insert.run(...r);
-    })();
     this.sincePrune += rows.length;
-    if (this.sincePrune >= PRUNE_EVERY) this.prune();
+    // Every PRUNE_EVERY rows the writer also deletes what has outlived the retention period.
+    let cutoff: string | undefined;
+    if (this.sincePrune >= PRUNE_EVERY) {
+      this.sincePrune = 0;
+      cutoff = this.cutoff();
+    }
+    this.writer.write(rows, cutoff);
+  }
+
+  private cutoff(): string {
+    return new Date(this.now().getTime() - this.retentionDays * 86_400_000).toISOString();
+  }
+
+  /** Writes pending rows and waits until every row recorded so far is committed. */
+  private settle(): void {
+    this.flush();
+    this.writer.sync();
+  }
+
+  /** Writes what is pending and stops the writer (before the database is closed). */
+  close(): void {
+    this.flush();
+    this.writer.close();
   }
 
   /** Deletes rows older than the retention period; returns how many. */
   prune(): number {
     this.sincePrune = 0;
-    this.flush();
-    const cutoff = new Date(this.now().getTime() - this.retentionDays * 86_400_000).toISOString();
-    return this.db.prepare('DELETE FROM audit WHERE finished_at < ?').run(cutoff).changes;
+    this.settle();
+    return this.db.prepare(AUDIT_PRUNE).run(this.cutoff()).changes;
   }
 
   /** Newest first. */
   list(f: AuditFilter = {}): AuditEntry[] {
-    this.flush();
+    this.settle();
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (f.functionId) { where.push('function_id = ?'); args.push(f.functionId); }

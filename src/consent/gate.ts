@@ -13,6 +13,7 @@ import { watchChanges } from '../storage/sqlite.js';
 import { DecisionsStore } from './decisions-store.js';
 import { PauseState, type PauseInfo } from './pause-state.js';
 import { AuditLog, DEFAULT_AUDIT_RETENTION_DAYS, type FinishedCall } from './audit-log.js';
+import { inThreadWriter, WorkerAuditWriter } from './audit-writer.js';
 import { decidePolicy, type AdminPolicy, type PolicyVerdict } from './policy.js';
 import { PromptQueue } from './prompt-queue.js';
 import type { PromptProvider, PromptResult, PromptView } from './prompt.js';
@@ -44,6 +45,8 @@ export interface ConsentServiceOptions {
   /** Identifies this agent run; `session`-scoped decisions last as long as it. */
   sessionId?: string;
   auditRetentionDays?: number;
+  /** Commit audit rows in a worker thread (the agent); default: in this thread. */
+  auditInWorker?: boolean;
   /** How often to look for a pause/resume made by another process (ms; 0 = never). Default 1000. */
   pausePollMs?: number;
   /** Overrides the default `grants`-based check for `medium` functions. */
@@ -111,7 +114,9 @@ export class ConsentService implements ConsentGate, CallObserver {
     this.db = openConsentDb(config.data_dir);
     this.decisions = new DecisionsStore(this.db, this.sessionId);
     this.decisions.dropStaleSessions();
-    this.audit = new AuditLog(this.db, opts.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS);
+    const inThread = inThreadWriter(this.db);
+    const writer = opts.auditInWorker ? new WorkerAuditWriter(this.db.name, inThread, (m) => this.log?.warn({}, m)) : inThread;
+    this.audit = new AuditLog(this.db, opts.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS, undefined, writer);
     this.audit.prune();
     this.pauseState = new PauseState(this.db);
     this.lastPaused = this.pauseState.get().paused;
@@ -325,7 +330,7 @@ export class ConsentService implements ConsentGate, CallObserver {
     if (this.poll) clearInterval(this.poll);
     this.poll = undefined;
     this.unwatch();
-    if (this.db.open) this.audit.flush();
+    if (this.db.open) this.audit.close();
     if (this.db.open) this.db.close();
   }
 }

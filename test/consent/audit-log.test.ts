@@ -35,3 +35,71 @@ test('retention: rows older than the retention period are pruned, newer ones kep
     t.cleanup();
   }
 });
+
+// The agent's writer: rows are committed by a worker thread, and nothing is lost if it cannot be.
+import { inThreadWriter, WorkerAuditWriter, type AuditWriter } from '../../src/consent/audit-writer.js';
+import path from 'node:path';
+import fs from 'node:fs';
+
+/** An in-thread writer that counts the rows it had to write. */
+function countingFallback(db: ReturnType<typeof openConsentDb>): AuditWriter & { rows: number } {
+  const inner = inThreadWriter(db);
+  const w = { rows: 0, write: (rows: unknown[][], p?: string) => { w.rows += rows.length; inner.write(rows, p); }, sync: () => undefined, close: () => undefined };
+  return w;
+}
+
+const entryAt = (id: string, at: Date) => ({
+  outcome: finished(id, at), descriptor: undefined, args: undefined, requester: undefined, workspaceId: 'ws', userId: 'u',
+});
+
+test('worker writer: rows are committed by the worker; a list waits for them; pruning happens there too; close commits the rest', () => {
+  const t = tempDir();
+  const db = openConsentDb(t.dir);
+  try {
+    const now = new Date('2026-03-01T00:00:00Z');
+    const fallback = countingFallback(db);
+    const errors: string[] = [];
+    const log = new AuditLog(db, 30, () => now, new WorkerAuditWriter(db.name, fallback, (m) => errors.push(m)));
+    log.record(entryAt('old', new Date(now.getTime() - 45 * 86_400_000)));
+    for (let i = 0; i < 250; i++) {
+      log.record(entryAt(`c${i}`, now));
+      if (i % 50 === 49) log.flush();
+    }
+    const rows = log.list({ limit: 1000 });
+    // 251 rows handed over; the batch that crossed 200 rows also pruned the 45-day-old one.
+    assert.equal(rows.length, 250);
+    assert.ok(!rows.some((r) => r.call_id === 'old'));
+    assert.equal(fallback.rows, 0, 'the worker wrote them');
+    assert.deepEqual(errors, []);
+    log.record(entryAt('last', now));
+    log.close();
+    assert.equal((db.prepare(`SELECT count(*) n FROM audit WHERE call_id = 'last'`).get() as { n: number }).n, 1);
+  } finally {
+    db.close();
+    t.cleanup();
+  }
+});
+
+test('worker writer: a worker that cannot open the database loses no row; they are written here and the failure is reported', () => {
+  const t = tempDir();
+  const db = openConsentDb(t.dir);
+  try {
+    const notADir = path.join(t.dir, 'plain-file');
+    fs.writeFileSync(notADir, 'x');
+    const fallback = countingFallback(db);
+    const errors: string[] = [];
+    const log = new AuditLog(db, 30, undefined, new WorkerAuditWriter(path.join(notADir, 'consent.sqlite'), fallback, (m) => errors.push(m)));
+    for (let i = 0; i < 10; i++) log.record(entryAt(`c${i}`, new Date()));
+    log.flush();
+    log.record(entryAt('after', new Date()));
+    const rows = log.list();
+    assert.equal(rows.length, 11);
+    assert.equal(fallback.rows, 11);
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!, /audit worker failed.*writing in this thread/);
+    log.close();
+  } finally {
+    db.close();
+    t.cleanup();
+  }
+});

@@ -1,0 +1,45 @@
+/**
+ * The audit worker (see audit-writer.ts): commits each batch of rows it is handed (and the pruning that
+ * comes with it), one transaction per batch, on its own connection to the consent database, then
+ * publishes the batch's number in the shared counter (`done[0]`) and wakes a reader waiting on it.
+ * On any failure it sets `done[1]` and marks nothing more: the writer then writes this batch and every
+ * later one itself.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../storage/sqlite.js';
+import { AUDIT_INSERT, AUDIT_PRUNE, type AuditRow } from './audit-writer.js';
+
+const { file, done: shared } = workerData as { file: string; done: SharedArrayBuffer };
+const done = new Int32Array(shared);
+
+function broken(e: unknown): void {
+  Atomics.store(done, 1, 1);
+  Atomics.notify(done, 0);
+  parentPort!.postMessage({ error: String(e) });
+}
+
+let commit: ((rows: AuditRow[], pruneBefore: string | undefined) => void) | undefined;
+try {
+  const db: Database.Database = openDatabase(file);
+  const insert = db.prepare(AUDIT_INSERT);
+  const prune = db.prepare(AUDIT_PRUNE);
+  commit = db.transaction((rows: AuditRow[], pruneBefore: string | undefined) => {
+    for (const r of rows) insert.run(...r);
+    if (pruneBefore) prune.run(pruneBefore);
+  });
+} catch (e) {
+  broken(e);
+}
+
+parentPort!.on('message', (m: { seq: number; rows: AuditRow[]; pruneBefore?: string }) => {
+  if (!commit || Atomics.load(done, 1)) return;
+  try {
+    commit(m.rows, m.pruneBefore);
+  } catch (e) {
+    broken(e);
+    return;
+  }
+  Atomics.store(done, 0, m.seq);
+  Atomics.notify(done, 0);
+});

@@ -1,0 +1,150 @@
+/**
+ * Where audit rows are committed. The CLI and tests write in their own thread. The agent writes in a
+ * worker thread with its own connection to the consent database: a row costs the call path a
+ * structured clone instead of a SQLite insert (docs/performance.md).
+ *
+ * Nothing is lost to the worker: a batch stays held until the worker has committed it (a shared
+ * counter says which), and if the worker fails or stops, what it did not commit is written here (a
+ * batch it was committing at that very moment may then be written twice, never lost).
+ * Reads wait (`sync`) until every batch handed over is committed, so a list sees every recorded call.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Db } from './db.js';
+import { statement } from '../storage/sqlite.js';
+
+/** The columns of an audit row, in the order `AuditLog.record` builds them. */
+export const AUDIT_INSERT = `INSERT INTO audit (call_id, function_id, requester_kind, requester_id, requester_name, workspace_id, user_id,
+    args_summary, decision, decided_by, remembered, state, error_type, duration_ms, accepted_at, finished_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Deletes rows finished before the bound parameter (an ISO time). */
+export const AUDIT_PRUNE = 'DELETE FROM audit WHERE finished_at < ?';
+
+export type AuditRow = unknown[];
+
+export interface AuditWriter {
+  /** Commits (or hands over to be committed) one batch of rows, then prunes before `pruneBefore` if given. */
+  write(rows: AuditRow[], pruneBefore?: string): void;
+  /** Returns once every batch written so far is committed. */
+  sync(): void;
+  /** Commits what is left and stops. */
+  close(): void;
+}
+
+/** Inserts in this thread, one transaction per batch. */
+export function inThreadWriter(db: Db): AuditWriter {
+  return {
+    write(rows, pruneBefore) {
+      const insert = statement(db, AUDIT_INSERT);
+      db.transaction(() => {
+        for (const r of rows) insert.run(...r);
+        if (pruneBefore) statement(db, AUDIT_PRUNE).run(pruneBefore);
+      })();
+    },
+    sync: () => undefined,
+    close: () => undefined,
+  };
+}
+
+/** How long a read waits for the worker before it writes the rest itself (ms). */
+const SYNC_WAIT_MS = 5000;
+
+/**
+ * Commits in a worker thread; falls back to `fallback` (and says why through `onError`) when the
+ * worker cannot start, fails or does not answer in time.
+ */
+export class WorkerAuditWriter implements AuditWriter {
+  private readonly worker: Worker | undefined;
+  /** done[0]: the highest batch number the worker committed; done[1]: 1 once the worker failed. */
+  private readonly done = new Int32Array(new SharedArrayBuffer(8));
+  private seq = 0;
+  /** Batches handed over and not yet known to be committed. */
+  private held: { seq: number; rows: AuditRow[]; pruneBefore: string | undefined }[] = [];
+  private failed = false;
+
+  constructor(
+    file: string,
+    private readonly fallback: AuditWriter,
+    private readonly onError: (message: string) => void,
+  ) {
+    try {
+      const opts = { workerData: { file, done: this.done.buffer } };
+      if (import.meta.url.endsWith('.ts')) {
+        // Run from TypeScript sources (tests, tsx): the parent's loader hooks do not reach a worker
+        // thread on Node 20, so the worker registers tsx before loading its module.
+        const src = new URL('./audit-worker.ts', import.meta.url).href;
+        const tsx = import.meta.resolve('tsx/esm/api');
+        this.worker = new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(src)}); })`, { ...opts, eval: true });
+      } else {
+        this.worker = new Worker(new URL('./audit-worker.js', import.meta.url), opts);
+      }
+      this.worker.unref();
+      this.worker.on('message', (m: { error?: string }) => {
+        if (m.error) this.fail(`the audit worker could not commit rows: ${m.error}`);
+      });
+      this.worker.on('error', (e) => this.fail(`the audit worker failed: ${String(e)}`));
+      this.worker.on('exit', (code) => {
+        if (!this.failed && code !== 0) this.fail(`the audit worker exited (${code})`);
+      });
+    } catch (e) {
+      this.worker = undefined;
+      this.failed = true;
+      onError(`the audit worker could not start: ${String(e)}; writing in this thread`);
+    }
+  }
+
+  write(rows: AuditRow[], pruneBefore?: string): void {
+    if (!this.failed && Atomics.load(this.done, 1)) this.fail('the audit worker failed');
+    if (this.failed || !this.worker) {
+      this.fallback.write(rows, pruneBefore);
+      return;
+    }
+    const seq = ++this.seq;
+    this.held.push({ seq, rows, pruneBefore });
+    this.worker.postMessage({ seq, rows, pruneBefore });
+    this.forgetCommitted();
+  }
+
+  sync(): void {
+    if (this.failed) return;
+    const deadline = Date.now() + SYNC_WAIT_MS;
+    for (;;) {
+      const committed = Atomics.load(this.done, 0);
+      if (committed >= this.seq) break;
+      if (Atomics.load(this.done, 1)) {
+        this.fail('the audit worker failed');
+        return;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        this.fail(`the audit worker did not commit within ${SYNC_WAIT_MS} ms`);
+        return;
+      }
+      Atomics.wait(this.done, 0, committed, left);
+    }
+    this.forgetCommitted();
+  }
+
+  close(): void {
+    this.sync();
+    if (!this.failed) void this.worker?.terminate();
+    this.failed = true;
+  }
+
+  private forgetCommitted(): void {
+    const committed = Atomics.load(this.done, 0);
+    if (this.held.length && this.held[0]!.seq <= committed) this.held = this.held.filter((b) => b.seq > committed);
+  }
+
+  /** From now on rows are written here; the batches the worker did not commit are written now. */
+  private fail(message: string): void {
+    if (this.failed) return;
+    this.failed = true;
+    void this.worker?.terminate();
+    const committed = Atomics.load(this.done, 0);
+    const rest = this.held.filter((b) => b.seq > committed);
+    this.held = [];
+    this.onError(`${message}; writing in this thread`);
+    for (const b of rest) this.fallback.write(b.rows, b.pruneBefore);
+  }
+}
