@@ -27,7 +27,11 @@ const LEVELS = { info: 30, warn: 40 } as const;
 export function createLogger(opts: { level?: string; file?: string; name?: string } = {}): Logger {
   // Asynchronous, buffered writes: a log line never costs a system call on the call path. The journal, not
   // the log, is what survives a crash; the last lines may be lost then.
-  const destination = opts.file ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: 4096 }) : pino.destination({ dest: 2, sync: false });
+  // A file gets lines in writes of 12 KiB or more (each asynchronous write costs the event loop a thread
+  // pool round trip), and at least once a second, so a quiet agent's lines do not wait for company.
+  const destination = opts.file
+    ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: 12 * 1024, periodicFlush: 1000 })
+    : pino.destination({ dest: 2, sync: false });
   const base = { name: opts.name ?? 'aios-device', level: opts.level ?? 'info', base: { pid: process.pid } };
   const p = pino({ ...base, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
   const log = p as unknown as Logger;

@@ -59,3 +59,25 @@ test('a call line respects the level, and any other logger gets it through its o
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a quiet logger still writes its lines to the file within about a second, without an explicit flush', async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, 'agent.log');
+    const log = createLogger({ level: 'info', file });
+    log.info({ n: 1 }, 'one quiet line');
+    const read = () => {
+      try {
+        return readFileSync(file, 'utf8');
+      } catch {
+        return '';
+      }
+    };
+    assert.equal(read(), '', 'buffered, not written at once');
+    const until = Date.now() + 5000;
+    while (!read().includes('one quiet line') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    assert.match(read(), /one quiet line/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
