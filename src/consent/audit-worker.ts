@@ -32,10 +32,10 @@ try {
   broken(e);
 }
 
-parentPort!.on('message', (m: { seq: number; rows: AuditRow[]; pruneBefore?: string }) => {
+parentPort!.on('message', (m: { seq: number; json: string; pruneBefore?: string }) => {
   if (!commit || Atomics.load(done, 1)) return;
   try {
-    commit(m.rows, m.pruneBefore);
+    commit(JSON.parse(m.json) as AuditRow[], m.pruneBefore);
   } catch (e) {
     broken(e);
     return;

@@ -59,7 +59,8 @@ export class WorkerAuditWriter implements AuditWriter {
   private readonly done = new Int32Array(new SharedArrayBuffer(8));
   private seq = 0;
   /** Batches handed over and not yet known to be committed. */
-  private held: { seq: number; rows: AuditRow[]; pruneBefore: string | undefined }[] = [];
+  /** As JSON text: one flat string per batch costs the garbage collector nothing to keep. */
+  private held: { seq: number; json: string; pruneBefore: string | undefined }[] = [];
   private failed = false;
 
   constructor(
@@ -100,8 +101,9 @@ export class WorkerAuditWriter implements AuditWriter {
       return;
     }
     const seq = ++this.seq;
-    this.held.push({ seq, rows, pruneBefore });
-    this.worker.postMessage({ seq, rows, pruneBefore });
+    const json = JSON.stringify(rows);
+    this.held.push({ seq, json, pruneBefore });
+    this.worker.postMessage({ seq, json, pruneBefore });
     this.forgetCommitted();
   }
 
@@ -145,6 +147,6 @@ export class WorkerAuditWriter implements AuditWriter {
     const rest = this.held.filter((b) => b.seq > committed);
     this.held = [];
     this.onError(`${message}; writing in this thread`);
-    for (const b of rest) this.fallback.write(b.rows, b.pruneBefore);
+    for (const b of rest) this.fallback.write(JSON.parse(b.json) as AuditRow[], b.pruneBefore);
   }
 }
