@@ -27,24 +27,31 @@ const LEVELS = { info: 30, warn: 40 } as const;
 export function createLogger(opts: { level?: string; file?: string; name?: string } = {}): Logger {
   // Asynchronous, buffered writes: a log line never costs a system call on the call path. The journal, not
   // the log, is what survives a crash; the last lines may be lost then.
-  // A file gets lines in writes of 12 KiB or more (each asynchronous write costs the event loop a thread
-  // pool round trip), and at least once a second, so a quiet agent's lines do not wait for company.
+  // A file gets lines in writes of 4 KiB or more, and at least once a second, so a quiet agent's lines
+  // do not wait for company. (Not larger: the destination measures its whole pending buffer on every
+  // write, which copies it.)
   const destination = opts.file
-    ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: 12 * 1024, periodicFlush: 1000 })
+    ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: 4096, periodicFlush: 1000 })
     : pino.destination({ dest: 2, sync: false });
   const base = { name: opts.name ?? 'aios-device', level: opts.level ?? 'info', base: { pid: process.pid } };
   const p = pino({ ...base, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
   const log = p as unknown as Logger;
   // pino's own line format, made directly: a call's line costs a tenth of a pino call (no redaction
   // pass, no serializers: its fields are fixed and hold no secret). Same destination, same order.
+  // The lines of one turn go to the destination in one write: it copies its pending buffer on each.
   const tail = `,"pid":${process.pid},"name":${JSON.stringify(base.name)}`;
+  let batch = '';
+  const writeBatch = () => {
+    const text = batch;
+    batch = '';
+    destination.write(text);
+  };
   callLines.set(log, (level, l, msg) => {
     if (!p.isLevelEnabled(level)) return;
-    destination.write(
-      `{"level":${LEVELS[level]},"time":${Date.now()}${tail},"call_id":${JSON.stringify(l.call_id)},"function":${JSON.stringify(l.function)},"state":${JSON.stringify(l.state)},"duration_ms":${l.duration_ms ?? null}${
-        l.error_type !== undefined ? `,"error_type":${JSON.stringify(l.error_type)}` : ''
-      },"msg":${JSON.stringify(msg)}}\n`,
-    );
+    if (!batch) queueMicrotask(writeBatch);
+    batch += `{"level":${LEVELS[level]},"time":${Date.now()}${tail},"call_id":${JSON.stringify(l.call_id)},"function":${JSON.stringify(l.function)},"state":${JSON.stringify(l.state)},"duration_ms":${l.duration_ms ?? null}${
+      l.error_type !== undefined ? `,"error_type":${JSON.stringify(l.error_type)}` : ''
+    },"msg":${JSON.stringify(msg)}}\n`;
   });
   return log;
 }
