@@ -23,15 +23,34 @@ export type CallLineWriter = (level: 'info' | 'warn', line: CallLine, msg: strin
 const callLines = new WeakMap<Logger, CallLineWriter>();
 const LEVELS = { info: 30, warn: 40 } as const;
 
+const atExit = new Set<() => void>();
+let exitHooked = false;
+
+/** Runs `flush` when the process exits (one 'exit' listener for every logger made). */
+function flushAtExit(flush: () => void): void {
+  atExit.add(flush);
+  if (exitHooked) return;
+  exitHooked = true;
+  process.once('exit', () => {
+    for (const f of atExit) {
+      try {
+        f();
+      } catch {
+        // A destination already closed has nothing left to write.
+      }
+    }
+  });
+}
+
 /** Creates the process logger: JSON lines to a file, or to stderr. */
 export function createLogger(opts: { level?: string; file?: string; name?: string } = {}): Logger {
-  // Asynchronous, buffered writes: a log line never costs a system call on the call path. The journal, not
-  // the log, is what survives a crash; the last lines may be lost then.
-  // A file gets lines in writes of 4 KiB or more, and at least once a second, so a quiet agent's lines
-  // do not wait for company. (Not larger: the destination measures its whole pending buffer on every
-  // write, which copies it.)
+  // A file gets lines in buffered writes of 4 KiB or more (one `write()`, no thread-pool round trip), at
+  // least once a second so that a quiet agent's lines do not wait for company, and at exit. Not larger:
+  // the destination measures its whole pending buffer on every write, which copies it. The journal, not
+  // the log, is what survives a crash; the last second of lines may be lost then. Stderr is written
+  // asynchronously (pino flushes it at exit).
   const destination = opts.file
-    ? pino.destination({ dest: opts.file, mkdir: true, sync: false, minLength: 4096, periodicFlush: 1000 })
+    ? pino.destination({ dest: opts.file, mkdir: true, sync: true, minLength: 4096, periodicFlush: 1000 })
     : pino.destination({ dest: 2, sync: false });
   const base = { name: opts.name ?? 'aios-device', level: opts.level ?? 'info', base: { pid: process.pid } };
   const p = pino({ ...base, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
@@ -44,8 +63,14 @@ export function createLogger(opts: { level?: string; file?: string; name?: strin
   const writeBatch = () => {
     const text = batch;
     batch = '';
-    destination.write(text);
+    if (text) destination.write(text);
   };
+  if (opts.file) {
+    flushAtExit(() => {
+      writeBatch();
+      destination.flushSync();
+    });
+  }
   callLines.set(log, (level, l, msg) => {
     if (!p.isLevelEnabled(level)) return;
     if (!batch) queueMicrotask(writeBatch);

@@ -7,7 +7,11 @@ import { callLineWriter, createLogger, silentLogger } from '../../src/agent/logg
 import type { Logger } from '../../src/sdk/index.js';
 import { tempDir } from '../helpers/stack.js';
 
-const flush = (log: Logger) => new Promise<void>((resolve, reject) => (log as unknown as { flush(cb: (e?: Error) => void): void }).flush((e) => (e ? reject(e) : resolve())));
+/** Call lines reach the destination at the end of the turn; then the destination is flushed. */
+const flush = async (log: Logger) => {
+  await Promise.resolve();
+  await new Promise<void>((resolve, reject) => (log as unknown as { flush(cb: (e?: Error) => void): void }).flush((e) => (e ? reject(e) : resolve())));
+};
 
 test('redacted lines and per-call lines go to one file; a call line is the line pino would write', async () => {
   const dir = tempDir();
@@ -20,6 +24,7 @@ test('redacted lines and per-call lines go to one file; a call line is the line 
     const bad = { call_id: 'c"2\u00e9', function: 'files.read', state: 'failed', duration_ms: null, error_type: 'timeout' };
     write('info', ok, 'call finished');
     write('warn', bad, 'call finished');
+    await Promise.resolve();
     // The same lines through pino itself, for comparison.
     log.info(ok, 'call finished');
     log.warn(bad, 'call finished');
@@ -77,6 +82,28 @@ test('a quiet logger still writes its lines to the file within about a second, w
     const until = Date.now() + 5000;
     while (!read().includes('one quiet line') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     assert.match(read(), /one quiet line/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('lines still buffered when the process exits are written', async () => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, 'agent.log');
+    const { spawnSync } = await import('node:child_process');
+    const { pathToFileURL } = await import('node:url');
+    const mod = pathToFileURL(join(import.meta.dirname, '../../src/agent/logger.ts')).href;
+    const code = `const { createLogger, callLineWriter } = await import(${JSON.stringify(mod)});
+      const log = createLogger({ file: ${JSON.stringify(file)} });
+      log.info({ n: 1 }, 'last words');
+      callLineWriter(log)('info', { call_id: 'c9', function: 'f.x', state: 'completed', duration_ms: 0 }, 'call finished');
+      process.exit(0);`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const text = readFileSync(file, 'utf8');
+    assert.match(text, /last words/);
+    assert.match(text, /"call_id":"c9"/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
