@@ -66,10 +66,12 @@ export function createLogger(opts: { level?: string; file?: string; name?: strin
     if (text) destination.write(text);
   };
   if (opts.file) {
-    flushAtExit(() => {
+    const flush = () => {
       writeBatch();
       destination.flushSync();
-    });
+    };
+    flushAtExit(flush);
+    destination.once('close', () => atExit.delete(flush));
   }
   callLines.set(log, (level, l, msg) => {
     if (!p.isLevelEnabled(level)) return;
