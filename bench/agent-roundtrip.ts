@@ -4,7 +4,7 @@
  * device WebSocket to a real agent in a child process, journal on. Measures what a runtime-side bridge
  * sees: from sending the invoke to receiving its outcome.
  */
-import { v7 as uuidv7 } from 'uuid';
+import { newCallId } from '../src/protocol/call-id.js';
 import { METHODS, type InvokeParams, type Outcome } from '../src/protocol/messages.js';
 import { BENCH_IDS, startDeviceStack, type AgentSettings } from './device-stack.js';
 import type { BenchTarget } from './stats.js';
@@ -15,7 +15,7 @@ export const ECHO_VALUE = 'hello from the benchmark';
 /** Invoke params for one fresh call. */
 export function invokeParams(): InvokeParams {
   return {
-    call_id: uuidv7(),
+    call_id: newCallId(),
     function: 'diagnostics.echo',
     arguments: { value: ECHO_VALUE },
     ...BENCH_IDS,

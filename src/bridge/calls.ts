@@ -4,7 +4,7 @@
  * devices with `call.get` after a reconnect or a bridge restart.
  */
 import { EventEmitter } from 'node:events';
-import { v7 as uuidv7 } from 'uuid';
+import { newCallId } from '../protocol/call-id.js';
 import { argsDigest } from '../protocol/hash.js';
 import { preAcceptOutcome } from '../protocol/outcomes.js';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
@@ -100,7 +100,7 @@ export class CallRouter extends EventEmitter {
   submit(req: SubmitRequest, budgetFor: (fn: string) => { timeoutMs: number } = () => ({ timeoutMs: DEFAULT_TIMEOUT_MS })): { call: StoredCall; duplicate: boolean } {
     const device = this.store.getDevice(req.device_id);
     if (!device || device.workspace_id !== req.workspace_id) throw new RpcError(404, 'No such device in this workspace.');
-    const callId = req.call_id ?? uuidv7();
+    const callId = req.call_id ?? newCallId();
     const digest = argsDigest(req.function, req.arguments);
     const existing = this.lookup(req.workspace_id, callId);
     if (existing) {
