@@ -403,7 +403,8 @@ export class Journal {
   private indexRows(): void {
     this.upsertAll(this.rows.values());
     const own = this.rowsScope === this.scope;
-    if (own) for (const id of this.rows.keys()) this.ids.add(id);
+    // An id already "maybe" (an update of a row checkpointed before) is not counted twice.
+    if (own) for (const id of this.rows.keys()) if (!this.ids.mayHave(id)) this.ids.add(id);
     this.rows.clear();
     if (own && this.ids.full) this.rebuildIds();
   }

@@ -2,6 +2,7 @@
  * Structured logs (pino). Log call ids, function ids, durations and states; never arguments' contents,
  * tokens or file data. Pino's redaction is a second line of defence for fields that must never appear.
  */
+import { writeSync } from 'node:fs';
 import { pino } from 'pino';
 import type { Logger } from '../sdk/index.js';
 
@@ -44,35 +45,38 @@ function flushAtExit(flush: () => void): void {
 
 /** Creates the process logger: JSON lines to a file, or to stderr. */
 export function createLogger(opts: { level?: string; file?: string; name?: string } = {}): Logger {
-  // A file gets lines in buffered writes of 4 KiB or more (one `write()`, no thread-pool round trip), at
-  // least once a second so that a quiet agent's lines do not wait for company, and at exit. Not larger:
-  // the destination measures its whole pending buffer on every write, which copies it. The journal, not
-  // the log, is what survives a crash; the last second of lines may be lost then. Stderr is written
-  // asynchronously (pino flushes it at exit).
-  const destination = opts.file
-    ? pino.destination({ dest: opts.file, mkdir: true, sync: true, minLength: 4096, periodicFlush: 1000 })
-    : pino.destination({ dest: 2, sync: false });
+  // A file is written synchronously, a line as it comes (the call lines of one turn together, below):
+  // one `write()` to the page cache, no thread-pool round trip, nothing waiting in a buffer, so nothing
+  // to flush at exit. (A buffered destination measures its whole pending buffer on every write, which
+  // copies it, and its flush at exit retries a full disk forever.) Stderr is written asynchronously.
+  const destination = opts.file ? pino.destination({ dest: opts.file, mkdir: true, sync: true }) : pino.destination({ dest: 2, sync: false });
+  const toStderr = !opts.file;
+  // A log that cannot be written (disk full) must not stop the agent: what failed is tried again with
+  // the next line. Said once on stderr.
+  let reported = false;
+  destination.on('error', (e: Error) => {
+    if (!reported) process.stderr.write(`aios-device: the log cannot be written: ${e.message}\n`);
+    reported = true;
+  });
+  // The lines of one turn's finished calls go to the destination in one write (it copies its pending
+  // buffer on each). Any other line first writes the call lines waiting, so the order is kept.
+  let batch = '';
+  const direct = destination.write.bind(destination);
+  const writeBatch = () => {
+    const text = batch;
+    batch = '';
+    if (text) direct(text);
+  };
+  destination.write = (text: string) => {
+    if (batch) writeBatch();
+    return direct(text);
+  };
   const base = { name: opts.name ?? 'aios-device', level: opts.level ?? 'info', base: { pid: process.pid } };
   const p = pino({ ...base, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination);
   const log = p as unknown as Logger;
   // pino's own line format, made directly: a call's line costs a tenth of a pino call (no redaction
-  // pass, no serializers: its fields are fixed and hold no secret). Same destination, same order.
-  // The lines of one turn go to the destination in one write: it copies its pending buffer on each.
+  // pass, no serializers: its fields are fixed and hold no secret).
   const tail = `,"pid":${process.pid},"name":${JSON.stringify(base.name)}`;
-  let batch = '';
-  const writeBatch = () => {
-    const text = batch;
-    batch = '';
-    if (text) destination.write(text);
-  };
-  if (opts.file) {
-    const flush = () => {
-      writeBatch();
-      destination.flushSync();
-    };
-    flushAtExit(flush);
-    destination.once('close', () => atExit.delete(flush));
-  }
   callLines.set(log, (level, l, msg) => {
     if (!p.isLevelEnabled(level)) return;
     if (!batch) queueMicrotask(writeBatch);
@@ -80,6 +84,16 @@ export function createLogger(opts: { level?: string; file?: string; name?: strin
       l.error_type !== undefined ? `,"error_type":${JSON.stringify(l.error_type)}` : ''
     },"msg":${JSON.stringify(msg)}}\n`;
   });
+  // At exit: the call lines still waiting (and, on stderr, what pino handed over first), synchronously
+  // and once (an asynchronous write started now would never finish).
+  const flush = () => {
+    const text = batch;
+    batch = '';
+    if (toStderr) destination.flushSync();
+    if (text) writeSync((destination as unknown as { fd: number }).fd, text);
+  };
+  flushAtExit(flush);
+  destination.once('close', () => atExit.delete(flush));
   return log;
 }
 

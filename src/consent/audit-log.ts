@@ -43,6 +43,8 @@ import type { FinishedCall } from '../agent/seams.js';
 
 /** How long recorded calls wait to be written together. */
 export const AUDIT_BATCH_MS = 25;
+/** After a batch could not be written, the next attempt comes this much later. */
+const AUDIT_RETRY_MS = 1000;
 
 /** "30m", "2h", "7d" or an ISO time → ISO time (the `since` filter of the CLI and the control API). */
 export function parseSince(t: string, now = Date.now()): string {
@@ -73,6 +75,8 @@ export class AuditLog {
     private readonly now: () => Date = () => new Date(),
     /** Commits the batches: in this thread by default; the agent passes a worker-backed writer. */
     private readonly writer: AuditWriter = inThreadWriter(db),
+    /** Told when a batch written in the background could not be (its rows are kept and retried). */
+    private readonly onError: (e: unknown) => void = () => undefined,
   ) {}
 
   /** Records a finished call; replayed outcomes are not new calls and are skipped. */
@@ -86,13 +90,23 @@ export class AuditLog {
         o.state, o.error?.type ?? null, o.duration_ms ?? null, o.accepted_at ?? null,
         o.finished_at ?? this.now().toISOString(),
       ]);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      // Off the call path: rows wait up to AUDIT_BATCH_MS and go in one commit (they are also written
-      // before every read and at close; a crash can lose at most that window of audit rows, never a
-      // journal row).
-      setTimeout(() => this.flush(), AUDIT_BATCH_MS).unref();
-    }
+    // Off the call path: rows wait up to AUDIT_BATCH_MS and go in one commit (they are also written
+    // before every read and at close; a crash can lose at most that window of audit rows, never a
+    // journal row).
+    if (!this.scheduled) this.schedule(AUDIT_BATCH_MS);
+  }
+
+  private schedule(ms: number): void {
+    this.scheduled = true;
+    setTimeout(() => {
+      try {
+        this.flush();
+      } catch (e) {
+        // The rows are pending again (e.g. another process held the database past the busy timeout).
+        this.onError(e);
+        if (!this.scheduled) this.schedule(AUDIT_RETRY_MS);
+      }
+    }, ms).unref();
   }
 
   /** Writes pending rows as one batch (also before every read, and at close). */
@@ -108,7 +122,13 @@ export class AuditLog {
       this.sincePrune = 0;
       cutoff = this.cutoff();
     }
-    this.writer.write(rows, cutoff);
+    try {
+      this.writer.write(rows, cutoff);
+    } catch (e) {
+      // Nothing of the batch was kept: it waits with the rows recorded since, for the next flush.
+      this.pending = rows.concat(this.pending);
+      throw e;
+    }
   }
 
   private cutoff(): string {

@@ -1,21 +1,26 @@
 /**
  * The audit worker (see audit-writer.ts): commits each batch of rows it is handed (and the pruning that
  * comes with it), one transaction per batch, on its own connection to the consent database, then
- * publishes the batch's number in the shared counter (`done[0]`) and wakes a reader waiting on it.
- * On any failure it sets `done[1]` and marks nothing more: the writer then writes this batch and every
- * later one itself.
+ * publishes the batch's number (`DONE`), bumps `SIGNAL` and wakes a reader waiting on it. On any
+ * failure it sets `BROKEN` (and bumps `SIGNAL`) and marks nothing more: the writer then writes this
+ * batch and every later one itself.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { openDatabase } from '../storage/sqlite.js';
-import { AUDIT_INSERT, AUDIT_PRUNE, type AuditRow } from './audit-writer.js';
+import { AUDIT_INSERT, AUDIT_PRUNE, BROKEN, DONE, SIGNAL, type AuditRow } from './audit-writer.js';
 
-const { file, done: shared } = workerData as { file: string; done: SharedArrayBuffer };
-const done = new Int32Array(shared);
+const { file, shared: buffer } = workerData as { file: string; shared: SharedArrayBuffer };
+const shared = new Int32Array(buffer);
+
+function signal(): void {
+  Atomics.add(shared, SIGNAL, 1);
+  Atomics.notify(shared, SIGNAL);
+}
 
 function broken(e: unknown): void {
-  Atomics.store(done, 1, 1);
-  Atomics.notify(done, 0);
+  Atomics.store(shared, BROKEN, 1);
+  signal();
   parentPort!.postMessage({ error: String(e) });
 }
 
@@ -33,13 +38,13 @@ try {
 }
 
 parentPort!.on('message', (m: { seq: number; json: string; pruneBefore?: string }) => {
-  if (!commit || Atomics.load(done, 1)) return;
+  if (!commit || Atomics.load(shared, BROKEN)) return;
   try {
     commit(JSON.parse(m.json) as AuditRow[], m.pruneBefore);
   } catch (e) {
     broken(e);
     return;
   }
-  Atomics.store(done, 0, m.seq);
-  Atomics.notify(done, 0);
+  Atomics.store(shared, DONE, m.seq);
+  signal();
 });

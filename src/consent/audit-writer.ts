@@ -49,19 +49,32 @@ export function inThreadWriter(db: Db): AuditWriter {
 /** How long a read waits for the worker before it writes the rest itself (ms). */
 const SYNC_WAIT_MS = 5000;
 
+/** Shared words: the last batch committed, 1 once the worker failed, and a counter bumped on either. */
+export const DONE = 0;
+export const BROKEN = 1;
+export const SIGNAL = 2;
+
+/** `a` comes after `b` in 32-bit batch numbering that wraps around. */
+const after = (a: number, b: number): boolean => ((a - b) | 0) > 0;
+
 /**
  * Commits in a worker thread; falls back to `fallback` (and says why through `onError`) when the
  * worker cannot start, fails or does not answer in time.
  */
 export class WorkerAuditWriter implements AuditWriter {
   private readonly worker: Worker | undefined;
-  /** done[0]: the highest batch number the worker committed; done[1]: 1 once the worker failed. */
-  private readonly done = new Int32Array(new SharedArrayBuffer(8));
+  private readonly shared = new Int32Array(new SharedArrayBuffer(12));
   private seq = 0;
-  /** Batches handed over and not yet known to be committed. */
-  /** As JSON text: one flat string per batch costs the garbage collector nothing to keep. */
+  /**
+   * Batches handed over and not yet known to be committed, as JSON text (one flat string per batch
+   * costs the garbage collector nothing to keep).
+   */
   private held: { seq: number; json: string; pruneBefore: string | undefined }[] = [];
+  /** After a failure: batches the worker did not commit, and later ones, that this thread has not written yet. */
+  private backlog: { json: string; pruneBefore: string | undefined }[] = [];
   private failed = false;
+  /** The backlog's last write failed (reported once until a write succeeds). */
+  private backlogStuck = false;
 
   constructor(
     file: string,
@@ -69,7 +82,7 @@ export class WorkerAuditWriter implements AuditWriter {
     private readonly onError: (message: string) => void,
   ) {
     try {
-      const opts = { workerData: { file, done: this.done.buffer } };
+      const opts = { workerData: { file, shared: this.shared.buffer } };
       if (import.meta.url.endsWith('.ts')) {
         // Run from TypeScript sources (tests, tsx): the parent's loader hooks do not reach a worker
         // thread on Node 20, so the worker registers tsx before loading its module.
@@ -94,59 +107,83 @@ export class WorkerAuditWriter implements AuditWriter {
     }
   }
 
+  /** Takes the rows: the worker commits them, or (once it has failed) this thread, now or later. */
   write(rows: AuditRow[], pruneBefore?: string): void {
-    if (!this.failed && Atomics.load(this.done, 1)) this.fail('the audit worker failed');
+    if (!this.failed && Atomics.load(this.shared, BROKEN)) this.fail('the audit worker failed', false);
     if (this.failed || !this.worker) {
-      this.fallback.write(rows, pruneBefore);
+      this.backlog.push({ json: JSON.stringify(rows), pruneBefore });
+      this.writeBacklog();
       return;
     }
-    const seq = ++this.seq;
+    this.seq = (this.seq + 1) | 0;
     const json = JSON.stringify(rows);
-    this.held.push({ seq, json, pruneBefore });
-    this.worker.postMessage({ seq, json, pruneBefore });
+    this.held.push({ seq: this.seq, json, pruneBefore });
+    this.worker.postMessage({ seq: this.seq, json, pruneBefore });
     this.forgetCommitted();
   }
 
   sync(): void {
-    if (this.failed) return;
-    const deadline = Date.now() + SYNC_WAIT_MS;
-    for (;;) {
-      const committed = Atomics.load(this.done, 0);
-      if (committed >= this.seq) break;
-      if (Atomics.load(this.done, 1)) {
-        this.fail('the audit worker failed');
-        return;
+    const deadline = performance.now() + SYNC_WAIT_MS;
+    while (!this.failed) {
+      // Read the signal first: a commit or failure after this read changes it, so the wait below
+      // cannot sleep through it.
+      const signal = Atomics.load(this.shared, SIGNAL);
+      if (!after(this.seq, Atomics.load(this.shared, DONE))) break;
+      if (Atomics.load(this.shared, BROKEN)) {
+        this.fail('the audit worker failed', false);
+        break;
       }
-      const left = deadline - Date.now();
+      const left = deadline - performance.now();
       if (left <= 0) {
-        this.fail(`the audit worker did not commit within ${SYNC_WAIT_MS} ms`);
-        return;
+        this.fail(`the audit worker did not commit within ${SYNC_WAIT_MS} ms`, false);
+        break;
       }
-      Atomics.wait(this.done, 0, committed, left);
+      Atomics.wait(this.shared, SIGNAL, signal, left);
     }
-    this.forgetCommitted();
+    if (this.failed) this.writeBacklog();
+    else this.forgetCommitted();
   }
 
   close(): void {
     this.sync();
     if (!this.failed) void this.worker?.terminate();
     this.failed = true;
+    this.writeBacklog();
   }
 
   private forgetCommitted(): void {
-    const committed = Atomics.load(this.done, 0);
-    if (this.held.length && this.held[0]!.seq <= committed) this.held = this.held.filter((b) => b.seq > committed);
+    const done = Atomics.load(this.shared, DONE);
+    if (this.held.length && !after(this.held[0]!.seq, done)) this.held = this.held.filter((b) => after(b.seq, done));
   }
 
-  /** From now on rows are written here; the batches the worker did not commit are written now. */
-  private fail(message: string): void {
+  /**
+   * From now on rows are written here; the batches the worker did not commit go to the backlog, which
+   * is written now unless the caller is about to.
+   */
+  private fail(message: string, writeNow = true): void {
     if (this.failed) return;
     this.failed = true;
     void this.worker?.terminate();
-    const committed = Atomics.load(this.done, 0);
-    const rest = this.held.filter((b) => b.seq > committed);
+    const done = Atomics.load(this.shared, DONE);
+    for (const b of this.held) if (after(b.seq, done)) this.backlog.push({ json: b.json, pruneBefore: b.pruneBefore });
     this.held = [];
     this.onError(`${message}; writing in this thread`);
-    for (const b of rest) this.fallback.write(JSON.parse(b.json) as AuditRow[], b.pruneBefore);
+    if (writeNow) this.writeBacklog();
+  }
+
+  /** Writes the backlog here, oldest first; what cannot be written now stays for the next attempt. */
+  private writeBacklog(): void {
+    while (this.backlog.length) {
+      const b = this.backlog[0]!;
+      try {
+        this.fallback.write(JSON.parse(b.json) as AuditRow[], b.pruneBefore);
+      } catch (e) {
+        if (!this.backlogStuck) this.onError(`audit rows could not be written: ${String(e)}; they are kept and tried again`);
+        this.backlogStuck = true;
+        return;
+      }
+      this.backlog.shift();
+      this.backlogStuck = false;
+    }
   }
 }

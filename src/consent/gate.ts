@@ -116,7 +116,9 @@ export class ConsentService implements ConsentGate, CallObserver {
     this.decisions.dropStaleSessions();
     const inThread = inThreadWriter(this.db);
     const writer = opts.auditInWorker ? new WorkerAuditWriter(this.db.name, inThread, (m) => this.log?.warn({}, m)) : inThread;
-    this.audit = new AuditLog(this.db, opts.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS, undefined, writer);
+    this.audit = new AuditLog(this.db, opts.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS, undefined, writer, (e) =>
+      this.log?.warn({ err: String(e) }, 'audit rows could not be written; retrying'),
+    );
     this.audit.prune();
     this.pauseState = new PauseState(this.db);
     this.lastPaused = this.pauseState.get().paused;

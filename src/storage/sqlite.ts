@@ -83,7 +83,8 @@ export function statement(db: Database.Database, sql: string): Database.Statemen
 export function dataVersion(db: Database.Database): number {
   const w = watches.get(db);
   if (w) {
-    const now = Date.now();
+    // A monotonic clock: a wall clock set back would stretch the recheck interval by as much.
+    const now = performance.now();
     if (!w.stale && now - w.checkedAt < WATCH_RECHECK_MS) return w.version;
     w.stale = false;
     w.checkedAt = now;
@@ -121,7 +122,7 @@ const watches = new WeakMap<Database.Database, ChangeWatch>();
  * Returns the function that ends the watch; call it before closing the connection.
  */
 export function watchChanges(db: Database.Database): () => void {
-  const w: ChangeWatch = { stale: true, checkedAt: 0, version: 0, watchers: [] };
+  const w: ChangeWatch = { stale: true, checkedAt: -Infinity, version: 0, watchers: [] };
   const stop = () => {
     for (const x of w.watchers) x.close();
     w.watchers = [];

@@ -103,3 +103,63 @@ test('worker writer: a worker that cannot open the database loses no row; they a
     t.cleanup();
   }
 });
+
+/** An in-thread writer that throws its first `failures` writes (as SQLITE_BUSY past the timeout would). */
+function flakyWriter(db: ReturnType<typeof openConsentDb>, failures: number): AuditWriter & { attempts: number } {
+  const inner = inThreadWriter(db);
+  const w = {
+    attempts: 0,
+    write: (rows: unknown[][], p?: string) => {
+      w.attempts++;
+      if (failures-- > 0) throw new Error('database is locked');
+      inner.write(rows, p);
+    },
+    sync: () => undefined,
+    close: () => undefined,
+  };
+  return w;
+}
+
+test('worker writer: when the worker has failed and this thread cannot write either, the batches are kept and written later', () => {
+  const t = tempDir();
+  const db = openConsentDb(t.dir);
+  try {
+    const notADir = path.join(t.dir, 'plain-file');
+    fs.writeFileSync(notADir, 'x');
+    const fallback = flakyWriter(db, 1);
+    const errors: string[] = [];
+    const log = new AuditLog(db, 30, undefined, new WorkerAuditWriter(path.join(notADir, 'consent.sqlite'), fallback, (m) => errors.push(m)));
+    for (let i = 0; i < 5; i++) log.record(entryAt(`c${i}`, new Date()));
+    // The worker fails and the batch cannot be written here the first time: nothing is thrown, the
+    // failure is reported, and a later attempt (the same read's, or the next one's) writes the batch.
+    log.list();
+    assert.ok(errors.some((m) => /could not be written.*kept and tried again/.test(m)), errors.join(' | '));
+    assert.equal(log.list().length, 5);
+    assert.ok(fallback.attempts >= 2);
+    log.record(entryAt('later', new Date()));
+    log.close();
+    assert.equal((db.prepare('SELECT count(*) n FROM audit').get() as { n: number }).n, 6);
+  } finally {
+    db.close();
+    t.cleanup();
+  }
+});
+
+test('a background batch that cannot be written is reported and retried, not thrown from the timer', async () => {
+  const t = tempDir();
+  const db = openConsentDb(t.dir);
+  try {
+    const errors: unknown[] = [];
+    const writer = flakyWriter(db, 1);
+    const log = new AuditLog(db, 30, undefined, writer, (e) => errors.push(e));
+    log.record(entryAt('a', new Date()));
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(errors.length, 1);
+    assert.equal(writer.attempts, 1);
+    log.record(entryAt('b', new Date()));
+    assert.deepEqual(log.list().map((r) => r.call_id).sort(), ['a', 'b']);
+  } finally {
+    db.close();
+    t.cleanup();
+  }
+});
