@@ -45,12 +45,12 @@ function flushAtExit(flush: () => void): void {
 
 /** Creates the process logger: JSON lines to a file, or to stderr. */
 export function createLogger(opts: { level?: string; file?: string; name?: string } = {}): Logger {
-  // A file is written synchronously, a line as it comes (the call lines of one turn together, below):
-  // one `write()` to the page cache, no thread-pool round trip, nothing waiting in a buffer, so nothing
-  // to flush at exit. (A buffered destination measures its whole pending buffer on every write, which
-  // copies it, and its flush at exit retries a full disk forever.) Stderr is written asynchronously.
-  const destination = opts.file ? pino.destination({ dest: opts.file, mkdir: true, sync: true }) : pino.destination({ dest: 2, sync: false });
-  const toStderr = !opts.file;
+  // Written synchronously, a line as it comes (the call lines of one turn together, below): one
+  // `write()`, no thread-pool round trip, nothing waiting in a buffer, so nothing to flush at exit and
+  // no line overtaking another. (A buffered destination measures its whole pending buffer on every
+  // write, which copies it, and its flush at exit retries a full disk forever.)
+  // What cannot be written waits, up to 1 MiB (then new lines are dropped).
+  const destination = pino.destination({ ...(opts.file ? { dest: opts.file, mkdir: true } : { dest: 2 }), sync: true, maxLength: 1 << 20 });
   // A log that cannot be written (disk full) must not stop the agent: what failed is tried again with
   // the next line. Said once on stderr.
   let reported = false;
@@ -58,8 +58,8 @@ export function createLogger(opts: { level?: string; file?: string; name?: strin
     if (!reported) process.stderr.write(`aios-device: the log cannot be written: ${e.message}\n`);
     reported = true;
   });
-  // The lines of one turn's finished calls go to the destination in one write (it copies its pending
-  // buffer on each). Any other line first writes the call lines waiting, so the order is kept.
+  // The lines of one turn's finished calls go to the destination in one write (one system call per
+  // turn). Any other line first writes the call lines waiting, so the order is kept.
   let batch = '';
   const direct = destination.write.bind(destination);
   const writeBatch = () => {
@@ -84,12 +84,10 @@ export function createLogger(opts: { level?: string; file?: string; name?: strin
       l.error_type !== undefined ? `,"error_type":${JSON.stringify(l.error_type)}` : ''
     },"msg":${JSON.stringify(msg)}}\n`;
   });
-  // At exit: the call lines still waiting (and, on stderr, what pino handed over first), synchronously
-  // and once (an asynchronous write started now would never finish).
+  // At exit: the call lines still waiting, written once.
   const flush = () => {
     const text = batch;
     batch = '';
-    if (toStderr) destination.flushSync();
     if (text) writeSync((destination as unknown as { fd: number }).fd, text);
   };
   flushAtExit(flush);
