@@ -173,9 +173,7 @@ export function writeBytes(env: FilesEnv) {
     resource: (a) => resourceOf(env, a),
     describe: (a) => describeWrite(env, a, a.blob ? a.blob.size : Buffer.byteLength(a.data ?? '', 'base64')),
     run(a, ctx) {
-      if ((a.data === undefined) === (a.blob === undefined)) {
-        fail('invalid_arguments', 'Give exactly one of data or blob.', { details: { violations: [{ pointer: '/data', message: 'exactly one of data or blob is required' }] } });
-      }
+      // The input schema's oneOf has made sure there is exactly one of data and blob.
       const source: Source = a.blob ? { kind: 'blob', ref: a.blob } : { kind: 'buffer', data: Buffer.from(a.data!, 'base64') };
       return writeFile(env, a, source, ctx);
     },

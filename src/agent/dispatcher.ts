@@ -304,9 +304,9 @@ export class Dispatcher {
     return this.refused(p, reg?.descriptor, preAcceptOutcome(p.call_id, p.function, state, err));
   }
 
-  /** Reports a call refused before acceptance to the observers (audit), then returns its outcome. */
+  /** Reports a call refused before acceptance to the observers (audit) once answered, and returns its outcome. */
   private refused(p: InvokeParams, descriptor: Descriptor | undefined, outcome: Outcome): Outcome {
-    this.observe(outcome, descriptor, p);
+    this.afterAnswer(() => this.observe(outcome, descriptor, p));
     return outcome;
   }
 
@@ -393,7 +393,7 @@ export class Dispatcher {
   }
 
   /** Runs the book-keeping queued by `afterAnswer` (also called at shutdown, so nothing is lost). */
-  drainJobs(): void {
+  private drainJobs(): void {
     const jobs = this.pendingJobs;
     if (!jobs.length) return;
     this.pendingJobs = [];

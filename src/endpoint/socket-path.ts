@@ -4,7 +4,8 @@
 import { connect } from 'node:net';
 import { lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
+import { osUserName } from '../identity/os-user.js';
 
 /** True for a Windows named-pipe path. */
 export function isNamedPipe(p: string): boolean {
@@ -16,13 +17,7 @@ export function isNamedPipe(p: string): boolean {
  * dir on macOS, and a per-user named pipe on Windows, so several users on one machine never collide.
  */
 export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
-  const user = (() => {
-    try {
-      return userInfo().username.replace(/[^A-Za-z0-9_.-]/g, '_');
-    } catch {
-      return 'user';
-    }
-  })();
+  const user = osUserName()?.replace(/[^A-Za-z0-9_.-]/g, '_') ?? 'user';
   if (platform === 'win32') return `\\\\.\\pipe\\aios-device-${user}`;
   const runtime = env['XDG_RUNTIME_DIR'];
   if (runtime) return join(runtime, 'aios-device', 'agent.sock');

@@ -18,7 +18,8 @@ export class SchemaValidator {
   private readonly cache = new WeakMap<object, ValidateFunction>();
 
   constructor() {
-    this.ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true });
+    // verbose: errors carry their schema, so that a `oneOf` of alternatives can be named (toViolations).
+    this.ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true, verbose: true });
     addFormats(this.ajv);
   }
 
@@ -57,7 +58,17 @@ export function toViolations(errors: ErrorObject[]): Violation[] {
     allowed.set(e.instancePath, list);
   }
   const oneOf = (values: unknown[]) => (values.length === 1 ? `must be ${JSON.stringify(values[0])}` : `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
+  // A `oneOf` of alternatives ({ required: [a] } | { required: [b] }…) fails as "a is required", "b is
+  // required" and "must match exactly one schema": say which properties, once.
+  const alternatives = new Map<string, string[]>();
   for (const e of errors) {
+    if (e.keyword !== 'oneOf' || !Array.isArray(e.schema)) continue;
+    const names = (e.schema as { required?: unknown }[]).map((b) => (Array.isArray(b.required) && b.required.length === 1 && Object.keys(b).length === 1 ? String(b.required[0]) : undefined));
+    if (names.every((n) => n !== undefined)) alternatives.set(e.schemaPath, names as string[]);
+  }
+  const inAlternatives = (schemaPath: string) => [...alternatives.keys()].some((k) => schemaPath.startsWith(k + '/'));
+  for (const e of errors) {
+    if (alternatives.size && e.keyword === 'required' && inAlternatives(e.schemaPath)) continue;
     let pointer = e.instancePath;
     const p = e.params as Record<string, unknown>;
     if (e.keyword === 'required' && typeof p['missingProperty'] === 'string') pointer += '/' + escapePointer(p['missingProperty']);
@@ -68,6 +79,7 @@ export function toViolations(errors: ErrorObject[]): Violation[] {
     else if (e.keyword === 'required') message = 'is required';
     else if (e.keyword === 'enum' && Array.isArray(p['allowedValues'])) message = oneOf(p['allowedValues']);
     else if ((e.keyword === 'const' || e.keyword === 'anyOf') && values) message = oneOf(values);
+    else if (e.keyword === 'oneOf' && alternatives.has(e.schemaPath)) message = `must have exactly one of ${alternatives.get(e.schemaPath)!.map((n) => JSON.stringify(n)).join(', ')}`;
     else message = e.message ?? 'is invalid';
     const key = pointer + '\0' + message;
     if (seen.has(key)) continue;

@@ -149,3 +149,18 @@ test('status does not call an agent running when only its endpoint.json is left 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the CLI works for a user with no passwd entry (a container run with an arbitrary uid)', async (t) => {
+  const { spawnSync } = await import('node:child_process');
+  const { accessSync, constants } = await import('node:fs');
+  const { CLI } = await import('../helpers/stack.js');
+  const runnable = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+  if (!runnable) return t.skip('needs root and setpriv to switch to an unknown uid');
+  // The other uid must be able to read the checkout (a clone in a 0700 temp folder cannot be).
+  const probe = spawnSync('setpriv', ['--reuid', '54321', '--regid', '54321', '--clear-groups', 'test', '-r', CLI]);
+  if (probe.status !== 0) return t.skip('the checkout is not readable by other users here');
+  accessSync(CLI, constants.R_OK);
+  const r = spawnSync('setpriv', ['--reuid', '54321', '--regid', '54321', '--clear-groups', process.execPath, '--import', 'tsx', CLI, 'invoke', '--help'], { encoding: 'utf8', env: { ...process.env, HOME: '/tmp' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /--requester <name>/);
+});

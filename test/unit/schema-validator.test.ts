@@ -19,3 +19,12 @@ test('a union of literals and an enum say which values are allowed, once per poi
   ]);
   assert.deepEqual(schemaValidator.validate(schema, { mode: 'a', kind: 'x', only: 'z', n: 1 }), []);
 });
+
+test('a oneOf of required alternatives says "exactly one of" once, whether none or both are given', () => {
+  const schema = { type: 'object', properties: { data: { type: 'string' }, blob: { type: 'object' }, path: { type: 'string' } }, required: ['path'], oneOf: [{ required: ['data'] }, { required: ['blob'] }] };
+  const message = 'must have exactly one of "data", "blob"';
+  assert.deepEqual(schemaValidator.validate(schema, { path: 'a' }), [{ pointer: '', message }]);
+  assert.deepEqual(schemaValidator.validate(schema, { path: 'a', data: 'x', blob: {} }), [{ pointer: '', message }]);
+  assert.deepEqual(schemaValidator.validate(schema, { data: 'x' }), [{ pointer: '/path', message: 'is required' }]);
+  assert.deepEqual(schemaValidator.validate(schema, { path: 'a', blob: {} }), []);
+});

@@ -3,7 +3,7 @@
  */
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { userInfo } from 'node:os';
+import { osUserName } from '../../identity/os-user.js';
 import type { Command } from 'commander';
 import { defaultDataDir, loadAgentConfig } from '../../config/agent-config.js';
 import { findRunningAgent } from '../../endpoint/local-client.js';
@@ -93,7 +93,7 @@ export function registerCoreCommands(program: Command): void {
       .option('--confirm-timeout-ms <ms>', 'how long the user may take to confirm', (v) => Number.parseInt(v, 10))
       .option('--blob <key=file>', 'upload a local file as a blob and pass its reference as argument <key> (repeatable; add ";type=media/type")', (v: string, acc: string[]) => [...acc, v], [] as string[])
       .option('--save-blob <file>', 'save the blob the output refers to (e.g. files.read_bytes) into <file>, checking size and SHA-256')
-      .option('--requester <name>', 'who asks, as the user will see it in a confirmation prompt', `${userInfo().username} (aios-device invoke)`)
+      .option('--requester <name>', 'who asks, as the user will see it in a confirmation prompt', `${osUserName() ?? 'a user'} (aios-device invoke)`)
       .option('--no-wait', 'return as soon as the bridge accepted the call')
       .option('--json', 'print the whole call record as JSON'),
   ).action(async (fn: string, o: Record<string, unknown>) => {
