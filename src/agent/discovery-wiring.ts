@@ -25,8 +25,13 @@ import type { Agent } from './agent.js';
 /** Reads a built-in handler's manifest (`handlers/<name>/tool.aios.yaml`) for its adapter listing. */
 function builtinMeta(name: string): { id: string; name: string; version: string; description?: string } {
   const file = join(PROJECT_ROOT, 'handlers', name, 'tool.aios.yaml');
-  // Parsed and checked like any manifest: a broken built-in one fails the start with the reason.
-  const tool = existsSync(file) ? parseToolYaml(readFileSync(file, 'utf8')).tool : undefined;
+  // Parsed and checked like any manifest: a broken built-in one fails the start, naming the file and the reason.
+  let tool: ReturnType<typeof parseToolYaml>['tool'] | undefined;
+  try {
+    tool = existsSync(file) ? parseToolYaml(readFileSync(file, 'utf8')).tool : undefined;
+  } catch (e) {
+    throw new Error(`${file}: ${(e as Error).message}`, { cause: e });
+  }
   return { id: name, name: tool?.name ?? name, version: tool?.version ?? APP_VERSION, ...(tool?.description ? { description: tool.description } : {}) };
 }
 

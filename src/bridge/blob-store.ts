@@ -13,6 +13,7 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WireError } from '../protocol/errors.js';
 import { sendError, sendJson } from './http-util.js';
+import { decodePathSegment } from '../protocol/http.js';
 import type { BlobRef } from '../protocol/messages.js';
 
 /** Options of a blob store. */
@@ -221,7 +222,7 @@ export class BlobStore {
         return true;
       }
       // Blob ids are plain ASCII; an undecodable one (`%E0`) names no blob.
-      const id = safeDecode(pathname.slice('/v1/blobs/'.length));
+      const id = decodePathSegment(pathname.slice('/v1/blobs/'.length));
       if (req.method !== 'GET' && req.method !== 'HEAD') return fail(res, 405, new WireError('invalid_arguments', 'Use GET to download a blob.')), true;
       const opened = id !== undefined && ID_RE.test(id) ? await this.open(id, scope) : null;
       if (!opened) {
@@ -246,14 +247,6 @@ export class BlobStore {
       fail(res, err.type === 'payload_too_large' ? 413 : 500, err);
       return true;
     }
-  }
-}
-
-function safeDecode(s: string): string | undefined {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return undefined;
   }
 }
 

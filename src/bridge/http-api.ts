@@ -10,6 +10,7 @@ import { bearer, type RuntimeAuthenticator } from './auth.js';
 import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
 import type { DeviceHub } from './device-hub.js';
 import { HttpError, RateLimiter, readJson, sendError, sendJson, statusForWireError } from './http-util.js';
+import { decodePathSegment } from '../protocol/http.js';
 import { publicRecord, type BridgeStore, type DeviceRecord } from './store.js';
 
 const SubmitSchema = Type.Object(
@@ -76,7 +77,8 @@ export class RuntimeApi {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL, ws: string): Promise<void> {
-    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const parts = url.pathname.split('/').filter(Boolean).map(decodePathSegment);
+    if (parts.includes(undefined)) throw new HttpError(404, 'not_found', 'No such resource: a part of the path is not valid percent-encoding.');
     const m = req.method ?? 'GET';
     if (parts[0] === 'skills') return this.skills(res, url, ws);
     if (parts[1] === 'calls') {

@@ -2,7 +2,8 @@
  * Small HTTP helpers for the bridge: JSON bodies with a size cap, typed error bodies (§10).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ERRORS, WireError, type ErrorType } from '../protocol/errors.js';
+import { WireError, type ErrorType } from '../protocol/errors.js';
+import { httpError } from '../protocol/http.js';
 
 /** An HTTP-level failure with its status and §2 error body. */
 export class HttpError extends Error {
@@ -20,10 +21,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 /** Sends `{ error: { code, type, message, retryable, details? } }`. */
 export function sendError(res: ServerResponse, status: number, type: string, message: string, details?: Record<string, unknown>, headers: Record<string, string> = {}): void {
-  const spec = (ERRORS as Record<string, { code: number; retryable: boolean }>)[type];
-  const error: Record<string, unknown> = { code: spec?.code ?? (status === 404 ? -32601 : -32600), type, message, retryable: spec?.retryable ?? false };
-  if (details) error['details'] = details;
-  sendJson(res, status, { error }, headers);
+  sendJson(res, status, { error: httpError(type, message, { status, ...(details ? { details } : {}) }) }, headers);
 }
 
 /** HTTP status for a wire error type raised while serving a request. */

@@ -31,10 +31,13 @@ export interface TrustStoreOptions {
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'];
 
-/** The package's `resources/trust` folder (from `src/` under tsx and from `dist/`: PROJECT_ROOT finds the package). */
-export function builtinTrustDir(): string | undefined {
-  const dir = join(PROJECT_ROOT, 'resources', 'trust');
-  return existsSync(dir) ? dir : undefined;
+/**
+ * The built-in `resources/trust` folder: the package's (from `src/` under tsx and from `dist/`), or, in
+ * the packaged tray app, the one beside `app.asar` (electron-builder's `extraResources`).
+ */
+export function builtinTrustDir(resourcesPath = (process as { resourcesPath?: string }).resourcesPath, projectRoot = PROJECT_ROOT): string | undefined {
+  const candidates = [join(projectRoot, 'resources', 'trust'), ...(resourcesPath ? [join(resourcesPath, 'resources', 'trust')] : [])];
+  return candidates.find((d) => existsSync(d));
 }
 
 /** The default imported-keys file under a data directory. */

@@ -10,7 +10,8 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../sdk/index.js';
 import type { Descriptor } from '../protocol/messages.js';
-import { ERRORS, type ErrorType } from '../protocol/errors.js';
+import type { ErrorType } from '../protocol/errors.js';
+import { decodePathSegment, httpError } from '../protocol/http.js';
 import { buildSkillIndex, visibleDescriptor } from '../discovery/skill-index.js';
 import { isAllowedOrigin, isLoopbackHost } from './host-check.js';
 import { bearerFrom, loadOrCreateLocalToken, tokenMatches } from './local-token.js';
@@ -59,11 +60,9 @@ type Route = 'card' | 'jwks' | 'skills' | 'descriptor' | 'health' | 'metrics' | 
 
 const DESCRIPTOR_PATH = /^\/skills\/([^/]+)\/descriptor\.json$/;
 
-/** `{ error: { code, type, message, retryable } }`; HTTP-only types (no catalogue entry) get -32600 / -32601. */
+/** `{ error: { code, type, message, retryable } }` (PROTOCOL.md §10's error body). */
 function errorJson(type: ErrorType | 'method_not_allowed' | 'not_found', message: string): string {
-  const spec = (ERRORS as Partial<Record<string, { code: number; retryable: boolean }>>)[type];
-  const code = spec?.code ?? (type === 'not_found' ? -32601 : -32600);
-  return JSON.stringify({ error: { code, type, message, retryable: spec?.retryable ?? false } });
+  return JSON.stringify({ error: httpError(type, message) });
 }
 
 /** The local HTTP/WebSocket/Unix-socket server. */
@@ -300,12 +299,7 @@ export class LocalEndpoint {
         return json(200, index, { 'Cache-Control': 'no-cache', Vary: 'Authorization' });
       }
       case 'descriptor': {
-        let id = '';
-        try {
-          id = decodeURIComponent(DESCRIPTOR_PATH.exec(url.pathname)?.[1] ?? '');
-        } catch {
-          // an undecodable id names no skill
-        }
+        const id = decodePathSegment(DESCRIPTOR_PATH.exec(url.pathname)?.[1] ?? '');
         const d = id ? visibleDescriptor(await this.descriptorsProvider(), id, authenticated) : undefined;
         if (!d) return this.send(res, 404, 'application/json', errorJson('unknown_function', 'No such skill.'));
         return json(200, d, { 'Cache-Control': 'no-cache', Vary: 'Authorization' });

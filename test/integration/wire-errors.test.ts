@@ -245,6 +245,12 @@ describe('bridge and session errors', () => {
     assert.equal(status, 401);
   });
 
+  test('a path that is not valid percent-encoding is 404 not_found, not a server error', async () => {
+    const r = await fetch(`${s.url}/v1/calls/%E0`, { headers: { Authorization: `Bearer ${s.tokens.runtime}` } });
+    assert.equal(r.status, 404);
+    assert.equal(((await r.json()) as { error: { type: string; code: number } }).error.type, 'not_found');
+  });
+
   test('not_ready before hello, unsupported_protocol_version and identity_mismatch in hello', async () => {
     const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/device`, SUBPROTOCOL, { headers: { Authorization: `Bearer ${s.tokens.device}` } });
     await new Promise((r) => ws.once('open', r));
