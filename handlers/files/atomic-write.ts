@@ -76,18 +76,21 @@ export async function atomicWrite(opts: {
     return { size: offset + wrote, created: !existing };
   } finally {
     if (open) await tmp.fh.close().catch(() => {});
+    // The temporary name goes in every case but a rename (after a link it is a second name of the file).
     if (!visible || mode === 'create') await fs.promises.unlink(dir.child(tmp.name)).catch(() => {});
   }
 }
 
 /**
- * Makes the file at `from` visible at `to` only if `to` is free at that instant (a hard link), then
- * removes the name `from`. On file systems without hard links (FAT, some network shares): check, then
- * rename. Other errors (EXDEV, EACCES…) are thrown as they are.
+ * Makes the file at `from` visible at `to` only if `to` is free at that instant: a hard link, after
+ * which `from` is still there for the caller to remove ('linked'). On file systems without hard links
+ * (FAT, some network shares): check, then rename ('renamed'). Other errors (EXDEV, EACCES…) are thrown
+ * as they are.
  */
-export async function linkNoClobber(from: string, to: string): Promise<void> {
+export async function linkNoClobber(from: string, to: string): Promise<'linked' | 'renamed'> {
   try {
     await fs.promises.link(from, to);
+    return 'linked';
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') alreadyExists();
@@ -95,7 +98,6 @@ export async function linkNoClobber(from: string, to: string): Promise<void> {
     const exists = await fs.promises.lstat(to).then(() => true, () => false);
     if (exists) alreadyExists();
     await fs.promises.rename(from, to);
-    return;
+    return 'renamed';
   }
-  await fs.promises.unlink(from);
 }

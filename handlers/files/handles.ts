@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
-import { deny, isInside } from './paths.js';
+import { deny, fromOsError, isInside } from './paths.js';
 import { isPseudoFsPath } from './roots.js';
 
 const C = fs.constants;
@@ -65,8 +65,7 @@ export async function openFileForRead(real: string, rootReal: string): Promise<{
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' || code === 'EMLINK') deny('changed_during_open', 'The file was replaced by a link while it was being opened.');
     if (code === 'ENXIO') deny('special_file', 'Only regular files and folders can be used.');
-    if (code === 'EACCES' || code === 'EPERM') deny('os_denied', 'The operating system refused access to the file.');
-    throw e;
+    throw fromOsError(e);
   }
   try {
     const stat = await verifyHandle(fh, real, rootReal);

@@ -126,7 +126,6 @@ export function extensionOf(name: string): string {
   return i <= 0 ? '' : f.slice(i + 1);
 }
 
-/** Refuses a name a write must not create (denied extension). */
 /** True when `name` may not be written (its extension is on the denied list). */
 export function isDeniedName(name: string, limits: FileLimits): boolean {
   const ext = extensionOf(name);
@@ -134,8 +133,8 @@ export function isDeniedName(name: string, limits: FileLimits): boolean {
 }
 
 export function checkWritableName(name: string, limits: FileLimits): void {
-  const ext = extensionOf(name);
   if (isDeniedName(name, limits)) {
+    const ext = extensionOf(name);
     fail('permission_denied', `Writing files of type .${ext} is not allowed.`, { details: { reason: 'denied_extension', extension: ext } });
   }
 }

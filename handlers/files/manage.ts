@@ -176,7 +176,10 @@ export function moveFn(env: FilesEnv) {
           ctx.commit();
           try {
             // A file to a free name: claimed atomically (link, then unlink), so nothing is replaced by surprise.
-            if (!dst.stat && !isDir) return await linkNoClobber(sd.child(src.name), dd.child(dst.name));
+            if (!dst.stat && !isDir) {
+              if ((await linkNoClobber(sd.child(src.name), dd.child(dst.name))) === 'linked') await fs.promises.unlink(sd.child(src.name));
+              return;
+            }
             if (!dst.stat && (await fs.promises.lstat(dd.child(dst.name)).then(() => true, () => false))) alreadyExists();
             await fs.promises.rename(sd.child(src.name), dd.child(dst.name));
           } catch (e) {
@@ -232,9 +235,7 @@ async function copyTree(env: FilesEnv, from: VerifiedDir, to: VerifiedDir, ctx: 
       continue;
     }
     try {
-      if (opened.stat.size > env.limits.maxWriteBytes) {
-        fail('payload_too_large', 'A file in the folder is larger than the configured write limit; nothing was copied.', { details: { name: e.name, size: opened.stat.size, limit: env.limits.maxWriteBytes } });
-      }
+      checkWriteSize(env, opened.stat.size, 'A file in the folder is larger than the configured write limit; nothing was copied.', { name: e.name });
       // Like every file this handler creates: 0644, never executable, whatever the source's mode.
       const out = await fs.promises.open(to.child(e.name), 'wx', 0o644);
       try {
@@ -274,9 +275,7 @@ export function copyFn(env: FilesEnv) {
         const opened = await openFileForRead(src.real, src.rootReal);
         try {
           checkHardlinks(env, opened.stat);
-          if (opened.stat.size > env.limits.maxWriteBytes) {
-            fail('payload_too_large', 'The file is larger than the configured write limit.', { details: { size: opened.stat.size, limit: env.limits.maxWriteBytes } });
-          }
+          checkWriteSize(env, opened.stat.size, 'The file is larger than the configured write limit.');
           const existing = dst.stat ? await openFileForRead(dst.real, dst.rootReal) : undefined;
           try {
             await withDir(dst.parentReal, dst.rootReal, (dir) =>
@@ -320,4 +319,9 @@ export function copyFn(env: FilesEnv) {
       return { ...out, type: 'directory', entries: counts.entries - counts.skipped, skipped: counts.skipped };
     },
   });
+}
+
+/** Refuses a copy of `size` bytes over `max_write_bytes`. */
+function checkWriteSize(env: FilesEnv, size: number, message: string, details: Record<string, unknown> = {}): void {
+  if (size > env.limits.maxWriteBytes) fail('payload_too_large', message, { details: { ...details, size, limit: env.limits.maxWriteBytes } });
 }

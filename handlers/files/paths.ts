@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fail } from '../../src/sdk/index.js';
+import { WireError, fail } from '../../src/sdk/index.js';
 import { type FileLimits, isHiddenName } from './limits.js';
 import { type Root, isPseudoFsPath } from './roots.js';
 
@@ -85,8 +85,9 @@ export function checkLexical(raw: string): void {
 
 /**
  * The shared folder an argument names, without touching the disk (for locks and consent, which must be
- * synchronous): by `root`, else the longest folder that lexically holds the absolute path, as `locate`
- * picks it (a nested grant wins over its parent).
+ * synchronous): by `root`, else the longest folder that lexically holds the absolute path (a nested
+ * grant wins over its parent). Unlike `locate` it does not try the folders' real paths: an absolute
+ * path given through a link to a shared folder gets the resource `*` and no folder lock.
  */
 export function rootOf(roots: readonly Root[], arg: PathArg): Root | undefined {
   if (arg.root !== undefined) return roots.find((r) => r.name === arg.root);
@@ -158,14 +159,46 @@ function checkHidden(ctx: PathContext, segs: readonly string[]): void {
   if (segs.some(isHiddenName)) deny('hidden', 'Hidden and system files are not shared.');
 }
 
+/** A refusal met while resolving a path; what is not about the path itself goes to `fromOsError`. */
 function osError(e: unknown): never {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ELOOP') deny('symlink_loop', 'The path runs into a symbolic link loop.');
-  if (code === 'EACCES' || code === 'EPERM') deny('os_denied', 'The operating system refused access to the path.');
   if (code === 'ENOENT' || code === 'ENOTDIR') fail('execution_failed', 'The file or folder does not exist.', { details: { reason: 'not_found' } });
   if (code === 'ENAMETOOLONG') deny('too_long', 'The path is too long.');
-  throw e;
+  throw fromOsError(e);
 }
+
+/**
+ * What the operating system refused, said as a wire error (every function, every step: opening,
+ * creating, renaming, deleting; the handler's functions are wrapped in it). Anything else goes on as it
+ * is; the host turns a stray error into a generic `execution_failed` without private detail. A file
+ * that vanishes during the work is `not_found` and retryable; a path that does not exist when it is
+ * resolved is refused by `osError` below, not retryable.
+ */
+export function fromOsError(e: unknown): unknown {
+  if (e instanceof WireError) return e;
+  switch ((e as NodeJS.ErrnoException | undefined)?.code) {
+    case 'EACCES':
+    case 'EPERM':
+      return new WireError('permission_denied', 'The operating system refused access to the file or folder.', { details: { reason: 'os_denied' } });
+    case 'EROFS':
+      return new WireError('permission_denied', 'The file system is read-only.', { details: { reason: 'read_only_fs' } });
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new WireError('execution_failed', 'The disk is full.', { details: { reason: 'no_space' } });
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return new WireError('execution_failed', 'The file or folder does not exist (it may have just been moved or deleted).', { details: { reason: 'not_found' }, retryable: true });
+    case 'EBUSY':
+    case 'ETXTBSY':
+    case 'EMFILE':
+    case 'ENFILE':
+      return new WireError('execution_failed', 'The file or folder is busy; try again.', { details: { reason: 'busy' }, retryable: true });
+    default:
+      return e;
+  }
+}
+
 
 /** Checks a real path found by resolution: inside the root, not a device, not hidden, not special. */
 function checkReal(ctx: PathContext, rootReal: string, real: string, st: fs.Stats | undefined): void {
