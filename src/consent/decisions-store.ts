@@ -1,7 +1,7 @@
 /**
  * Remembered consent decisions: "allow/deny this function for this resource, for this session or
  * always". Kept in the consent database so the CLI can list and revoke them while the agent runs; the
- * agent reads them on every call, so a revoke takes effect for the next call.
+ * agent caches them until another process writes the database, so a revoke takes effect for the next call.
  */
 import type { Db } from './db.js';
 import { dataVersion, statement } from '../storage/sqlite.js';

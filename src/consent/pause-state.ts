@@ -1,6 +1,7 @@
 /**
  * The "pause all calls" switch. It lives in the consent database rather than in memory so that
- * `aios-device pause` works from another process while the agent runs: the agent reads it on every call.
+ * `aios-device pause` works from another process while the agent runs: the agent checks it on every
+ * call, from a cache emptied when another process writes the database.
  */
 import type { Db } from './db.js';
 import { dataVersion, statement } from '../storage/sqlite.js';

@@ -7,8 +7,11 @@ import { join } from 'node:path';
 import { RpcError, WireError } from '../protocol/errors.js';
 import { LOCAL_TOKEN_FILE } from './local-token.js';
 
-/** The running agent's address, or undefined when none is recorded or it does not answer. */
-export async function findRunningAgent(dataDir: string): Promise<{ http: string; token: string } | undefined> {
+/**
+ * The running agent's address (and the whole of its `endpoint.json`), or undefined when none is
+ * recorded or it does not answer.
+ */
+export async function findRunningAgent(dataDir: string): Promise<{ http: string; token: string; endpoint: Record<string, unknown> } | undefined> {
   try {
     const ep = JSON.parse(await readFile(join(dataDir, 'endpoint.json'), 'utf8')) as { http?: unknown; pid?: unknown };
     if (typeof ep.http !== 'string') return undefined;
@@ -21,7 +24,7 @@ export async function findRunningAgent(dataDir: string): Promise<{ http: string;
     }
     const token = (await readFile(join(dataDir, LOCAL_TOKEN_FILE), 'utf8')).trim();
     const health = await fetch(`${ep.http}/health`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
-    return health?.ok ? { http: ep.http, token } : undefined;
+    return health?.ok ? { http: ep.http, token, endpoint: ep } : undefined;
   } catch {
     return undefined;
   }

@@ -6,10 +6,6 @@
 import type { JWK } from 'jose';
 import { DEVICE_CLIENT_ID, DEVICE_CODE_GRANT } from '../protocol/oauth.js';
 
-/** The client id of the agent (a public client). */
-/** The client_id sent to the bridge (shared with the bridge through the protocol module). */
-export const CLIENT_ID = DEVICE_CLIENT_ID;
-
 /** RFC 8628 §3.2 response. */
 export interface DeviceAuthorization {
   device_code: string;
@@ -81,7 +77,7 @@ export class OAuthClient {
   /** RFC 8628 §3.1. */
   deviceAuthorization(device: DeviceDescription): Promise<DeviceAuthorization> {
     return this.post('/v1/oauth/device_authorization', {
-      client_id: CLIENT_ID,
+      client_id: DEVICE_CLIENT_ID,
       scope: 'device',
       device_id: device.device_id,
       device_name: device.device_name,
@@ -96,18 +92,18 @@ export class OAuthClient {
     return this.post('/v1/oauth/token', {
       grant_type: DEVICE_CODE_GRANT,
       device_code: deviceCode,
-      client_id: CLIENT_ID,
+      client_id: DEVICE_CLIENT_ID,
     }) as Promise<TokenGrant>;
   }
 
   /** RFC 6749 §6: rotates the refresh token. */
   refresh(refreshToken: string): Promise<TokenGrant> {
-    return this.post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLIENT_ID }) as Promise<TokenGrant>;
+    return this.post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: DEVICE_CLIENT_ID }) as Promise<TokenGrant>;
   }
 
   /** RFC 7009: revokes the token and, on this bridge, the device's whole login. */
   async revoke(token: string): Promise<void> {
-    await this.post('/v1/oauth/revoke', { token, client_id: CLIENT_ID });
+    await this.post('/v1/oauth/revoke', { token, client_id: DEVICE_CLIENT_ID });
   }
 
   private async post(path: string, form: Record<string, string>): Promise<unknown> {

@@ -10,10 +10,6 @@ import { hashToken, newToken, newUserCode, normaliseUserCode } from './tokens.js
 import type { DeviceCodeRow, DeviceRow, OAuthStore } from './oauth-store.js';
 import { DEVICE_CLIENT_ID } from '../../protocol/oauth.js';
 
-/** The client id the agent uses (a public client: it holds no secret). */
-/** The only client this bridge serves (AIOS Device). */
-export const AGENT_CLIENT_ID = DEVICE_CLIENT_ID;
-
 /** RFC 6749 §5.2 / RFC 8628 §3.5 error codes this module produces. */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -130,7 +126,7 @@ export class DeviceFlow {
 
   /** RFC 8628 §3.1–3.2: registers a request and returns the codes. */
   async authorize(req: AuthorizationRequest): Promise<AuthorizationGrant> {
-    if (req.client_id !== AGENT_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.');
+    if (req.client_id !== DEVICE_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.');
     if (typeof req.device_id !== 'string' || !DEVICE_ID.test(req.device_id)) throw new OAuthError('invalid_request', 'device_id is missing or malformed.');
     const name = cleanText(req.device_name, 100);
     const platform = cleanText(req.platform, 40);
@@ -174,7 +170,7 @@ export class DeviceFlow {
 
   /** RFC 8628 §3.4–3.5: one poll of the token endpoint with a device code. */
   pollDeviceCode(deviceCode: string, clientId: string): TokenResponse {
-    if (clientId !== AGENT_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.');
+    if (clientId !== DEVICE_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.');
     const hash = hashToken(deviceCode);
     const row = this.store.deviceCodeByHash(hash);
     if (!row || row.client_id !== clientId) throw new OAuthError('invalid_grant', 'Unknown device_code.');
@@ -203,7 +199,7 @@ export class DeviceFlow {
 
   /** RFC 6749 §6 with rotation: the presented refresh token is spent; presenting a spent one revokes the whole chain. */
   refresh(refreshToken: string, clientId: string): TokenResponse {
-    if (clientId !== AGENT_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.');
+    if (clientId !== DEVICE_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.');
     const hash = hashToken(refreshToken);
     const row = this.store.token(hash);
     const now = this.now();

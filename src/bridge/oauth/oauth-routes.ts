@@ -12,11 +12,7 @@ import { ApprovalPage } from './approval-page.js';
 import { DeviceFlow, OAuthError } from './device-flow.js';
 import { readParams, sendJson, str } from './http-io.js';
 import { OAuthStore, type ConfigUser, type DeviceRow } from './oauth-store.js';
-import { isPasswordHash } from './password.js';
 import { DEVICE_CODE_GRANT } from '../../protocol/oauth.js';
-
-/** RFC 8628 §3.4 grant type. */
-export { DEVICE_CODE_GRANT };
 
 /** Bridge config keys this service reads (snake_case as in the config file). */
 export interface OAuthServiceOptions {
@@ -81,11 +77,6 @@ export class OAuthService implements DeviceAuthenticator {
   private readonly clock: () => number;
 
   constructor(opts: OAuthServiceOptions) {
-    for (const u of opts.users) {
-      if (!isPasswordHash(u.password_hash)) {
-        throw new Error(`Bridge config: users[${u.id}].password_hash is not a scrypt hash; create one with \`aios-device hash-password\`.`);
-      }
-    }
     const pu = opts.public_url;
     this.publicUrl = () => (typeof pu === 'function' ? pu() : pu).replace(/\/+$/, '');
     this.store = new OAuthStore(opts.db);

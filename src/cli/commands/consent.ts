@@ -1,8 +1,8 @@
 /**
  * CLI commands for consent: `grants`, `decisions [list|revoke ID]`, `activity`, `pause`, `resume`.
  * They open `<data_dir>/consent.sqlite` directly, so they work whether or not the agent runs; the
- * running agent reads the same database on every call (and polls the pause flag once a second to
- * tell the UI), so a revoke or a pause applies to the next call.
+ * running agent caches what it reads and empties the cache when another process writes the database
+ * (docs/consent.md), so a revoke or a pause applies to the next call.
  */
 import type { Command } from 'commander';
 import { openConsentDb, type Db } from '../../consent/db.js';

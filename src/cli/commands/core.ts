@@ -15,6 +15,7 @@ import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_PENDING, readPr
 import { onShutdownSignals, UsageError } from '../process.js';
 import { HttpBlobClient } from '../../agent/blob-client.js';
 import type { BlobRef } from '../../protocol/messages.js';
+import { dataDirOf, withDirOptions, type DirOpts } from '../data-dir.js';
 
 /** Default runtime profile written by the demo. */
 export const DEFAULT_PROFILE = '.demo/runtime.json';
@@ -147,14 +148,15 @@ export function registerCoreCommands(program: Command): void {
   });
 
   runtimeOptions(
-    program.command('status').description('show the local agent (endpoint.json) and the devices the bridge knows').option('--data-dir <dir>', 'agent data directory').option('--json', 'print JSON'),
+    withDirOptions(program.command('status').description('show the local agent (endpoint.json) and the devices the bridge knows')).option('--json', 'print JSON'),
   ).action(async (o: Record<string, unknown>) => {
     const out: Record<string, unknown> = {};
-    // The demo's agent when run from the repository (`npm start`), else the usual data directory.
-    const dataDir = (o['dataDir'] as string | undefined) ?? (existsSync('.demo/agent-data') ? '.demo/agent-data' : defaultDataDir());
-    const f = join(dataDir, 'endpoint.json');
+    // Without --data-dir/--config: the demo's agent when run from the repository (`npm start`), else the usual data directory.
+    const dirOpts = o as DirOpts;
+    const dataDir = dirOpts.dataDir || dirOpts.config ? dataDirOf(dirOpts) : existsSync('.demo/agent-data') ? '.demo/agent-data' : defaultDataDir();
     // endpoint.json outlives a crash: the agent counts as running only if its process answers /health.
-    out['agent'] = existsSync(f) && (await findRunningAgent(dataDir)) ? { ...JSON.parse(readFileSync(f, 'utf8')), since: statSync(f).mtime.toISOString() } : { running: false, data_dir: dataDir };
+    const agent = await findRunningAgent(dataDir);
+    out['agent'] = agent ? { ...agent.endpoint, since: statSync(join(dataDir, 'endpoint.json')).mtime.toISOString() } : { running: false, data_dir: dataDir };
     try {
       out['devices'] = (await new RuntimeClient(profileFrom(o)).devices()).devices;
     } catch (e) {
