@@ -5,7 +5,7 @@
  */
 import { argsDigest } from '../protocol/hash.js';
 import { RPC, RpcError, WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
-import { serializedResults } from '../protocol/peer.js';
+import { serializedResults, tooLong } from '../protocol/peer.js';
 import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
@@ -357,7 +357,7 @@ export class Dispatcher {
     if (call.progressTimer) clearTimeout(call.progressTimer);
     // The outcome is serialized once: for the size check, the journal and the response frame.
     let json = JSON.stringify(outcome);
-    if (outcome.state === 'completed' && json.length * 3 > this.o.maxOutputBytes && Buffer.byteLength(json) > this.o.maxOutputBytes) {
+    if (outcome.state === 'completed' && tooLong(json, this.o.maxOutputBytes)) {
       outcome = errorOutcome(call.times, 'failed', 'payload_too_large', 'The output is larger than a message may be; the function should return a blob.', d.risk?.read_only ? 'none' : 'possible', { limit: this.o.maxOutputBytes, size: Buffer.byteLength(json) });
       json = JSON.stringify(outcome);
     }

@@ -86,8 +86,8 @@ export class CallRouter extends EventEmitter {
   private flushDirty(): void {
     this.flushScheduled = false;
     if (!this.dirty.size) return;
-    // Only calls still open: a finished call was saved with its outcome, which a stale state must not overwrite.
-    const calls = [...this.dirty].filter((c) => this.live.get(`${c.workspace_id}/${c.call_id}`) === c);
+    // Only open calls are here: `finish` takes a call out before saving its outcome.
+    const calls = [...this.dirty];
     this.dirty.clear();
     try {
       this.store.saveCalls(calls);
@@ -253,8 +253,7 @@ export class CallRouter extends EventEmitter {
     if (call.state !== o.state) call.timeline.push({ state: o.state, at: o.finished_at ?? now });
     call.state = o.state;
     call.updated_at = now;
-    const liveRecord = this.live.get(`${call.workspace_id}/${call.call_id}`);
-    if (liveRecord) this.dirty.delete(liveRecord);
+    this.dirty.delete(call);
     this.store.saveCall(call);
     this.open.delete(`${call.device_id}/${call.call_id}`);
     const key = `${call.workspace_id}/${call.call_id}`;
@@ -302,9 +301,11 @@ export class CallRouter extends EventEmitter {
   /** After a device (re)connects: ask about every call the bridge did not see finish (§10). */
   private async reconcile(conn: DeviceConnection): Promise<void> {
     if (this.closed) return;
-    for (const call of this.store.openCalls(conn.identity.device_id)) {
+    // The live records (not a second copy read from the store): a snapshot, as the loop waits.
+    const { device_id: dev, workspace_id: ws } = conn.identity;
+    for (const call of [...this.open.values()].filter((c) => c.device_id === dev && c.workspace_id === ws)) {
       if (this.closed) return;
-      if (call.workspace_id !== conn.identity.workspace_id) continue;
+      if (call.outcome) continue; // finished while an earlier one was being asked about
       try {
         const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
         if ('error' in r) {

@@ -133,7 +133,7 @@ export class BridgeServer {
     const { host: lh, port: lp } = this.config.listen;
     await new Promise<void>((resolve, reject) => {
       this.http.once('error', (e: NodeJS.ErrnoException) =>
-        reject(e.code === 'EADDRINUSE' ? new Error(`${lh}:${lp} is already in use; choose another listen.port (the demo takes --port)`, { cause: e }) : e),
+        reject(e.code === 'EADDRINUSE' ? new Error(`${lh}:${lp} is already in use; choose another listen.port`, { cause: e }) : e),
       );
       this.http.listen(lp, lh, () => resolve());
     });

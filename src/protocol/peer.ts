@@ -56,8 +56,8 @@ export interface PeerOptions {
  */
 export const serializedResults = new WeakMap<object, string>();
 
-/** UTF-8 length over the limit? Counts bytes only when the text could be that long. */
-function tooLong(text: string, max: number | undefined): boolean {
+/** True when `text` is over `max` UTF-8 bytes (counted only when it could be: a character is at most 3 bytes per UTF-16 unit). */
+export function tooLong(text: string, max: number | undefined): boolean {
   return max !== undefined && max > 0 && text.length * 3 > max && Buffer.byteLength(text) > max;
 }
 

@@ -113,3 +113,18 @@ test('`npm start` runs the compiled build: the demo starts from dist/ and a call
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a demo port already in use is said plainly, with the option to pick another', async () => {
+  const dir = tempDir();
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+  const port = (busy.address() as { port: number }).port;
+  try {
+    const r = await cliRun(['demo', '--dir', join(dir, 'demo'), '--port', String(port)]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.err, new RegExp(`port ${port} is already in use; start the demo with --port`));
+  } finally {
+    busy.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -93,7 +93,10 @@ export function registerDemoCommand(program: Command): void {
       const acfg = loadAgentConfig(files.agentConfig);
       const blog = createLogger({ name: 'aios-bridge', file: join(dir, 'bridge.log') });
       const alog = createLogger({ file: join(dir, 'agent.log') });
-      const bridge = await startBridge(bcfg, blog);
+      const bridge = await startBridge(bcfg, blog).catch((e: Error) => {
+        if ((e.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') throw e;
+        throw new Error(`port ${o.port} is already in use; start the demo with --port <another port>`, { cause: e });
+      });
       const agent = await startAgent(acfg, alog);
       const r = relative(process.cwd(), dir);
       const rel = r && !r.startsWith('..') ? r : dir;
