@@ -10,6 +10,7 @@ import { bearer, type RuntimeAuthenticator } from './auth.js';
 import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
 import type { DeviceHub } from './device-hub.js';
 import { HttpError, RateLimiter, readJson, sendError, sendJson, statusForWireError } from './http-util.js';
+import type { CardCheck } from './server.js';
 import { decodePathSegment } from '../protocol/http.js';
 import { publicRecord, type BridgeStore, type DeviceRecord } from './store.js';
 
@@ -38,8 +39,8 @@ export interface RuntimeApiOptions {
   limiter: RateLimiter;
   maxBodyBytes: number;
   publicUrl: () => string;
-  /** The Adapter Card check of a device (see BridgeServer.cardChecks). */
-  cardCheck?: (deviceId: string) => { verified: boolean | null; problem?: string } | undefined;
+  /** Checks a device's Adapter Card against the key pinned at its login (BridgeServer.checkCard). */
+  cardCheck?: (deviceId: string, card: Record<string, unknown>) => Promise<CardCheck>;
 }
 
 /** Serves `/v1/calls…`, `/v1/devices…` and `/skills`. Returns false for other paths. */
@@ -97,7 +98,14 @@ export class RuntimeApi {
       }
       const d = this.o.store.getDevice(parts[2]!);
       if (!d || d.workspace_id !== ws) throw new HttpError(404, 'not_found', 'No such device in this workspace.');
-      if (parts.length === 3) return sendJson(res, 200, this.deviceView(d, true));
+      if (parts.length === 3) {
+        const v = this.deviceView(d, true);
+        // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
+        const check = d.adapter_card && this.o.cardCheck ? await this.o.cardCheck(d.device_id, d.adapter_card) : undefined;
+        v['adapter_card_verified'] = check?.verified ?? null;
+        if (check?.problem) v['adapter_card_problem'] = check.problem;
+        return sendJson(res, 200, v);
+      }
       if (parts[3] === 'functions' && parts[4]) {
         const f = d.functions.find((x) => x.id === parts[4]);
         if (!f) throw new HttpError(404, 'not_found', 'No such function on this device.');
@@ -121,12 +129,7 @@ export class RuntimeApi {
       functions_revision: d.functions_revision,
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
-    if (full) {
-      v['adapter_card'] = d.adapter_card;
-      const check = this.o.cardCheck?.(d.device_id);
-      v['adapter_card_verified'] = check?.verified ?? null;
-      if (check?.problem) v['adapter_card_problem'] = check.problem;
-    }
+    if (full) v['adapter_card'] = d.adapter_card;
     return v;
   }
 

@@ -62,7 +62,6 @@ export class BridgeServer {
   private readonly mounts: HttpMount[];
   readonly blobs: BlobStore;
   /** Adapter Card checks by device id (from the latest hello). */
-  readonly cardChecks = new Map<string, CardCheck>();
   private stopSweeping: (() => void) | undefined;
   private url = '';
 
@@ -91,7 +90,7 @@ export class BridgeServer {
       limiter: new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst),
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
-      cardCheck: (id) => this.cardChecks.get(id),
+      cardCheck: (id, card) => this.checkCard(id, card),
     });
     this.blobs = new BlobStore({
       dir: join(config.data_dir, 'blobs'),
@@ -189,12 +188,11 @@ export class BridgeServer {
       last_seen: new Date().toISOString(),
       ...(h.adapter_card ? { adapter_card: h.adapter_card } : {}),
     });
-    if (h.adapter_card) this.cardChecks.set(c.identity.device_id, await this.checkCard(c.identity.device_id, h.adapter_card));
     await this.refreshFunctions(c);
   }
 
   /** Verifies a device's card against the key pinned at its login, if there is one. */
-  private async checkCard(deviceId: string, card: Record<string, unknown>): Promise<CardCheck> {
+  async checkCard(deviceId: string, card: Record<string, unknown>): Promise<CardCheck> {
     const key = this.opts.pinnedKey?.(deviceId) ?? null;
     if (!key) return { verified: null };
     try {

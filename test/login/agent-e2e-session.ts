@@ -1,22 +1,21 @@
 /**
- * Runs inside scripts/with-keyring.sh (see agent-e2e.test.ts). The reference bridge (BridgeServer)
- * with device login mounted, the `login` command as its own process approved in Chromium, then the
+ * Runs inside scripts/with-keyring.sh (see agent-e2e.test.ts). The reference bridge as `aios-device
+ * bridge` starts it (startBridge: device login mounted, keys pinned), the `login` command as its own process approved in Chromium, then the
  * agent started from that login (tokens from gnome-keyring) serving a runtime's call.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { Agent } from '../../src/agent/agent.js';
 import { silentLogger } from '../../src/agent/logger.js';
 import type { FatalStop } from '../../src/agent/session.js';
-import { OAuthService } from '../../src/bridge/oauth/oauth-routes.js';
-import { BridgeServer } from '../../src/bridge/server.js';
+import { startBridge, type RunningBridge } from '../../src/bridge/start-bridge.js';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { loadDeviceCredentials, tokenProvider } from '../../src/identity/device-credentials.js';
+import { startAgent, type RunningAgent } from '../../src/agent/start-agent.js';
+import { until } from '../helpers/stack.js';
 import { tempDir, testUsers } from './helpers.js';
 import { CHROMIUM_ARGS, reachDecision, startLogin, type LoginRun } from './login-process.js';
 
@@ -28,13 +27,11 @@ interface Running {
 
 describe('login, then the agent connects and serves calls', () => {
   const tmp = tempDir('aios-e2e-');
-  let server: BridgeServer;
-  let oauthDb: Database.Database;
-  let oauth: OAuthService;
+  let bridge: RunningBridge;
   let bridgeUrl: string;
   let context: BrowserContext;
   const runs: LoginRun[] = [];
-  const agents: Agent[] = [];
+  const agents: RunningAgent[] = [];
 
   before(async () => {
     assert.equal(process.env['AIOS_KEYRING_SANDBOX'], '1');
@@ -44,16 +41,10 @@ describe('login, then the agent connects and serves calls', () => {
       listen: { host: '127.0.0.1', port: 0 },
       users: await testUsers(),
       runtime_tokens: { rt_b: { workspace_id: 'ws_b' }, rt_a: { workspace_id: 'ws_a' } },
+      device_poll_interval_s: 0,
     });
-    // The wiring start-bridge.ts needs: device login as an authenticator and an HTTP mount, revocation drops the session.
-    let srv: BridgeServer | undefined;
-    oauthDb = new Database(join(tmp.dir, 'oauth.sqlite'));
-    oauthDb.pragma('journal_mode = WAL');
-    oauth = new OAuthService({ db: oauthDb, users: config.users ?? [], public_url: () => srv!.publicUrl, device_poll_interval_s: 0 });
-    server = new BridgeServer(config, { log: silentLogger(), deviceAuth: [oauth], mounts: [(req, res, url) => oauth.handleHttp(req, res, url)] });
-    srv = server;
-    oauth.onRevoked((id) => server.hub.disconnect(id));
-    bridgeUrl = await server.start();
+    bridge = await startBridge(config, silentLogger());
+    bridgeUrl = bridge.url;
     context = await chromium.launchPersistentContext(join(tmp.dir, 'profile'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
   });
 
@@ -61,8 +52,7 @@ describe('login, then the agent connects and serves calls', () => {
     for (const a of agents) await a.stop().catch(() => undefined);
     for (const r of runs) if (r.child.exitCode === null) r.child.kill();
     await context?.close();
-    await server?.stop();
-    oauthDb?.close();
+    await bridge?.stop();
     tmp.remove();
   });
 
@@ -79,29 +69,14 @@ describe('login, then the agent connects and serves calls', () => {
     await page.close();
     assert.equal(await run.exit, 0, run.stderr());
 
-    const creds = await loadDeviceCredentials({ dataDir });
-    const s = creds.state;
-    const config = normalizeAgentConfig({
-      bridge: { url: s.device_url },
-      identity: { workspace_id: s.workspace_id, user_id: s.user_id, device_id: s.device_id, device_name: s.device_name },
-      data_dir: dataDir,
-    });
-    const agent = new Agent(config, {
-      log: silentLogger(),
-      tokens: tokenProvider(creds.tokens),
-      handlers: ['device'],
-      backoff: { baseMs: 20, capMs: 100, resetAfterMs: 60_000 },
-    });
-    agents.push(agent);
-    const connected = new Promise<void>((resolve) => {
-      agent.onStatus = (st) => {
-        if (st === 'connected') resolve();
-      };
-    });
-    const fatal = new Promise<FatalStop>((resolve) => (agent.onFatal = resolve));
-    await agent.start();
-    await connected;
-    return { agent, deviceId: s.device_id, fatal };
+    // Started as `aios-device run` starts it: identity, bridge URL and tokens come from the login.
+    const config = normalizeAgentConfig({ data_dir: dataDir, local_endpoint: { enabled: false } });
+    const running = await startAgent(config, silentLogger(), { handlers: ['device'], backoff: { baseMs: 20, capMs: 100, resetAfterMs: 60_000 } });
+    agents.push(running);
+    const deviceId = running.agent.config.identity!.device_id!;
+    const fatal = new Promise<FatalStop>((resolve) => (running.agent.onFatal = resolve));
+    await until(() => bridge.server.hub.isOnline(deviceId), 10_000, `${name} online`);
+    return { agent: running.agent, deviceId, fatal };
   }
 
   async function call(runtimeToken: string, workspaceId: string, deviceId: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -121,6 +96,9 @@ describe('login, then the agent connects and serves calls', () => {
     const r = await call('rt_b', 'ws_b', first.deviceId);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body['state'], 'completed', JSON.stringify(r.body));
+    // The card from hello verifies with the device key the bridge pinned at login.
+    const device = (await (await fetch(`${bridgeUrl}/v1/devices/${first.deviceId}`, { headers: { authorization: 'Bearer rt_b' } })).json()) as Record<string, unknown>;
+    assert.equal(device['adapter_card_verified'], true, JSON.stringify(device['adapter_card_problem']));
   });
 
   it('a second device of the same user works independently, and both are listed', async () => {
@@ -141,10 +119,10 @@ describe('login, then the agent connects and serves calls', () => {
   });
 
   it('revoking the first device drops its session; its reconnect ends unauthorized; the second keeps working', async () => {
-    assert.equal(oauth.revokeDevice(first.deviceId), true);
+    assert.equal(bridge.oauth!.revokeDevice(first.deviceId), true);
     const stop = await first.fatal;
     assert.equal(stop.type, 'unauthorized');
-    assert.equal(server.hub.isOnline(first.deviceId), false);
+    assert.equal(bridge.server.hub.isOnline(first.deviceId), false);
     const r = await call('rt_b', 'ws_b', second.deviceId);
     assert.equal(r.body['state'], 'completed', JSON.stringify(r.body));
   });
