@@ -56,6 +56,8 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
     dataDir: config.data_dir,
     // Third-party code gets its own options but none of the user's grants.
     handlerEnv: (id) => agent.handlerEnv(id, false),
+    // Functions the agent would refuse make their adapter unavailable, with the reason, in the listing.
+    checkFunctions: (fns) => agent.registry.check(fns),
   });
   for (const h of agent.handlerResults) {
     if (h.error) continue;
@@ -72,9 +74,8 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
       try {
         agent.registry.replaceSource(`adapter:${e.id}`, e.functions);
       } catch (err) {
+        // Not expected (the registry checked them): the adapter's functions stay out.
         log.error({ adapter: e.id, err: (err as Error).message }, 'adapter functions refused');
-        agent.registry.unregisterSource(`adapter:${e.id}`);
-        adapters.markRefused(e.id, `its functions were refused: ${(err as Error).message}`);
         now.delete(e.id);
       }
     }

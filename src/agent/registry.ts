@@ -50,6 +50,16 @@ export class FunctionRegistry extends EventEmitter {
     return this.rev;
   }
 
+  /** Why these functions could not be registered (a bad descriptor), or undefined when they can. */
+  check(defs: readonly FunctionDefinition<never, unknown>[]): string | undefined {
+    try {
+      for (const d of defs) this.prepare('(check)', d as unknown as FunctionDefinition<Record<string, unknown>, unknown>);
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+
   /** Registers or replaces functions from one source. Throws DescriptorError for a bad descriptor. */
   register(source: string, defs: readonly FunctionDefinition<never, unknown>[]): void {
     const prepared = defs.map((d) => this.prepare(source, d as unknown as FunctionDefinition<Record<string, unknown>, unknown>));

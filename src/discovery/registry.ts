@@ -73,6 +73,11 @@ export interface AdapterRegistryOptions {
   log?: Logger;
   /** The env a third-party handler is created with (default: no grants, no options). */
   handlerEnv?: (adapterId: string) => HandlerEnv;
+  /**
+   * Why an adapter's functions cannot be registered with the agent (its function registry's descriptor
+   * check), or undefined when they can; such an adapter is listed unavailable with that reason.
+   */
+  checkFunctions?: (fns: readonly FunctionDefinition<never, unknown>[]) => string | undefined;
   /** Agent data directory: default home of handler data and of `remote-adapters.json`. */
   dataDir?: string;
   /** Where remote adapter URLs persist (default `<dataDir>/remote-adapters.json`). */
@@ -169,17 +174,6 @@ export class AdapterRegistry extends EventEmitter {
   /** One adapter. */
   getAdapter(id: string): AdapterEntry | undefined {
     return this.entries.get(id);
-  }
-
-  /**
-   * Marks an adapter unavailable for a reason found after its entry was built: the agent refused its
-   * functions (e.g. a schema it cannot compile). `registry.info` and `adapters list` then say why.
-   * The fingerprint stays, so this alone is not a change; the next scan builds the entry afresh.
-   */
-  markRefused(id: string, reason: string): void {
-    const e = this.entries.get(id);
-    if (!e || e.kind === 'builtin') return;
-    this.entries.set(id, { ...e, functions: [], status: { ...e.status, available: false, reason } });
   }
 
   /** Functions of loaded third-party adapters (local and remote), for the agent's function registry. */
@@ -408,7 +402,11 @@ export class AdapterRegistry extends EventEmitter {
     return change.adapters;
   }
 
-  /** A function id offered by two adapters: the earlier one (built-in, then local, then remote, by id) keeps it. */
+  /**
+   * Adapters whose functions cannot be used are listed unavailable, with the reason: functions the
+   * agent's registry would refuse, and a function id offered by two adapters (the earlier one, built-in,
+   * then local, then remote, by id, keeps it).
+   */
   private resolveClashes(next: Map<string, AdapterEntry>): void {
     const owner = new Map<string, string>();
     for (const b of this.builtins.values()) for (const s of b.card.skills) owner.set(s.id, b.id);
@@ -416,8 +414,10 @@ export class AdapterRegistry extends EventEmitter {
     const list = [...next.values()].filter((e) => order.includes(e.kind)).sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.id < b.id ? -1 : 1));
     for (const e of list) {
       const taken = e.functions.find((f) => owner.has(f.descriptor.id));
-      if (taken) {
-        const status: AdapterStatus = { ...e.status, available: false, reason: `skill ${taken.descriptor.id} is already provided by adapter ${owner.get(taken.descriptor.id) ?? '?'}` };
+      const refused = taken || !e.functions.length ? undefined : this.opts.checkFunctions?.(e.functions);
+      if (taken || refused) {
+        const reason = taken ? `skill ${taken.descriptor.id} is already provided by adapter ${owner.get(taken.descriptor.id) ?? '?'}` : `its functions were refused: ${refused}`;
+        const status: AdapterStatus = { ...e.status, available: false, reason };
         next.set(e.id, { ...e, status, functions: [], fingerprint: hash({ card: e.card, status }) });
         continue;
       }

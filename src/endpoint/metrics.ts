@@ -55,10 +55,6 @@ class Histogram {
   private readonly series = new Map<string, HistogramSeries>();
   constructor(readonly name: string, readonly help: string, readonly bounds: readonly number[]) {}
 
-  observe(labels: Labels, value: number): void {
-    this.observeIn(this.cell(labels), value);
-  }
-
   /** The series for these labels (callers on hot paths keep it and pass it to `observeIn`). */
   cell(labels: Labels): HistogramSeries {
     const key = labelText(labels);
