@@ -2,8 +2,8 @@
  * Minimal JSON over HTTPS for remote adapters: no redirects (a redirect would move trust to another origin),
  * bounded bodies and time, and an optional extra CA (for private deployments and tests).
  */
-import { request } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { Agent, request } from 'node:https';
+import { createSecureContext, rootCertificates } from 'node:tls';
 
 /** Transport options. */
 export interface HttpsJsonOptions {
@@ -24,6 +24,23 @@ export class HttpsJsonError extends Error {
   }
 }
 
+const agents = new Map<string, Agent>();
+
+/**
+ * An agent whose connections trust Node's bundled roots plus `ca` (a `ca` option alone would replace
+ * the roots). Made once per CA: its TLS context parses every root certificate, tens of milliseconds.
+ * Its own agent, not the global one: pooled connections and TLS sessions are never shared with
+ * requests that do not trust this CA.
+ */
+function agentWithCa(ca: string): Agent {
+  let a = agents.get(ca);
+  if (!a) {
+    a = new Agent({ secureContext: createSecureContext({ ca: [...rootCertificates, ca] }) });
+    agents.set(ca, a);
+  }
+  return a;
+}
+
 /** Sends one request and parses the JSON answer. Only `https:` URLs are accepted. */
 export function httpsJson(method: 'GET' | 'POST', url: URL, body: unknown, opts: HttpsJsonOptions = {}): Promise<unknown> {
   if (url.protocol !== 'https:') return Promise.reject(new HttpsJsonError('only https URLs are accepted', false));
@@ -35,8 +52,7 @@ export function httpsJson(method: 'GET' | 'POST', url: URL, body: unknown, opts:
       url,
       {
         method,
-        // `ca` replaces Node's bundled roots; an extra CA must come on top of them, not instead.
-        ...(opts.ca !== undefined ? { ca: [...rootCertificates, opts.ca.toString()] } : {}),
+        ...(opts.ca !== undefined ? { agent: agentWithCa(opts.ca.toString()) } : {}),
         timeout: opts.timeoutMs ?? 10_000,
         signal: opts.signal,
         headers: { Accept: 'application/json', ...(payload && { 'Content-Type': 'application/json', 'Content-Length': payload.length }) },
