@@ -12,6 +12,7 @@ import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../agent/logger.js';
 import { startAgent } from '../../agent/start-agent.js';
 import { startBridge } from '../../bridge/start-bridge.js';
+import { writeJsonFileSync } from '../../storage/json-file.js';
 import { onShutdownSignals } from '../process.js';
 
 const token = (prefix: string) => prefix + randomBytes(24).toString('base64url');
@@ -25,58 +26,44 @@ export function prepareDemo(dir: string, port: number): { bridgeConfig: string; 
   const shared = join(dir, 'shared');
   mkdirSync(shared, { recursive: true });
   if (!existsSync(join(shared, 'hello.txt'))) writeFileSync(join(shared, 'hello.txt'), 'Hello from the AIOS Device demo folder.\nThis file is shared with the agent (read and write).\n');
+  // First run: tokens, identities and the shared folder. The port is set below, on every run.
   if (!existsSync(bridgeConfig)) {
     const runtimeToken = token('rt_');
     const deviceToken = token('dt_');
-    writeFileSync(
-      bridgeConfig,
-      YAML.stringify({
-        listen: { host: '127.0.0.1', port },
-        data_dir: './bridge-data',
-        runtime_tokens: { [runtimeToken]: { workspace_id: 'ws_demo', name: 'demo runtime' } },
-        device_tokens: { [deviceToken]: { workspace_id: 'ws_demo', user_id: 'usr_demo', device_id: 'dev_demo' } },
-      }),
-      { mode: 0o600 },
-    );
+    writeYaml(bridgeConfig, {
+      data_dir: './bridge-data',
+      runtime_tokens: { [runtimeToken]: { workspace_id: 'ws_demo', name: 'demo runtime' } },
+      device_tokens: { [deviceToken]: { workspace_id: 'ws_demo', user_id: 'usr_demo', device_id: 'dev_demo' } },
+    });
     writeFileSync(join(dir, 'device-token'), deviceToken + '\n', { mode: 0o600 });
-    writeFileSync(profile, JSON.stringify({ bridge_url: `http://127.0.0.1:${port}`, token: runtimeToken, workspace_id: 'ws_demo', device_id: 'dev_demo' }, null, 2) + '\n', { mode: 0o600 });
+    writeJsonFileSync(profile, { token: runtimeToken, workspace_id: 'ws_demo', device_id: 'dev_demo' }, 0o600);
   }
   if (!existsSync(agentConfig)) {
-    writeFileSync(
-      agentConfig,
-      YAML.stringify({
-        bridge: { url: `ws://127.0.0.1:${port}/v1/device`, token_file: './device-token' },
-        identity: { workspace_id: 'ws_demo', user_id: 'usr_demo', device_id: 'dev_demo', device_name: 'Demo device' },
-        data_dir: './agent-data',
-        local_endpoint: { host: '127.0.0.1', port: 0 },
-        grants: { files: [{ path: './shared', access: 'read_write', name: 'Demo' }] },
-        confirmations: { provider: 'auto', timeout_ms: 60000 },
-      }),
-      { mode: 0o600 },
-    );
+    writeYaml(agentConfig, {
+      bridge: { token_file: './device-token' },
+      identity: { workspace_id: 'ws_demo', user_id: 'usr_demo', device_id: 'dev_demo', device_name: 'Demo device' },
+      data_dir: './agent-data',
+      local_endpoint: { host: '127.0.0.1', port: 0 },
+      grants: { files: [{ path: './shared', access: 'read_write', name: 'Demo' }] },
+      confirmations: { provider: 'auto', timeout_ms: 60000 },
+    });
   }
-  usePort(bridgeConfig, agentConfig, profile, port);
+  // This run's port, in the three files (tokens and data stay as they are).
+  update(bridgeConfig, YAML.parse, (b: { listen?: object }) => ({ ...b, listen: { host: '127.0.0.1', ...b.listen, port } }), writeYaml);
+  update(agentConfig, YAML.parse, (a: { bridge?: object }) => ({ ...a, bridge: { ...a.bridge, url: `ws://127.0.0.1:${port}/v1/device` } }), writeYaml);
+  update(profile, JSON.parse, (r: object) => ({ ...r, bridge_url: `http://127.0.0.1:${port}` }), (f, v) => writeJsonFileSync(f, v, 0o600));
   return { bridgeConfig, agentConfig, profile, shared };
 }
 
-/** Points the kept demo files at this run's port (tokens and data stay as they are). */
-function usePort(bridgeConfig: string, agentConfig: string, profile: string, port: number): void {
-  const b = YAML.parse(readFileSync(bridgeConfig, 'utf8')) as { listen?: { host?: string; port?: number } };
-  if (b.listen?.port !== port) {
-    b.listen = { ...b.listen, port };
-    writeFileSync(bridgeConfig, YAML.stringify(b), { mode: 0o600 });
-  }
-  const a = YAML.parse(readFileSync(agentConfig, 'utf8')) as { bridge?: { url?: string } };
-  const url = `ws://127.0.0.1:${port}/v1/device`;
-  if (a.bridge?.url !== url) {
-    a.bridge = { ...a.bridge, url };
-    writeFileSync(agentConfig, YAML.stringify(a), { mode: 0o600 });
-  }
-  const r = JSON.parse(readFileSync(profile, 'utf8')) as { bridge_url?: string };
-  if (r.bridge_url !== `http://127.0.0.1:${port}`) {
-    r.bridge_url = `http://127.0.0.1:${port}`;
-    writeFileSync(profile, JSON.stringify(r, null, 2) + '\n', { mode: 0o600 });
-  }
+function writeYaml(file: string, value: unknown): void {
+  writeFileSync(file, YAML.stringify(value), { mode: 0o600 });
+}
+
+/** Rewrites `file` with `change` applied, only when that changes something. */
+function update<T extends object>(file: string, parse: (text: string) => unknown, change: (v: T) => T, write: (file: string, v: T) => void): void {
+  const before = parse(readFileSync(file, 'utf8')) as T;
+  const after = change(before);
+  if (JSON.stringify(after) !== JSON.stringify(before)) write(file, after);
 }
 
 /** Registers `demo`. */
