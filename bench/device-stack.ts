@@ -21,7 +21,7 @@ export interface AgentSettings {
   synchronous: 'normal' | 'full';
   /** `info` logs one line per call to a file, as `aios-device run` with `log.file` does; `silent` logs nothing. */
   log: 'info' | 'silent';
-  /** Extra Node flags for the agent process (e.g. `--cpu-prof`). */
+  /** Extra Node flags for the agent process and, where the bridge runs in its own process, the bridge (e.g. `--cpu-prof`). */
   nodeArgs?: string[];
 }
 
@@ -66,8 +66,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, runtime, device)), { log: silentLogger() });
       url = await bridge.start();
     } else {
-      const prof = process.env['BENCH_BRIDGE_PROFILE'];
-      bridgeChild = await startChild<{ url: string }>(benchFile('bridge-child'), [JSON.stringify(bridgeDoc(dir, runtime, device))], prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
+      bridgeChild = await startChild<{ url: string }>(benchFile('bridge-child'), [JSON.stringify(bridgeDoc(dir, runtime, device))], agentSettings.nodeArgs ?? []);
       url = bridgeChild.info.url;
     }
     const agentDoc = {

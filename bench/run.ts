@@ -26,7 +26,7 @@ export interface RunOptions {
   sync: ('normal' | 'full')[];
   log: AgentSettings['log'];
   fullPath: boolean;
-  /** Directory for the agent's CPU profiles (`--cpu-prof`), if profiling. */
+  /** Directory for the agent and bridge processes' CPU profiles (`--cpu-prof`), if profiling. */
   profileDir?: string;
   /** Progress lines (to stderr). */
   progress?: (line: string) => void;
@@ -164,7 +164,7 @@ async function main(): Promise<void> {
     progress: (l) => process.stderr.write(l + '\n'),
   });
   process.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatReport(report)) + '\n');
-  if (profileDir) process.stderr.write(`agent CPU profiles in ${profileDir}\n`);
+  if (profileDir) process.stderr.write(`agent and bridge CPU profiles in ${profileDir}\n`);
 }
 
 const entry = process.argv[1] ? resolve(process.argv[1]) : '';
