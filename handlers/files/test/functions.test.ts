@@ -254,6 +254,11 @@ test('with nested shared folders, consent and locks name the folder the call rea
   const abs = path.join(inner, 'x.txt');
   assert.equal(read.resource!({ path: abs }), `folder:${inner}`, 'the nested grant, as locate() picks it');
   assert.equal(read.resource!({ path: path.join(w.docs, 'y.txt') }), `folder:${w.docs}`);
+  // A write's lock names the file by its real path, the same whichever folder it is named through.
+  const write = nested.get('files.write_text')!;
+  const real = path.join(await fs.promises.realpath(inner), 'x.txt');
+  assert.deepEqual(write.locks!({ path: abs }), [`file:${real}`]);
+  assert.deepEqual(write.locks!({ path: path.join('nested-share', 'x.txt'), root: 'Documents' }), [`file:${real}`]);
 });
 
 test('a listing over max_walk_entries fails like a recursive copy or delete does (too_many_entries)', async () => {
