@@ -1,8 +1,22 @@
 /**
  * WebSocket transport (ws): text frames only, explicit frame limit, heartbeat with liveness timeout.
  */
+import { channel } from 'node:diagnostics_channel';
 import WebSocket from 'ws';
 import type { CloseInfo, Transport } from './transport.js';
+
+/**
+ * Diagnostics channels (node:diagnostics_channel) for tools that time the call path (`npm run
+ * bench:timeline`). Published only while someone subscribes; the message is the transport.
+ * `aios:transport.received`: a text frame arrived, before it is dispatched. `aios:transport.flushing`
+ * and `aios:transport.flushed`: just before and just after one turn's corked frames are written to the
+ * socket (one `writev`).
+ */
+export const TRANSPORT_CHANNELS = {
+  received: channel('aios:transport.received'),
+  flushing: channel('aios:transport.flushing'),
+  flushed: channel('aios:transport.flushed'),
+} as const;
 
 /** Close codes used by the protocol. */
 export const CLOSE = {
@@ -35,6 +49,7 @@ export class WebSocketTransport implements Transport {
         ws.close(CLOSE.unsupportedData, 'binary frames are not allowed');
         return;
       }
+      if (TRANSPORT_CHANNELS.received.hasSubscribers) TRANSPORT_CHANNELS.received.publish(this);
       this.onmessage?.(data.toString());
     });
     ws.on('pong', () => (this.lastSeen = Date.now()));
@@ -83,7 +98,11 @@ export class WebSocketTransport implements Transport {
     socket.cork();
     setImmediate(() => {
       this.corked = false;
-      if (!socket.destroyed) socket.uncork();
+      if (socket.destroyed) return;
+      const { flushing, flushed } = TRANSPORT_CHANNELS;
+      if (flushing.hasSubscribers) flushing.publish(this);
+      socket.uncork();
+      if (flushed.hasSubscribers) flushed.publish(this);
     });
   }
 
