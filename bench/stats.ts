@@ -91,20 +91,37 @@ export async function measureThroughput(call: () => Promise<unknown>, total: num
 }
 
 /**
- * Measures every target side by side: warm-up each, then `rounds` times latency of each target in turn
- * and throughput of each target in turn. Reports per target the median of each figure over the rounds.
+ * How long every target is left alone after one was measured. A peer may defer work until it is idle
+ * (the agent's journal table catches up 50 ms after the last write and takes tens of milliseconds;
+ * audit rows are committed every 25 ms); without the pause, that work ran during the next target's
+ * measurement and slowed it, not the peer that owed it.
  */
-export async function measureTargets(targets: readonly BenchTarget[], c: BenchCounts, say: (line: string) => void = () => undefined): Promise<BenchResult[]> {
+export const SETTLE_MS = 250;
+
+/**
+ * Measures every target side by side: warm-up each, then `rounds` times latency of each target in turn
+ * and throughput of each target in turn, with SETTLE_MS of quiet after each. Reports per target the
+ * median of each figure over the rounds.
+ */
+export async function measureTargets(targets: readonly BenchTarget[], c: BenchCounts, say: (line: string) => void = () => undefined, settleMs = SETTLE_MS): Promise<BenchResult[]> {
   const lat = targets.map(() => [] as LatencyResult[]);
   const thr = targets.map(() => [] as ThroughputResult[]);
+  const settle = () => new Promise((r) => setTimeout(r, settleMs));
   for (const t of targets) {
     for (let i = 0; i < c.warmup; i++) await t.call();
     await measureThroughput(() => t.call(), Math.min(c.warmup, c.throughputN), c.concurrency);
+    await settle();
   }
   for (let r = 0; r < c.rounds; r++) {
     say(`round ${r + 1}/${c.rounds}`);
-    for (const [i, t] of targets.entries()) lat[i]!.push(await measureLatency(() => t.call(), c.latencyN));
-    for (const [i, t] of targets.entries()) thr[i]!.push(await measureThroughput(() => t.call(), c.throughputN, c.concurrency));
+    for (const [i, t] of targets.entries()) {
+      lat[i]!.push(await measureLatency(() => t.call(), c.latencyN));
+      await settle();
+    }
+    for (const [i, t] of targets.entries()) {
+      thr[i]!.push(await measureThroughput(() => t.call(), c.throughputN, c.concurrency));
+      await settle();
+    }
   }
   return targets.map((t, i) => ({
     name: t.name,
