@@ -115,7 +115,15 @@ export class AdapterRegistry extends EventEmitter {
   private readonly subscribers = new Map<string, { events: Set<SubscribeEvent>; notify: (m: string, p: unknown) => void }>();
   private desktop = new Map<string, DesktopEntry>();
   private watcher: AdapterWatcher | undefined;
+  /** Scans and the application of their results, one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
+  /**
+   * Remote refreshes, one at a time among themselves (so a later one is applied after an earlier one),
+   * but fetched outside `chain`: an unreachable origin must not hold up a local rescan.
+   */
+  private remoteChain: Promise<unknown> = Promise.resolve();
+  /** Fires at `stop()`: remote fetches in flight are abandoned. */
+  private readonly stopping = new AbortController();
 
   constructor(opts: AdapterRegistryOptions) {
     super();
@@ -158,11 +166,13 @@ export class AdapterRegistry extends EventEmitter {
     this.watcher.start();
   }
 
-  /** Stops watching and drops subscribers. */
+  /** Stops watching, abandons remote fetches in flight, drops subscribers and waits for a scan in progress. */
   async stop(): Promise<void> {
+    this.stopping.abort(new Error('the adapter registry is stopping'));
     this.watcher?.stop();
     this.watcher = undefined;
     this.subscribers.clear();
+    await this.remoteChain.catch(() => undefined);
     await this.chain.catch(() => undefined);
   }
 
@@ -181,16 +191,29 @@ export class AdapterRegistry extends EventEmitter {
     return this.listAdapters().flatMap((e) => (e.kind === 'builtin' ? [] : e.functions));
   }
 
-  /** Rescans (serialized); returns the adapter-level change. */
+  /**
+   * Rescans; returns the adapter-level change. Scans are applied one at a time; remote cards are
+   * fetched first, outside that queue (a local rescan does not wait for a slow origin).
+   */
   refresh(scope: RefreshScope): Promise<RegistryChange['adapters']> {
-    const run = this.chain.then(() => this.doRefresh(scope));
+    if (scope === 'local') return this.enqueue(() => this.doRefresh(scope, []));
+    const run = this.remoteChain.then(async () => {
+      const remote = await this.remoteEntries();
+      return this.enqueue(() => this.doRefresh(scope, remote));
+    });
+    this.remoteChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private enqueue<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(step);
     this.chain = run.catch(() => undefined);
     return run;
   }
 
   /** Fetches, verifies and registers a remote adapter, and remembers it. Throws RemoteAdapterError. */
   async addRemote(url: string): Promise<AdapterEntry> {
-    const remote = await fetchRemoteCard(url, { trust: this.opts.trust, ca: this.opts.remoteCa });
+    const remote = await fetchRemoteCard(url, { trust: this.opts.trust, ca: this.opts.remoteCa, signal: this.stopping.signal });
     const clash = this.entries.get(remote.card.adapter.id);
     if (clash && clash.kind !== 'remote') throw new Error(`adapter id ${remote.card.adapter.id} is already used by a ${clash.kind} adapter`);
     const records = (await this.readRemoteStore()).filter((r) => r.id !== remote.card.adapter.id);
@@ -352,7 +375,7 @@ export class AdapterRegistry extends EventEmitter {
   private async remoteEntry(r: RemoteRecord): Promise<AdapterEntry> {
     const base = { id: r.id, kind: 'remote' as const, source: { kind: 'remote' as const, url: r.url } };
     try {
-      const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca: this.opts.remoteCa });
+      const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca: this.opts.remoteCa, signal: this.stopping.signal });
       if (remote.card.adapter.id !== r.id) throw new Error(`the card now names adapter ${remote.card.adapter.id}`);
       const { signature: _s, ...card } = remote.card;
       const functions = remoteFunctions(remote, { ca: this.opts.remoteCa });
@@ -365,7 +388,10 @@ export class AdapterRegistry extends EventEmitter {
     }
   }
 
-  private async doRefresh(scope: RefreshScope): Promise<RegistryChange['adapters']> {
+  /** Applies a scan; `remote` holds the remote entries already fetched (used unless the scope is local). */
+  private async doRefresh(scope: RefreshScope, remote: AdapterEntry[]): Promise<RegistryChange['adapters']> {
+    // After stop() nothing is applied: abandoned fetches would list every remote adapter as unavailable.
+    if (this.stopping.signal.aborted) return { added: [], removed: [], updated: [] };
     const before = this.entries;
     const next = new Map<string, AdapterEntry>(this.builtins);
     const keep = (kinds: AdapterKind[]) => {
@@ -381,7 +407,7 @@ export class AdapterRegistry extends EventEmitter {
       }
     } else keep(['local', 'inferred']);
     if (scope === 'remote' || scope === 'all') {
-      for (const e of await this.remoteEntries()) if (!next.has(e.id)) next.set(e.id, e);
+      for (const e of remote) if (!next.has(e.id)) next.set(e.id, e);
     } else keep(['remote']);
     if (scope === 'local' || scope === 'all') {
       const claimed = new Set<string>();

@@ -46,6 +46,8 @@ export interface RemoteOptions {
   /** Extra CA in PEM (self-hosted adapters, tests). */
   ca?: string | Buffer | undefined;
   timeoutMs?: number;
+  /** Abandons the fetch (the registry stopping). */
+  signal?: AbortSignal | undefined;
 }
 
 /** The card URL for what a user typed: an origin gets the well-known path appended. */
@@ -70,7 +72,7 @@ export function protocolCompatible(version: string): boolean {
 /** Fetches and verifies a remote card; throws `RemoteAdapterError` with the reason. */
 export async function fetchRemoteCard(input: string, opts: RemoteOptions): Promise<RemoteCard> {
   const url = cardUrlFor(input);
-  const net = { ca: opts.ca, timeoutMs: opts.timeoutMs };
+  const net = { ca: opts.ca, timeoutMs: opts.timeoutMs, signal: opts.signal };
   let raw: unknown;
   try {
     raw = await httpsJson('GET', url, undefined, net);

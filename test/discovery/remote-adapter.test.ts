@@ -189,3 +189,37 @@ test('an unreachable remote adapter does not hold up start(): it is fetched in t
     await new Promise((r) => silent.close(r));
   }
 });
+
+test('a silent remote origin neither holds up a local rescan nor stop()', { timeout: 8000 }, async () => {
+  // The fetch would wait 10 s for the silent origin; the test's 8 s budget fails if anything waits for it.
+  const { createServer: tcp } = await import('node:net');
+  const held: import('node:net').Socket[] = [];
+  const silent = tcp((s) => void held.push(s));
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  const url = `https://127.0.0.1:${(silent.address() as import('node:net').AddressInfo).port}`;
+  const fs = await import('node:fs/promises');
+  const data = join(dir, 'data-silent-2');
+  const adapters = join(dir, 'adapters-silent-2');
+  await fs.mkdir(data, { recursive: true });
+  await fs.mkdir(adapters, { recursive: true });
+  await fs.writeFile(join(data, 'remote-adapters.json'), JSON.stringify({ adapters: [{ url, id: 'com.example.silent', name: 'Silent', added_at: new Date().toISOString() }] }));
+  const reg = new AdapterRegistry({ dirs: [adapters], desktopDirs: [], trust: TrustStore.of([]), dataDir: data, remoteCa: ca, watch: false });
+  let remoteSettled = false;
+  try {
+    await reg.start();
+    void reg.remoteReady.then(() => (remoteSettled = true));
+    while (!held.length) await new Promise((r) => setTimeout(r, 10));
+    // A local adapter appears; its rescan finishes while the remote fetch still waits.
+    await fs.mkdir(join(adapters, 'com.example.local'));
+    await fs.writeFile(join(adapters, 'com.example.local', 'tool.aios.yaml'), 'id: com.example.local\nname: Local one\nversion: 1.0.0\n');
+    await reg.refresh('local');
+    assert.equal(remoteSettled, false, 'the remote fetch is still waiting');
+    assert.ok(reg.getAdapter('com.example.local'), 'the local rescan was applied');
+    await reg.stop();
+    assert.equal(reg.getAdapter('com.example.silent'), undefined, 'an abandoned fetch is not applied');
+  } finally {
+    await reg.stop();
+    for (const s of held) s.destroy();
+    await new Promise((r) => silent.close(r));
+  }
+});
