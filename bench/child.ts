@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** A running child and its READY payload. */
 export interface BenchChild<T> {
@@ -32,9 +32,12 @@ export function benchFile(name: string): string {
   return fileURLToPath(new URL(`./${name}${ext}`, import.meta.url));
 }
 
-/** Starts `node [nodeArgs] [--import tsx] file ...args` and resolves once it prints READY. */
-export function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = []): Promise<BenchChild<T>> {
-  const proc = spawn(process.execPath, [...nodeArgs, ...loaderFor(file), file, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * Starts `node [nodeArgs] [--import tsx] file ...args` and resolves once it prints READY. `env` is added
+ * to this process's environment for the child.
+ */
+export function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<BenchChild<T>> {
+  const proc = spawn(process.execPath, [...nodeArgs, ...loaderFor(file), file, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: proc.stdout! });
@@ -76,4 +79,24 @@ export function exitOnSignal(stop: () => Promise<void> | void): void {
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+}
+
+/** True when the module at `url` (its `import.meta.url`) is the script node was started with. */
+export function isMain(url: string): boolean {
+  return process.argv[1] !== undefined && url === pathToFileURL(process.argv[1]).href;
+}
+
+/** Runs a bench command: its error goes to stderr as `<name>: message`, and the exit code is 1. */
+export function runMain(name: string, main: () => Promise<void>): void {
+  main().catch((e: unknown) => {
+    process.stderr.write(`${name}: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}
+
+/** A command-line count: a positive integer, or a clear error naming the flag. */
+export function positiveInt(text: string, flag: string): number {
+  const n = Number.parseInt(text, 10);
+  if (!Number.isFinite(n) || n < 1) throw new Error(`--${flag} must be a positive integer`);
+  return n;
 }

@@ -23,6 +23,8 @@ export interface AgentSettings {
   log: 'info' | 'silent';
   /** Extra Node flags for the agent process and, where the bridge runs in its own process, the bridge (e.g. `--cpu-prof`). */
   nodeArgs?: string[];
+  /** Added to the agent child's environment. */
+  env?: Record<string, string>;
 }
 
 export interface DeviceStack {
@@ -80,7 +82,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
       handlers: { diagnostics: { enabled: true } },
     };
-    agent = await startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? []);
+    agent = await startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
     await waitOnline(url, runtime);
     const a = agent;
     return { dir, url, runtimeToken: runtime, bridge, agent: a, stop: cleanup };

@@ -12,11 +12,11 @@
 import { openSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { invokeParams } from './agent-roundtrip.js';
-import { announceReady, exitOnSignal, startChild } from './child.js';
+import { announceReady, exitOnSignal, isMain, startChild } from './child.js';
 import type { BenchTarget } from './stats.js';
 
 function agent(port: number, responseBytes: number, logFile: string): void {
@@ -110,5 +110,4 @@ export async function openProtocolFloor(frames: { response: number }): Promise<B
   };
 }
 
-const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isEntry && process.argv[2] === '--agent') agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!);
+if (isMain(import.meta.url) && process.argv[2] === '--agent') agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!);

@@ -13,6 +13,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { availableParallelism } from 'node:os';
 import { openAgentRoundtrip } from './agent-roundtrip.js';
+import { isMain, positiveInt, runMain } from './child.js';
 import type { AgentSettings } from './device-stack.js';
 import { openFullPath } from './full-path.js';
 import { openMcpStdio } from './mcp-stdio.js';
@@ -145,18 +146,13 @@ async function main(): Promise<void> {
       json: { type: 'boolean', default: false },
     },
   });
-  const int = (s: string, what: string) => {
-    const n = Number.parseInt(s, 10);
-    if (!Number.isFinite(n) || n < 1) throw new Error(`--${what} must be a positive integer`);
-    return n;
-  };
   const sync = values.sync === 'both' ? (['normal', 'full'] as const) : values.sync === 'full' ? (['full'] as const) : values.sync === 'normal' ? (['normal'] as const) : undefined;
   if (!sync) throw new Error('--sync must be normal, full or both');
   if (values.log !== 'info' && values.log !== 'silent') throw new Error('--log must be info or silent');
   const profileDir = values.profile ? resolve(values.profile) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const report = await runBenchmarks({
-    counts: { warmup: int(values.warmup, 'warmup'), latencyN: int(values.latency, 'latency'), throughputN: int(values.throughput, 'throughput'), concurrency: int(values.concurrency, 'concurrency'), rounds: int(values.rounds, 'rounds') },
+    counts: { warmup: positiveInt(values.warmup, 'warmup'), latencyN: positiveInt(values.latency, 'latency'), throughputN: positiveInt(values.throughput, 'throughput'), concurrency: positiveInt(values.concurrency, 'concurrency'), rounds: positiveInt(values.rounds, 'rounds') },
     sync: [...sync],
     log: values.log,
     fullPath: !values['no-full-path'],
@@ -167,10 +163,4 @@ async function main(): Promise<void> {
   if (profileDir) process.stderr.write(`agent and bridge CPU profiles in ${profileDir}\n`);
 }
 
-const entry = process.argv[1] ? resolve(process.argv[1]) : '';
-if (entry === resolve(new URL(import.meta.url).pathname)) {
-  main().catch((e: unknown) => {
-    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
-  });
-}
+if (isMain(import.meta.url)) runMain('bench', main);

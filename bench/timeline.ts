@@ -8,10 +8,11 @@
  */
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { METHODS, type Outcome } from '../src/protocol/messages.js';
 import { invokeParams, ECHO_VALUE } from './agent-roundtrip.js';
+import { isMain, positiveInt, runMain } from './child.js';
 import { BENCH_IDS, startDeviceStack, type AgentSettings } from './device-stack.js';
 
 export interface TimelineOptions {
@@ -49,15 +50,7 @@ export const SEGMENTS = [
 /** Runs the timeline: starts a bridge here and an agent child that records its stamps, measures, stops. */
 export async function runTimeline(o: TimelineOptions): Promise<TimelineReport> {
   const file = join(tmpdir(), `aios-bench-timeline-${process.pid}.txt`);
-  const before = process.env['BENCH_TIMELINE'];
-  process.env['BENCH_TIMELINE'] = file;
-  let stack;
-  try {
-    stack = await startDeviceStack({ synchronous: 'normal', log: o.log }, 'here');
-  } finally {
-    if (before === undefined) delete process.env['BENCH_TIMELINE'];
-    else process.env['BENCH_TIMELINE'] = before;
-  }
+  const stack = await startDeviceStack({ synchronous: 'normal', log: o.log, env: { BENCH_TIMELINE: file } }, 'here');
   const sent: bigint[] = [];
   const done: bigint[] = [];
   let cpu: TimelineReport['cpu'];
@@ -180,21 +173,10 @@ async function main(): Promise<void> {
       json: { type: 'boolean', default: false },
     },
   });
-  const int = (s: string, what: string) => {
-    const n = Number.parseInt(s, 10);
-    if (!Number.isFinite(n) || n < 1) throw new Error(`--${what} must be a positive integer`);
-    return n;
-  };
   if (values.log !== 'info' && values.log !== 'silent') throw new Error('--log must be info or silent');
-  const o: TimelineOptions = { warmup: int(values.warmup, 'warmup'), calls: int(values.calls, 'calls'), burst: int(values.burst, 'burst'), concurrency: int(values.concurrency, 'concurrency'), log: values.log };
+  const o: TimelineOptions = { warmup: positiveInt(values.warmup, 'warmup'), calls: positiveInt(values.calls, 'calls'), burst: positiveInt(values.burst, 'burst'), concurrency: positiveInt(values.concurrency, 'concurrency'), log: values.log };
   const r = await runTimeline(o);
   process.stdout.write((values.json ? JSON.stringify(r, null, 2) : formatTimeline(r, o)) + '\n');
 }
 
-const entry = process.argv[1] ? resolve(process.argv[1]) : '';
-if (entry === resolve(new URL(import.meta.url).pathname)) {
-  main().catch((e: unknown) => {
-    process.stderr.write(`bench:timeline: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
-  });
-}
+if (isMain(import.meta.url)) runMain('bench:timeline', main);

@@ -4,10 +4,10 @@
  * response's size, copying the request's JSON-RPC id so that the client can correlate with 64 in flight.
  * Server mode: node --import tsx bench/ws-echo.ts --serve <responseBytes>
  */
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { AddressInfo } from 'node:net';
-import { announceReady, exitOnSignal, startChild } from './child.js';
+import { announceReady, exitOnSignal, isMain, startChild } from './child.js';
 import type { BenchTarget } from './stats.js';
 
 /** A JSON text of exactly `bytes` bytes carrying `id` (padded with a filler field). */
@@ -66,5 +66,4 @@ export async function openWsEcho(frames: { request: number; response: number }):
   };
 }
 
-const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isEntry && process.argv[2] === '--serve') serve(Number(process.argv[3] ?? 512));
+if (isMain(import.meta.url) && process.argv[2] === '--serve') serve(Number(process.argv[3] ?? 512));
