@@ -67,25 +67,27 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
   // Third-party adapters' functions live in the agent's registry under the source `adapter:<id>`.
   const registered = new Set<string>();
   const sync = () => {
-    const now = new Set<string>();
-    for (const e of adapters.listAdapters()) {
-      if (e.kind === 'builtin' || !e.functions.length) continue;
-      now.add(e.id);
+    const current = adapters.listAdapters().filter((e) => e.kind !== 'builtin' && e.functions.length);
+    const now = new Set(current.map((e) => e.id));
+    // Adapters that are gone first: an adapter renamed, or a local one replaced by a remote one,
+    // offers the same function ids, which the old source still holds until it is unregistered.
+    for (const id of registered) if (!now.has(id)) agent.registry.unregisterSource(`adapter:${id}`);
+    for (const e of current) {
       try {
         agent.registry.replaceSource(`adapter:${e.id}`, e.functions);
       } catch (err) {
-        // Not expected (the registry checked them): the adapter's functions stay out.
+        // Not expected (the adapter registry checked the descriptors and the clashes): its functions stay out.
         log.error({ adapter: e.id, err: (err as Error).message }, 'adapter functions refused');
         now.delete(e.id);
       }
     }
-    for (const id of registered) if (!now.has(id)) agent.registry.unregisterSource(`adapter:${id}`);
     registered.clear();
     for (const id of now) registered.add(id);
   };
+  // Listening before start(): the remote adapters are fetched in the background from there on.
+  adapters.on('changed', sync);
   await adapters.start();
   sync();
-  adapters.on('changed', sync);
 
   const deviceId = agent.identity.deviceId;
   let card: Record<string, unknown> | undefined;

@@ -384,8 +384,10 @@ export class Dispatcher {
 
   /**
    * Book-keeping of a finished call (its log line, the audit row, metrics) that its answer need not
-   * wait for: it runs once the turn's frames have left (the transport uncorks before this immediate),
-   * and at shutdown.
+   * wait for: it runs in an immediate, and at shutdown. A finished call has sent its `call_state` note
+   * before this is queued, so the transport's uncork (an earlier immediate) sends its frames first; a
+   * call refused before acceptance has sent nothing yet, so its row may be written before its answer
+   * leaves.
    */
   private afterAnswer(job: () => void): void {
     this.pendingJobs.push(job);

@@ -61,7 +61,6 @@ export class BridgeServer {
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];
   readonly blobs: BlobStore;
-  /** Adapter Card checks by device id (from the latest hello). */
   private stopSweeping: (() => void) | undefined;
   private url = '';
 

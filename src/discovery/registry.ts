@@ -124,6 +124,8 @@ export class AdapterRegistry extends EventEmitter {
   private remoteChain: Promise<unknown> = Promise.resolve();
   /** Fires at `stop()`: remote fetches in flight are abandoned. */
   private readonly stopping = new AbortController();
+  /** Edits of the stored remote list, one at a time (two concurrent adds must both be kept). */
+  private storeEdits: Promise<unknown> = Promise.resolve();
 
   constructor(opts: AdapterRegistryOptions) {
     super();
@@ -156,6 +158,7 @@ export class AdapterRegistry extends EventEmitter {
    */
   async start(): Promise<void> {
     await this.refresh('local');
+    if (this.stopping.signal.aborted) return;
     this.remoteReady = this.refresh('remote').then(
       () => undefined,
       (e: unknown) => this.log.error({ reason: (e as Error).message }, 'remote adapters could not be refreshed'),
@@ -214,23 +217,36 @@ export class AdapterRegistry extends EventEmitter {
   /** Fetches, verifies and registers a remote adapter, and remembers it. Throws RemoteAdapterError. */
   async addRemote(url: string): Promise<AdapterEntry> {
     const remote = await fetchRemoteCard(url, { trust: this.opts.trust, ca: this.opts.remoteCa, signal: this.stopping.signal });
-    const clash = this.entries.get(remote.card.adapter.id);
-    if (clash && clash.kind !== 'remote') throw new Error(`adapter id ${remote.card.adapter.id} is already used by a ${clash.kind} adapter`);
-    const records = (await this.readRemoteStore()).filter((r) => r.id !== remote.card.adapter.id);
-    records.push({ url: remote.url, id: remote.card.adapter.id, name: remote.card.adapter.name, added_at: new Date().toISOString() });
-    await this.writeRemoteStore(records);
+    const id = remote.card.adapter.id;
+    const clash = this.entries.get(id);
+    if (clash && clash.kind !== 'remote') throw new Error(`adapter id ${id} is already used by a ${clash.kind} adapter`);
+    await this.editRemoteStore((records) => [...records.filter((r) => r.id !== id), { url: remote.url, id, name: remote.card.adapter.name, added_at: new Date().toISOString() }]);
     await this.refresh('remote');
-    return this.entries.get(remote.card.adapter.id) as AdapterEntry;
+    const entry = this.entries.get(id);
+    if (!entry) throw new Error(`adapter ${id} was stored, but the adapter registry is stopping; it loads at the next start`);
+    return entry;
   }
 
   /** Forgets a remote adapter. Returns false when it was not registered. */
   async removeRemote(id: string): Promise<boolean> {
-    const records = await this.readRemoteStore();
-    const kept = records.filter((r) => r.id !== id);
-    if (kept.length === records.length) return false;
-    await this.writeRemoteStore(kept);
-    await this.refresh('remote');
-    return true;
+    let removed = false;
+    await this.editRemoteStore((records) => {
+      const kept = records.filter((r) => r.id !== id);
+      removed = kept.length < records.length;
+      return removed ? kept : undefined;
+    });
+    if (removed) await this.refresh('remote');
+    return removed;
+  }
+
+  /** Reads, changes and writes the stored remote list, one edit at a time; `edit` returns undefined to leave it. */
+  private editRemoteStore(edit: (records: RemoteRecord[]) => RemoteRecord[] | undefined): Promise<void> {
+    const run = this.storeEdits.then(async () => {
+      const next = edit(await this.readRemoteStore());
+      if (next) await this.writeRemoteStore(next);
+    });
+    this.storeEdits = run.catch(() => undefined);
+    return run;
   }
 
   /**
@@ -444,7 +460,9 @@ export class AdapterRegistry extends EventEmitter {
       if (taken || refused) {
         const reason = taken ? `skill ${taken.descriptor.id} is already provided by adapter ${owner.get(taken.descriptor.id) ?? '?'}` : `its functions were refused: ${refused}`;
         const status: AdapterStatus = { ...e.status, available: false, reason };
-        next.set(e.id, { ...e, status, functions: [], fingerprint: hash({ card: e.card, status }) });
+        // Without its `inputs` the next scan builds it again: the clash may be gone by then.
+        const { inputs: _inputs, ...rest } = e;
+        next.set(e.id, { ...rest, status, functions: [], fingerprint: hash({ card: e.card, status }) });
         continue;
       }
       for (const f of e.functions) owner.set(f.descriptor.id, e.id);
@@ -455,13 +473,23 @@ export class AdapterRegistry extends EventEmitter {
     return this.opts.remoteStoreFile ?? join(this.opts.dataDir ?? tmpdir(), 'remote-adapters.json');
   }
 
+  /** The stored remote list; none when the file does not exist. A file that cannot be read or parsed is an error, never an empty list (the next edit would overwrite it). */
   private async readRemoteStore(): Promise<RemoteRecord[]> {
+    const file = this.storeFile();
+    let text: string;
     try {
-      const v = JSON.parse(await readFile(this.storeFile(), 'utf8')) as { adapters?: RemoteRecord[] };
-      return Array.isArray(v.adapters) ? v.adapters : [];
-    } catch {
-      return [];
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw new Error(`the list of remote adapters ${file} cannot be read: ${(e as Error).message}`);
     }
+    try {
+      const v = JSON.parse(text) as { adapters?: unknown };
+      if (Array.isArray(v.adapters)) return v.adapters as RemoteRecord[];
+    } catch {
+      // reported below
+    }
+    throw new Error(`the list of remote adapters ${file} is not valid (expected { "adapters": [...] }); fix or delete it`);
   }
 
   private async writeRemoteStore(records: RemoteRecord[]): Promise<void> {

@@ -223,6 +223,29 @@ test('developer mode loads an unsigned adapter with a visible warning', async ()
   }
 });
 
+test('an adapter that lost a function id to another gets it once the other is gone', async () => {
+  const renamed = (id: string) => async (d: string) => {
+    await rm(join(d, 'adapter.json'));
+    const y = join(d, 'tool.aios.yaml');
+    await writeFile(y, (await readFile(y, 'utf8')).replace('id: org.example.hello', `id: ${id}`));
+  };
+  const a = await drop(userDir, 'clash-a', renamed('a.one'));
+  const b = await drop(userDir, 'clash-b', renamed('b.two'));
+  const reg = await registry({ developerMode: true, watch: false });
+  try {
+    assert.equal(reg.getAdapter('a.one')?.status.available, true);
+    assert.match(reg.getAdapter('b.two')?.status.reason ?? '', /hello\.greet is already provided by adapter a\.one/);
+    await rm(a, { recursive: true, force: true });
+    await reg.refresh('local');
+    assert.equal(reg.getAdapter('b.two')?.status.available, true, reg.getAdapter('b.two')?.status.reason);
+    assert.equal(reg.getAdapter('b.two')?.functions.length, 1);
+  } finally {
+    await reg.stop();
+    await rm(a, { recursive: true, force: true });
+    await rm(b, { recursive: true, force: true });
+  }
+});
+
 test('priority: an Adapter Card beats a tool.aios.yaml of the same id, whatever the folder order', async () => {
   const yamlOnly = await drop(userDir, 'as-yaml', async (d) => rm(join(d, 'adapter.json')));
   const card = await drop(systemDir, 'as-card');

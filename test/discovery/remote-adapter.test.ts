@@ -163,6 +163,10 @@ test('CLI: adapter verify <url> and adapters add <url> with --ca', async () => {
   assert.match(a.stdout, /✓ added com\.example\.remote \(2 skills\)/);
   const stored = JSON.parse(await readFile(join(dir, 'cli-data', 'remote-adapters.json'), 'utf8'));
   assert.equal(stored.adapters[0].url, `${origin}/.well-known/aios-adapter.json`);
+  // Listed with no agent running: fetched again (without --ca its certificate is not trusted), shown with the reason.
+  const l = await run(process.execPath, [...cli, 'adapters', 'list', '--data-dir', join(dir, 'cli-data')]);
+  assert.match(l.stdout, /✗ com\.example\.remote 0\.0\.0 {2}Remote echo/);
+  assert.match(l.stdout, /certificate/);
   await assert.rejects(run(process.execPath, [...cli, 'adapter', 'verify', origin, '--data-dir', join(dir, 'cli-data')]), (e: any) => e.code === 1 && /✗/.test(e.stderr));
 });
 
@@ -221,5 +225,26 @@ test('a silent remote origin neither holds up a local rescan nor stop()', { time
     await reg.stop();
     for (const s of held) s.destroy();
     await new Promise((r) => silent.close(r));
+  }
+});
+
+test('edits of the stored remote list are kept when they overlap, and a damaged list is reported, never overwritten', async () => {
+  const data = join(dir, 'data-edits');
+  const fs = await import('node:fs/promises');
+  await fs.mkdir(data, { recursive: true });
+  const file = join(data, 'remote-adapters.json');
+  const rec = (id: string) => ({ url: 'https://127.0.0.1:1/.well-known/aios-adapter.json', id, name: id, added_at: new Date().toISOString() });
+  await fs.writeFile(file, JSON.stringify({ adapters: [rec('com.example.a'), rec('com.example.b'), rec('com.example.c')] }));
+  const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([siteKey.publicJwk]), dataDir: data, remoteCa: ca, watch: false });
+  try {
+    // Both removals read the list before either writes it: each must see the other's result.
+    assert.deepEqual(await Promise.all([reg.removeRemote('com.example.a'), reg.removeRemote('com.example.b')]), [true, true]);
+    assert.deepEqual(JSON.parse(await readFile(file, 'utf8')).adapters.map((r: { id: string }) => r.id), ['com.example.c']);
+    await fs.writeFile(file, '{"adapters": [');
+    await assert.rejects(reg.addRemote(origin), /remote adapters .*remote-adapters\.json is not valid/);
+    await assert.rejects(reg.removeRemote('com.example.c'), /is not valid/);
+    assert.equal(await readFile(file, 'utf8'), '{"adapters": [', 'the damaged file is left for the user');
+  } finally {
+    await reg.stop();
   }
 });

@@ -7,7 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { request } from 'node:http';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadSigningKeyFile, signAdapterDir } from '../../src/discovery/adapter-tools.js';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
@@ -95,6 +95,32 @@ describe('discovery on a running agent', () => {
     await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge forgets hello.greet');
     const gone = await s.client.call('hello.greet', { name: 'Ada' });
     assert.equal(gone.record.outcome?.error?.type, 'unknown_function');
+  });
+
+  test('an adapter renamed in one scan (same function ids, new adapter id) keeps its functions callable', async () => {
+    const old = join(adaptersDir, 'org.example.hello');
+    cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), old, { recursive: true });
+    await until(() => s.agent.registry.get('hello.greet') !== undefined, 5000, 'hello.greet registered');
+    // The renamed copy, signed by the same trusted publisher, is made outside the watched folder.
+    const staging = join(adaptersDir, '..', 'staging-renamed');
+    cpSync(old, staging, { recursive: true });
+    writeFileSync(join(staging, 'tool.aios.yaml'), readFileSync(join(staging, 'tool.aios.yaml'), 'utf8').replace('id: org.example.hello', 'id: org.example.renamed'));
+    writeFileSync(join(staging, 'index.mjs'), readFileSync(join(staging, 'index.mjs'), 'utf8').replace("name: 'org.example.hello'", "name: 'org.example.renamed'"));
+    rmSync(join(staging, 'adapter.json'));
+    await signAdapterDir(staging, await loadSigningKeyFile(join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.private.jwk.json')));
+    const renamed = join(adaptersDir, 'org.example.renamed');
+    try {
+      renameSync(staging, renamed);
+      rmSync(old, { recursive: true, force: true });
+      await s.running.discovery.adapters.refresh('local');
+      assert.equal(s.running.discovery.adapters.getAdapter('org.example.renamed')?.status.available, true);
+      assert.equal(s.agent.registry.get('hello.greet')?.source, 'adapter:org.example.renamed');
+      const { record } = await s.client.call('hello.greet', { name: 'Ada' });
+      assert.equal(record.outcome?.state, 'completed', JSON.stringify(record.outcome?.error));
+    } finally {
+      rmSync(renamed, { recursive: true, force: true });
+      await s.running.discovery.adapters.refresh('local');
+    }
   });
 
   test('an adapter whose functions the agent refuses is listed unavailable with the reason', async () => {

@@ -150,6 +150,8 @@ export function registerAdapterCommands(program: Command): void {
         inferFromDesktop: false,
       });
       await reg.start();
+      // Remote adapters are fetched in the background; the listing waits for them (or their failure).
+      await reg.remoteReady;
       rows = reg.listAdapters().map((e) => ({
         id: e.id, name: e.card.adapter.name, version: e.card.adapter.version, skills_count: e.card.skills.length,
         status: e.status.available ? 'available' : 'unavailable',
