@@ -18,6 +18,9 @@ import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
 import { DeviceSession, type BridgeStatus, type FatalStop } from './session.js';
 import { writeJsonFileSync } from '../storage/json-file.js';
+import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
+
+const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
 
 /** Where the agent gets its bridge token. */
 export interface TokenProvider {
@@ -218,6 +221,8 @@ export class Agent {
    * data directory; third-party adapters get neither: no grants, and a folder of their own.
    */
   handlerEnv(name: string, withGrants = true): HandlerEnv {
+    // An adapter id names a folder under data_dir: one that is not a well-formed id never gets one.
+    if (!withGrants && !ADAPTER_ID.test(name)) throw new Error(`"${name}" is not a valid adapter id`);
     const own = join(this.config.data_dir, 'adapter-data', name);
     if (!withGrants) mkdirSync(own, { recursive: true, mode: 0o700 });
     return {

@@ -7,7 +7,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { AdapterCard } from './manifest-schemas.js';
-import { validateCard } from './manifest-schemas.js';
+import { ADAPTER_ID_PATTERN, validateCard } from './manifest-schemas.js';
+
+const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
 import { parseToolYaml, toolYamlToCard } from './tool-yaml.js';
 
 /** Manifest file names in an adapter folder. */
@@ -63,8 +65,10 @@ export async function readCandidate(dir: string, name: string, rootIndex: number
     } catch {
       return { id: name, dir, rootIndex, kind: 'card', error: `${CARD_FILE} is not valid JSON` };
     }
+    // The id of a card that fails its schema is shown in the listing only if it is a well-formed id (it
+    // names folders and sources later); otherwise the folder's name stands in.
     const rawId = (raw as { adapter?: { id?: unknown } } | null)?.adapter?.id;
-    const id = typeof rawId === 'string' ? rawId : name;
+    const id = typeof rawId === 'string' && ADAPTER_ID.test(rawId) ? rawId : name;
     const v = validateCard(raw);
     if (v.length) return { id, dir, rootIndex, kind: 'card', raw, error: `${CARD_FILE} does not match its schema (${v.slice(0, 3).map((x) => `${x.pointer || '/'} ${x.message}`).join('; ')})` };
     return { id, dir, rootIndex, kind: 'card', raw, card: raw as AdapterCard };

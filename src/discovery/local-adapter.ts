@@ -64,7 +64,8 @@ export async function verifySignedAdapter(dir: string, raw: unknown, trust: Trus
 /** Verifies, checks and loads one candidate. */
 export async function prepareLocalAdapter(
   cand: AdapterCandidate,
-  opts: { trust: TrustStore; developerMode: boolean; desktop: ReadonlyMap<string, DesktopEntry>; env: HandlerEnv },
+  /** `env` is asked for only when the adapter's code is loaded (it may create the adapter's data folder). */
+  opts: { trust: TrustStore; developerMode: boolean; desktop: ReadonlyMap<string, DesktopEntry>; env: () => HandlerEnv },
 ): Promise<PreparedAdapter> {
   const installed = await softwareInstalled(cand.card, opts.desktop);
   const refuse = (reason: string, card = cand.card): PreparedAdapter => ({
@@ -96,7 +97,7 @@ export async function prepareLocalAdapter(
   }
   if (!installed) return refuse(`requires ${card.requirements?.software?.name ?? 'software'}, which is not installed`, card);
   try {
-    const functions = await loadAdapterCode(cand.dir, card, binding, opts.env);
+    const functions = await loadAdapterCode(cand.dir, card, binding, opts.env());
     const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
     if (warning) status.warning = warning;
     const out: PreparedAdapter = { card, status, functions };

@@ -353,7 +353,7 @@ export class AdapterRegistry extends EventEmitter {
     const installed = await softwareInstalled(c.card, this.desktop);
     const inputs = hash({ raw: c.raw ?? c.card ?? null, error: c.error ?? null, files, installed, dev: this.opts.developerMode === true, dir: c.dir });
     if (previous?.kind === 'local' && previous.inputs === inputs) return previous;
-    const p = await prepareLocalAdapter(c, { trust: this.opts.trust, developerMode: this.opts.developerMode === true, desktop: this.desktop, env: this.handlerEnv(c.id) });
+    const p = await prepareLocalAdapter(c, { trust: this.opts.trust, developerMode: this.opts.developerMode === true, desktop: this.desktop, env: () => this.handlerEnv(c.id) });
     if (p.status.warning) this.log.warn({ adapter: c.id, dir: c.dir }, p.status.warning);
     if (!p.status.available) this.log.warn({ adapter: c.id, dir: c.dir, reason: p.status.reason }, 'adapter unavailable');
     const { signature: _s, ...card } = p.card ?? { adapter: { id: c.id, name: c.id, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };

@@ -7,7 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { request } from 'node:http';
-import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadSigningKeyFile, signAdapterDir } from '../../src/discovery/adapter-tools.js';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
@@ -120,6 +120,23 @@ describe('discovery on a running agent', () => {
     } finally {
       rmSync(renamed, { recursive: true, force: true });
       await s.running.discovery.adapters.refresh('local');
+    }
+  });
+
+  test('a broken card with a path for its id is listed under its folder name and creates no folder anywhere', async () => {
+    const dir = join(adaptersDir, 'broken-card');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'adapter.json'), JSON.stringify({ adapter: { id: '../../escaped-by-adapter' } }));
+    try {
+      await s.running.discovery.adapters.refresh('local');
+      const e = s.running.discovery.adapters.getAdapter('broken-card');
+      assert.equal(e?.status.available, false);
+      assert.match(e?.status.reason ?? '', /does not match its schema/);
+      const dataDir = s.agent.config.data_dir;
+      assert.equal(existsSync(join(dataDir, '..', 'escaped-by-adapter')), false);
+      assert.equal(existsSync(join(dataDir, 'adapter-data', 'broken-card')), false, 'no data folder for code that is never loaded');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
