@@ -112,16 +112,16 @@ async function start(): Promise<void> {
   const { agent, consent } = running;
   state.bridge = agent.session?.status ?? 'offline';
   state.paused = consent.status().paused;
-  agent.onStatus = (s: BridgeStatus) => {
+  agent.on('status', (s: BridgeStatus) => {
     state.bridge = s;
     refreshTray();
     ipc?.broadcast('tray/notification.bridge', { bridge: s });
-  };
-  agent.onFatal = (f) => {
-    log?.error({ type: f.type }, `bridge session stopped: ${f.message}`);
+  });
+  // startAgent's own listener logs it and shows the desktop notice.
+  agent.on('fatal', (f) => {
     state.problem = `stopped (${f.type})`;
     refreshTray();
-  };
+  });
 
   ipc = registerIpc(ipcMain, {
     methods: createControlMethods(consent),

@@ -3,12 +3,12 @@
  * bridge session together. Plain Node; the tray shell and the CLI both drive this class.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { WireError } from '../protocol/errors.js';
 import { METHODS, PROTOCOL_VERSION, type HelloParams, type ToolsChanged } from '../protocol/messages.js';
-import type { RequestHandler } from '../protocol/peer.js';
 import type { BlobClient, HandlerEnv, Logger } from '../sdk/index.js';
 import { APP_VERSION } from '../version.js';
 import { Dispatcher } from './dispatcher.js';
@@ -16,7 +16,7 @@ import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './han
 import { Journal } from './journal.js';
 import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
-import { DeviceSession, type BridgeStatus, type FatalStop } from './session.js';
+import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } from './session.js';
 import { writeJsonFileSync } from '../storage/json-file.js';
 import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
 
@@ -36,7 +36,7 @@ export interface AgentOptions {
   tokens?: TokenProvider;
   blobs?: BlobClient;
   /** Extra request methods served over the bridge session (e.g. the registry's). */
-  methods?: Record<string, RequestHandler>;
+  methods?: Record<string, SessionMethod>;
   /** Signed Adapter Card for hello, if discovery is wired. */
   adapterCard?: () => Record<string, unknown> | undefined;
   /** Shortened backoff for tests. */
@@ -71,7 +71,15 @@ export function configTokenProvider(cfg: AgentConfig): TokenProvider {
 }
 
 /** The device agent. */
-export class Agent {
+/** What an Agent tells its owners (the CLI's wiring, the tray): any number of listeners. */
+export interface AgentEvents {
+  /** The bridge connection changed state. */
+  status: [BridgeStatus];
+  /** The session gave up for good (outdated client, replaced, unauthorized). */
+  fatal: [FatalStop];
+}
+
+export class Agent extends EventEmitter<AgentEvents> {
   readonly registry: FunctionRegistry;
   readonly journal: Journal;
   readonly dispatcher: Dispatcher;
@@ -83,6 +91,7 @@ export class Agent {
   private readonly log: Logger;
 
   constructor(readonly config: AgentConfig, private readonly opts: AgentOptions) {
+    super();
     this.log = opts.log;
     const id = config.identity ?? {};
     if (!id.workspace_id || !id.user_id || !id.device_id) {
@@ -126,18 +135,14 @@ export class Agent {
           [METHODS.functionList]: () => ({ functions: this.registry.descriptors(), revision: this.registry.revision }),
           ...(opts.methods ?? {}),
         },
-        onStatus: (s) => this.onStatus?.(s),
-        onFatal: (f) => this.onFatal?.(f),
+        onStatus: (s) => this.emit('status', s),
+        onFatal: (f) => this.emit('fatal', f),
         ...(opts.backoff ? { backoff: opts.backoff } : {}),
       });
     }
     this.registry.on('changed', (c: ToolsChanged) => this.session?.notify(METHODS.toolsChanged, c));
   }
 
-  /** Called when the bridge connection changes state. */
-  onStatus?: (s: BridgeStatus) => void;
-  /** Called when the session gives up for good (outdated client, replaced, unauthorized). */
-  onFatal?: (f: FatalStop) => void;
 
   /** Recovers the journal, loads handlers, connects. */
   async start(): Promise<void> {

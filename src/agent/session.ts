@@ -4,7 +4,7 @@
  * full jitter, reconnect at once after sleep/resume or a network change, hold the lease while away.
  */
 import WebSocket from 'ws';
-import { JsonRpcPeer, type RequestHandler } from '../protocol/peer.js';
+import { JsonRpcPeer } from '../protocol/peer.js';
 import { WebSocketTransport, CLOSE } from '../protocol/ws-transport.js';
 import { WireError } from '../protocol/errors.js';
 import { METHODS, SUBPROTOCOL, type HelloParams, type HelloResult, type Outcome } from '../protocol/messages.js';
@@ -33,13 +33,24 @@ export interface SessionOptions {
   journal: Journal;
   log: Logger;
   maxMessageBytes: number;
-  /** Extra request methods the bridge may call (registry, function list). */
-  methods: Record<string, RequestHandler>;
+  /** Extra request methods the bridge may call (registry, function list), each told which connection asks. */
+  methods: Record<string, SessionMethod>;
   onStatus?(s: BridgeStatus): void;
   onFatal?(f: FatalStop): void;
   /** Backoff parameters (§1); tests shorten them. */
   backoff?: { baseMs: number; capMs: number; resetAfterMs: number };
 }
+
+/** The bridge connection a session method was called on. */
+export interface SessionConnection {
+  /** Sends a notification on this connection (dropped once it is closed). */
+  notify(method: string, params: unknown): void;
+  /** Runs `cb` when this connection closes (e.g. to end a subscription made on it). */
+  onClose(cb: () => void): void;
+}
+
+/** A request method served over the bridge session. */
+export type SessionMethod = (params: unknown, conn: SessionConnection) => unknown;
 
 const REPORT_BATCH = 50;
 
@@ -190,7 +201,9 @@ export class DeviceSession {
     });
     this.peer = peer;
     this.ready = false;
-    for (const [m, h] of Object.entries(this.o.methods)) peer.onRequest(m, h);
+    const closers: (() => void)[] = [];
+    const conn: SessionConnection = { notify: (m, p) => void peer.notify(m, p), onClose: (cb) => void closers.push(cb) };
+    for (const [m, h] of Object.entries(this.o.methods)) peer.onRequest(m, (params) => h(params, conn));
     peer.onRequest(METHODS.ping, () => ({ time: new Date().toISOString() }));
     peer.onRequest(METHODS.invoke, async (params) => {
       const outcome = await this.o.dispatcher.invoke(params as Parameters<Dispatcher['invoke']>[0]);
@@ -208,6 +221,7 @@ export class DeviceSession {
     peer.onRequest(METHODS.callGet, (params) => this.o.dispatcher.get((params as { call_id: string }).call_id));
     peer.onRequest(METHODS.callList, (params) => this.o.dispatcher.list(params as Parameters<Dispatcher['list']>[0]));
     peer.onclose = (info) => {
+      for (const end of closers.splice(0)) end();
       this.ready = false;
       if (this.peer === peer) this.peer = undefined;
       this.afterClose(info.code, info.reason);

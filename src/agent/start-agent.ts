@@ -7,6 +7,7 @@ import { ConfigError } from '../config/load.js';
 import { ConsentService, checkAdminPolicy } from '../consent/index.js';
 import type { Logger } from '../sdk/index.js';
 import { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from './agent.js';
+import type { SessionConnection } from './session.js';
 import { HttpBlobClient } from './blob-client.js';
 import { loadDeviceCredentials, tokenProvider, type DeviceCredentials } from '../identity/device-credentials.js';
 import { isSecretFile } from '../identity/secret-store.js';
@@ -52,8 +53,6 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       if (outcome.confirmation?.required) m.incConfirmation(outcome.confirmation.decision);
     },
   };
-  // Subscriptions made over a bridge session end with it (the bridge subscribes again after a reconnect).
-  const sessionEnds: (() => void)[] = [];
   let agent: Agent;
   try {
     agent = new Agent(config, {
@@ -63,7 +62,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       tokens,
       ...(blobs ? { blobs } : {}),
       adapterCard: () => discovery?.card(),
-      methods: bridgeRegistryMethods(() => discovery, (m, p) => agent.session?.notify(m, p), (cb) => sessionEnds.push(cb)),
+      methods: bridgeRegistryMethods(() => discovery),
       ...extra,
     });
   } catch (e) {
@@ -72,19 +71,18 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     consent.close();
     throw e;
   }
-  agent.onFatal = (f) => {
+  agent.on('fatal', (f) => {
     log.error({ type: f.type }, `bridge session stopped: ${f.message}`);
     if (f.type === 'client_outdated') void showNotice('AIOS Device needs an update', 'The bridge no longer accepts this version. Install the latest AIOS Device to reconnect.', log);
     if (f.type === 'unauthorized') void showNotice('AIOS Device is signed out', 'The bridge refused this device. Sign in again with `aios-device login`.', log);
-  };
+  });
   let lastReconnects = 0;
-  agent.onStatus = (st) => {
-    if (st !== 'connected') for (const end of sessionEnds.splice(0)) end();
+  agent.on('status', (st) => {
     if (st === 'connected' && agent.session && agent.session.reconnects > lastReconnects) {
       lastReconnects = agent.session.reconnects;
       discovery?.endpoint?.metrics.incReconnect();
     }
-  };
+  });
   const key = creds?.key ?? (await loadOrCreateDeviceKey(new FileSecretStore(join(config.data_dir, 'device-key.json')), agent.identity.deviceId));
   try {
     await agent.load();
@@ -122,16 +120,19 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   };
 }
 
-/** The `aios/registry.*` methods served over the bridge session (§7.4), subscribers notified through it. */
-function bridgeRegistryMethods(discovery: () => Discovery | undefined, notify: (m: string, p: unknown) => void, onClose: (cb: () => void) => void): NonNullable<AgentOptions['methods']> {
+/**
+ * The `aios/registry.*` methods served over the bridge session (§7.4): subscribers are notified on the
+ * connection they subscribed on, and their subscription ends with it (the bridge subscribes again).
+ */
+function bridgeRegistryMethods(discovery: () => Discovery | undefined): NonNullable<AgentOptions['methods']> {
   const names = [METHODS.registrySearch, METHODS.registryInfo, METHODS.registryRefresh, METHODS.registrySubscribe, METHODS.registryUnsubscribe];
   return Object.fromEntries(
     names.map((n) => [
       n,
-      (params: unknown) => {
+      (params: unknown, conn: SessionConnection) => {
         const m = discovery()?.adapters.registryMethods()[n];
         if (!m) throw new Error('discovery is not ready');
-        return m(params ?? {}, { authenticated: true, notify, onClose });
+        return m(params ?? {}, { authenticated: true, notify: conn.notify, onClose: conn.onClose });
       },
     ]),
   );

@@ -481,7 +481,7 @@ export class AdapterRegistry extends EventEmitter {
       text = await readFile(file, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new Error(`the list of remote adapters ${file} cannot be read: ${(e as Error).message}`);
+      throw new Error(`the list of remote adapters ${file} cannot be read: ${(e as Error).message}`, { cause: e });
     }
     try {
       const v = JSON.parse(text) as { adapters?: unknown };

@@ -161,6 +161,10 @@ describe('discovery on a running agent', () => {
   });
 
   test('a registry subscription made over the bridge session ends with that session', async () => {
+    // The tray listens to the agent's status too; that must not take the session's clean-up away.
+    const shell = () => undefined;
+    s.agent.on('status', shell);
+    after(() => void s.agent.off('status', shell));
     const first = s.bridge.hub.get(ids.device_id)!;
     await first.peer.request(METHODS.registrySubscribe, { events: ['added'] }, 5000);
     (first.peer.transport as unknown as { terminate(): void }).terminate();

@@ -74,7 +74,7 @@ describe('login, then the agent connects and serves calls', () => {
     const running = await startAgent(config, silentLogger(), { handlers: ['device'], backoff: { baseMs: 20, capMs: 100, resetAfterMs: 60_000 } });
     agents.push(running);
     const deviceId = running.agent.config.identity!.device_id!;
-    const fatal = new Promise<FatalStop>((resolve) => (running.agent.onFatal = resolve));
+    const fatal = new Promise<FatalStop>((resolve) => running.agent.once('fatal', resolve));
     await until(() => bridge.server.hub.isOnline(deviceId), 10_000, `${name} online`);
     return { agent: running.agent, deviceId, fatal };
   }
