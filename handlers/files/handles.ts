@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
-import { deny, fromOsError, isInside } from './paths.js';
+import { deny, isInside } from './paths.js';
 import { isPseudoFsPath } from './roots.js';
 
 const C = fs.constants;
@@ -65,7 +65,8 @@ export async function openFileForRead(real: string, rootReal: string): Promise<{
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' || code === 'EMLINK') deny('changed_during_open', 'The file was replaced by a link while it was being opened.');
     if (code === 'ENXIO') deny('special_file', 'Only regular files and folders can be used.');
-    throw fromOsError(e);
+    // Other OS refusals are mapped by `filesFunctions` (fromOsError) around every function.
+    throw e;
   }
   try {
     const stat = await verifyHandle(fh, real, rootReal);

@@ -42,7 +42,6 @@ export function filesFunctions(fe: FilesEnv): FunctionDefinition<never, unknown>
   })) as unknown as FunctionDefinition<never, unknown>[];
 }
 
-export { fromOsError };
 
 export default defineHandler({
   name: 'files',

@@ -91,7 +91,11 @@ export function checkLexical(raw: string): void {
  */
 export function rootOf(roots: readonly Root[], arg: PathArg): Root | undefined {
   if (arg.root !== undefined) return roots.find((r) => r.name === arg.root);
-  const abs = path.resolve(arg.path);
+  return longestHolder(roots, path.resolve(arg.path));
+}
+
+/** The longest of `roots` whose folder lexically holds `abs` (a nested grant wins over its parent). */
+function longestHolder(roots: readonly Root[], abs: string): Root | undefined {
   let best: Root | undefined;
   for (const r of roots) if (isInside(abs, r.path) && (!best || r.path.length > best.path.length)) best = r;
   return best;
@@ -124,30 +128,22 @@ async function locate(ctx: PathContext, arg: PathArg): Promise<{ root: Root; roo
     return { root, rootReal: await realRoot(root), segs: splitRel(arg.path) };
   }
   const abs = path.resolve(arg.path);
-  const candidates = arg.root !== undefined ? [findRoot(ctx, arg.root)] : [...ctx.roots];
-  // Longest match first, so a nested grant wins over its parent.
-  const matches: { root: Root; rootReal: string; rest: string }[] = [];
+  const candidates = arg.root !== undefined ? [findRoot(ctx, arg.root)] : ctx.roots;
+  // As `rootOf` sees it first; then through the folders' real paths (a path given through a link).
+  const lexical = longestHolder(candidates, abs);
+  if (lexical) return { root: lexical, rootReal: await realRoot(lexical), segs: splitRel(path.relative(lexical.path, abs)) };
+  let best: { root: Root; rootReal: string } | undefined;
   for (const root of candidates) {
-    for (const base of [root.path]) {
-      if (isInside(abs, base)) matches.push({ root, rootReal: '', rest: path.relative(base, abs) });
+    let rr: string;
+    try {
+      rr = await fs.promises.realpath(root.path);
+    } catch {
+      continue;
     }
+    if (isInside(abs, rr) && (!best || root.path.length > best.root.path.length)) best = { root, rootReal: rr };
   }
-  if (matches.length === 0) {
-    for (const root of candidates) {
-      let rr: string;
-      try {
-        rr = await fs.promises.realpath(root.path);
-      } catch {
-        continue;
-      }
-      if (isInside(abs, rr)) matches.push({ root, rootReal: rr, rest: path.relative(rr, abs) });
-    }
-  }
-  matches.sort((a, b) => b.root.path.length - a.root.path.length);
-  const m = matches[0];
-  if (!m) deny('outside_root', 'The path is outside every shared folder.');
-  const rootReal = m.rootReal || (await realRoot(m.root));
-  return { root: m.root, rootReal, segs: splitRel(m.rest) };
+  if (!best) deny('outside_root', 'The path is outside every shared folder.');
+  return { root: best.root, rootReal: best.rootReal, segs: splitRel(path.relative(best.rootReal, abs)) };
 }
 
 function splitRel(p: string): string[] {

@@ -232,7 +232,7 @@ test('what the OS refuses is said as a wire error: a write into a folder the OS 
 });
 
 test('errno codes map to wire errors; other errors pass through', async () => {
-  const { fromOsError } = await import('../index.js');
+  const { fromOsError } = await import('../paths.js');
   const err = (code: string) => Object.assign(new Error(code), { code });
   const as = (code: string) => fromOsError(err(code)) as WireError;
   assert.equal(as('EACCES').type, 'permission_denied');
