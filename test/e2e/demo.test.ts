@@ -88,19 +88,22 @@ test('in a terminal the demo asks before a write: the prompt names the requester
 });
 
 test('`npm start` runs the compiled build: the demo starts from dist/ and a call through it completes', { timeout: 240_000 }, async () => {
-  // What `npm start` does: build, then run dist/src/cli/main.js demo (no tsx anywhere).
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], { cwd: ROOT, stdio: 'inherit' });
+  // What `npm start` does: build, then run <build>/src/cli/main.js demo (no tsx anywhere). The build goes
+  // to a folder of its own under the project (node_modules is found from there), not into the checkout's
+  // dist/, which other tests running alongside or the developer may be using.
+  const out = join(ROOT, `.test-tmp-build-${process.pid}`);
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', out], { cwd: ROOT, stdio: 'inherit' });
   const dir = tempDir();
   const port = await freePort();
   const { spawn } = await import('node:child_process');
-  const compiled = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+  const compiled = join(out, 'src', 'cli', 'main.js');
   const child = spawn(process.execPath, [compiled, 'demo', '--dir', join(dir, 'demo'), '--port', String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  let log = '';
+  child.stdout.on('data', (d: Buffer) => (log += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   try {
-    await until(() => out.includes('Ctrl-C stops both'), 60_000, 'compiled demo banner');
+    await until(() => log.includes('Ctrl-C stops both'), 60_000, 'compiled demo banner');
     const r = spawn(process.execPath, [compiled, 'invoke', 'device.info', '--runtime', join(dir, 'demo', 'runtime.json')], { cwd: ROOT });
     let rout = '';
     r.stdout.on('data', (d: Buffer) => (rout += d.toString()));
@@ -109,8 +112,10 @@ test('`npm start` runs the compiled build: the demo starts from dist/ and a call
     assert.match(rout, /✓ completed device\.info/);
   } finally {
     child.kill('SIGINT');
-    assert.equal(await exited, 0, out);
+    const code = await exited;
     rmSync(dir, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
+    assert.equal(code, 0, log);
   }
 });
 
