@@ -25,6 +25,15 @@ describe('CLI-started bridge and agent', () => {
     assert.match(r.out, /"functions"/);
   });
 
+  test('status finds the running agent through its config, and the bridge\'s devices', async () => {
+    const r = await cliRun(['status', '--config', s.agentConfig, '--json', '--bridge', s.url, '--token', s.tokens.runtime, '--workspace', 'ws_t']);
+    assert.equal(r.code, 0, r.err);
+    const out = JSON.parse(r.out) as { agent: { running?: boolean; http?: string }; devices?: { id?: string; device_id?: string }[] };
+    assert.equal(out.agent.running, true, r.out);
+    assert.match(out.agent.http ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok(JSON.stringify(out.devices).includes('dev_t'), r.out);
+  });
+
   test('the same call_id twice runs once; the second says replayed', async () => {
     const a = await inv(['diagnostics.echo', '--args', '{"value":7}', '--call-id', 'cli-dup-1', '--json']);
     const b = await inv(['diagnostics.echo', '--args', '{"value":7}', '--call-id', 'cli-dup-1', '--json']);

@@ -156,7 +156,7 @@ export function registerCoreCommands(program: Command): void {
     const dataDir = dirOpts.dataDir || dirOpts.config ? dataDirOf(dirOpts) : existsSync('.demo/agent-data') ? '.demo/agent-data' : defaultDataDir();
     // endpoint.json outlives a crash: the agent counts as running only if its process answers /health.
     const agent = await findRunningAgent(dataDir);
-    out['agent'] = agent ? { ...agent.endpoint, since: statSync(join(dataDir, 'endpoint.json')).mtime.toISOString() } : { running: false, data_dir: dataDir };
+    out['agent'] = agent ? { running: true, ...agent.endpoint, since: statSync(join(dataDir, 'endpoint.json')).mtime.toISOString() } : { running: false, data_dir: dataDir };
     try {
       out['devices'] = (await new RuntimeClient(profileFrom(o)).devices()).devices;
     } catch (e) {
