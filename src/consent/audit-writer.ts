@@ -46,8 +46,8 @@ export function inThreadWriter(db: Db): AuditWriter {
   };
 }
 
-/** How long a read waits for the worker before it writes the rest itself (ms). */
-const SYNC_WAIT_MS = 5000;
+/** How long a read waits for the worker before it writes the rest itself (ms), by default. */
+export const SYNC_WAIT_MS = 5000;
 
 /** Shared words: the last batch committed, 1 once the worker failed, and a counter bumped on either. */
 export const DONE = 0;
@@ -80,6 +80,8 @@ export class WorkerAuditWriter implements AuditWriter {
     file: string,
     private readonly fallback: AuditWriter,
     private readonly onError: (message: string) => void,
+    /** How long a read waits for the worker (a worker started cold on a busy machine may need longer). */
+    private readonly syncWaitMs = SYNC_WAIT_MS,
   ) {
     try {
       const opts = { workerData: { file, shared: this.shared.buffer } };
@@ -123,7 +125,7 @@ export class WorkerAuditWriter implements AuditWriter {
   }
 
   sync(): void {
-    const deadline = performance.now() + SYNC_WAIT_MS;
+    const deadline = performance.now() + this.syncWaitMs;
     while (!this.failed) {
       // Read the signal first: a commit or failure after this read changes it, so the wait below
       // cannot sleep through it.
@@ -135,7 +137,7 @@ export class WorkerAuditWriter implements AuditWriter {
       }
       const left = deadline - performance.now();
       if (left <= 0) {
-        this.fail(`the audit worker did not commit within ${SYNC_WAIT_MS} ms`, false);
+        this.fail(`the audit worker did not commit within ${this.syncWaitMs} ms`, false);
         break;
       }
       Atomics.wait(this.shared, SIGNAL, signal, left);

@@ -59,7 +59,8 @@ test('worker writer: rows are committed by the worker; a list waits for them; pr
     const now = new Date('2026-03-01T00:00:00Z');
     const fallback = countingFallback(db);
     const errors: string[] = [];
-    const log = new AuditLog(db, 30, () => now, new WorkerAuditWriter(db.name, fallback, (m) => errors.push(m)));
+    // A worker loading TypeScript through tsx on a busy machine can take seconds to start: wait for it.
+    const log = new AuditLog(db, 30, () => now, new WorkerAuditWriter(db.name, fallback, (m) => errors.push(m), 60_000));
     log.record(entryAt('old', new Date(now.getTime() - 45 * 86_400_000)));
     for (let i = 0; i < 250; i++) {
       log.record(entryAt(`c${i}`, now));

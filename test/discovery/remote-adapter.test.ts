@@ -182,8 +182,8 @@ test('an unreachable remote adapter does not hold up start(): it is fetched in t
   const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([]), dataDir: data, remoteCa: ca, watch: false });
   try {
     await reg.start();
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(held.length, 1, 'the fetch is still waiting on the silent origin');
+    while (!held.length) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(held.length, 1, 'the fetch is waiting on the silent origin');
     assert.equal(reg.getAdapter('com.example.silent'), undefined, 'start() returned before the remote answered');
     for (const s of held) s.destroy();
     await reg.remoteReady;

@@ -6,6 +6,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DuplicateCallError, Journal, JOURNAL_MIGRATIONS } from '../../src/agent/journal.js';
+import type { IdFilter } from '../../src/agent/id-filter.js';
 import { migrate } from '../../src/storage/sqlite.js';
 import type { Outcome } from '../../src/protocol/messages.js';
 import { tempDir } from '../helpers/stack.js';
@@ -289,7 +290,10 @@ test('ids the table holds are found after a restart and after the id filter is r
     const writes: Promise<void>[] = [];
     for (const id of ids) writes.push(j.accept(id, 'f.x', 'd', new Date().toISOString()));
     await Promise.all(writes);
+    const filter = (x: Journal) => (x as unknown as { ids: IdFilter }).ids;
     j.checkpoint();
+    // Rebuilt at a checkpoint once it outgrew its first size (65 536), sized for twice the ids the table holds.
+    assert.equal(filter(j).capacity, 140_000);
     for (const id of ['c0', 'c65536', 'c69999']) {
       assert.equal(j.get(id)?.callId, id);
       await assert.rejects(j.accept(id, 'f.x', 'd', new Date().toISOString()), DuplicateCallError);
@@ -297,6 +301,7 @@ test('ids the table holds are found after a restart and after the id filter is r
     assert.equal(j.get('fresh'), undefined);
     j.close();
     j = new Journal(path, scope);
+    assert.equal(filter(j).capacity, 140_000);
     assert.equal(j.get('c12345')?.callId, 'c12345');
     await assert.rejects(j.accept('c54321', 'f.x', 'd', new Date().toISOString()), DuplicateCallError);
     await j.accept('fresh', 'f.x', 'd', new Date().toISOString());
