@@ -6,6 +6,8 @@ import { spawn, execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { inProcessStack, tempDir, until } from '../helpers/stack.js';
+import { notifyPromptWaiting } from '../../src/consent/notify.js';
+import type { PromptView } from '../../src/consent/prompt.js';
 
 const dir = tempDir();
 const monLog = join(dir, 'mon.log');
@@ -31,6 +33,11 @@ try {
   } finally {
     await s.stop();
   }
+  // The notice that a confirmation prompt waits: who asks and what, no argument values.
+  notifyPromptWaiting({ function_name: 'Write a text file', requester: { kind: 'agent', id: 'planner-1', name: 'Trip planner' } } as unknown as PromptView);
+  await until(() => readFileSync(monLog, 'utf8').includes('Trip planner (agent) asks to: Write a text file'), 5000, 'prompt notice').catch(() => undefined);
+  const seen = readFileSync(monLog, 'utf8');
+  result['prompt_notice'] = seen.includes('AIOS Device: confirmation needed') && seen.includes('Trip planner (agent) asks to: Write a text file');
   // An outdated client stops reconnecting and tells the user an update is needed.
   const old = await inProcessStack({ bridge: { min_client_version: '99.0.0' }, connect: false });
   try {
