@@ -18,6 +18,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { invokeParams } from './agent-roundtrip.js';
 import { announceReady, exitOnSignal, isMain, startChild } from './child.js';
 import type { BenchTarget } from './stats.js';
+import { idCaller } from './ws-echo.js';
 
 function agent(port: number, responseBytes: number, logFile: string): void {
   const ws = new WebSocket(`ws://127.0.0.1:${port}`);
@@ -86,22 +87,9 @@ export async function openProtocolFloor(frames: { response: number }): Promise<B
   const logFile = join(tmpdir(), `aios-bench-floor-${process.pid}.log`);
   const child = await startChild(fileURLToPath(import.meta.url), ['--agent', String((wss.address() as AddressInfo).port), String(frames.response), logFile]);
   const ws = await connected;
-  const pending = new Map<number, () => void>();
-  ws.on('message', (data) => {
-    const m = JSON.parse(String(data)) as { id?: number; method?: string };
-    if (m.id === undefined) return;
-    pending.get(m.id)?.();
-    pending.delete(m.id);
-  });
-  let next = 1;
   return {
     name: 'protocol floor (ws + log, no checks)',
-    call: () =>
-      new Promise<void>((resolve) => {
-        const id = next++;
-        pending.set(id, resolve);
-        ws.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'aios/function.invoke', params: invokeParams() }));
-      }),
+    call: idCaller(ws, (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'aios/function.invoke', params: invokeParams() })),
     async close() {
       await child.stop();
       await new Promise<void>((r) => wss.close(() => r()));

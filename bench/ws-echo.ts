@@ -30,6 +30,27 @@ function serve(responseBytes: number): void {
   exitOnSignal(() => new Promise<void>((r) => wss.close(() => r())));
 }
 
+/**
+ * The bench's minimal client: each call sends the frame `request(id)` on `ws` and resolves when a frame
+ * with that JSON-RPC `id` comes back (frames without an id, e.g. notifications, are parsed and dropped).
+ */
+export function idCaller(ws: WebSocket, request: (id: number) => string): () => Promise<void> {
+  const pending = new Map<number, () => void>();
+  ws.on('message', (data) => {
+    const { id } = JSON.parse(String(data)) as { id?: number };
+    if (id === undefined) return;
+    pending.get(id)?.();
+    pending.delete(id);
+  });
+  let next = 1;
+  return () =>
+    new Promise<void>((resolve) => {
+      const id = next++;
+      pending.set(id, resolve);
+      ws.send(request(id));
+    });
+}
+
 /** Opens the echo target with the given request and response frame sizes. */
 export async function openWsEcho(frames: { request: number; response: number }): Promise<BenchTarget> {
   const child = await startChild<{ port: number }>(fileURLToPath(import.meta.url), ['--serve', String(frames.response)]);
@@ -43,21 +64,9 @@ export async function openWsEcho(frames: { request: number; response: number }):
     await child.stop();
     throw e;
   }
-  const pending = new Map<number, () => void>();
-  ws.on('message', (data) => {
-    const { id } = JSON.parse(data.toString()) as { id: number };
-    pending.get(id)?.();
-    pending.delete(id);
-  });
-  let next = 1;
   return {
     name: 'raw ws echo',
-    call: () =>
-      new Promise<void>((resolve) => {
-        const id = next++;
-        pending.set(id, resolve);
-        ws.send(frame(id, frames.request));
-      }),
+    call: idCaller(ws, (id) => frame(id, frames.request)),
     async close() {
       ws.close();
       await child.stop();
