@@ -92,15 +92,27 @@ test('the table catches up once the journal is quiet, and at once past its row b
   }
 });
 
+/**
+ * Runs `body` in a real process with `j`, a Journal on `path` for `scope`, and `at`, an ISO time, then
+ * SIGKILLs that process, as a crash would stop it.
+ */
+function journalThenKill(path: string, scope: { workspaceId: string; deviceId: string }, body: string): void {
+  const script = `
+    import { Journal } from ${JSON.stringify(new URL('../../src/agent/journal.ts', import.meta.url).href)};
+    const j = new Journal(${JSON.stringify(path)}, ${JSON.stringify(scope)});
+    const at = new Date().toISOString();
+    ${body}
+    process.kill(process.pid, 'SIGKILL');
+  `;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(r.signal, 'SIGKILL', r.stderr);
+}
+
 test('a process killed before the table caught up loses nothing: the log is replayed at the next start', async () => {
   const dir = tempDir();
   const path = join(dir, 'j.sqlite');
   try {
-    // A real process that journals and is SIGKILLed, as a crash would stop it.
-    const script = `
-      import { Journal } from ${JSON.stringify(new URL('../../src/agent/journal.ts', import.meta.url).href)};
-      const j = new Journal(${JSON.stringify(path)}, { workspaceId: 'ws', deviceId: 'dev' });
-      const at = new Date().toISOString();
+    journalThenKill(path, { workspaceId: 'ws', deviceId: 'dev' }, `
       await j.accept('done', 'f.x', 'd1', at, 'running', at);
       await j.finish(${JSON.stringify(outcome('done'))}, false);
       await j.accept('running', 'f.x', 'd2', at, 'running', at);
@@ -108,10 +120,7 @@ test('a process killed before the table caught up loses nothing: the log is repl
       await j.setState('waiting', 'awaiting_confirmation');
       await j.tombstone('tomb', ${JSON.stringify({ ...outcome('tomb', 'cancelled'), function: '' })});
       await j.markDelivered(['done']);
-      process.kill(process.pid, 'SIGKILL');
-    `;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
-    assert.equal(r.signal, 'SIGKILL', r.stderr);
+    `);
     assert.ok(readFileSync(`${path}.log`, 'utf8').split('\n').filter(Boolean).length >= 7, 'the writes were in the log only');
     const j = new Journal(path, scope);
     try {
@@ -135,15 +144,7 @@ test('a log written under another identity is replayed into that identity, not t
   const dir = tempDir();
   const path = join(dir, 'j.sqlite');
   try {
-    const script = `
-      import { Journal } from ${JSON.stringify(new URL('../../src/agent/journal.ts', import.meta.url).href)};
-      const j = new Journal(${JSON.stringify(path)}, { workspaceId: 'ws_a', deviceId: 'dev_a' });
-      const at = new Date().toISOString();
-      await j.accept('from-a', 'f.x', 'd', at, 'running', at);
-      process.kill(process.pid, 'SIGKILL');
-    `;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
-    assert.equal(r.signal, 'SIGKILL', r.stderr);
+    journalThenKill(path, { workspaceId: 'ws_a', deviceId: 'dev_a' }, `await j.accept('from-a', 'f.x', 'd', at, 'running', at);`);
     assert.match(readFileSync(`${path}.log`, 'utf8'), /^\["h","ws_a","dev_a"\]\n/, 'the log names its identity first');
     // The same data directory, now signed in as another device.
     const j = new Journal(path, { workspaceId: 'ws_b', deviceId: 'dev_b' });
