@@ -81,6 +81,7 @@ export function findCjkFont(option?: string): { path: string; family?: string } 
   return CJK_FONT_CANDIDATES.find((c) => fs.existsSync(c.path));
 }
 
+/** Pipes the document to `out`; resolves when the file is complete (after the caller's doc.end()). */
 function writePdf(doc: PDFKit.PDFDocument, out: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const ws = fs.createWriteStream(out, { mode: 0o600 });
@@ -88,7 +89,6 @@ function writePdf(doc: PDFKit.PDFDocument, out: string): Promise<void> {
     ws.on('error', reject);
     doc.on('error', reject);
     doc.pipe(ws);
-    doc.end();
   });
 }
 
@@ -117,6 +117,7 @@ export async function textToPdf(text: string, out: string, opts: { media?: strin
     if (i > 0) doc.addPage();
     doc.text(p, { width: w - 2 * MARGIN, lineGap: 2 });
   });
+  doc.end();
   await done;
 }
 
@@ -137,5 +138,6 @@ export async function imageToPdf(image: string, out: string, opts: { media?: str
   const done = writePdf(doc, out);
   doc.addPage({ size: [w, h], margin: 0 });
   doc.image(img as unknown as Buffer, MARGIN, MARGIN, { fit: [w - 2 * MARGIN, h - 2 * MARGIN], align: 'center', valign: 'center' });
+  doc.end();
   await done;
 }

@@ -92,6 +92,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
 /** Polls a job until it ends (completed, canceled or aborted), reporting each change. */
 export async function waitForEnd(backend: PrinterBackend, job: JobInfo, pollMs: number, signal: AbortSignal, onChange: (j: JobInfo) => void): Promise<JobInfo> {
   let last = job;
+  onChange(job);
   let key = `${job.state}|${job.reasons.join(',')}|${job.pages_completed ?? ''}`;
   while (!TERMINAL_JOB_STATES.includes(last.state as (typeof TERMINAL_JOB_STATES)[number])) {
     await sleep(pollMs, signal);
