@@ -210,14 +210,13 @@ describe('printer.* on a PDF-only printer and on slow ones', () => {
 
   test('cancelling the call while it waits for completion cancels the job at the printer', async () => {
     const { fns } = await slowPrinter();
-    let seen: number | undefined;
     const c = ctxFor(blobs.client, (pr, cx) => {
       if (pr.message?.includes('processing')) cx.controller.abort(new Error('cancelled by the test'));
     });
     await assert.rejects(call(fns, 'printer.print', { printer: 'slow', text: 'wait for me', wait: 'completed' }, c), /cancelled by the test/);
     const jobs = (await call(fns, 'printer.list_jobs', { printer: 'slow', which: 'all' }, ctxFor(blobs.client))) as { jobs: Job[] };
     assert.equal(jobs.jobs.length, 1);
-    seen = jobs.jobs[0]!.job_id;
+    const seen = jobs.jobs[0]!.job_id;
     // ippeveprinter lets its print command finish before a cancel takes effect: until then it truthfully
     // reports the job processing with the reason processing-to-stop-point.
     const st = ((await call(fns, 'printer.job_status', { printer: 'slow', job_id: seen }, ctxFor(blobs.client))) as { job: Job }).job;
