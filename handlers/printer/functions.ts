@@ -201,7 +201,14 @@ export function printFn(env: PrinterEnv) {
               throw e instanceof PrinterFault ? new PrinterFault(e.type, e.message, { ...e.details, job_id: job.job_id, last_state: job.state }, true) : e;
             }
           }
-          return { printer: g.alias ?? g.id, job, format: prepared.format, ...(prepared.converted_from ? { converted_from: prepared.converted_from } : {}), size: prepared.size };
+          return {
+            printer: g.alias ?? g.id,
+            job,
+            format: prepared.format,
+            ...(prepared.converted_from ? { converted_from: prepared.converted_from } : {}),
+            size: prepared.size,
+            printer_state: { state: info.state, reasons: info.reasons },
+          };
         });
       }),
   });

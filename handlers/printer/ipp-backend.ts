@@ -148,7 +148,12 @@ export class IppBackend implements PrinterBackend {
 
   /** All the printer's attributes (`requested-attributes: all`), enum values named. */
   async attributes(signal: AbortSignal, which: string[] = ['all']): Promise<Plain> {
-    const r = ensureOk(await this.call('Get-Printer-Attributes', [{ name: 'requested-attributes', values: which.map(v.keyword) }], [], signal), 'describe itself', this.target);
+    const res = await this.call('Get-Printer-Attributes', [{ name: 'requested-attributes', values: which.map(v.keyword) }], [], signal);
+    if (res.statusName === 'client-error-not-found') {
+      // The printer (e.g. a CUPS queue) does not exist: absent, like an unplugged device.
+      throw new PrinterFault('device_unavailable', `There is no printer "${this.id}" at ${this.target}.`, { reason: 'not_found', ipp_status: res.statusName });
+    }
+    const r = ensureOk(res, 'describe itself', this.target);
     const printer = groupsOf(r.message, 'printer')[0];
     if (!printer) throw new PrinterFault('execution_failed', `The printer at ${this.target} answered without printer attributes.`, { reason: 'bad_ipp_response' });
     return printer;

@@ -149,6 +149,7 @@ export const PrintOutput = Type.Object(
     format: Type.String(),
     converted_from: Type.Optional(Type.String()),
     size: Type.Integer({ minimum: 0 }),
+    printer_state: Type.Optional(Type.Object({ state: Type.String(), reasons: Type.Array(Type.String()) }, { additionalProperties: false, description: 'The printer\'s state when the job was sent (e.g. stopped, paused: the job waits).' })),
   },
   { additionalProperties: false },
 );

@@ -97,7 +97,8 @@ export async function startIppEve(opts: { formats?: string; command?: string; na
     dir,
     proc,
     log: () => fs.readFileSync(logFile, 'utf8'),
-    files: () => fs.readdirSync(spool).filter((f) => !f.endsWith('.prn')).sort(),
+    // The empty .prn next to each document is the output of the -c command, not what the client sent.
+    files: () => fs.readdirSync(spool).filter((f) => !(f.endsWith('.prn') && fs.statSync(path.join(spool, f)).size === 0)).sort(),
     async kill(signal = 'SIGKILL') {
       proc.kill(signal);
       await exited(proc);
