@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -136,8 +136,15 @@ export async function makePdf(file: string, pages: number, filler = 0): Promise<
     if (i > 0) doc.addPage();
     doc.text(`Page ${i + 1}`);
   }
-  // Pad with a comment-like stream so the file reaches a chosen size (for the 1 MiB bench and big-job tests).
-  if (filler > 0) doc.text('x'.repeat(filler));
+  // A noise image (incompressible) makes the file about `filler` bytes bigger, as a scanned page would.
+  if (filler > 0) {
+    const { PNG } = await import('pngjs');
+    const side = Math.ceil(Math.sqrt(filler / 3));
+    const png = new PNG({ width: side, height: side, colorType: 2 });
+    randomFillSync(png.data);
+    for (let i = 3; i < png.data.length; i += 4) png.data[i] = 255;
+    doc.image(PNG.sync.write(png, { colorType: 2 }), 50, 100, { width: 300 });
+  }
   doc.end();
   await done;
 }
