@@ -56,9 +56,9 @@ export interface IppEve {
 let dbus: { pid: number; address: string } | undefined;
 
 /** ippeveprinter refuses to start without a D-Bus system bus: one private bus for all printers of this process. */
-function bus(dir: string): string {
+function bus(): string {
   if (dbus) return dbus.address;
-  const sock = path.join(dir, 'sysbus');
+  const sock = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aios-bus-')), 'sysbus');
   const r = spawnSync('dbus-daemon', ['--session', '--fork', `--address=unix:path=${sock}`, '--print-pid'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`dbus-daemon failed: ${r.stderr}`);
   dbus = { pid: Number(r.stdout.trim()), address: `unix:path=${sock}` };
@@ -68,6 +68,7 @@ function bus(dir: string): string {
     } catch {
       /* already gone */
     }
+    fs.rmSync(path.dirname(sock), { recursive: true, force: true });
   });
   return dbus.address;
 }
@@ -84,7 +85,7 @@ export async function startIppEve(opts: { formats?: string; command?: string; na
   const proc = spawn(
     'ippeveprinter',
     ['-k', '-r', 'off', '-c', opts.command ?? '/bin/true', '-d', spool, '-p', String(port), '-n', 'localhost', '-f', opts.formats ?? 'application/pdf,text/plain,image/jpeg,image/png', name],
-    { env: { ...process.env, DBUS_SYSTEM_BUS_ADDRESS: bus(os.tmpdir()) }, stdio: ['ignore', out, out] },
+    { env: { ...process.env, DBUS_SYSTEM_BUS_ADDRESS: bus() }, stdio: ['ignore', out, out] },
   );
   fs.closeSync(out);
   const uri = `ipp://127.0.0.1:${port}/ipp/print`;
