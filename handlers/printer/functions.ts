@@ -192,13 +192,15 @@ export function printFn(env: PrinterEnv) {
           );
           env.log.info({ printer: g.id, job_id: job.job_id, bytes: prepared.size, format: prepared.format, converted: !!prepared.converted_from }, 'print job submitted');
           if (a.wait === 'completed') {
+            let seen = job;
             try {
-              job = await waitForEnd(backend, job, env.printers.settings.pollMs, ctx.signal, (j) =>
-                ctx.progress({ ...(j.pages_completed !== undefined ? { progress: j.pages_completed } : {}), message: render(en, { key: 'printer.progress.waiting', params: { state: [j.state, ...j.reasons].join(', ') } }) }),
-              );
+              job = await waitForEnd(backend, job, env.printers.settings.pollMs, ctx.signal, (j) => {
+                seen = j;
+                ctx.progress({ ...(j.pages_completed !== undefined ? { progress: j.pages_completed } : {}), message: render(en, { key: 'printer.progress.waiting', params: { state: [j.state, ...j.reasons].join(', ') } }) });
+              });
             } catch (e) {
               if (ctx.signal.aborted) await cancelAfterAbort(env, backend, job);
-              throw e instanceof PrinterFault ? new PrinterFault(e.type, e.message, { ...e.details, job_id: job.job_id, last_state: job.state }, true) : e;
+              throw e instanceof PrinterFault ? new PrinterFault(e.type, e.message, { ...e.details, job_id: job.job_id, last_state: seen.state }, true) : e;
             }
           }
           return {
