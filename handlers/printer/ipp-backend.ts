@@ -160,8 +160,8 @@ export class IppBackend implements PrinterBackend {
   }
 
   async describe(signal: AbortSignal): Promise<PrinterInfo> {
-    const p = await this.attributes(signal, PRINTER_ATTRS);
-    const info = infoFromAttrs(p, this.id, this.kind, this.uri, await this.isDefault().catch(() => false));
+    const [p, isDefault] = await Promise.all([this.attributes(signal, PRINTER_ATTRS), this.isDefault().catch(() => false)]);
+    const info = infoFromAttrs(p, this.id, this.kind, this.uri, isDefault);
     if (this.kind === 'cups') info.name = this.id;
     return info;
   }

@@ -96,17 +96,23 @@ export class Printers {
       const g = grants.find((x) => x.id === p.id);
       return { ...p, granted: star || !!g, ...(g?.alias ? { alias: g.alias } : {}) };
     });
-    for (const g of grants.filter((x) => isUri(x.id))) {
-      let info: PrinterInfo;
-      try {
-        info = describeUris ? await this.backendFor(g.id).describe(signal) : { id: g.id, name: g.id, uri: g.id, state: 'unknown', reasons: [], is_default: false, kind: 'ipp' };
-      } catch (e) {
-        if (signal.aborted) throw e;
-        const why = e instanceof PrinterFault ? String(e.details['reason'] ?? e.type) : 'error';
-        info = { id: g.id, name: g.id, uri: g.id, state: 'unknown', reasons: [why === 'unreachable' ? 'offline-report' : why], is_default: false, kind: /^socket/i.test(g.id) ? 'socket' : 'ipp' };
-      }
-      out.push({ ...info, id: g.id, granted: true, ...(g.alias ? { alias: g.alias } : {}) });
-    }
+    // Network printers are asked in parallel: one that does not answer costs its connect timeout once.
+    const remote = await Promise.all(
+      grants
+        .filter((x) => isUri(x.id))
+        .map(async (g): Promise<ListedPrinter> => {
+          let info: PrinterInfo;
+          try {
+            info = describeUris ? await this.backendFor(g.id).describe(signal) : { id: g.id, name: g.id, uri: g.id, state: 'unknown', reasons: [], is_default: false, kind: 'ipp' };
+          } catch (e) {
+            if (signal.aborted) throw e;
+            const why = e instanceof PrinterFault ? String(e.details['reason'] ?? e.type) : 'error';
+            info = { id: g.id, name: g.id, uri: g.id, state: 'unknown', reasons: [why === 'unreachable' ? 'offline-report' : why], is_default: false, kind: /^socket/i.test(g.id) ? 'socket' : 'ipp' };
+          }
+          return { ...info, id: g.id, granted: true, ...(g.alias ? { alias: g.alias } : {}) };
+        }),
+    );
+    out.push(...remote);
     return { printers: out, spooler, spooler_reachable: reachable };
   }
 }
