@@ -121,10 +121,11 @@ function post(url: URL, head: Buffer, opts: IppCallOptions, target: string): Pro
       clearTimeout(connectTimer);
       signal.removeEventListener('abort', onAbort);
       doc?.destroy();
-      if (err) {
-        req.destroy();
-        reject(err);
-      } else resolve(body!);
+      // No keep-alive (agent: false): the socket goes with the request, also when the printer answered
+      // before reading the whole document.
+      req.destroy();
+      if (err) reject(err);
+      else resolve(body!);
     };
     const onAbort = () => finish(signal.reason ?? new Error('aborted'));
     signal.addEventListener('abort', onAbort, { once: true });
