@@ -68,6 +68,11 @@ export class RuntimeClient {
     return (await this.req<CallRecord>('POST', `/v1/calls/${encodeURIComponent(callId)}/cancel`, reason ? { reason } : {})).body;
   }
 
+  /** GET /v1/devices/{id}/functions/{fn}: one function's descriptor as the device published it. */
+  async descriptor(deviceId: string, fn: string): Promise<Record<string, unknown>> {
+    return (await this.req<Record<string, unknown>>('GET', `/v1/devices/${encodeURIComponent(deviceId)}/functions/${encodeURIComponent(fn)}`)).body;
+  }
+
   async devices(): Promise<{ devices: Record<string, unknown>[] }> {
     return (await this.req<{ devices: Record<string, unknown>[] }>('GET', `/v1/devices?workspace_id=${encodeURIComponent(this.profile.workspace_id)}`)).body;
   }
@@ -91,6 +96,8 @@ export class RuntimeClient {
 export const EXIT_BY_STATE: Record<string, number> = { completed: 0, failed: 1, rejected: 2, cancelled: 3, expired: 4, unknown: 5 };
 /** Exit code when the call is not finished when `invoke` stops waiting. */
 export const EXIT_PENDING = 6;
+/** Exit code when the call completed but its output breaks the function's output_schema (a handler defect). */
+export const EXIT_OUTPUT_INVALID = 7;
 /** Exit code when the bridge refused the request (HTTP error). */
 export const EXIT_BRIDGE_ERROR = 10;
 /** Exit code for usage and config errors. */
