@@ -6,7 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, cliRun, Proc, processStack, tempDir, until } from '../helpers/stack.js';
 
@@ -44,11 +44,11 @@ describe('QA trial: CLI-started bridge and agent', () => {
     await s.agent.kill('SIGKILL');
     await s.online(false);
     await s.startAgent();
-    const row = await until(async () => {
+    const row = (await until(async () => {
       const r = await cliRun(['activity', '--data-dir', dataDir(), '--json']);
       assert.equal(r.code, 0, r.err);
       return (JSON.parse(r.out) as { call_id: string; state: string; error_type: string; function_id: string }[]).find((e) => e.call_id === record.call_id);
-    }, 20_000, 'the audit row of the interrupted call');
+    }, 20_000, 'the audit row of the interrupted call'))!;
     assert.equal(row.state, 'unknown');
     assert.equal(row.error_type, 'execution_interrupted');
     assert.equal(row.function_id, 'diagnostics.wait');
@@ -84,6 +84,19 @@ describe('QA trial: CLI-started bridge and agent', () => {
     assert.equal(none.code, 10, none.err);
   });
 
+  test('a replay of a call that never ran does not say it ran', async () => {
+    const first = await inv(['diagnostics.confirm', '--call-id', 'qa-never-ran']);
+    assert.equal(first.code, 2, first.out);
+    assert.match(first.out, /confirmation_unavailable/);
+    const again = await inv(['diagnostics.confirm', '--call-id', 'qa-never-ran']);
+    assert.equal(again.code, 2, again.out);
+    assert.match(again.out, /replayed: this call_id was seen before and never ran/);
+    assert.doesNotMatch(again.out, /already ran/);
+    const ran = await inv(['diagnostics.echo', '--args', '{"value":4}', '--call-id', 'qa-ran']);
+    assert.equal(ran.code, 0);
+    assert.match((await inv(['diagnostics.echo', '--args', '{"value":4}', '--call-id', 'qa-ran'])).out, /replayed: this call_id already ran; its stored outcome is returned and nothing ran again/);
+  });
+
   test('pause without --data-dir acts on the agent status finds, says which folder, and status shows it paused', async () => {
     const env = { HOME: home, XDG_DATA_HOME: join(home, 'data') };
     const p = await cliIn(s.dir, ['pause'], env);
@@ -112,4 +125,26 @@ describe('QA trial: CLI-started bridge and agent', () => {
     assert.match(d.err, /No agent is running with the data folder/);
     assert.ok(existsSync(join(home, 'data', 'aios-device', 'consent.sqlite')));
   });
+});
+
+test('a bridge that does not answer is named, with its own exit code (11), not "fetch failed" and 1', async () => {
+  const r = await cliRun(['invoke', 'device.info', '--bridge', 'http://127.0.0.1:9', '--token', 'x', '--workspace', 'w', '--device', 'd']);
+  assert.equal(r.code, 11, r.err);
+  assert.match(r.err, /cannot reach the bridge at http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED\)/);
+  assert.doesNotMatch(r.err, /fetch failed/);
+});
+
+test('a runtime profile without device_id: invoke and functions say so and what to pass (exit 64)', async () => {
+  const dir = tempDir();
+  try {
+    const f = join(dir, 'runtime.json');
+    writeFileSync(f, JSON.stringify({ bridge_url: 'http://127.0.0.1:9', token: 't', workspace_id: 'w' }));
+    for (const cmd of ['invoke device.info', 'functions']) {
+      const r = await cliRun([...cmd.split(' '), '--runtime', f]);
+      assert.equal(r.code, 64, cmd + ': ' + r.err);
+      assert.match(r.err, /the runtime profile has no device_id; pass --device ID/);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -11,7 +11,7 @@ import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../agent/logger.js';
 import { startAgent } from '../../agent/start-agent.js';
 import { startBridge } from '../../bridge/start-bridge.js';
-import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
+import { BridgeHttpError, NO_DEVICE, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
 import { onShutdownSignals, UsageError } from '../process.js';
 import { HttpBlobClient } from '../../agent/blob-client.js';
 import type { BlobRef } from '../../protocol/messages.js';
@@ -170,7 +170,7 @@ export function registerCoreCommands(program: Command): void {
 
   runtimeOptions(program.command('functions').description('list the functions a device offers').option('--json', 'print JSON')).action(async (o: Record<string, unknown>) => {
     const p = profileFrom(o);
-    if (!p.device_id) throw new UsageError('pass --device');
+    if (!p.device_id) throw new UsageError(NO_DEVICE);
     const d = await new RuntimeClient(p).device(p.device_id);
     const fns = (d['functions'] ?? []) as { id: string; name: string; permission_level: string; description: string }[];
     if (o['json']) process.stdout.write(JSON.stringify(fns, null, 2) + '\n');
@@ -252,14 +252,21 @@ export function findBlobRef(v: unknown): BlobRef | undefined {
   return undefined;
 }
 
+/** Says what a replay means: a call_id seen before, whose outcome comes back; whether it ever ran depends on the call. */
+function replayNote(startedAt: string | null | undefined): string {
+  return startedAt
+    ? ' (replayed: this call_id already ran; its stored outcome is returned and nothing ran again)'
+    : ' (replayed: this call_id was seen before and never ran; its stored outcome is returned)';
+}
+
 /** Prints a call record for people. */
-export function printRecord(r: { call_id: string; function: string; state: string; outcome?: { state: string; output?: unknown; output_valid?: boolean; error: { type: string; message: string; details?: unknown } | null; replayed: boolean; duration_ms: number | null } }): void {
+export function printRecord(r: { call_id: string; function: string; state: string; outcome?: { state: string; started_at?: string | null; output?: unknown; output_valid?: boolean; error: { type: string; message: string; details?: unknown } | null; replayed: boolean; duration_ms: number | null } }): void {
   const o = r.outcome;
   if (!o) {
     process.stdout.write(`${r.function} ${r.call_id}: ${r.state} (not finished yet; \`GET /v1/calls/${r.call_id}\` later)\n`);
     return;
   }
-  const head = `${o.state === 'completed' && o.output_valid !== false ? '✓' : '✗'} ${o.state}${o.output_valid === false ? ' (output_valid: false)' : ''} ${r.function} call_id=${r.call_id}${o.replayed ? ' (replayed: this call_id already ran; the stored outcome is returned)' : ''}${o.duration_ms !== null ? ` ${o.duration_ms} ms` : ''}`;
+  const head = `${o.state === 'completed' && o.output_valid !== false ? '✓' : '✗'} ${o.state}${o.output_valid === false ? ' (output_valid: false)' : ''} ${r.function} call_id=${r.call_id}${o.replayed ? replayNote(o.started_at) : ''}${o.duration_ms !== null ? ` ${o.duration_ms} ms` : ''}`;
   process.stdout.write(head + '\n');
   if (o.error) {
     process.stdout.write(`  ${o.error.type}: ${o.error.message}\n`);
