@@ -129,6 +129,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       identity: this.identity,
       registry: this.registry,
       grants: this.grants,
+      // Built-in handlers (loaded by `load()`) see the grants; third-party adapters do not.
+      seesGrants: (source) => this.handlerResults.some((r) => r.name === source),
       journal: this.journal,
       consent,
       observers: opts.observers ?? [],

@@ -37,6 +37,11 @@ export interface DispatcherOptions {
   registry: FunctionRegistry;
   /** The live grants every call's resources are checked against before consent (default: none). */
   grants?: GrantStore;
+  /**
+   * True for a built-in handler's functions: only they see the grants in `resources()`; a third-party
+   * adapter's resources are still checked, by id, but it is never shown what the user shared.
+   */
+  seesGrants?: (source: string) => boolean;
   journal: Journal;
   consent: ConsentGate;
   observers?: CallObserver[];
@@ -571,7 +576,7 @@ export class Dispatcher {
     const def = call.reg.def;
     const d = call.reg.descriptor;
     if (!def.resources) return { resources: [], locks: d.locks };
-    const grants = this.o.grants ?? NO_GRANTS;
+    const grants = this.o.grants && this.o.seesGrants?.(call.reg.source) !== false ? this.o.grants : NO_GRANTS;
     const r = def.resources(args, { grants });
     const list: readonly CallResource[] = r instanceof Promise ? await r : r;
     const resources: ConsentResource[] = [];
