@@ -112,13 +112,33 @@ export async function textToPdf(text: string, out: string, opts: { media?: strin
   else doc.font('Helvetica');
   doc.fontSize(11);
   const done = writePdf(doc, out);
-  const pages = text.replace(/\r\n?/g, '\n').split('\f');
+  const pages = hardWrap(text.replace(/\r\n?/g, '\n')).split('\f');
   pages.forEach((p, i) => {
     if (i > 0) doc.addPage();
     doc.text(p, { width: w - 2 * MARGIN, lineGap: 2 });
   });
   doc.end();
   await done;
+}
+
+const MAX_LINE = 300;
+
+/**
+ * Cuts lines longer than MAX_LINE characters. pdfkit's line breaking is quadratic in the length of a
+ * line with few break points (40 000 characters without a newline take 25 s), and no printed line is that
+ * long anyway: this bounds the conversion time by the text's size.
+ */
+export function hardWrap(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      if (line.length <= MAX_LINE) return line;
+      const chars = Array.from(line);
+      const parts: string[] = [];
+      for (let i = 0; i < chars.length; i += MAX_LINE) parts.push(chars.slice(i, i + MAX_LINE).join(''));
+      return parts.join('\n');
+    })
+    .join('\n');
 }
 
 /** A PNG or JPEG on one PDF page, scaled to fit the printable area, turned to landscape when wider than tall. */

@@ -4,10 +4,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { defineFunction, fail, WireError, type CallContext, type DescriptorInput, type FunctionDefinition, type Logger } from '../../src/sdk/index.js';
+import { defineFunction, fail, WireError, type AnyFunctionDefinition, type CallContext, type CallResource, type DescriptorInput, type GrantsView, type Logger, type Message } from '../../src/sdk/index.js';
 import en from './i18n/en.json' with { type: 'json' };
-import { describePrint, describeRaw, documentSize, render, type Message } from './describe.js';
+import { describePrint, describeRaw, documentSize, render } from './describe.js';
 import { findGrant, notGrantedMessage, type PrinterGrant } from './grants.js';
 import { IppBackend, namedAttributes } from './ipp-backend.js';
 import { PrinterFault, type JobInfo, type PrintOptions, type PrinterBackend } from './model.js';
@@ -22,10 +21,14 @@ import { Type } from '@sinclair/typebox';
 /** What the functions share. */
 export interface PrinterEnv {
   readonly printers: Printers;
-  /** The current grants (normal form). */
-  grants(): PrinterGrant[];
-  readonly dataDir: string;
+  /** The live grants (config plus what the user added or removed). */
+  readonly grants: GrantsView;
   readonly log: Logger;
+}
+
+/** The `printers` grants as they are now, in this handler's normal form. */
+function grantsOf(view: GrantsView): PrinterGrant[] {
+  return view.list('printers').map((g) => ({ kind: 'printers', id: g.id, ...(g.alias ? { alias: g.alias } : {}), ...(g.ask ? { ask: g.ask } : {}) }));
 }
 
 const RISK_READ = { read_only: true, destructive: false, idempotent: true, physical: false };
@@ -49,30 +52,28 @@ async function guarded<T>(ctx: CallContext, fn: () => Promise<T>): Promise<T> {
 }
 
 /** The granted printer a `printer` argument names, or permission_denied (no prompt). */
-function granted(env: PrinterEnv, name: string): PrinterGrant {
-  const g = findGrant(env.grants(), name);
+function granted(view: GrantsView, name: string): PrinterGrant {
+  const g = findGrant(grantsOf(view), name);
   if (!g) fail('permission_denied', notGrantedMessage(name), { details: { reason: 'not_granted' } });
   return g;
 }
 
-const label = (g: PrinterGrant | undefined, name: string) => g?.alias ?? g?.id ?? name;
-const resourceOf = (env: PrinterEnv, name: string) => {
-  const g = findGrant(env.grants(), name);
-  return g ? `printer:${g.id}` : '*';
-};
-const sentence = (m: Message) => render(en, m);
+/**
+ * The printer a call names, resolved before consent: an ungranted one ends `rejected/permission_denied`
+ * with no prompt. Spoolers queue jobs, so IPP printers take no lock; an AppSocket printer takes one
+ * connection at a time, so its jobs are serialised by the default lock (`printers:socket://…`).
+ */
+function printerResource(view: GrantsView, name: string): CallResource[] {
+  const g = granted(view, name);
+  return [{ kind: 'printers', id: g.id, ...(g.alias ? { label: g.alias } : {}), ...(g.ask ? { ask: g.ask } : {}), ...(/^socket:/i.test(g.id) ? {} : { lock: false as const }) }];
+}
 
-/** A private folder for one call's documents, removed when the call ends. */
-async function withTempDir<T>(env: PrinterEnv, fn: (dir: string) => Promise<T>): Promise<T> {
-  const base = path.join(env.dataDir, 'printer-tmp');
-  await fs.promises.mkdir(base, { recursive: true, mode: 0o700 });
-  const dir = path.join(base, randomBytes(8).toString('hex'));
-  await fs.promises.mkdir(dir, { mode: 0o700 });
-  try {
-    return await fn(dir);
-  } finally {
-    await fs.promises.rm(dir, { recursive: true, force: true });
-  }
+const labelOf = (r: readonly CallResource[], name: string) => r[0]?.label ?? r[0]?.id ?? name;
+const text = (m: Message) => render(en, { key: m.key, params: (m.params ?? {}) as Record<string, string | number> });
+
+/** Runs `fn` with a private 0700 folder of the call (the host removes it when the call ends). */
+async function withTempDir<T>(ctx: CallContext, fn: (dir: string) => Promise<T>): Promise<T> {
+  return fn(await ctx.tempDir());
 }
 
 /** Refuses a document over the limit before any byte moves. */
@@ -119,8 +120,8 @@ export function listFn(env: PrinterEnv) {
       input_schema: plain(Type.Object({}, { additionalProperties: false })),
       output_schema: plain(ListOutput),
     }),
-    describe: () => sentence({ key: 'printer.list', params: {} }),
-    run: (_a, ctx) => guarded(ctx, async () => env.printers.list(env.grants(), ctx.signal)),
+    describe: (): Message => ({ key: 'printer.list', params: {} }),
+    run: (_a, ctx) => guarded(ctx, async () => env.printers.list(grantsOf(env.grants), ctx.signal)),
   });
 }
 
@@ -137,11 +138,11 @@ export function attributesFn(env: PrinterEnv) {
       input_schema: plain(OnePrinterInput),
       output_schema: plain(AttributesOutput),
     }),
-    resource: (a) => resourceOf(env, a.printer),
-    describe: (a) => sentence({ key: 'printer.get_attributes', params: { printer: label(findGrant(env.grants(), a.printer), a.printer) } }),
+    resources: (a, { grants }) => printerResource(grants, a.printer),
+    describe: (a, r): Message => ({ key: 'printer.get_attributes', params: { printer: labelOf(r, a.printer) } }),
     run: (a, ctx) =>
       guarded(ctx, async () => {
-        const g = granted(env, a.printer);
+        const g = granted(env.grants, a.printer);
         const backend = env.printers.backendFor(g.id);
         const info = await backend.describe(ctx.signal);
         const attributes = backend instanceof IppBackend ? namedAttributes(await backend.attributes(ctx.signal)) : undefined;
@@ -165,28 +166,28 @@ export function printFn(env: PrinterEnv) {
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,
     }),
-    resource: (a) => resourceOf(env, a.printer),
-    describe: (a) => sentence(describePrint({ ...a, ...(a.options?.copies ? { copies: a.options.copies } : {}) }, label(findGrant(env.grants(), a.printer), a.printer))),
+    resources: (a, { grants }) => printerResource(grants, a.printer),
+    describe: (a, r): Message => describePrint({ ...a, ...(a.options?.copies ? { copies: a.options.copies } : {}) }, labelOf(r, a.printer)),
     run: (a, ctx) =>
       guarded(ctx, async () => {
-        const g = granted(env, a.printer);
+        const g = granted(env.grants, a.printer);
         checkSize(env, documentSize(a));
         const backend = env.printers.backendFor(g.id);
         const info = await backend.describe(ctx.signal);
         const options = printOptions(a);
         const violations = checkOptions(options, info.supports);
         if (violations.length) fail('invalid_arguments', `The printer cannot do ${violations.map((v) => v.pointer.split('/').pop()).join(', ')} as asked: ${violations[0]!.message}.`, { details: { violations } });
-        return withTempDir(env, async (dir) => {
+        return withTempDir(ctx, async (dir) => {
           const doc = await materialize(a, dir, ctx);
           const isText = a.text !== undefined;
-          if (isText) ctx.progress({ message: render(en, { key: 'printer.progress.converting', params: {} }) });
+          if (isText) ctx.progress({ message: text({ key: 'printer.progress.converting' }) });
           const prepared = await prepareDocument({ ...doc, isText }, info.supports?.document_formats ?? [], options, {
             maxConvertBytes: env.printers.settings.maxConvertBytes,
             dir,
             ...(env.printers.settings.cjkFont ? { font: env.printers.settings.cjkFont } : {}),
             title: options.job_name!,
           });
-          const sending = render(en, { key: 'printer.progress.sending', params: {} });
+          const sending = text({ key: 'printer.progress.sending' });
           let job = await backend.submit({ file: prepared.file, size: prepared.size, format: prepared.format, options, raw: false, user: env.printers.user }, ctx.signal, (n) =>
             ctx.progress({ progress: n, total: prepared.size, message: sending }),
           );
@@ -196,7 +197,7 @@ export function printFn(env: PrinterEnv) {
             try {
               job = await waitForEnd(backend, job, env.printers.settings.pollMs, ctx.signal, (j) => {
                 seen = j;
-                ctx.progress({ ...(j.pages_completed !== undefined ? { progress: j.pages_completed } : {}), message: render(en, { key: 'printer.progress.waiting', params: { state: [j.state, ...j.reasons].join(', ') } }) });
+                ctx.progress({ ...(j.pages_completed !== undefined ? { progress: j.pages_completed } : {}), message: text({ key: 'printer.progress.waiting', params: { state: [j.state, ...j.reasons].join(', ') } }) });
               });
             } catch (e) {
               if (ctx.signal.aborted) await cancelAfterAbort(env, backend, job);
@@ -231,22 +232,17 @@ export function printRawFn(env: PrinterEnv) {
       timeout_ms_default: 60_000,
       timeout_ms_max: 600_000,
     }),
-    resource: (a) => resourceOf(env, a.printer),
-    // AppSocket printers take one connection at a time: such jobs on one printer run in order.
-    locks: (a) => {
-      const g = findGrant(env.grants(), a.printer);
-      return g && /^socket:/i.test(g.id) ? [`printer:${g.id}`] : [];
-    },
-    describe: (a) => sentence(describeRaw(a, label(findGrant(env.grants(), a.printer), a.printer))),
+    resources: (a, { grants }) => printerResource(grants, a.printer),
+    describe: (a, r): Message => describeRaw(a, labelOf(r, a.printer)),
     run: (a, ctx) =>
       guarded(ctx, async () => {
-        const g = granted(env, a.printer);
+        const g = granted(env.grants, a.printer);
         checkSize(env, documentSize(a));
         const backend = env.printers.backendFor(g.id);
         const format = backend.kind === 'cups' ? 'application/vnd.cups-raw' : 'application/octet-stream';
-        return withTempDir(env, async (dir) => {
+        return withTempDir(ctx, async (dir) => {
           const doc = await materialize(a, dir, ctx);
-          const sending = render(en, { key: 'printer.progress.sending', params: {} });
+          const sending = text({ key: 'printer.progress.sending' });
           const job = await backend.submit(
             { file: doc.file, size: doc.size, format, options: { ...(a.copies ? { copies: a.copies } : {}), job_name: a.job_name ?? a.document_name ?? 'raw document' }, raw: true, user: env.printers.user },
             ctx.signal,
@@ -272,11 +268,11 @@ export function jobStatusFn(env: PrinterEnv) {
       input_schema: plain(JobInput),
       output_schema: plain(JobOutput),
     }),
-    resource: (a) => resourceOf(env, a.printer),
-    describe: (a) => sentence({ key: 'printer.job_status', params: { job_id: a.job_id, printer: label(findGrant(env.grants(), a.printer), a.printer) } }),
+    resources: (a, { grants }) => printerResource(grants, a.printer),
+    describe: (a, r): Message => ({ key: 'printer.job_status', params: { job_id: a.job_id, printer: labelOf(r, a.printer) } }),
     run: (a, ctx) =>
       guarded(ctx, async () => {
-        const g = granted(env, a.printer);
+        const g = granted(env.grants, a.printer);
         return { printer: g.alias ?? g.id, job: await env.printers.backendFor(g.id).job(a.job_id, ctx.signal) };
       }),
   });
@@ -295,11 +291,11 @@ export function listJobsFn(env: PrinterEnv) {
       input_schema: plain(ListJobsInput),
       output_schema: plain(JobsOutput),
     }),
-    resource: (a) => resourceOf(env, a.printer),
-    describe: (a) => sentence({ key: 'printer.list_jobs', params: { printer: label(findGrant(env.grants(), a.printer), a.printer) } }),
+    resources: (a, { grants }) => printerResource(grants, a.printer),
+    describe: (a, r): Message => ({ key: 'printer.list_jobs', params: { printer: labelOf(r, a.printer) } }),
     run: (a, ctx) =>
       guarded(ctx, async () => {
-        const g = granted(env, a.printer);
+        const g = granted(env.grants, a.printer);
         return { printer: g.alias ?? g.id, jobs: await env.printers.backendFor(g.id).jobs(a.which ?? 'not-completed', a.limit ?? 100, ctx.signal) };
       }),
   });
@@ -318,17 +314,17 @@ export function cancelJobFn(env: PrinterEnv) {
       input_schema: plain(JobInput),
       output_schema: plain(JobOutput),
     }),
-    resource: (a) => resourceOf(env, a.printer),
-    describe: (a) => sentence({ key: 'printer.cancel_job', params: { job_id: a.job_id, printer: label(findGrant(env.grants(), a.printer), a.printer) } }),
+    resources: (a, { grants }) => printerResource(grants, a.printer),
+    describe: (a, r): Message => ({ key: 'printer.cancel_job', params: { job_id: a.job_id, printer: labelOf(r, a.printer) } }),
     run: (a, ctx) =>
       guarded(ctx, async () => {
-        const g = granted(env, a.printer);
+        const g = granted(env.grants, a.printer);
         return { printer: g.alias ?? g.id, job: await env.printers.backendFor(g.id).cancel(a.job_id, ctx.signal) };
       }),
   });
 }
 
 /** Every function, in id order. */
-export function printerFunctions(env: PrinterEnv): FunctionDefinition<never, unknown>[] {
-  return [cancelJobFn(env), attributesFn(env), jobStatusFn(env), listFn(env), listJobsFn(env), printFn(env), printRawFn(env)] as unknown as FunctionDefinition<never, unknown>[];
+export function printerFunctions(env: PrinterEnv): AnyFunctionDefinition[] {
+  return [cancelJobFn(env), attributesFn(env), jobStatusFn(env), listFn(env), listJobsFn(env), printFn(env), printRawFn(env)];
 }

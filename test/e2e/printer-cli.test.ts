@@ -22,7 +22,7 @@ describe('printer.* through the CLI-started bridge and agent', () => {
     [p, label] = await Promise.all([startIppEve(), startSocketPrinter()]);
     s = await processStack({
       agent: {
-        grants: { printers: [p.uri, label.uri] },
+        grants: { printers: [{ alias: 'front-desk', printer: p.uri }, { alias: 'labels', printer: label.uri }] },
         // The administrator pre-allows printing on this QA box (high-risk functions otherwise ask).
         policy: { 'printer.print': 'allow', 'printer.print_raw': 'allow' },
         confirmations: { provider: 'none' },
@@ -39,8 +39,10 @@ describe('printer.* through the CLI-started bridge and agent', () => {
     const o = (await s.client.call('printer.list', {})).record.outcome!;
     assert.equal(o.state, 'completed', JSON.stringify(o.error));
     assert.equal(o.output_valid, true);
-    const printers = (o.output as { printers: { id: string; make_and_model?: string }[] }).printers;
-    assert.equal(printers.find((x) => x.id === p.uri)?.make_and_model, 'Example Printer');
+    const printers = (o.output as { printers: { id: string; alias?: string; make_and_model?: string }[] }).printers;
+    const desk = printers.find((x) => x.alias === 'front-desk');
+    assert.equal(desk?.id, p.uri);
+    assert.equal(desk?.make_and_model, 'Example Printer');
   });
 
   test('a PDF uploaded with invoke --blob is printed and arrives byte-identical', async () => {
@@ -49,7 +51,7 @@ describe('printer.* through the CLI-started bridge and agent', () => {
     await makePdf(pdf, 3, 300_000);
     const before = p.files().length;
     const common = ['--bridge', s.url, '--token', s.tokens.runtime, '--workspace', 'ws_t', '--device', 'dev_t'];
-    const r = await cliRun(['invoke', 'printer.print', '--args', JSON.stringify({ printer: p.uri, document_name: 'invoice.pdf', wait: 'completed', options: { copies: 2 } }), '--blob', `blob=${pdf};type=application/pdf`, ...common]);
+    const r = await cliRun(['invoke', 'printer.print', '--args', JSON.stringify({ printer: 'front-desk', document_name: 'invoice.pdf', wait: 'completed', options: { copies: 2 } }), '--blob', `blob=${pdf};type=application/pdf`, ...common]);
     assert.equal(r.code, 0, r.out + r.err);
     assert.match(r.out, /"state": ?"completed"/);
     await until(() => p.files().length > before, 20_000, 'spool file');
@@ -61,18 +63,19 @@ describe('printer.* through the CLI-started bridge and agent', () => {
   test('raw ZPL to the AppSocket printer arrives unchanged', async () => {
     const zpl = Buffer.from('^XA^FO20,20^A0N,30,30^FDe2e label^FS^XZ');
     const got = label.next();
-    const o = (await s.client.call('printer.print_raw', { printer: label.uri, data: zpl.toString('base64'), encoding: 'base64' })).record.outcome!;
+    const o = (await s.client.call('printer.print_raw', { printer: 'labels', data: zpl.toString('base64'), encoding: 'base64' })).record.outcome!;
     assert.equal(o.state, 'completed', JSON.stringify(o.error));
     assert.equal(o.output_valid, true);
     assert.equal((o.output as { job: { state: string } }).job.state, 'sent');
     assert.deepEqual(await got, zpl);
   });
 
-  test('a printer that is not granted is refused with permission_denied and nothing is sent', async () => {
+  test('a printer that is not granted is rejected with permission_denied before any prompt, and nothing is sent', async () => {
     const before = p.files().length;
     const o = (await s.client.call('printer.print', { printer: 'ipp://127.0.0.1:1/ipp/print', text: 'no' })).record.outcome!;
-    assert.notEqual(o.state, 'completed');
+    assert.equal(o.state, 'rejected');
     assert.equal(o.error?.type, 'permission_denied');
+    assert.equal(o.error?.side_effects, 'none');
     assert.equal(p.files().length, before);
   });
 });

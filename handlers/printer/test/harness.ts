@@ -10,10 +10,11 @@ import { createHash, randomFillSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { WireError, type BlobClient, type BlobRef, type CallContext, type FunctionDefinition, type Grants, type HandlerEnv, type Logger, type Progress } from '../../../src/sdk/index.js';
+import { WireError, type AnyFunctionDefinition, type BlobClient, type BlobRef, type CallContext, type FunctionDefinition, type GrantsView, type HandlerEnv, type Logger, type Progress } from '../../../src/sdk/index.js';
 import { BlobStore } from '../../../src/bridge/blob-store.js';
 import { HttpBlobClient } from '../../../src/agent/blob-client.js';
 import handler from '../index.js';
+import { findGrant, normalizeGrant, type PrinterGrantEntry } from '../grants.js';
 
 /** Log lines the handler wrote, to check that no document content leaks. */
 export const logLines: string[] = [];
@@ -25,6 +26,14 @@ export const recLog: Logger = {
   error: (o, m) => void logLines.push(JSON.stringify(o) + ' ' + (m ?? '')),
   child: () => recLog,
 };
+
+const temps: string[] = [];
+process.once('exit', () => temps.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+async function callTemp(): Promise<string> {
+  const d = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'aios-printer-call-'));
+  temps.push(d);
+  return d;
+}
 
 /** A call context with a real AbortController and captured progress. */
 export interface TestCtx extends CallContext {
@@ -44,6 +53,9 @@ export function ctxFor(blobs: BlobClient, onProgress?: (p: Progress, ctx: TestCt
     blobs,
     controller,
     progressSeen: [],
+    // Per-call temp space, as the host gives it; removed when the test process ends.
+    tempFile: async (ext = '') => path.join(await callTemp(), `file${ext}`),
+    tempDir: callTemp,
     progress(p) {
       ctx.progressSeen.push(p);
       onProgress?.(p, ctx);
@@ -57,9 +69,13 @@ export function ctxFor(blobs: BlobClient, onProgress?: (p: Progress, ctx: TestCt
 export type Fns = Map<string, FunctionDefinition<Record<string, unknown>, unknown>>;
 
 /** Creates the handler with these grants and options. */
-export async function makeFns(grants: unknown[], options: Record<string, unknown> = {}, dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aios-printer-data-'))): Promise<Fns> {
-  const env: HandlerEnv = { grants: { printers: grants } as Grants, options, dataDir, log: recLog, appVersion: '0.0.0-test', listFunctions: () => [] };
-  const defs = (await handler.create(env)) as unknown as FunctionDefinition<Record<string, unknown>, unknown>[];
+export async function makeFns(grants: PrinterGrantEntry[], options: Record<string, unknown> = {}, dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aios-printer-data-'))): Promise<Fns> {
+  const list = grants.map(normalizeGrant);
+  // The grant store's view, reduced to what this handler reads (the real store is tested by the kit).
+  const view: GrantsView = { list: (k) => (k === 'printers' ? list : []), find: (k, n) => (k === 'printers' ? findGrant(list, n) : undefined), on: () => undefined, off: () => undefined };
+  const env: HandlerEnv = { grants: view, options, dataDir, log: recLog, appVersion: '0.0.0-test', listFunctions: () => [] };
+  const created = await handler.create(env);
+  const defs = (Array.isArray(created) ? created : (created as { functions: readonly AnyFunctionDefinition[] }).functions) as unknown as FunctionDefinition<Record<string, unknown>, unknown>[];
   return new Map(defs.map((d) => [d.descriptor.id, d]));
 }
 

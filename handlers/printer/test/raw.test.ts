@@ -10,6 +10,8 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { freePort, startSocketPrinter, tempDir, type SocketPrinter } from './peers.js';
 import { call, ctxFor, failsWith, logLines, makeFns, startBlobs, type Blobs } from './harness.js';
+import { normalizeGrant } from '../grants.js';
+import type { GrantsView } from '../../../src/sdk/index.js';
 
 describe('printer.print_raw over AppSocket', () => {
   let label: SocketPrinter;
@@ -82,9 +84,14 @@ describe('printer.print_raw over AppSocket', () => {
     assert.equal(label.received.length, before, 'no connection was made');
   });
 
-  test('raw jobs to one AppSocket printer are serialised by a lock on it', async () => {
+  test('raw jobs to one AppSocket printer are serialised by the default lock on it; IPP printers take none', async () => {
+    const grants = [normalizeGrant({ alias: 'labels', printer: label.uri }), normalizeGrant({ alias: 'desk', printer: 'ipp://127.0.0.1:1/ipp/print' })];
+    const view: GrantsView = { list: () => grants, find: () => undefined, on: () => undefined, off: () => undefined };
     const fns = await makeFns([{ alias: 'labels', printer: label.uri }]);
     const fn = fns.get('printer.print_raw')!;
-    assert.deepEqual(fn.locks!({ printer: 'labels', data: 'Xg==' }), [`printer:${label.uri}`]);
+    const [sock] = await fn.resources!({ printer: 'labels', data: 'Xg==' }, { grants: view });
+    assert.deepEqual(sock, { kind: 'printers', id: label.uri, label: 'labels' });
+    const [ipp] = await fn.resources!({ printer: 'desk', data: 'Xg==' }, { grants: view });
+    assert.equal(ipp!.lock, false);
   });
 });

@@ -13,7 +13,7 @@ import { statusName } from '../ipp/names.js';
 import { statusFault } from '../ipp/client.js';
 import { findGrant, normalizeGrant } from '../grants.js';
 import { checkOptions } from '../print-job.js';
-import { countPdfPages, mediaSizePoints, textToPdf } from '../convert.js';
+import { countPdfPages, hardWrap, mediaSizePoints, textToPdf } from '../convert.js';
 import { describePrint, render } from '../describe.js';
 import { parseSettings } from '../printers.js';
 import { CANCEL_SCRIPT, JOBS_SCRIPT, RAW_SCRIPT, WindowsBackend, jobStateOf, parseJobs, parsePrinters, type PsRunner } from '../windows.js';
@@ -157,6 +157,8 @@ test('PDF page counting and media sizes', async () => {
   assert.deepEqual(mediaSizePoints('na_letter_8.5x11in'), [612, 792]);
   assert.deepEqual(mediaSizePoints('iso_a4_210x297mm').map(Math.round), [595, 842]);
   assert.deepEqual(mediaSizePoints(undefined), [612, 792]);
+  const wrapped = hardWrap('短'.repeat(700) + '\nok');
+  assert.deepEqual(wrapped.split('\n').map((l) => l.length), [300, 300, 100, 2]);
   // Without a font that covers it, Chinese text is refused rather than printed as boxes.
   await assert.rejects(textToPdf('发票', path.join(dir, 'x.pdf'), { font: path.join(dir, 'no-such-font.ttf') }), (e: unknown) => e instanceof PrinterFault && e.details['reason'] === 'no_font');
   fs.rmSync(dir, { recursive: true, force: true });
@@ -174,7 +176,8 @@ test('the prompt: "Print invoice.pdf (3 pages, 2 copies) on front-desk", in both
   assert.equal(render(en, blob), 'Print document.pdf (1.2 MB, 1 copy) on q1');
   assert.deepEqual(Object.keys(en).sort(), Object.keys(zh).sort(), 'both catalogues have the same keys');
   const fns = await makeFns([{ alias: 'front-desk', printer: 'ipp://127.0.0.1:1/ipp/print' }]);
-  assert.equal(await fns.get('printer.print')!.describe!({ printer: 'front-desk', data, document_name: 'invoice.pdf', options: { copies: 2 } }), 'Print invoice.pdf (3 pages, 2 copies) on front-desk');
+  const d = await fns.get('printer.print')!.describe!({ printer: 'front-desk', data, document_name: 'invoice.pdf', options: { copies: 2 } }, [{ kind: 'printers', id: 'ipp://127.0.0.1:1/ipp/print', label: 'front-desk' }]);
+  assert.equal(typeof d === 'string' ? d : render(en, { key: d.key, params: d.params as Record<string, string | number> }), 'Print invoice.pdf (3 pages, 2 copies) on front-desk');
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
