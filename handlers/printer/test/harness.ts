@@ -35,6 +35,12 @@ async function callTemp(): Promise<string> {
   return d;
 }
 
+function tempData(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'aios-printer-data-'));
+  temps.push(d);
+  return d;
+}
+
 /** A call context with a real AbortController and captured progress. */
 export interface TestCtx extends CallContext {
   readonly controller: AbortController;
@@ -69,7 +75,7 @@ export function ctxFor(blobs: BlobClient, onProgress?: (p: Progress, ctx: TestCt
 export type Fns = Map<string, FunctionDefinition<Record<string, unknown>, unknown>>;
 
 /** Creates the handler with these grants and options. */
-export async function makeFns(grants: PrinterGrantEntry[], options: Record<string, unknown> = {}, dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aios-printer-data-'))): Promise<Fns> {
+export async function makeFns(grants: PrinterGrantEntry[], options: Record<string, unknown> = {}, dataDir = tempData()): Promise<Fns> {
   const list = grants.map(normalizeGrant);
   // The grant store's view, reduced to what this handler reads (the real store is tested by the kit).
   const view: GrantsView = { list: (k) => (k === 'printers' ? list : []), find: (k, n) => (k === 'printers' ? findGrant(list, n) : undefined), on: () => undefined, off: () => undefined };
