@@ -166,7 +166,12 @@ export function printFn(env: PrinterEnv) {
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,
     }),
-    resources: (a, { grants }) => printerResource(grants, a.printer),
+    // The size limit is known from the arguments: a document over it is refused before anyone is asked.
+    resources: (a, { grants }) => {
+      const r = printerResource(grants, a.printer);
+      checkSize(env, documentSize(a));
+      return r;
+    },
     describe: (a, r): Message => describePrint({ ...a, ...(a.options?.copies ? { copies: a.options.copies } : {}) }, labelOf(r, a.printer)),
     run: (a, ctx) =>
       guarded(ctx, async () => {
@@ -232,7 +237,11 @@ export function printRawFn(env: PrinterEnv) {
       timeout_ms_default: 60_000,
       timeout_ms_max: 600_000,
     }),
-    resources: (a, { grants }) => printerResource(grants, a.printer),
+    resources: (a, { grants }) => {
+      const r = printerResource(grants, a.printer);
+      checkSize(env, documentSize(a));
+      return r;
+    },
     describe: (a, r): Message => describeRaw(a, labelOf(r, a.printer)),
     run: (a, ctx) =>
       guarded(ctx, async () => {

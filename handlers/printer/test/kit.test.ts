@@ -53,6 +53,22 @@ describe('printer.* in the kit test host', () => {
     }
   });
 
+  test('a document over the size limit is refused before the prompt', async () => {
+    const host = await createTestHost(handler, { grants: { printers: [{ alias: 'front-desk', printer: p.uri }] }, options: { max_document_bytes: 1000 } });
+    try {
+      const blob = host.blobs.put(Buffer.alloc(5000, 0x20), 'application/pdf');
+      const o = await host.call('printer.print', { printer: 'front-desk', blob });
+      // PROTOCOL.md §6.2: payload_too_large is a contract error, state failed, side effects none.
+      assert.equal(o.state, 'failed');
+      assert.equal(o.error?.side_effects, 'none');
+      assert.equal(o.error?.type, 'payload_too_large');
+      assert.deepEqual(o.error?.details, { size: 5000, limit: 1000 });
+      assert.equal(host.prompts.length, 0);
+    } finally {
+      await host.close();
+    }
+  });
+
   test('the prompt in Chinese', async () => {
     const host = await createTestHost(handler, { grants: { printers: [{ alias: 'front-desk', printer: p.uri }] }, locale: 'zh-CN' });
     try {
