@@ -95,7 +95,14 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.isPaused());
-    const control = createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>;
+    const control = {
+      ...(createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>),
+      // Drops the bridge link and reconnects at once (docs/qa-trial.md: the trial's reconnect check).
+      'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
+        if (p?.dry_run !== true) agent.session?.dropAndReconnect();
+        return { ok: true, status: agent.session?.status ?? 'offline' };
+      }) as unknown as RpcMethod,
+    };
     discovery = await startDiscovery(agent, config, key, log, [control]);
     const endpoint = discovery.endpoint;
     if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));
