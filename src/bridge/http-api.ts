@@ -40,7 +40,7 @@ export interface RuntimeApiOptions {
   maxBodyBytes: number;
   publicUrl: () => string;
   /** Checks a device's Adapter Card against the key pinned at its login (BridgeServer.checkCard). */
-  cardCheck?: (deviceId: string, card: Record<string, unknown>) => Promise<CardCheck>;
+  cardCheck?: (identity: { workspace_id: string; user_id: string; device_id: string }, card: Record<string, unknown>) => Promise<CardCheck>;
 }
 
 /** Serves `/v1/calls…`, `/v1/devices…` and `/skills`. Returns false for other paths. */
@@ -96,12 +96,12 @@ export class RuntimeApi {
         if (q && q !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
         return sendJson(res, 200, { devices: this.o.store.devices(ws).map((d) => this.deviceView(d, false)) });
       }
-      const d = this.o.store.getDevice(parts[2]!);
-      if (!d || d.workspace_id !== ws) throw new HttpError(404, 'not_found', 'No such device in this workspace.');
+      const d = this.o.store.getDevice(ws, parts[2]!);
+      if (!d) throw new HttpError(404, 'not_found', 'No such device in this workspace.');
       if (parts.length === 3) {
         const v = this.deviceView(d, true);
         // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
-        const check = d.adapter_card && this.o.cardCheck ? await this.o.cardCheck(d.device_id, d.adapter_card) : undefined;
+        const check = d.adapter_card && this.o.cardCheck ? await this.o.cardCheck(d, d.adapter_card) : undefined;
         v['adapter_card_verified'] = check?.verified ?? null;
         if (check?.problem) v['adapter_card_problem'] = check.problem;
         return sendJson(res, 200, v);
@@ -124,8 +124,8 @@ export class RuntimeApi {
       platform: d.platform,
       arch: d.arch,
       client_version: d.client_version,
-      online: this.o.hub.isOnline(d.device_id),
-      last_seen: this.o.hub.isOnline(d.device_id) ? new Date().toISOString() : d.last_seen,
+      online: this.o.hub.isOnline(d.device_id, d.workspace_id),
+      last_seen: this.o.hub.isOnline(d.device_id, d.workspace_id) ? new Date().toISOString() : d.last_seen,
       functions_revision: d.functions_revision,
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
@@ -140,7 +140,7 @@ export class RuntimeApi {
     const b = body as SubmitRequest & { wait?: boolean; wait_timeout_ms?: number };
     if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
     const { call, duplicate } = this.o.router.submit(b, (fn) => {
-      const d = this.o.store.getDevice(b.device_id)?.functions.find((f) => f.id === fn);
+      const d = this.o.store.getDevice(ws, b.device_id)?.functions.find((f) => f.id === fn);
       return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
     });
     // A repeated call_id is answered from the record; its outcome says so (replayed: true).
@@ -207,7 +207,7 @@ export class RuntimeApi {
           access: f.access,
           version: f.version,
           device_id: d.device_id,
-          online: this.o.hub.isOnline(d.device_id),
+          online: this.o.hub.isOnline(d.device_id, d.workspace_id),
         })),
     );
     sendJson(res, 200, { protocol: { version: '1.0.0' }, provider: { name: 'AIOS reference bridge', url: base }, skills });

@@ -30,8 +30,8 @@ export interface BridgeOptions {
   /** Extra device authenticators (device login); config `device_tokens` always apply. */
   deviceAuth?: DeviceAuthenticator[];
   mounts?: HttpMount[];
-  /** The public key pinned for a device at login, to verify the Adapter Card it sends in hello. */
-  pinnedKey?: (deviceId: string) => JWK | null;
+  /** The public key pinned at login for exactly this identity, to verify the Adapter Card it sends in hello. */
+  pinnedKey?: (identity: DeviceIdentity) => JWK | null;
 }
 
 /** What the bridge found when it checked a device's Adapter Card. */
@@ -78,7 +78,7 @@ export class BridgeServer {
       log: opts.log,
     });
     for (const id of Object.values(config.device_tokens)) {
-      if (!this.store.getDevice(id.device_id)) this.store.upsertDevice({ ...id });
+      if (!this.store.getDevice(id.workspace_id, id.device_id)) this.store.upsertDevice({ ...id });
     }
     this.router = new CallRouter(this.store, this.hub, opts.log);
     this.api = new RuntimeApi({
@@ -89,7 +89,7 @@ export class BridgeServer {
       limiter: new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst),
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
-      cardCheck: (id, card) => this.checkCard(id, card),
+      cardCheck: (d, card) => this.checkCard(d, card),
     });
     this.blobs = new BlobStore({
       dir: join(config.data_dir, 'blobs'),
@@ -191,8 +191,9 @@ export class BridgeServer {
   }
 
   /** Verifies a device's card against the key pinned at its login, if there is one. */
-  async checkCard(deviceId: string, card: Record<string, unknown>): Promise<CardCheck> {
-    const key = this.opts.pinnedKey?.(deviceId) ?? null;
+  async checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
+    const deviceId = identity.device_id;
+    const key = this.opts.pinnedKey?.(identity) ?? null;
     if (!key) return { verified: null };
     try {
       await verifyCard(card, () => key);

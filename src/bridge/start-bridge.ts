@@ -9,6 +9,7 @@ import type { Logger } from '../sdk/index.js';
 import { openDatabase } from '../storage/sqlite.js';
 import { OAuthService } from './oauth/oauth-routes.js';
 import { BridgeServer } from './server.js';
+import type { DeviceIdentity } from './auth.js';
 
 /** A running bridge. */
 export interface RunningBridge {
@@ -30,6 +31,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
       db,
       users: config.users,
       public_url: () => late.server!.publicUrl,
+      reserved_device_ids: Object.values(config.device_tokens).map((d) => d.device_id),
       ...(config.access_token_ttl_s ? { access_token_ttl_s: config.access_token_ttl_s } : {}),
       ...(config.refresh_token_ttl_s ? { refresh_token_ttl_s: config.refresh_token_ttl_s } : {}),
       ...(config.device_code_ttl_s !== undefined ? { device_code_ttl_s: config.device_code_ttl_s } : {}),
@@ -39,11 +41,11 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   const o = oauth;
   const server = new BridgeServer(config, {
     log,
-    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)], pinnedKey: (id: string) => o.devicePublicJwk(id) } : {}),
+    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)], pinnedKey: (id: DeviceIdentity) => o.devicePublicJwk(id) } : {}),
   });
   late.server = server;
   const srv = server;
-  o?.onRevoked((id) => srv.hub.disconnect(id));
+  o?.onRevoked((identity) => srv.hub.disconnect(identity));
   srv.hub.on('online', (c: { identity: { device_id: string }; hello: { client: { version: string } } }) => o?.noteClientVersion(c.identity.device_id, c.hello.client.version));
   const url = await srv.start();
   return {

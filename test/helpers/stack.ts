@@ -34,9 +34,10 @@ export function bridgeDoc(dir: string, t: ReturnType<typeof tokens>, extra: Reco
   return {
     listen: { host: '127.0.0.1', port: 0 },
     data_dir: join(dir, 'bridge'),
-    runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id } },
-    device_tokens: { [t.device]: { ...ids } },
     ...extra,
+    // Extra tokens add to the stack's own (another workspace's runtime or device), they do not replace them.
+    runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id }, ...(extra['runtime_tokens'] as object | undefined) },
+    device_tokens: { [t.device]: { ...ids }, ...(extra['device_tokens'] as object | undefined) },
   };
 }
 

@@ -7,6 +7,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApprovalError, type DeviceFlow } from './device-flow.js';
+import type { DeviceIdentity } from '../auth.js';
 import type { OAuthStore, WebSessionRow } from './oauth-store.js';
 import { verifyPassword } from './password.js';
 import { AttemptLimiter } from './rate-limit.js';
@@ -24,7 +25,7 @@ export interface ApprovalPageOptions {
   /** Adds `Secure` to the cookie; true when the bridge's public URL is https. */
   secureCookies: () => boolean;
   /** Called after the signed-in owner revoked one of their devices, so the bridge can drop its session. */
-  onDeviceRevoked: (deviceId: string) => void;
+  onDeviceRevoked: (identity: DeviceIdentity) => void;
   /** Failed user-code lookups allowed per window, per client address and per page session. Default 5 per 10 minutes. */
   codeAttempts?: { max: number; windowMs: number };
   clock?: () => number;
@@ -191,7 +192,7 @@ export class ApprovalPage {
     let error: string | undefined;
     if (!device || device.user_id !== userId) error = 'That device is not one of yours.';
     else {
-      if (this.opts.flow.revokeDevice(deviceId)) this.opts.onDeviceRevoked(deviceId);
+      if (this.opts.flow.revokeDevice(deviceId)) this.opts.onDeviceRevoked({ workspace_id: device.workspace_id, user_id: device.user_id, device_id: device.id });
       message = `${device.name} was revoked; it is disconnected and must be approved again to reconnect.`;
     }
     const view = enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId), ...(error ? { error } : {}), ...(message ? { message } : {}) });

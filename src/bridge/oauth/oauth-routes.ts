@@ -34,6 +34,8 @@ export interface OAuthServiceOptions {
   code_attempts?: { max: number; window_s: number };
   /** Injectable clock for tests. */
   clock?: () => number;
+  /** Device ids provisioned in the config (`device_tokens`): never registered by login. */
+  reserved_device_ids?: string[];
 }
 
 /** What the bridge knows about an approved device (no secrets). */
@@ -88,13 +90,15 @@ export class OAuthService implements DeviceAuthenticator {
       ...(opts.refresh_token_ttl_s !== undefined ? { refreshTokenTtlS: opts.refresh_token_ttl_s } : {}),
       ...(opts.device_code_ttl_s !== undefined ? { deviceCodeTtlS: opts.device_code_ttl_s } : {}),
       ...(opts.device_poll_interval_s !== undefined ? { intervalS: opts.device_poll_interval_s } : {}),
+      ...(opts.reserved_device_ids ? { reservedDeviceIds: opts.reserved_device_ids } : {}),
+      onSuperseded: (old) => this.events.emit('revoked', old),
       clock,
     });
     this.page = new ApprovalPage({
       flow: this.flow,
       store: this.store,
       secureCookies: () => this.publicUrl().startsWith('https:'),
-      onDeviceRevoked: (id) => this.events.emit('revoked', id),
+      onDeviceRevoked: (identity) => this.events.emit('revoked', identity),
       ...(opts.code_attempts ? { codeAttempts: { max: opts.code_attempts.max, windowMs: opts.code_attempts.window_s * 1000 } } : {}),
       clock,
     });
@@ -124,8 +128,8 @@ export class OAuthService implements DeviceAuthenticator {
         case '/v1/oauth/revoke': {
           const token = str(params, 'token');
           if (!token) throw new OAuthError('invalid_request', 'token is required.');
-          const deviceId = this.flow.revokeToken(token);
-          if (deviceId) this.events.emit('revoked', deviceId);
+          const identity = this.flow.revokeToken(token);
+          if (identity) this.events.emit('revoked', identity);
           // RFC 7009 §2.2: an unknown token is answered like a revoked one.
           sendJson(res, 200, {});
           return true;
@@ -148,21 +152,25 @@ export class OAuthService implements DeviceAuthenticator {
 
   /** Revokes a device: its tokens stop working, `onRevoked` listeners run so its live session can be closed. */
   revokeDevice(deviceId: string): boolean {
+    const d = this.store.device(deviceId);
     const changed = this.flow.revokeDevice(deviceId);
-    if (changed) this.events.emit('revoked', deviceId);
+    if (changed && d) this.events.emit('revoked', { workspace_id: d.workspace_id, user_id: d.user_id, device_id: d.id } satisfies DeviceIdentity);
     return changed;
   }
 
-  /** Registers a listener for device revocations (owner, administrator, or sign-out); returns an unsubscribe function. */
-  onRevoked(listener: (deviceId: string) => void): () => void {
+  /**
+   * Registers a listener for device revocations (owner, administrator, or sign-out); it gets the revoked
+   * registration's whole identity, so only that session is closed. Returns an unsubscribe function.
+   */
+  onRevoked(listener: (identity: DeviceIdentity) => void): () => void {
     this.events.on('revoked', listener);
     return () => this.events.off('revoked', listener);
   }
 
-  /** The public JWK pinned for a device at approval (verifies its Adapter Card), or null. */
-  devicePublicJwk(deviceId: string): JWK | null {
-    const d = this.store.device(deviceId);
-    if (!d || d.revoked_at !== null) return null;
+  /** The public JWK pinned at approval for exactly this identity (verifies its Adapter Card), or null. */
+  devicePublicJwk(identity: DeviceIdentity): JWK | null {
+    const d = this.store.device(identity.device_id);
+    if (!d || d.revoked_at !== null || d.workspace_id !== identity.workspace_id || d.user_id !== identity.user_id) return null;
     return { ...(JSON.parse(d.public_jwk) as JWK), kid: d.jwk_thumbprint };
   }
 
