@@ -316,6 +316,7 @@ export class CallRouter extends EventEmitter {
       const call = this.open.get(openKey(ws, dev, o.call_id)) ?? this.store.findByDevice(ws, dev, o.call_id);
       // A report for a call of another identity is dropped (and logged); it is acknowledged like an unknown one.
       if (call) this.accept(conn.identity, call, o, 'call.report');
+      else this.log.warn({ workspace_id: ws, device_id: dev, call_id: String(o.call_id).slice(0, 80) }, 'dropped a device answer: a call.report names no call of this device');
       accepted.push(o.call_id);
     }
     return { accepted };

@@ -3,7 +3,8 @@
  * runtime API, and mounts for device login and blobs. Writes `<data_dir>/bridge.json` when ready.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { ensurePrivateDir } from '../storage/private-dir.js';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { BridgeConfig } from '../config/bridge-config.js';
@@ -65,7 +66,7 @@ export class BridgeServer {
   private url = '';
 
   constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
-    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(config.data_dir);
     this.store = new BridgeStore(join(config.data_dir, 'bridge.sqlite'));
     const tokens = new ConfigTokens(config);
     const deviceAuths: DeviceAuthenticator[] = [tokens, ...(opts.deviceAuth ?? [])];
@@ -140,7 +141,7 @@ export class BridgeServer {
     this.url = `http://${host}:${a.port}`;
     this.stopSweeping = this.blobs.startSweeping(60_000);
     const file = join(this.config.data_dir, 'bridge.json');
-    writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION });
+    writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, 0o600);
     this.opts.log.info({ url: this.url }, 'bridge ready');
     return this.url;
   }

@@ -3,7 +3,7 @@
  * (config tokens, device login when `users` are configured, blobs).
  */
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { ensurePrivateDir } from '../storage/private-dir.js';
 import type { BridgeConfig } from '../config/bridge-config.js';
 import type { Logger } from '../sdk/index.js';
 import { openDatabase } from '../storage/sqlite.js';
@@ -25,7 +25,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   const late: { server?: BridgeServer } = {};
   let db: ReturnType<typeof openDatabase> | undefined;
   if (config.users?.length) {
-    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(config.data_dir);
     db = openDatabase(join(config.data_dir, 'oauth.sqlite'));
     oauth = new OAuthService({
       db,

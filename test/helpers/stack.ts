@@ -127,7 +127,7 @@ export async function cliRun(args: string[], env: Record<string, string> = {}): 
 export async function processStack(opts: { bridge?: Record<string, unknown>; agent?: Record<string, unknown> } = {}) {
   const dir = tempDir();
   const t = tokens();
-  mkdirSync(join(dir, 'bridge'), { recursive: true });
+  mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
   const bcfg = join(dir, 'bridge.json.cfg');
   writeFileSync(bcfg, JSON.stringify(bridgeDoc(dir, t, opts.bridge)));
   const bridgeFile = join(dir, 'bridge', 'bridge.json');

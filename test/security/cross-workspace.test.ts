@@ -155,7 +155,7 @@ describe('the same device id in two workspaces (administrator-provisioned): sess
     assert.deepEqual(ack.accepted, [a.record.call_id], 'acknowledged like an unknown call, so the sender learns nothing');
     const aDone = await s.client.waitTerminal(a.record.call_id, 20_000);
     assert.deepEqual(Object.keys(aDone.outcome?.output as object), ['waited_ms'], 'A\'s outcome is A\'s own');
-    assert.ok(log.warnings.some((w) => /dropped a device answer/.test(w)));
+    assert.ok(log.warnings.some((w) => /dropped a device answer/.test(w)), 'the forged report was logged');
 
     // B's own call: B answers with another call's id, then with another function: both dropped; the bridge's deadline decides.
     const before = log.warnings.length;
