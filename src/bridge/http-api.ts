@@ -4,8 +4,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { RpcError, WireError } from '../protocol/errors.js';
-import { CALL_ID_PATTERN, Requester } from '../protocol/messages.js';
+import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
+import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
 import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
 import type { DeviceHub } from './device-hub.js';
@@ -21,10 +22,10 @@ const SubmitSchema = Type.Object(
     function: Type.String({ minLength: 1, maxLength: 128 }),
     arguments: Type.Object({}, { additionalProperties: true }),
     call_id: Type.Optional(Type.String({ pattern: CALL_ID_PATTERN })),
-    timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
-    confirm_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIME_PARAM_MS })),
+    confirm_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIME_PARAM_MS })),
     wait: Type.Optional(Type.Boolean()),
-    wait_timeout_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    wait_timeout_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TIME_PARAM_MS })),
     descriptor_hash: Type.Optional(Type.String()),
     requester: Type.Optional(Requester),
   },
@@ -135,6 +136,9 @@ export class RuntimeApi {
 
   private async submit(req: IncomingMessage, res: ServerResponse, ws: string): Promise<void> {
     const body = await readJson(req, this.o.maxBodyBytes);
+    // Before anything recursive touches it: a lone surrogate or a hostile depth is the runtime's error, never a 500.
+    const bad = ijsonViolation(body);
+    if (bad) throw new HttpError(400, 'invalid_arguments', 'The request body is not I-JSON (RFC 7493) or nests too deep.', { violations: [bad] });
     const v = schemaValidator.validate(SubmitSchema, body);
     if (v.length) throw new HttpError(400, 'invalid_arguments', 'The request body does not match the calls API.', { violations: v });
     const b = body as SubmitRequest & { wait?: boolean; wait_timeout_ms?: number };
@@ -161,8 +165,12 @@ export class RuntimeApi {
   }
 
   private async cancel(req: IncomingMessage, res: ServerResponse, ws: string, id: string): Promise<void> {
-    const body = (await readJson(req, 64 * 1024)) as { reason?: unknown };
-    const c = await this.o.router.cancel(ws, id, typeof body.reason === 'string' ? body.reason : undefined);
+    const body = await readJson(req, 64 * 1024);
+    const reason = body !== null && typeof body === 'object' ? (body as { reason?: unknown }).reason : undefined;
+    if (reason !== undefined && (typeof reason !== 'string' || ijsonViolation(reason, '/reason'))) {
+      throw new HttpError(400, 'invalid_arguments', 'reason must be a well-formed string.', { violations: [ijsonViolation(reason, '/reason') ?? { pointer: '/reason', message: 'must be a string' }] });
+    }
+    const c = await this.o.router.cancel(ws, id, reason);
     sendJson(res, 200, publicRecord(c));
   }
 
