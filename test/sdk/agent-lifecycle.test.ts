@@ -32,6 +32,8 @@ test('start-up sweeps stale temp files; pause/resume (also from another process)
     writeHookHandler(handlers, hookLog);
     const dataDir = join(dir, 'agent');
     const stale = join(dataDir, 'tmp', 'calls', 'crashed-call-1234');
+    // As a crashed agent left it: its data folder private (0700), as the agent makes it.
+    mkdirSync(dataDir, { mode: 0o700 });
     mkdirSync(stale, { recursive: true });
     writeFileSync(join(stale, 'left-behind.png'), 'x');
     const config = normalizeAgentConfig({ identity: { ...ids }, data_dir: dataDir, local_endpoint: { enabled: false } });
