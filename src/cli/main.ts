@@ -11,6 +11,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerLoginCommands } from './commands/login.js';
 import { registerConsentCommands } from './commands/consent.js';
 import { registerAdapterCommands } from './commands/adapters.js';
+import { registerHandlerCommands } from './commands/handler.js';
 import { UsageError } from './process.js';
 import { EXIT_USAGE } from './runtime-client.js';
 
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerLoginCommands(program);
   registerConsentCommands(program);
   registerAdapterCommands(program);
+  registerHandlerCommands(program);
   return program;
 }
 
