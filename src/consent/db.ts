@@ -61,6 +61,12 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX audit_function ON audit (function_id, finished_at);
   `),
   },
+  {
+    version: 2,
+    name: 'audit rows name the resources a call touched',
+    // JSON array of `{ kind, label }` (a grant's alias, else the id), as the prompt showed them.
+    up: (db) => db.exec(`ALTER TABLE audit ADD COLUMN resources TEXT`),
+  },
 ];
 
 /** The schema version this build writes. */

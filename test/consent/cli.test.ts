@@ -83,8 +83,8 @@ test('activity shows the audit trail with filters, as a table or JSON', async ()
     svc.onFinished({ outcome: { ...outcome('c1', 'device.info', 'completed'), replayed: true }, descriptor: undefined, args: {}, requester: who, workspaceId: 'ws', userId: 'u' });
 
     const table = await cli('activity', '--data-dir', t.dir);
-    assert.match(table.stdout, /FINISHED\s+FUNCTION\s+REQUESTER\s+STATE/);
-    assert.match(table.stdout, /camera\.capture\s+Front-desk assistant \(agent\)\s+rejected/);
+    assert.match(table.stdout, /FINISHED\s+FUNCTION\s+ON\s+REQUESTER\s+STATE/);
+    assert.match(table.stdout, /camera\.capture\s+-\s+Front-desk assistant \(agent\)\s+rejected/);
     assert.equal(table.stdout.trim().split('\n').length, 3, 'a replayed outcome is not a second call');
 
     const json = JSON.parse((await cli('activity', '--data-dir', t.dir, '--state', 'rejected', '--json')).stdout) as { call_id: string; error_type: string }[];

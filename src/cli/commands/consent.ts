@@ -124,8 +124,8 @@ export function registerConsentCommands(program: Command): void {
       );
       printRows(rows, o.json, {
         empty: 'No calls recorded.',
-        header: ['FINISHED', 'FUNCTION', 'REQUESTER', 'STATE', 'DECISION', 'BY', 'ERROR', 'MS'],
-        row: (e) => [e.finished_at, e.function_id, requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-', e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms)],
+        header: ['FINISHED', 'FUNCTION', 'ON', 'REQUESTER', 'STATE', 'DECISION', 'BY', 'ERROR', 'MS'],
+        row: (e) => [e.finished_at, e.function_id, e.resources?.map((r) => r.label).join(', ') || '-', requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-', e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms)],
       });
     });
 
