@@ -56,7 +56,8 @@ test('decisions list / revoke and grants, with the data dir read from --config',
     assert.match(list.stdout, /allow\s+serial\.request\s+serial:\/dev\/ttyUSB0\s+always/);
     assert.match(list.stdout, /deny\s+camera\.capture/);
     const grants = await cli('grants', '--config', config, '--json');
-    const g = JSON.parse(grants.stdout) as { configured: { serial: string[] }; remembered: { function_id: string }[] };
+    const g = JSON.parse(grants.stdout) as { configured: { serial: string[] }; user: { added: unknown[] }; remembered: { function_id: string }[] };
+    assert.deepEqual(g.user, { added: [], removed: [] }, 'no changes by the user yet');
     assert.deepEqual(g.configured.serial, ['/dev/ttyUSB0']);
     assert.deepEqual(g.remembered.map((x) => x.function_id), ['serial.request'], 'grants lists allows only');
 

@@ -11,6 +11,7 @@ import { AuditLog, parseSince, type AuditEntry } from '../../consent/audit-log.j
 import { UsageError } from '../process.js';
 import { PauseState } from '../../consent/pause-state.js';
 import { configOf, dataDirOf, withDirOptions, type DirOpts } from '../data-dir.js';
+import { readUserGrants } from '../../agent/grant-store.js';
 
 function withDb<T>(o: DirOpts, fn: (db: Db) => T): T {
   const db = openConsentDb(dataDirOf(o));
@@ -58,17 +59,22 @@ function requester(e: AuditEntry): string {
 /** Adds the consent commands to the `aios-device` program. */
 export function registerConsentCommands(program: Command): void {
   withDirOptions(program.command('grants'))
-    .description('list what you have shared: configured grants and remembered "allow" answers')
+    .description('list what you have shared: configured grants, your changes to them, and remembered "allow" answers')
     .option('--json', 'print JSON')
     .action((o: DirOpts & { json?: boolean }) => {
       const configured = o.config ? (configOf(o)?.grants ?? {}) : undefined;
       const remembered = withDb(o, (db) => new DecisionsStore(db).list({ effect: 'allow' }));
+      // Added or removed through the tray / control.grants.* (the config stays the ceiling).
+      const user = readUserGrants(dataDirOf(o));
       if (o.json) {
-        process.stdout.write(JSON.stringify({ configured: configured ?? null, remembered }, null, 2) + '\n');
+        process.stdout.write(JSON.stringify({ configured: configured ?? null, user, remembered }, null, 2) + '\n');
         return;
       }
       if (configured !== undefined) {
         process.stdout.write(`Configured grants (${o.config}):\n${JSON.stringify(configured, null, 2)}\n\n`);
+      }
+      if (user.added.length || user.removed.length) {
+        process.stdout.write(`Your changes (added / removed):\n${JSON.stringify(user, null, 2)}\n\n`);
       }
       printRows(remembered, false, {
         empty: 'No remembered allows.',
