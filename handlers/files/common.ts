@@ -42,7 +42,6 @@ type DescriptorSpec<IS extends TSchema, OS extends TSchema> = Pick<DescriptorInp
   Partial<Omit<DescriptorInput, 'input_schema' | 'output_schema'>> & { input_schema: IS; output_schema: OS };
 
 /** Descriptor defaults for this handler (the schemas keep their TypeBox types, for defineFunction). */
-/** Descriptor defaults for this handler (the schemas keep their TypeBox types, for defineFunction). */
 export function descriptor<IS extends TSchema, OS extends TSchema>(d: DescriptorSpec<IS, OS>): Omit<DescriptorInput, 'input_schema' | 'output_schema'> & { input_schema: IS; output_schema: OS } {
   return {
     version: '1.0.0',
