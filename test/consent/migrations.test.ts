@@ -61,7 +61,7 @@ test('migration 2 adds the audit rows\' resources to a database that holds audit
     v1.prepare(`INSERT INTO audit (call_id, function_id, state, finished_at) VALUES ('c1', 'files.read_text', 'completed', '2026-12-01T00:00:00.000Z')`).run();
     new DecisionsStore(v1, null).remember({ userId: 'u', functionId: 'a.b', resource: 'files:/srv/a', effect: 'allow', scope: 'always' });
     v1.close();
-    const v2 = openConsentDb(t.dir);
+    const v2 = openConsentDb(t.dir, { upTo: 2 });
     assert.equal(v2.pragma('user_version', { simple: true }), 2);
     const log = new AuditLog(v2, 30);
     const [old] = log.list();
@@ -77,6 +77,25 @@ test('migration 2 adds the audit rows\' resources to a database that holds audit
     assert.equal(new DecisionsStore(v2).list().length, 1, 'decisions survive');
     log.close();
     v2.close();
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('migration 3 drops remembered allows for any resource (they may come from prompts that showed none), keeps the rest', () => {
+  const t = tempDir();
+  try {
+    const v2 = openConsentDb(t.dir, { upTo: 2 });
+    const old = new DecisionsStore(v2, null);
+    old.remember({ userId: 'u', functionId: 'files.write_text', resource: '*', effect: 'allow', scope: 'always' });
+    old.remember({ userId: 'u', functionId: 'files.write_text', resource: 'files:/srv/a', effect: 'allow', scope: 'always' });
+    old.remember({ userId: 'u', functionId: 'camera.capture', resource: '*', effect: 'deny', scope: 'always' });
+    v2.close();
+    const v3 = openConsentDb(t.dir);
+    assert.equal(v3.pragma('user_version', { simple: true }), 3);
+    const left = new DecisionsStore(v3).list().map((d) => `${d.effect} ${d.function_id} ${d.resource}`).sort();
+    assert.deepEqual(left, ['allow files.write_text files:/srv/a', 'deny camera.capture *']);
+    v3.close();
   } finally {
     t.cleanup();
   }
