@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { WireError } from '../protocol/errors.js';
-import { METHODS, PROTOCOL_VERSION, type HelloParams, type ToolsChanged } from '../protocol/messages.js';
+import { METHODS, PROTOCOL_VERSION, type HelloParams, type Outcome, type ToolsChanged } from '../protocol/messages.js';
 import { NO_GRANTS, type BlobClient, type HandlerEnv, type Logger } from '../sdk/index.js';
 import { ConfigError } from '../config/load.js';
 import { configPathResolver } from '../config/agent-config.js';
@@ -23,6 +23,7 @@ import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
 import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } from './session.js';
 import { writeJsonFileSync } from '../storage/json-file.js';
+import { ensurePrivateDir } from '../storage/private-dir.js';
 import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
@@ -116,7 +117,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       throw new Error('identity.workspace_id, identity.user_id and identity.device_id are required until this device signs in with `aios-device login`');
     }
     this.identity = { workspaceId: id.workspace_id, userId: id.user_id, deviceId: id.device_id, deviceName: id.device_name ?? hostname() };
-    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(config.data_dir);
     this.grants = opts.grants ?? new GrantStore({ dataDir: config.data_dir, log: opts.log });
     const sync = config.journal?.synchronous === 'full' ? 'FULL' : 'NORMAL';
     this.journal = new Journal(join(config.data_dir, 'journal.sqlite'), { workspaceId: this.identity.workspaceId, deviceId: this.identity.deviceId }, sync);
@@ -179,6 +180,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   async load(): Promise<void> {
     const recovered = this.journal.recover();
     if (recovered.length) this.log.warn({ count: recovered.length }, 'recovered calls interrupted by a previous stop; none will re-run');
+    // A kill left these calls without an audit row: the trail gets one now, as the bridge gets the outcome.
+    for (const outcome of recovered) this.observeRecovered(outcome);
     this.journal.sweep(this.config.limits.dedupe_retention_s);
     this.sweepTimer = setInterval(() => this.journal.sweep(this.config.limits.dedupe_retention_s), 3600_000);
     this.sweepTimer.unref();
@@ -195,6 +198,17 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     this.registry.discardPending();
     this.registry.settle();
+  }
+
+  /** Hands a recovered outcome to the observers (audit, metrics); who asked and the arguments are not journalled. */
+  private observeRecovered(outcome: Outcome): void {
+    for (const obs of this.opts.observers ?? []) {
+      try {
+        obs.onFinished({ outcome, descriptor: undefined, args: undefined, requester: undefined, workspaceId: this.identity.workspaceId, userId: this.identity.userId });
+      } catch (e) {
+        this.log.error({ err: String(e) }, 'call observer failed');
+      }
+    }
   }
 
   /**

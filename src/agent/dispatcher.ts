@@ -6,6 +6,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argsDigest } from '../protocol/hash.js';
+import { ijsonViolation } from '../protocol/ijson.js';
 import { RPC, RpcError, WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
 import { serializedResults, tooLong } from '../protocol/peer.js';
 import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
@@ -135,6 +136,8 @@ interface InFlight {
   reg: RegisteredFunction;
   state: CallState;
   seq: number;
+  /** This call's execution budget (its `timeout_ms`, capped), once it has started: the timeout message names it. */
+  budgetMs?: number;
   /**
    * Fires on cancel, lease expiry and shutdown at any stage, and on timeout once the execution budget
    * runs (it starts after consent, so a prompt never sees a timeout reason).
@@ -186,6 +189,8 @@ export class Dispatcher {
     if (p.descriptor_hash !== undefined && p.descriptor_hash !== reg.descriptor.descriptor_hash) {
       return this.refuse(p, reg, 'failed', new WireError('function_changed', 'The function\'s descriptor has changed since the caller read it.', { details: { descriptor_hash: reg.descriptor.descriptor_hash } }));
     }
+    const notIJson = ijsonViolation(p.arguments);
+    if (notIJson) return this.refuse(p, reg, 'failed', new WireError('invalid_arguments', 'The arguments are not I-JSON or nest too deep.', { details: { violations: [notIJson] } }));
     const violations = schemaValidator.validate(reg.descriptor.input_schema, p.arguments);
     if (violations.length) {
       return this.refuse(p, reg, 'failed', new WireError('invalid_arguments', 'The arguments do not match the function\'s input schema.', { details: { violations } }));
@@ -599,6 +604,7 @@ export class Dispatcher {
 
   /** Starts the execution budget: the call's signal fires with a timeout reason when it runs out. */
   private startBudget(call: InFlight, ms: number): NodeJS.Timeout {
+    call.budgetMs = ms;
     return setTimeout(() => this.abort(call, 'timeout'), ms);
   }
 
@@ -669,7 +675,7 @@ export class Dispatcher {
     const side: SideEffects = stopped !== 'grace' && !call.committed ? (stopped.ok ? 'possible' : 'none') : 'possible';
     switch (kind) {
       case 'timeout':
-        return errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${Math.min(d.timeout_ms_max, d.timeout_ms_default)} ms budget and was stopped.`, side);
+        return errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${call.budgetMs ?? Math.min(d.timeout_ms_max, d.timeout_ms_default)} ms budget and was stopped.`, side);
       case 'shutdown':
         return errorOutcome(t, 'unknown', 'execution_interrupted', 'The device client stopped while this call was running.', side === 'none' ? 'none' : 'possible');
       case 'lease':

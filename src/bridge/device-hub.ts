@@ -1,6 +1,8 @@
 /**
  * The bridge's device endpoint (PROTOCOL.md §1, §3): token check before the upgrade, hello checks,
  * one live session per device (the newer replaces the older with 4001), and the device's notifications.
+ * A device is (workspace, device id): the same id in another workspace is another device, never replaced,
+ * reached or disconnected through this one.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -14,6 +16,7 @@ import { METHODS, PROTOCOL_VERSION, SUBPROTOCOL, type HelloParams, type HelloRes
 import type { Logger } from '../sdk/index.js';
 import { bearer, type DeviceAuthenticator, type DeviceIdentity } from './auth.js';
 import { compareVersions } from './versions.js';
+import { deviceKey } from './store.js';
 
 /** One live, established device session. */
 export interface DeviceConnection {
@@ -40,6 +43,8 @@ export interface DeviceHubOptions {
 export class DeviceHub extends EventEmitter {
   private readonly wss: WebSocketServer;
   private readonly live = new Map<string, DeviceConnection>();
+  /** The last hello the bridge refused, per workspace/device, until one succeeds (in memory: a restart forgets it). */
+  private readonly refusedHellos = new Map<string, RefusedHello>();
   private readonly deviceRequests = new Map<string, (conn: DeviceConnection, params: unknown) => unknown>();
 
   constructor(private readonly o: DeviceHubOptions) {
@@ -51,13 +56,24 @@ export class DeviceHub extends EventEmitter {
     });
   }
 
-  /** The live connection of a device, if any. */
-  get(deviceId: string): DeviceConnection | undefined {
-    return this.live.get(deviceId);
+  /**
+   * The live connection of a device in a workspace. Without a workspace (tests, benches with one
+   * workspace) the first session with that device id.
+   */
+  get(deviceId: string, workspaceId?: string): DeviceConnection | undefined {
+    if (workspaceId !== undefined) return this.live.get(deviceKey(workspaceId, deviceId));
+    for (const c of this.live.values()) if (c.identity.device_id === deviceId) return c;
+    return undefined;
   }
 
-  isOnline(deviceId: string): boolean {
-    return this.live.has(deviceId);
+  /** The last refused hello of a device (e.g. `client_outdated`), if its latest attempt was refused. */
+  lastRefusedHello(workspaceId: string, deviceId: string): RefusedHello | undefined {
+    return this.refusedHellos.get(deviceKey(workspaceId, deviceId));
+  }
+
+  /** True when the device (in that workspace, when given) has a live session. */
+  isOnline(deviceId: string, workspaceId?: string): boolean {
+    return this.get(deviceId, workspaceId) !== undefined;
   }
 
   /** Adds a handler for a request a device sends after hello. */
@@ -65,9 +81,10 @@ export class DeviceHub extends EventEmitter {
     this.deviceRequests.set(method, fn);
   }
 
-  /** Drops a device's session (e.g. its tokens were revoked). */
-  disconnect(deviceId: string, code: number = CLOSE.revoked, reason = 'revoked'): void {
-    this.live.get(deviceId)?.peer.close(code, reason);
+  /** Drops the session of exactly this identity (e.g. its tokens were revoked); a same-named device of another workspace or user stays. */
+  disconnect(identity: DeviceIdentity, code: number = CLOSE.revoked, reason = 'revoked'): void {
+    const c = this.live.get(deviceKey(identity.workspace_id, identity.device_id));
+    if (c && c.identity.user_id === identity.user_id) c.peer.close(code, reason);
   }
 
   /** Handles an HTTP upgrade for the device path: refuses with 401 before any socket opens if the token is bad. */
@@ -100,10 +117,18 @@ export class DeviceHub extends EventEmitter {
     peer.onRequest(METHODS.hello, (params) => {
       if (conn) throw new WireError('not_ready', 'This connection already said hello.');
       const hello = params as HelloParams;
-      this.checkHello(hello, identity);
-      const previous = this.live.get(identity.device_id);
+      const key = deviceKey(identity.workspace_id, identity.device_id);
+      try {
+        this.checkHello(hello, identity);
+      } catch (e) {
+        // Kept so that a runtime (and `trial`) can tell an outdated device from one that is merely offline.
+        if (e instanceof WireError) this.refusedHellos.set(key, { type: e.type, message: e.message, at: new Date().toISOString(), client_version: String(hello.client?.version ?? '') });
+        throw e;
+      }
+      this.refusedHellos.delete(key);
+      const previous = this.live.get(key);
       conn = { sessionId: 'ses_' + randomUUID(), identity, hello, peer, connectedAt: new Date().toISOString() };
-      this.live.set(identity.device_id, conn);
+      this.live.set(key, conn);
       if (previous) {
         this.o.log.info({ device_id: identity.device_id }, 'a new connection replaces the device\'s previous one');
         previous.peer.close(CLOSE.replaced, 'replaced');
@@ -127,8 +152,9 @@ export class DeviceHub extends EventEmitter {
       });
     }
     peer.onclose = () => {
-      if (conn && this.live.get(identity.device_id) === conn) {
-        this.live.delete(identity.device_id);
+      const key = deviceKey(identity.workspace_id, identity.device_id);
+      if (conn && this.live.get(key) === conn) {
+        this.live.delete(key);
         this.emit('offline', conn);
       }
     };
@@ -151,6 +177,14 @@ export class DeviceHub extends EventEmitter {
     for (const c of this.live.values()) c.peer.close(CLOSE.goingAway, 'bridge stopping');
     this.wss.close();
   }
+}
+
+/** A hello the bridge refused. */
+export interface RefusedHello {
+  type: string;
+  message: string;
+  at: string;
+  client_version: string;
 }
 
 function refuse(socket: Duplex, status: number, text: string, error: { type: string; message: string }): void {

@@ -2,14 +2,16 @@
  * The reference bridge: one HTTP server carrying the device WebSocket endpoint (`/v1/device`), the
  * runtime API, and mounts for device login and blobs. Writes `<data_dir>/bridge.json` when ready.
  */
+import { serveStaticDir, underMount } from '../protocol/static-files.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { ensurePrivateDir } from '../storage/private-dir.js';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { BridgeConfig } from '../config/bridge-config.js';
 import { METHODS, type Descriptor, type FunctionListResult } from '../protocol/messages.js';
 import type { Logger } from '../sdk/index.js';
-import { APP_VERSION } from '../version.js';
+import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
@@ -23,6 +25,9 @@ import { bearer } from './auth.js';
 import { writeJsonFileSync } from '../storage/json-file.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
+
+/** The bridge console's page (resources/console). */
+const CONSOLE_DIR = join(PROJECT_ROOT, 'resources', 'console');
 export type HttpMount = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
 export interface BridgeOptions {
@@ -30,8 +35,8 @@ export interface BridgeOptions {
   /** Extra device authenticators (device login); config `device_tokens` always apply. */
   deviceAuth?: DeviceAuthenticator[];
   mounts?: HttpMount[];
-  /** The public key pinned for a device at login, to verify the Adapter Card it sends in hello. */
-  pinnedKey?: (deviceId: string) => JWK | null;
+  /** The public key pinned at login for exactly this identity, to verify the Adapter Card it sends in hello. */
+  pinnedKey?: (identity: DeviceIdentity) => JWK | null;
 }
 
 /** What the bridge found when it checked a device's Adapter Card. */
@@ -65,7 +70,7 @@ export class BridgeServer {
   private url = '';
 
   constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
-    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(config.data_dir);
     this.store = new BridgeStore(join(config.data_dir, 'bridge.sqlite'));
     const tokens = new ConfigTokens(config);
     const deviceAuths: DeviceAuthenticator[] = [tokens, ...(opts.deviceAuth ?? [])];
@@ -78,7 +83,7 @@ export class BridgeServer {
       log: opts.log,
     });
     for (const id of Object.values(config.device_tokens)) {
-      if (!this.store.getDevice(id.device_id)) this.store.upsertDevice({ ...id });
+      if (!this.store.getDevice(id.workspace_id, id.device_id)) this.store.upsertDevice({ ...id });
     }
     this.router = new CallRouter(this.store, this.hub, opts.log);
     this.api = new RuntimeApi({
@@ -89,7 +94,8 @@ export class BridgeServer {
       limiter: new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst),
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
-      cardCheck: (id, card) => this.checkCard(id, card),
+      cardCheck: (d, card) => this.checkCard(d, card),
+      minClientVersion: config.min_client_version,
     });
     this.blobs = new BlobStore({
       dir: join(config.data_dir, 'blobs'),
@@ -140,7 +146,7 @@ export class BridgeServer {
     this.url = `http://${host}:${a.port}`;
     this.stopSweeping = this.blobs.startSweeping(60_000);
     const file = join(this.config.data_dir, 'bridge.json');
-    writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION });
+    writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, 0o600);
     this.opts.log.info({ url: this.url }, 'bridge ready');
     return this.url;
   }
@@ -166,6 +172,8 @@ export class BridgeServer {
     }
     try {
       if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok', version: APP_VERSION });
+      // The QA console: a static page that signs in with a runtime token and uses the runtime API.
+      if (underMount(url.pathname, '/console')) return await serveStaticDir(req, res, url.pathname, '/console', CONSOLE_DIR);
       if (await this.api.handle(req, res, url)) return;
       for (const m of this.mounts) if (await m(req, res, url)) return;
       sendError(res, 404, 'not_found', 'No such route.');
@@ -191,8 +199,9 @@ export class BridgeServer {
   }
 
   /** Verifies a device's card against the key pinned at its login, if there is one. */
-  async checkCard(deviceId: string, card: Record<string, unknown>): Promise<CardCheck> {
-    const key = this.opts.pinnedKey?.(deviceId) ?? null;
+  async checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
+    const deviceId = identity.device_id;
+    const key = this.opts.pinnedKey?.(identity) ?? null;
     if (!key) return { verified: null };
     try {
       await verifyCard(card, () => key);

@@ -34,9 +34,10 @@ export function bridgeDoc(dir: string, t: ReturnType<typeof tokens>, extra: Reco
   return {
     listen: { host: '127.0.0.1', port: 0 },
     data_dir: join(dir, 'bridge'),
-    runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id } },
-    device_tokens: { [t.device]: { ...ids } },
     ...extra,
+    // Extra tokens add to the stack's own (another workspace's runtime or device), they do not replace them.
+    runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id }, ...(extra['runtime_tokens'] as object | undefined) },
+    device_tokens: { [t.device]: { ...ids }, ...(extra['device_tokens'] as object | undefined) },
   };
 }
 
@@ -51,9 +52,15 @@ export function agentDoc(dir: string, url: string, t: ReturnType<typeof tokens>,
   };
 }
 
-/** Polls until `fn` returns truthy or `ms` pass. */
+/**
+ * How much longer than asked a wait may take before it fails. A wait costs time only when it fails, so on a
+ * busy machine (CI beside other work, `AIOS_TEST_SLACK` raises it further) a slow peer is not a failure.
+ */
+const SLACK = Math.max(1, Number(process.env['AIOS_TEST_SLACK'] ?? 3) || 3);
+
+/** Polls until `fn` returns truthy or `ms` (times the slack) pass. */
 export async function until<T>(fn: () => T | Promise<T>, ms = 10_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
+  const end = Date.now() + ms * SLACK;
   for (;;) {
     const v = await fn();
     if (v) return v;
@@ -126,7 +133,7 @@ export async function cliRun(args: string[], env: Record<string, string> = {}): 
 export async function processStack(opts: { bridge?: Record<string, unknown>; agent?: Record<string, unknown> } = {}) {
   const dir = tempDir();
   const t = tokens();
-  mkdirSync(join(dir, 'bridge'), { recursive: true });
+  mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
   const bcfg = join(dir, 'bridge.json.cfg');
   writeFileSync(bcfg, JSON.stringify(bridgeDoc(dir, t, opts.bridge)));
   const bridgeFile = join(dir, 'bridge', 'bridge.json');
