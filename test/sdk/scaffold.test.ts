@@ -57,7 +57,7 @@ test('handler new demo_echo: its test passes, its manifest is checked, a CLI-sta
 
     // A bridge (this tree's CLI) and an agent started from the copy's CLI.
     const tk = tokens();
-    mkdirSync(join(dir, 'bridge'), { recursive: true });
+    mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 }); // the bridge keeps its data only in a private folder
     writeFileSync(join(dir, 'bridge.cfg.json'), JSON.stringify(bridgeDoc(dir, tk)));
     const bridge = cli(['bridge', '--config', join(dir, 'bridge.cfg.json')]);
     procs.push(bridge);
