@@ -128,9 +128,15 @@ describe('QA trial: CLI-started bridge and agent', () => {
 });
 
 test('a bridge that does not answer is named, with its own exit code (11), not "fetch failed" and 1', async () => {
-  const r = await cliRun(['invoke', 'device.info', '--bridge', 'http://127.0.0.1:9', '--token', 'x', '--workspace', 'w', '--device', 'd']);
+  // A port that was free a moment ago: nobody listens there.
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise((r) => probe.close(r));
+  const r = await cliRun(['invoke', 'device.info', '--bridge', `http://127.0.0.1:${port}`, '--token', 'x', '--workspace', 'w', '--device', 'd']);
   assert.equal(r.code, 11, r.err);
-  assert.match(r.err, /cannot reach the bridge at http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED\)/);
+  assert.match(r.err, new RegExp(`cannot reach the bridge at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)`));
   assert.doesNotMatch(r.err, /fetch failed/);
 });
 
