@@ -8,12 +8,13 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { signCard } from '../../src/discovery/card-sign.js';
+import { callLocal, findRunningAgent } from '../../src/endpoint/local-client.js';
 import { cliRun, ids, processStack, ROOT, tempDir, until } from '../helpers/stack.js';
 
 const run = promisify(execFile);
@@ -33,6 +34,8 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     mkdirSync(adaptersDir);
     // Signed with the example key, which this agent does not trust yet.
     cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adaptersDir, 'org.example.hello'), { recursive: true });
+    // A manifest dropped loose into the folder, as the trial did: not an adapter, but never ignored silently.
+    cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello/tool.aios.yaml'), join(adaptersDir, 'stray.yaml'));
     await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']);
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const publicJwk = { ...(await exportJWK(publicKey)), kid: 'qa-remote-1', alg: 'ES256' } as JWK;
@@ -67,6 +70,16 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
     await s.stop();
+  });
+
+  test('a loose manifest in an adapters folder is named in the log with what to do; built-in adapters state their capabilities', async () => {
+    await until(() => /stray\.yaml/.test(s.agentLog()), 20_000, 'the log line about stray.yaml');
+    const line = s.agentLog().split('\n').find((l) => l.includes('stray.yaml'))!;
+    assert.match(line, /not loaded: an adapter is a folder: move this file to <adapter id>\/tool\.aios\.yaml/);
+    const agent = (await findRunningAgent(data()))!;
+    const info = (await callLocal(agent, 'aios/registry.info', { adapter_id: 'device' })) as { capabilities: Record<string, boolean> };
+    assert.deepEqual(info.capabilities, { streaming: false, batch_operations: false, async_tasks: true, push_notifications: true, state_transition_history: true });
+    assert.ok(existsSync(join(data(), 'endpoint.json')));
   });
 
   test('keys import reaches the running agent: an adapter signed with the imported key loads without a restart', async () => {
