@@ -8,6 +8,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerLoginCommands } from './commands/login.js';
 import { registerConsentCommands } from './commands/consent.js';
 import { registerAdapterCommands } from './commands/adapters.js';
+import { registerTrialCommand } from './commands/trial.js';
 
 /** Builds the command tree. */
 export function buildProgram(): Command {
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerLoginCommands(program);
   registerConsentCommands(program);
   registerAdapterCommands(program);
+  registerTrialCommand(program);
   return program;
 }
 
