@@ -52,7 +52,8 @@ test('a healthy device passes the whole trial; a broken handler then fails exact
       assert.ok(byId.get(id)!.evidence.length > 0 || id === 'identity', `${id} recorded evidence`);
     }
     assert.match(byId.get('confirm.high_risk')!.message, /answered by this trial/, 'the report says the prompt was answered unattended');
-    assert.equal(byId.get('extra.reconnect')?.verdict, 'not_run', 'a check needing control the agent lacks is not run, never passed');
+    assert.equal(byId.get('extra.reconnect')?.verdict, 'pass', `extra.reconnect: ${byId.get('extra.reconnect')?.message}`);
+    assert.equal(byId.get('extra.client_outdated')?.verdict, 'not_run', 'a check needing control the trial lacks is not run, never passed');
 
     // With --allow-effects the functions with side effects are called too, only in a scratch share the run
     // makes inside the user's writable share and removes afterwards.
