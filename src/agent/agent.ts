@@ -13,6 +13,7 @@ import type { BlobClient, HandlerEnv, Logger } from '../sdk/index.js';
 import { APP_VERSION } from '../version.js';
 import { Dispatcher } from './dispatcher.js';
 import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './handlers-loader.js';
+import { HostServicesHub } from './host-services.js';
 import { Journal } from './journal.js';
 import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
@@ -86,6 +87,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   readonly session: DeviceSession | undefined;
   readonly identity: { workspaceId: string; userId: string; deviceId: string; deviceName: string };
   handlerResults: HandlerLoadResult[] = [];
+  /** What built-in handlers contribute to the local endpoint and the status. */
+  readonly hostServices: HostServicesHub;
   private sweepTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
   private readonly log: Logger;
@@ -93,6 +96,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   constructor(readonly config: AgentConfig, private readonly opts: AgentOptions) {
     super();
     this.log = opts.log;
+    this.hostServices = new HostServicesHub(opts.log.child({ component: 'host-services' }));
     const id = config.identity ?? {};
     if (!id.workspace_id || !id.user_id || !id.device_id) {
       throw new Error('identity.workspace_id, identity.user_id and identity.device_id are required until this device signs in with `aios-device login`');
@@ -238,6 +242,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: this.log.child({ handler: name }),
       appVersion: APP_VERSION,
       listFunctions: () => this.registry.ids(),
+      ...(withGrants ? { host: this.hostServices.forHandler(name) } : {}),
     };
   }
 }

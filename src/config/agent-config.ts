@@ -28,6 +28,8 @@ export const AgentConfigSchema = Type.Object(
           serial: Type.Optional(Type.Array(S)),
           printers: Type.Optional(Type.Array(S)),
           cameras: Type.Optional(Type.Array(S)),
+          microphones: Type.Optional(Type.Array(S)),
+          screens: Type.Optional(Type.Array(S)),
           bluetooth: Type.Optional(Type.Array(S)),
         },
         strict,
