@@ -183,7 +183,7 @@ export class FfmpegBackend implements CaptureBackend {
 export function linuxDevices(kind: DeviceKind, env: NodeJS.ProcessEnv, root = '/'): DeviceInfo[] {
   if (kind === 'camera') {
     const dev = join(root, 'dev');
-    let names: string[] = [];
+    let names: string[];
     try {
       names = readdirSync(dev).filter((n) => /^video\d+$/.test(n));
     } catch {

@@ -132,7 +132,12 @@ export class ProviderHub implements CaptureBackend {
     const seen = new Set<string>();
     const out: DeviceInfo[] = [];
     // Newest provider first: when two pages offer the same device, the newest one serves it.
-    for (const p of [...this.providers].reverse()) for (const d of p.devices) if (d.kind === kind && !seen.has(d.id)) (seen.add(d.id), out.push(d));
+    for (const p of [...this.providers].reverse())
+      for (const d of p.devices) {
+        if (d.kind !== kind || seen.has(d.id)) continue;
+        seen.add(d.id);
+        out.push(d);
+      }
     return out;
   }
 
