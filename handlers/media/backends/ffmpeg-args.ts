@@ -83,8 +83,9 @@ export function outputArgs(op: CaptureOp, outPath: string): string[] {
       return [...filters, '-an', '-t', seconds(op.durationMs), ...codec, outPath];
     }
     case 'audio': {
-      // astats per ~0.1 s gives the level for progress; ametadata prints it to stderr.
-      const level = ['-af', 'astats=metadata=1:reset=5,ametadata=mode=print:key=lavfi.astats.Overall.Peak_level:file=pipe\\:2'];
+      // astats gives the level for progress; ametadata logs it (at info level: its own file output is
+      // block-buffered and would only arrive at the end).
+      const level = ['-af', 'astats=metadata=1:reset=5,ametadata=mode=print:key=lavfi.astats.Overall.Peak_level'];
       const codec =
         op.format === 'wav' ? ['-c:a', 'pcm_s16le', '-f', 'wav'] : op.format === 'opus' ? ['-c:a', 'libopus', '-f', 'ogg'] : ['-c:a', 'libopus', '-f', 'webm'];
       return ['-vn', ...level, '-t', seconds(op.durationMs), ...codec, outPath];
@@ -98,7 +99,7 @@ function seconds(ms: number): string {
 
 /** The whole argument list: quiet, no stdin, machine-readable progress on stdout. */
 export function captureArgs(input: FfmpegInput, op: CaptureOp, outPath: string): string[] {
-  return ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1', ...input.options, '-f', input.format, '-i', input.input, ...outputArgs(op, outPath)];
+  return ['-hide_banner', '-nostdin', '-y', '-loglevel', op.op === 'audio' ? 'info' : 'error', '-nostats', '-progress', 'pipe:1', ...input.options, '-f', input.format, '-i', input.input, ...outputArgs(op, outPath)];
 }
 
 /** Arguments that make ffmpeg list a platform's devices (macOS avfoundation, Windows dshow); none on Linux. */

@@ -58,6 +58,8 @@ export class FfmpegBackend implements CaptureBackend {
   readonly name = 'ffmpeg';
   private open = 0;
   private openedTotal = 0;
+  /** PIDs of the ffmpeg children running now (tests check none is left after a cancel). */
+  readonly running = new Set<number>();
   private readonly platform: NodeJS.Platform;
   private readonly env: NodeJS.ProcessEnv;
 
@@ -148,6 +150,8 @@ export class FfmpegBackend implements CaptureBackend {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const child = spawn(this.executable, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+      const pid = child.pid;
+      if (pid !== undefined) this.running.add(pid);
       let stderr = '';
       let partial = '';
       let spawnError: NodeJS.ErrnoException | undefined;
@@ -159,12 +163,13 @@ export class FfmpegBackend implements CaptureBackend {
         const lines = partial.split('\n');
         partial = lines.pop() ?? '';
         for (const line of lines) {
-          if (hooks.onStderrLine && /^(frame:|lavfi\.)/.test(line)) hooks.onStderrLine(line);
+          if (/lavfi\.astats\.|^\[Parsed_ametadata[^\]]*\] frame:/.test(line)) hooks.onStderrLine?.(line);
           else if (stderr.length < 16_384) stderr += line + '\n';
         }
       });
       child.on('error', (e: NodeJS.ErrnoException) => (spawnError = e));
       child.on('close', (code) => {
+        if (pid !== undefined) this.running.delete(pid);
         signal?.removeEventListener('abort', onAbort);
         if (signal?.aborted) return reject(signal.reason);
         if (spawnError) {
