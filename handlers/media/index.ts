@@ -56,16 +56,16 @@ export default defineHandler({
     }
     const o = env.options as MediaOptions;
     if (o.enabled === false) return [];
-    const ffmpeg = new FfmpegBackend({ ...(o.ffmpeg ? { ffmpeg: o.ffmpeg } : {}), ...(o.devices ? { devices: o.devices } : {}), ...(o.probe !== undefined ? { probe: o.probe } : {}) });
+    let publish = (): void => undefined;
+    const ffmpeg = new FfmpegBackend({ onOpenChange: () => publish(), ...(o.ffmpeg ? { ffmpeg: o.ffmpeg } : {}), ...(o.devices ? { devices: o.devices } : {}), ...(o.probe !== undefined ? { probe: o.probe } : {}) });
     const hub = new ProviderHub();
     const svc = new MediaService(ffmpeg, hub, o.backend ?? 'auto');
     env.host?.addLocalMethods(wireMethods(hub.methods()));
-    // The status says what is capturing (tray icon state) and which capture page is attached.
-    svc.onChange(() => {
-      const capturing = svc.inUse();
-      const providers = hub.attached();
-      env.host?.setStatus(capturing.length || providers.length ? { capturing, providers } : undefined);
-    });
+    // The status says what is capturing (tray icon state), which capture page is attached, and how many
+    // devices are open now / were opened since start (a Deny must leave both unchanged).
+    publish = () => env.host?.setStatus({ capturing: svc.inUse(), providers: hub.attached(), open: svc.openCount, opened: ffmpeg.opened + hub.opened });
+    svc.onChange(publish);
+    publish();
     return mediaFunctions(env, svc);
   },
 });

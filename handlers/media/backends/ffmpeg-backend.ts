@@ -22,6 +22,8 @@ export interface FfmpegBackendOptions {
   env?: NodeJS.ProcessEnv;
   /** Root of `/dev` and `/sys` lookups (tests). */
   sysRoot?: string;
+  /** Told when a device opens or closes (the status shows the open count). */
+  onOpenChange?: () => void;
 }
 
 /** What to do when ffmpeg is missing, per platform. */
@@ -120,6 +122,7 @@ export class FfmpegBackend implements CaptureBackend {
     let level: number | undefined;
     this.open++;
     this.openedTotal++;
+    this.opts.onOpenChange?.();
     try {
       await this.run(args, signal, {
         onStdout: (block) => {
@@ -134,6 +137,7 @@ export class FfmpegBackend implements CaptureBackend {
       });
     } finally {
       this.open--;
+      this.opts.onOpenChange?.();
     }
     return { mediaType: mediaTypeOf(req), ...(totalMs ? { durationMs: totalMs } : {}) };
   }
