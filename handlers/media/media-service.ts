@@ -115,7 +115,7 @@ export class MediaService {
     const byAlias = grants.find((g) => g.alias !== undefined && g.alias.toLowerCase() === requested.toLowerCase());
     const wanted = byAlias ? byAlias.id : requested;
     const device = devices.find((d) => d.id === wanted || d.label.toLowerCase() === wanted.toLowerCase());
-    const grant = byAlias ?? (device ? grants.find((g) => grantCovers(g, device)) : grants.find((g) => g.id === requested));
+    const grant = byAlias ?? (device ? grants.find((g) => grantCovers(g, device)) : grants.find((g) => g.id === '*' || g.id === requested || g.id.toLowerCase() === requested.toLowerCase()));
     if (!grant) throw new CaptureError('permission_denied', `The ${noun} "${requested}" is not shared with this agent; add it under ${where}.`, 'not_granted');
     if (!device) throw new CaptureError('device_unavailable', `The ${noun} "${requested}" is not connected to this device.`, 'no_device');
     return { device, ...(grant.alias ? { alias: grant.alias } : {}) };
