@@ -1,13 +1,13 @@
 /**
  * The handler's sentences, from its catalogues (i18n/en.json, i18n/zh-CN.json). Until the kit renders
- * message keys per locale, the agent shows the English sentence; `render` is that renderer.
+ * message keys per locale, the agent shows the English sentence; `render` is that renderer. The JSON is
+ * imported (not read from disk) so the build copies it next to the compiled handler.
  */
-import { readFileSync } from 'node:fs';
-
-const load = (locale: string): Record<string, string> => JSON.parse(readFileSync(new URL(`./i18n/${locale}.json`, import.meta.url), 'utf8')) as Record<string, string>;
+import en from './i18n/en.json' with { type: 'json' };
+import zhCN from './i18n/zh-CN.json' with { type: 'json' };
 
 /** The catalogues by locale. */
-export const CATALOGUES: Readonly<Record<string, Record<string, string>>> = { en: load('en'), 'zh-CN': load('zh-CN') };
+export const CATALOGUES: Readonly<Record<string, Readonly<Record<string, string>>>> = { en, 'zh-CN': zhCN };
 
 /** A message key and its parameters (what the kit's describe() returns). */
 export interface Message {
