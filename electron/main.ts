@@ -26,6 +26,7 @@ import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
 import { isRendererUrl, RENDERER_URL } from './renderer-url.js';
 import { trayMenuTemplate, trayStatusLine, type TrayState } from './tray-menu.js';
 import { createWindow, denyPermissions, hardenContents } from './window.js';
+import { createCaptureWindow } from './capture-window.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Project root in development (dist/electron/ → ../..); packaged resources sit in process.resourcesPath. */
@@ -139,6 +140,9 @@ async function start(): Promise<void> {
   // be opened, so the ui provider counts as present even while it is closed (`auto` picks it).
   consent.ui.setPresent(true);
   consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
+  // The media handler's capture provider: a hidden window running the capture page (docs/handlers/media.md).
+  const ep = running.endpoint?.info();
+  if (ep && running.endpoint) createCaptureWindow({ http: ep.http, token: running.endpoint.localToken });
 
   watcher = watchConnectivity(
     (why) => {
