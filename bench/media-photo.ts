@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BlobStore } from '../src/bridge/blob-store.js';
 import { HttpBlobClient } from '../src/agent/blob-client.js';
-import type { CallContext, FunctionDefinition, HandlerEnv, Logger } from '../src/sdk/index.js';
+import type { CallContext, FunctionDefinition, GrantsView, HandlerEnv, HandlerInstance, Logger } from '../src/sdk/index.js';
+import { standaloneTemp } from '../src/sdk/temp.js';
 import handler from '../handlers/media/index.js';
 import { isMain, positiveInt, runMain } from './child.js';
 
@@ -49,12 +50,16 @@ export async function benchMediaPhoto(rounds = 15): Promise<MediaPhotoReport> {
     void store.handleHttp(req, res, new URL(req.url ?? '/', 'http://x').pathname);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  let temp: ReturnType<typeof standaloneTemp> | undefined;
   try {
     const blobs = new HttpBlobClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: () => TOKEN });
-    const env: HandlerEnv = { grants: { cameras: ['*'] }, options: { backend: 'ffmpeg', probe: false, devices: [SOURCE] }, dataDir: base, log, appVersion: '0', listFunctions: () => [] };
-    const fns = (await handler.create(env)) as FunctionDefinition[];
+    const grants: GrantsView = { list: (k) => (k === 'cameras' ? [{ kind: 'cameras', id: '*' }] : []), find: () => undefined, on: () => undefined, off: () => undefined };
+    temp = standaloneTemp('bench');
+    const t = temp;
+    const env: HandlerEnv = { grants, options: { backend: 'ffmpeg', probe: false, devices: [SOURCE] }, dataDir: base, log, appVersion: '0', listFunctions: () => [] };
+    const fns = ((await handler.create(env)) as HandlerInstance).functions as FunctionDefinition[];
     const photo = fns.find((f) => f.descriptor.id === 'camera.capture_photo')!;
-    const ctx = (): CallContext => ({ callId: `bench-${Math.random()}`, functionId: 'camera.capture_photo', signal: new AbortController().signal, requester: undefined, log, blobs, progress() {}, commit() {} });
+    const ctx = (): CallContext => ({ callId: `bench-${Math.random()}`, functionId: 'camera.capture_photo', signal: new AbortController().signal, requester: undefined, log, blobs, progress() {}, commit() {}, tempFile: (e) => t.tempFile(e), tempDir: () => t.tempDir() });
     const viaHandler = async () => {
       const t = performance.now();
       const out = (await photo.run({ format: 'jpeg' } as never, ctx())) as { width: number; height: number };
@@ -79,6 +84,7 @@ export async function benchMediaPhoto(rounds = 15): Promise<MediaPhotoReport> {
     const ffmpegMs = median(f);
     return { rounds, handlerMs, ffmpegMs, ratio: handlerMs / ffmpegMs };
   } finally {
+    await temp?.close();
     await new Promise<void>((r) => server.close(() => r()));
     await rm(base, { recursive: true, force: true });
   }

@@ -3,7 +3,7 @@
  * the only file of the handler that touches the SDK (besides index.ts).
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { BlobRefSchema, defineFunction, WireError, type CallContext, type DescriptorInput, type FunctionDefinition, type HandlerEnv } from '../../src/sdk/index.js';
+import { BlobRefSchema, defineFunction, WireError, type CallContext, type CallResource, type DescriptorInput, type FunctionDefinition, type GrantsView, type HandlerEnv } from '../../src/sdk/index.js';
 import { CaptureError, type CaptureOp, type CaptureProgress, type DeviceKind } from './backends/types.js';
 import { GRANT_KIND, type MediaGrant, type MediaService, type ResolvedDevice } from './media-service.js';
 import { render, type Message } from './messages.js';
@@ -84,14 +84,14 @@ const ScreenOut = Type.Object({ image: BlobRefSchema, width: Type.Integer(), hei
 type Json = Record<string, unknown>;
 const schema = (s: TSchema): Json => JSON.parse(JSON.stringify(s)) as Json;
 
-/** The grants of one kind in normal form (today: strings; `*` or an id or label). */
-export function grantsOf(env: HandlerEnv, kind: DeviceKind): MediaGrant[] {
-  return (env.grants[GRANT_KIND[kind]] ?? []).map((id) => ({ id }));
+/** The grants of one kind as they are now (`*`, an id or a label, with the alias when given). */
+export function grantsOf(grants: GrantsView, kind: DeviceKind): MediaGrant[] {
+  return grants.list(GRANT_KIND[kind]).map((g) => ({ id: g.id, ...(g.alias ? { alias: g.alias } : {}) }));
 }
 
 /** A backend's typed failure as the wire error; anything else passes through (abort reasons, WireErrors). */
 export function toWire(e: unknown): unknown {
-  if (e instanceof CaptureError) return new WireError(e.type, e.message, { details: e.reason ? { reason: e.reason } : {}, retryable: e.type === 'device_busy' || e.type === 'device_unavailable', sideEffects: 'none' });
+  if (e instanceof CaptureError) return new WireError(e.type, e.message, { details: e.reason ? { reason: e.reason } : {}, retryable: e.type === 'device_busy' || e.type === 'device_unavailable' || e.type === 'paused', sideEffects: 'none' });
   return e;
 }
 
@@ -132,7 +132,7 @@ function listFunction(env: HandlerEnv, svc: MediaService, kind: DeviceKind, id: 
     descriptor: base(id, name, description, 'low', Type.Object({}, { additionalProperties: false }), Out, [15_000, 30_000], []),
     async run(_args, ctx) {
       const devices = await wired(() => svc.list(kind, ctx.signal));
-      const grants = grantsOf(env, kind);
+      const grants = grantsOf(env.grants, kind);
       return {
         [key]: devices.map((d) => {
           const g = grants.find((x) => x.id === '*' || x.id === d.id || x.id.toLowerCase() === d.label.toLowerCase());
@@ -153,16 +153,20 @@ function captureFunction<I extends Json, O>(
   descriptor: DescriptorInput,
   parts: { device: (a: I) => string | undefined; op: (a: I) => CaptureOp; message: (a: I, device: string) => Message; output: (ref: Static<typeof BlobRefSchema>, r: { width?: number; height?: number; durationMs?: number }, d: ResolvedDevice) => O },
 ): FunctionDefinition<I, O> {
-  const resolveNow = (a: I, signal?: AbortSignal) => wired(() => svc.resolve(kind, parts.device(a), grantsOf(env, kind), signal));
+  const resolveNow = (a: I, grants: GrantsView, signal?: AbortSignal) => wired(() => svc.resolve(kind, parts.device(a), grantsOf(grants, kind), signal));
   const label = (r: ResolvedDevice) => r.alias ?? r.device.label;
-  return defineFunction<I, O>({
+  return {
     descriptor,
-    // One capture per device: the lock is the resolved device (from the last listing; the name as given otherwise).
-    locks: (a) => [`${kind}:${svc.resolveCached(kind, parts.device(a), grantsOf(env, kind))?.device.id ?? parts.device(a) ?? 'default'}`],
-    resource: (a) => svc.resolveCached(kind, parts.device(a), grantsOf(env, kind))?.device.id ?? '*',
-    describe: async (a) => render(parts.message(a, label(await resolveNow(a)))),
+    // Before consent: a device that is not shared or not there ends the call here, and nobody is asked.
+    // The resource is the granted id (what the grant check compares); the lock is the device itself.
+    async resources(a, { grants }): Promise<CallResource[]> {
+      const r = await resolveNow(a, grants);
+      const g = grantsOf(grants, kind).find((x) => x.alias === r.alias && (x.id === '*' || x.id === r.device.id || x.id.toLowerCase() === r.device.label.toLowerCase()));
+      return [{ kind: GRANT_KIND[kind], id: !g || g.id === '*' ? r.device.id : g.id, label: label(r), ask: 'always', access: 'read', lock: `${kind}:${r.device.id}` }];
+    },
+    describe: (a, resources) => parts.message(a, resources[0]?.label ?? resources[0]?.id ?? ''),
     async run(args, ctx) {
-      const resolved = await resolveNow(args, ctx.signal);
+      const resolved = await resolveNow(args, env.grants, ctx.signal);
       const op = parts.op(args);
       const requester = requesterOf(ctx);
       void env.host?.notice(render({ key: `media.notice.${kind}`, params: { requester } }), render({ key: 'media.notice.body', params: { device: label(resolved) } }));
@@ -171,13 +175,13 @@ function captureFunction<I extends Json, O>(
         ctx.progress({ progress: p.elapsedMs, total: p.totalMs, message: render({ key: p.level !== undefined ? 'media.progress.level' : 'media.progress.recording', params }) });
       };
       return wired(() =>
-        svc.capture({ callId: ctx.callId, functionId: ctx.functionId, requester, signal: ctx.signal, onProgress }, resolved, op, async (path, result) => {
+        svc.capture({ callId: ctx.callId, functionId: ctx.functionId, requester, signal: ctx.signal, onProgress, tempDir: () => ctx.tempDir() }, resolved, op, async (path, result) => {
           const ref = await ctx.blobs.uploadFile(path, result.mediaType, ctx.signal);
           return parts.output(ref, result, resolved);
         }),
       );
     },
-  });
+  };
 }
 
 const common = (ref: Static<typeof BlobRefSchema>, d: ResolvedDevice) => ({ media_type: ref.media_type, size: ref.size, sha256: ref.sha256, device: { id: d.device.id, label: d.alias ?? d.device.label } });

@@ -10,6 +10,7 @@ import { FfmpegBackend } from './backends/ffmpeg-backend.js';
 import { ProviderHub } from './backends/provider-hub.js';
 import { MediaService } from './media-service.js';
 import { mediaFunctions, wireMethods } from './functions.js';
+import { cameraGrants, microphoneGrants, screenGrants } from './grants.js';
 
 const DeviceKindSchema = Type.Union([Type.Literal('camera'), Type.Literal('microphone'), Type.Literal('screen')]);
 
@@ -49,6 +50,7 @@ export type MediaOptions = Static<typeof MediaOptions>;
 
 export default defineHandler({
   name: 'media',
+  grantKinds: [cameraGrants, microphoneGrants, screenGrants],
   create(env) {
     if (!Value.Check(MediaOptions, env.options)) {
       const first = [...Value.Errors(MediaOptions, env.options)][0];
@@ -66,6 +68,14 @@ export default defineHandler({
     publish = () => env.host?.setStatus({ capturing: svc.inUse(), providers: hub.attached(), open: svc.openCount, opened: ffmpeg.opened + hub.opened });
     svc.onChange(publish);
     publish();
-    return mediaFunctions(env, svc);
+    return {
+      functions: mediaFunctions(env, svc),
+      // Pausing the agent stops every capture at once (nothing is kept); shutdown aborts calls anyway.
+      onPause: () => svc.stopAll(),
+      dispose: () => {
+        svc.stopAll();
+        env.host?.setStatus(undefined);
+      },
+    };
   },
 });

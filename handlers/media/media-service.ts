@@ -49,6 +49,7 @@ export function grantCovers(g: MediaGrant, d: DeviceInfo): boolean {
 export class MediaService {
   private readonly cache = new Map<DeviceKind, DeviceInfo[]>();
   private readonly running = new Map<string, InUse>();
+  private readonly stoppers = new Map<string, AbortController>();
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -121,6 +122,11 @@ export class MediaService {
     return { device, ...(grant.alias ? { alias: grant.alias } : {}) };
   }
 
+  /** Stops every running capture at once (the user paused the agent); they end with `paused`. */
+  stopAll(): void {
+    for (const s of this.stoppers.values()) s.abort(new CaptureError('paused', 'The user paused the agent; the capture was stopped and nothing was kept.', 'paused'));
+  }
+
   /** Captures running now. */
   inUse(): InUse[] {
     return [...this.running.values()];
@@ -151,9 +157,12 @@ export class MediaService {
     const outPath = join(dir, `capture.${ext}`);
     const d = resolved.device;
     this.running.set(call.callId, { kind: d.kind, device: resolved.alias ?? d.label, function: call.functionId, requester: call.requester, since: new Date().toISOString() });
+    const stopper = new AbortController();
+    this.stoppers.set(call.callId, stopper);
     this.changed();
     try {
-      const result = await this.backendFor(d).capture({ ...op, device: d, outPath }, call.signal, call.onProgress);
+      const signal = AbortSignal.any([call.signal, stopper.signal]);
+      const result = await this.backendFor(d).capture({ ...op, device: d, outPath }, signal, call.onProgress);
       if (op.op === 'photo' || op.op === 'screenshot') {
         // Report what the file holds, not what the backend says.
         const dims = await imageDims(outPath).catch(() => undefined);
@@ -164,6 +173,7 @@ export class MediaService {
       return await use(outPath, result);
     } finally {
       this.running.delete(call.callId);
+      this.stoppers.delete(call.callId);
       this.changed();
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }

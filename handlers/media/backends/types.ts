@@ -46,7 +46,7 @@ export interface CaptureResult {
 }
 
 /** The wire error types a backend may report (PROTOCOL.md §2). */
-export type CaptureErrorType = 'device_unavailable' | 'device_busy' | 'permission_denied' | 'execution_failed' | 'invalid_arguments';
+export type CaptureErrorType = 'device_unavailable' | 'device_busy' | 'permission_denied' | 'execution_failed' | 'invalid_arguments' | 'paused';
 
 /** A typed backend failure; `message` says what to do and never holds captured data. */
 export class CaptureError extends Error {

@@ -7,7 +7,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -43,24 +43,16 @@ describe('the capture page in Chromium as capture provider of a CLI-started agen
   let capturePage: Page;
   let ui: Page;
   let dir: string;
-  let tmp: string;
   const problems: string[] = [];
   let camLabel = '';
-  const savedTmp = process.env['TMPDIR'];
   const pageStats = () => capturePage.evaluate('window.aiosCapture') as Promise<{ open: number; opened: number; attached: boolean }>;
-  const mediaTemps = () => readdirSync(tmp).filter((n) => n.startsWith('aios-media-'));
+  // Captures are written into the call's private temp folder (ctx.tempDir, under <data_dir>/tmp/calls).
+  const mediaTemps = () => s.tempFiles();
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'aios-capture-page-'));
-    tmp = mkdtempSync(join(tmpdir(), 'aios-media-tmp-'));
     const y4m = await qrVideo(dir);
-    process.env['TMPDIR'] = tmp;
-    try {
-      s = await mediaStack({ grants: { cameras: ['*'], microphones: ['*'], screens: ['*'] }, handlers: { media: { backend: 'provider' } } });
-    } finally {
-      if (savedTmp === undefined) delete process.env['TMPDIR'];
-      else process.env['TMPDIR'] = savedTmp;
-    }
+    s = await mediaStack({ grants: { cameras: ['*'], microphones: ['*'], screens: ['*'] }, handlers: { media: { backend: 'provider' } } });
     context = await chromium.launchPersistentContext(join(dir, 'chromium'), {
       executablePath: '/usr/bin/chromium',
       headless: true,
@@ -81,7 +73,6 @@ describe('the capture page in Chromium as capture provider of a CLI-started agen
     await context?.close().catch(() => undefined);
     await s?.stop();
     rmSync(dir, { recursive: true, force: true });
-    rmSync(tmp, { recursive: true, force: true });
   });
 
   /** Starts a call and answers its prompt in the tray page; returns the call and the prompt's sentence. */

@@ -6,7 +6,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BlobRef } from '../../../src/sdk/index.js';
@@ -20,27 +20,20 @@ const REQUESTER = { kind: 'agent', id: 'agt_shelf', name: 'Shelf assistant' };
 
 describe('media through the CLI-started bridge and agent, ffmpeg backend on lavfi stand-ins', () => {
   let s: Stack;
-  let tmp: string;
   let out: string;
-  const savedTmp = process.env['TMPDIR'];
   before(async () => {
-    // The agent child inherits TMPDIR: its capture folders are made here, so the test can see none is left.
-    tmp = mkdtempSync(join(tmpdir(), 'aios-media-tmp-'));
     out = mkdtempSync(join(tmpdir(), 'aios-media-out-'));
-    process.env['TMPDIR'] = tmp;
     s = await mediaStack({
       grants: { cameras: ['lavfi-camera'], microphones: ['*'] },
       handlers: { media: { backend: 'ffmpeg', probe: false, devices: [LAVFI_CAMERA, LAVFI_MIC, { ...LAVFI_CAMERA, id: 'lavfi-other', label: 'Ungranted camera' }] } },
     });
-    if (savedTmp === undefined) delete process.env['TMPDIR'];
-    else process.env['TMPDIR'] = savedTmp;
   });
   after(async () => {
     await s?.stop();
-    rmSync(tmp, { recursive: true, force: true });
     rmSync(out, { recursive: true, force: true });
   });
-  const mediaTemps = () => readdirSync(tmp).filter((n) => n.startsWith('aios-media-'));
+  // Captures are written into the call's private temp folder (ctx.tempDir, under <data_dir>/tmp/calls).
+  const mediaTemps = () => s.tempFiles();
 
   test('camera.list names the cameras and which one is shared; it does not ask', async () => {
     const r = await s.client.call('camera.list', {});
@@ -125,16 +118,18 @@ describe('media through the CLI-started bridge and agent, ffmpeg backend on lavf
     assert.ok((await meanVolumeDb(file)) > -40, 'not silence');
   });
 
-  test('a camera that is not shared is refused with permission_denied and nothing is opened', async () => {
+  test('a camera that is not shared, or not there, is refused before any prompt and nothing is opened', async () => {
     const before = await s.mediaStatus();
-    const call_id = newCallId();
-    const call = s.client.call('camera.capture_photo', { camera: 'lavfi-other' }, { call_id, wait: true, confirm_timeout_ms: 60_000 });
-    // Until the kit resolves resources before consent the prompt still appears: allow it, the grant check refuses.
-    const prompted = await s.prompt(call_id).catch(() => undefined);
-    if (prompted) await s.answer(prompted, 'allow_once');
-    const o = (await call).record.outcome!;
-    assert.equal(o.error?.type, 'permission_denied');
-    assert.match(o.error?.message ?? '', /grants\.cameras/);
+    const prompts = async () => ((await s.control('control.prompts.list')) as { prompts: unknown[] }).prompts.length;
+    const ungranted = (await s.client.call('camera.capture_photo', { camera: 'lavfi-other' }, { confirm_timeout_ms: 60_000 })).record.outcome!;
+    assert.deepEqual([ungranted.state, ungranted.error?.type], ['rejected', 'permission_denied']);
+    assert.match(ungranted.error?.message ?? '', /grants\.cameras/);
+    assert.equal(ungranted.confirmation?.required ?? false, false, 'nobody was asked');
+    // Microphones are granted with "*": one that is not connected is device_unavailable, decided before consent too.
+    const absent = (await s.client.call('microphone.record', { microphone: 'pulse:nothing', duration_s: 1 }, { confirm_timeout_ms: 60_000 })).record.outcome!;
+    assert.deepEqual([absent.state, absent.error?.type, absent.error?.details?.['reason']], ['failed', 'device_unavailable', 'no_device']);
+    assert.equal(absent.confirmation?.required ?? false, false, 'nobody was asked');
+    assert.equal(await prompts(), 0);
     assert.equal((await s.mediaStatus()).opened, before.opened);
   });
 });

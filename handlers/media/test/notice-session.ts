@@ -25,7 +25,10 @@ try {
   }, 10_000, 'notification daemon');
   const s = await inProcessStack({ agent: { grants: { cameras: ['*'] }, confirmations: { provider: 'ui', timeout_ms: 60_000 }, handlers: { media: { backend: 'ffmpeg', probe: false, devices: [LAVFI_CAMERA] } } } });
   try {
-    s.running.consent.ui.setPresent(true);
+    // This script answers prompts as the tray would: attached, with a heartbeat.
+    const { answerer_id, heartbeat_ms } = s.running.consent.ui.attach('notice test');
+    const beat = setInterval(() => s.running.consent.ui.heartbeat(answerer_id), heartbeat_ms);
+    beat.unref();
     const requester = `Shelf assistant ${process.pid}`;
     const call_id = newCallId();
     const call = s.client.call('camera.capture_photo', {}, { call_id, confirm_timeout_ms: 60_000, requester: { kind: 'agent', id: 'agt', name: requester } });

@@ -2,7 +2,7 @@
  * A CLI-started bridge and agent for the media tests, with the local endpoint's control methods to see
  * and answer prompts (the `ui` provider: what the tray does) and to read the agent status.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HttpBlobClient } from '../../../src/agent/blob-client.js';
 import { callLocal } from '../../../src/endpoint/local-client.js';
@@ -29,6 +29,7 @@ export interface MediaStatus {
 /** Starts bridge and agent as CLI processes with `agent` config merged in. */
 export async function mediaStack(agent: Record<string, unknown>) {
   const s = await processStack({ agent: { confirmations: { provider: 'ui', timeout_ms: 60_000 }, ...agent } });
+  const stopStack = s.stop.bind(s);
   const dataDir = join(s.dir, 'agent');
   const endpoint = await until(() => {
     try {
@@ -39,8 +40,21 @@ export async function mediaStack(agent: Record<string, unknown>) {
   }, 20_000, 'endpoint.json');
   const local = { http: endpoint!.http, token: readFileSync(join(dataDir, 'local-token'), 'utf8').trim() };
   const control = (method: string, params: unknown = {}) => callLocal(local, method, params);
+  // This test answers prompts as the tray does: attached as the answerer, with a heartbeat.
+  const att = (await control('control.prompts.attach', { name: 'media test' })) as { answerer_id: string; heartbeat_ms: number };
+  const beat = setInterval(() => void control('control.prompts.heartbeat', { answerer_id: att.answerer_id }).catch(() => undefined), att.heartbeat_ms);
+  beat.unref();
   return {
     ...s,
+    async stop() {
+      clearInterval(beat);
+      await stopStack();
+    },
+    /** Files left in the agent's call temp area (`<data_dir>/tmp/calls`), where captures are written. */
+    tempFiles(): string[] {
+      const root = join(dataDir, 'tmp', 'calls');
+      return existsSync(root) ? readdirSync(root, { recursive: true }).map(String).filter((p) => !statSync(join(root, p)).isDirectory()) : [];
+    },
     local,
     dataDir,
     control,

@@ -18,7 +18,7 @@ import { CaptureError, type CaptureBackend, type DeviceInfo } from '../backends/
 import { MediaService } from '../media-service.js';
 import { CATALOGUES } from '../messages.js';
 import handler from '../index.js';
-import type { FunctionDefinition, HandlerEnv, Logger } from '../../../src/sdk/index.js';
+import { NO_GRANTS, type FunctionDefinition, type HandlerEnv, type HandlerInstance, type Logger } from '../../../src/sdk/index.js';
 
 const here = dirname(dirname(fileURLToPath(import.meta.url)));
 const cam = (id: string, label = id): DeviceInfo => ({ kind: 'camera', id, label });
@@ -266,8 +266,8 @@ test('manifest: id is the folder, capabilities and levels match the descriptors;
   const y = parse(readFileSync(join(here, 'tool.aios.yaml'), 'utf8')) as { tool: { id: string }; capabilities: { id: string; permission: string; confirmation: string }[] };
   assert.equal(y.tool.id, 'media');
   assert.equal(handler.name, 'media');
-  const env: HandlerEnv = { grants: {}, options: { probe: false }, dataDir: tmpdir(), log: nullLog, appVersion: '0', listFunctions: () => [] };
-  const fns = (await handler.create(env)) as FunctionDefinition[];
+  const env: HandlerEnv = { grants: NO_GRANTS, options: { probe: false }, dataDir: tmpdir(), log: nullLog, appVersion: '0', listFunctions: () => [] };
+  const fns = ((await handler.create(env)) as HandlerInstance).functions as FunctionDefinition[];
   const byId = new Map(fns.map((f) => [f.descriptor.id, f.descriptor]));
   assert.deepEqual(y.capabilities.map((c) => c.id).sort(), [...byId.keys()].sort());
   for (const c of y.capabilities) {
@@ -279,7 +279,7 @@ test('manifest: id is the folder, capabilities and levels match the descriptors;
 });
 
 test('the handler imports only the SDK entry from src/', () => {
-  const files = ['index.ts', 'functions.ts', 'media-service.ts', 'messages.ts', 'backends/types.ts', 'backends/ffmpeg-args.ts', 'backends/ffmpeg-backend.ts', 'backends/provider-hub.ts', 'backends/image-dims.ts'];
+  const files = ['index.ts', 'functions.ts', 'grants.ts', 'media-service.ts', 'messages.ts', 'backends/types.ts', 'backends/ffmpeg-args.ts', 'backends/ffmpeg-backend.ts', 'backends/provider-hub.ts', 'backends/image-dims.ts'];
   for (const f of files) {
     const text = readFileSync(join(here, f), 'utf8');
     const srcImports = [...text.matchAll(/from '((?:\.\.\/)+src\/[^']+)'/g)].map((x) => x[1]);
