@@ -82,6 +82,8 @@ describe('the capture page in Chromium as capture provider of a CLI-started agen
     const prompt = ui.getByRole('alertdialog');
     await prompt.waitFor();
     const sentence = (await ui.locator('#prompt-sentence').textContent()) ?? '';
+    // Captures always ask: remembering is never offered.
+    assert.equal(await prompt.getByRole('button', { name: 'Allow & remember', exact: true }).isVisible(), false);
     await prompt.getByRole('button', { name: answer, exact: true }).click();
     await prompt.waitFor({ state: 'hidden' });
     return { call_id, call, sentence };
