@@ -131,9 +131,12 @@ async function start(): Promise<void> {
     onRefused: (channel) => log?.warn({ channel }, 'refused an IPC request from a page that is not ours'),
   });
   for (const name of Object.values(CONTROL_EVENTS)) consent.events.on(name, (params: unknown) => ipc?.broadcast(name, params));
-  consent.events.on(CONTROL_EVENTS.status, (s: { paused: boolean; prompts_waiting: number }) => {
+  consent.events.on(CONTROL_EVENTS.status, (s: { paused: boolean; prompts_waiting: number; handlers?: { media?: { capturing?: { kind: string }[]; providers?: { name: string }[] } } }) => {
     state.paused = s.paused;
     state.promptsWaiting = s.prompts_waiting;
+    // The media handler's entry: what is capturing now (the icon state) and which capture page is attached.
+    state.capturing = (s.handlers?.media?.capturing ?? []).map((c) => c.kind);
+    state.captureProviders = (s.handlers?.media?.providers ?? []).map((p) => p.name);
     refreshTray();
   });
   // A prompt needs the user: bring the window up (it is the `ui` provider's screen). The window can always
