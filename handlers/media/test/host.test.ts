@@ -11,7 +11,8 @@ import { createTestHost } from '../../../src/sdk/testing.js';
 import handler from '../index.js';
 import { dimsOf } from '../backends/image-dims.js';
 import type { BlobRef } from '../../../src/sdk/index.js';
-import { LAVFI_CAMERA, LAVFI_MIC } from './peers.js';
+import { PNG } from 'pngjs';
+import { LAVFI_CAMERA, LAVFI_MIC, paintedDisplay } from './peers.js';
 
 const options = { backend: 'ffmpeg', probe: false, devices: [LAVFI_CAMERA, LAVFI_MIC] };
 
@@ -76,5 +77,32 @@ test('pausing the agent stops a recording at once: failed/paused, and no partial
     assert.deepEqual(left, []);
   } finally {
     await host.close();
+  }
+});
+
+test('screen.capture of a real X display (Xvfb, a window painted a known colour): the PNG blob has the display size and the colour', async () => {
+  const x = await paintedDisplay('3366cc');
+  const saved = process.env['DISPLAY'];
+  process.env['DISPLAY'] = x.display;
+  try {
+    const host = await createTestHost(handler, { grants: { screens: ['*'] }, options: { backend: 'ffmpeg' } });
+    try {
+      const o = await host.call('screen.capture', {});
+      assert.equal(o.state, 'completed', JSON.stringify(o.error));
+      assert.deepEqual(host.prompts.map((p) => p.sentence), [`Take a screenshot of X display ${x.display}`]);
+      const out = o.output as { image: BlobRef; width: number; height: number };
+      assert.deepEqual([out.width, out.height], [1111, 777]);
+      const png = PNG.sync.read(host.blobs.get(out.image));
+      const at = (px: number, py: number) => [...png.data.subarray((py * png.width + px) * 4, (py * png.width + px) * 4 + 3)];
+      const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]!) <= 8);
+      assert.ok(near(at(x.window.x + 30, x.window.y + 30), [0x33, 0x66, 0xcc]), `window pixel ${at(x.window.x + 30, x.window.y + 30).join(',')}`);
+      assert.ok(near(at(10, 10), [255, 255, 255]));
+    } finally {
+      await host.close();
+    }
+  } finally {
+    if (saved === undefined) delete process.env['DISPLAY'];
+    else process.env['DISPLAY'] = saved;
+    await x.stop();
   }
 });
