@@ -106,3 +106,15 @@ test('screen.capture of a real X display (Xvfb, a window painted a known colour)
     await x.stop();
   }
 });
+
+test('ffmpeg missing → failed/device_unavailable (ffmpeg_missing) saying how to install it, with no side effects', async () => {
+  const host = await createTestHost(handler, { grants: { cameras: ['*'] }, options: { ...options, ffmpeg: '/nonexistent/bin/ffmpeg' } });
+  try {
+    const o = await host.call('camera.capture_photo', {});
+    assert.deepEqual([o.state, o.error?.type, o.error?.details?.['reason']], ['failed', 'device_unavailable', 'ffmpeg_missing']);
+    assert.match(o.error?.message ?? '', /apt install ffmpeg|brew install ffmpeg|winget/);
+    assert.equal(o.error?.side_effects, 'none');
+  } finally {
+    await host.close();
+  }
+});
