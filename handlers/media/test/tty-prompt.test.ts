@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { newCallId } from '../../../src/protocol/call-id.js';
 import { callLocal } from '../../../src/endpoint/local-client.js';
@@ -31,11 +31,16 @@ after(async () => {
 
 test('tty: the capture prompt names the camera; "d" denies, the call is rejected/user_rejected and the camera is never opened', async () => {
   const t = tokens();
-  mkdirSync(join(dir, 'bridge'), { recursive: true });
+  // The bridge makes its data folder itself (0700); one made here with the default mode would be refused.
   writeFileSync(join(dir, 'bridge.cfg.json'), JSON.stringify(bridgeDoc(dir, t)));
   bridge = cli(['bridge', '--config', join(dir, 'bridge.cfg.json')]);
   const bridgeFile = join(dir, 'bridge', 'bridge.json');
-  await until(() => existsSync(bridgeFile), 20_000, 'bridge.json');
+  await until(() => {
+    if (bridge?.child.exitCode !== null) throw new Error(`the bridge exited: ${bridge?.err.slice(-500)}`);
+    return existsSync(bridgeFile);
+  }, 30_000, 'bridge.json').catch((e: unknown) => {
+    throw new Error(`${(e as Error).message}; bridge said: ${bridge?.err.slice(-500)}`);
+  });
   const url = (JSON.parse(readFileSync(bridgeFile, 'utf8')) as { url: string }).url;
   const acfg = join(dir, 'agent.cfg.json');
   writeFileSync(
