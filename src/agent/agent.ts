@@ -18,6 +18,7 @@ import { TempArea } from '../sdk/temp.js';
 import { localeFromEnv, type Locale } from '../i18n/index.js';
 import { Dispatcher } from './dispatcher.js';
 import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './handlers-loader.js';
+import { HostServicesHub } from './host-services.js';
 import { Journal } from './journal.js';
 import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
@@ -107,6 +108,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   handlerResults: HandlerLoadResult[] = [];
   /** Where the bridge token comes from (says what to do after a fatal stop); set by whoever wires the tokens. */
   signInKind: SignInKind = 'config';
+  /** What built-in handlers contribute to the local endpoint and the status. */
+  readonly hostServices: HostServicesHub;
   /** Calls' private temp files (ctx.tempFile/tempDir), under the data dir; swept at start-up. */
   readonly temp: TempArea;
   private paused = false;
@@ -117,6 +120,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   constructor(readonly config: AgentConfig, private readonly opts: AgentOptions) {
     super();
     this.log = opts.log;
+    this.hostServices = new HostServicesHub(opts.log.child({ component: 'host-services' }));
     const id = config.identity ?? {};
     if (!id.workspace_id || !id.user_id || !id.device_id) {
       throw new Error('identity.workspace_id, identity.user_id and identity.device_id are required until this device signs in with `aios-device login`');
@@ -317,6 +321,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: this.log.child({ handler: name }),
       appVersion: APP_VERSION,
       listFunctions: () => this.registry.ids(),
+      ...(withGrants ? { host: this.hostServices.forHandler(name) } : {}),
     };
   }
 }
