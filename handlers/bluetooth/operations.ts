@@ -59,6 +59,7 @@ export async function scan(session: BleSession, a: ScanArgs, signal: AbortSignal
     if (a.name_prefix !== undefined && !(h.name ?? '').startsWith(a.name_prefix)) return;
     if (wanted.length && !wanted.some((w) => h.services.includes(w))) return;
     const before = found.has(h.id);
+    if (!before && found.size >= a.max_results) return;
     // Later advertisements refresh RSSI and fill in what an earlier packet lacked.
     found.set(h.id, { ...found.get(h.id), ...h });
     if (!before) {
@@ -166,16 +167,27 @@ export async function subscribe(conn: Connection, service: string, characteristi
   let reachedCount: () => void = () => {};
   const countP = new Promise<void>((r) => (reachedCount = r));
   const onData = (data: Buffer, isNotification: boolean) => {
-    if (isNotification === false) return;
+    if (isNotification === false || (a.count && received >= a.count)) return;
     received++;
     const v = { at_ms: Date.now() - started, hex: data.toString('hex') };
     if (values.length < a.max_values) values.push(v);
     progress({ progress: received, ...(a.count ? { total: a.count } : {}), message: v.hex });
     if (a.count && received >= a.count) reachedCount();
   };
-  const unsubscribe = () => {
+  // noble matches an acknowledgement to a request by event name only: when the link stays pooled, wait
+  // (briefly) for the unsubscribe's, or the next call's subscribe would take it for its own. A call that
+  // was stopped returns at once: its link is closed (withConnection), so no late answer can be misread.
+  const unsubscribe = async () => {
     c.removeListener('data', onData);
-    if (!conn.lost) c.unsubscribe(() => {});
+    if (conn.lost) return;
+    const acked = new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 2000);
+      c.unsubscribe(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+    if (!signal.aborted) await acked;
   };
   c.on('data', onData);
   try {
@@ -191,11 +203,6 @@ export async function subscribe(conn: Connection, service: string, characteristi
       clearTimeout(timer);
     }
   } finally {
-    unsubscribe();
+    await unsubscribe();
   }
-}
-
-/** Why `guard` rejected, for tests and callers that need to tell. */
-export function isBleError(e: unknown): e is BleError {
-  return e instanceof BleError;
 }

@@ -5,14 +5,14 @@
  */
 import { BleError } from './errors.js';
 import type { NobleCharacteristic, NoblePeripheral, NobleService } from './noble-types.js';
-import { abortError, onAbort, type BleSession } from './session.js';
+import { abortError, onAbort, stateError, type BleSession } from './session.js';
 import { normPeripheralId, normUuid } from './uuid.js';
 
 /** Pool settings (handler options `idle_ms`, `find_ms`). */
 export interface PoolOptions {
   /** How long an unused connection stays open. */
   idleMs: number;
-  /** How long to scan for a peripheral not seen yet before `not_found`. */
+  /** How long to scan for a peripheral not seen yet before `not_found`, and to wait for it to accept a connection. */
   findMs: number;
 }
 
@@ -29,12 +29,15 @@ export class Connection {
     readonly peripheral: NoblePeripheral,
   ) {}
 
-  /** Marks the link gone and tells whoever is waiting on it. */
-  markLost(): void {
+  /** Marks the link gone and fails whoever is waiting on it with `why` (default: disconnected). */
+  markLost(why?: BleError): void {
     if (this.lost) return;
     this.lost = true;
+    this.why = why;
     for (const l of [...this.lostListeners]) l();
   }
+
+  private why: BleError | undefined;
 
   /**
    * Runs one noble request against this link: rejects at once when the call's signal fires, the link
@@ -50,10 +53,12 @@ export class Connection {
         offAbort();
         fn();
       };
-      const lostFn = () => finish(() => reject(new BleError('disconnected', 'The Bluetooth device disconnected during the call; the next call connects again.')));
+      let offAbort = () => {};
+      const lostFn = () => finish(() => reject(this.why ?? new BleError('disconnected', 'The Bluetooth device disconnected during the call; the next call connects again.')));
       if (this.lost) return lostFn();
+      if (signal.aborted) return finish(() => reject(abortError(signal)));
       this.lostListeners.add(lostFn);
-      const offAbort = onAbort(signal, () =>
+      offAbort = onAbort(signal, () =>
         finish(() => {
           onAbandon?.();
           reject(abortError(signal));
@@ -112,7 +117,12 @@ export class ConnectionPool {
   ) {
     // An adapter that stops takes every link with it (noble sends no per-peripheral disconnect then).
     this.offState = session.onState((s) => {
-      if (s !== 'poweredOn') for (const id of [...this.conns.keys()]) this.forget(id);
+      if (s === 'poweredOn') return;
+      for (const [id, conn] of [...this.conns]) {
+        this.forget(id, stateError(s));
+        // noble reports no disconnect then and would still call the link connected.
+        conn.peripheral.state = 'disconnected';
+      }
     });
   }
 
@@ -133,10 +143,12 @@ export class ConnectionPool {
     // would be taken for the new link's.
     if (p.state === 'disconnecting') await disconnected(p, signal);
     const conn = new Connection(key, p);
+    // noble itself never gives up on a connection attempt: bound it (a peripheral held by another central
+    // or gone out of range just never answers).
+    const attempt = AbortSignal.any([signal, AbortSignal.timeout(this.opts.findMs)]);
     const pending = conn.guard<void>(
-      signal,
+      attempt,
       (ok, ko) =>
-        p.state === 'connected' ? ok() :
         p.connect((err) =>
           err ? ko(new BleError('connect_failed', 'The Bluetooth device refused the connection or did not answer; check that it is in range and not connected elsewhere.')) : ok(),
         ),
@@ -151,6 +163,7 @@ export class ConnectionPool {
       await pending;
     } catch (e) {
       p.removeListener('disconnect', onDisconnect);
+      if (attempt.aborted && !signal.aborted) throw new BleError('connect_failed', 'The Bluetooth device did not accept a connection in time; check that it is in range and not connected to another device.');
       throw e;
     }
     this.conns.set(key, conn);
@@ -195,11 +208,11 @@ export class ConnectionPool {
     this.offState();
   }
 
-  private forget(key: string): void {
+  private forget(key: string, why?: BleError): void {
     this.stopIdle(key);
     const conn = this.conns.get(key);
     this.conns.delete(key);
-    conn?.markLost();
+    conn?.markLost(why);
   }
 
   private stopIdle(key: string): void {
