@@ -9,13 +9,16 @@ import { createRequire } from 'node:module';
 const BASE_TAIL = '00001000800000805f9b34fb';
 
 /** The JSON Schema pattern of a UUID as callers may write it. */
-export const UUID_PATTERN = '^(0[xX])?([0-9a-fA-F]{4}|[0-9a-fA-F]{8}|[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12})$';
+export const UUID_PATTERN = '^(0[xX])?([0-9a-fA-F]{4}|[0-9a-fA-F]{8}|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$';
 
 /** Normalises a UUID; returns undefined when it is not one. */
 export function normUuid(u: string): string | undefined {
   let s = u.trim().toLowerCase();
   if (s.startsWith('0x')) s = s.slice(2);
-  s = s.replace(/-/g, '');
+  if (s.includes('-')) {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s)) return undefined;
+    s = s.replace(/-/g, '');
+  }
   if (/^[0-9a-f]{4}$/.test(s)) return s;
   if (/^[0-9a-f]{8}$/.test(s)) return s.startsWith('0000') ? s.slice(4) : s;
   if (!/^[0-9a-f]{32}$/.test(s)) return undefined;

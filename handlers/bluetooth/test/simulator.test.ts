@@ -138,7 +138,7 @@ test('subscribe: values until count, progress with the latest value, then unsubs
   let n = 0;
   const pushUntilDone = sim.waitFor((c) => c.action === 'notify' && c.notify === true, from).then(() => {
     // The peripheral notifies three times once noble has subscribed (and a fourth that must not count).
-    for (const v of [0x0320, 0x0321, 0x0322, 0x0323]) sim.notify(FRIDGE, '181a', '2a6e', Buffer.from([v & 0xff, v >> 8])) && n++;
+    for (const v of [0x0320, 0x0321, 0x0322, 0x0323]) if (sim.notify(FRIDGE, '181a', '2a6e', Buffer.from([v & 0xff, v >> 8]))) n++;
   });
   const c = ctx();
   const out = await h.call('bluetooth.subscribe', { device: 'fridge', service: '181a', characteristic: '2a6e', count: 3, duration_ms: 60_000 }, c);

@@ -94,7 +94,7 @@ export class BleSimulator extends EventEmitter {
         const code = (e as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE') {
           await this.stop();
-          throw new Error(`port ${NOBLE_WS_PORT} (noble's WebSocket binding) is taken on ${host}: another simulator test or bench is running; run them one at a time`);
+          throw new Error(`port ${NOBLE_WS_PORT} (noble's WebSocket binding) is taken on ${host}: another simulator test or bench is running; run them one at a time`, { cause: e });
         }
         if (host === '127.0.0.1') throw e;
         // No IPv6 loopback on this machine: localhost is 127.0.0.1 then.

@@ -1,0 +1,74 @@
+/** Unit tests of the handler's pure logic: UUIDs, grants, options, load failures, states, locks. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { normPeripheralId, normUuid, gattName } from '../uuid.js';
+import { aliasOf, coversService, findBluetoothGrant, normalizeBluetoothGrant } from '../grants.js';
+import { parseOptions } from '../runtime.js';
+import { loadFailure } from '../noble-loader.js';
+import { describeState, stateError } from '../session.js';
+import { toWireError } from '../functions.js';
+import { BleError } from '../errors.js';
+import { TestHandler } from './harness.js';
+
+test('UUIDs: every spelling of a SIG UUID is the short form; custom 128-bit UUIDs keep 32 digits', () => {
+  for (const u of ['181a', '181A', '0x181a', '0000181a', '0000181a-0000-1000-8000-00805f9b34fb', '0000181A00001000800000805F9B34FB']) assert.equal(normUuid(u), '181a', u);
+  assert.equal(normUuid('12345678'), '12345678');
+  assert.equal(normUuid('6E400001-B5A3-F393-E0A9-E50E24DCCA9E'), '6e400001b5a3f393e0a9e50e24dcca9e');
+  for (const bad of ['', '18a', 'xyz1', '181a-']) assert.equal(normUuid(bad), undefined, bad);
+  assert.equal(normPeripheralId('A4:C1:38:00:00:01'), 'a4c138000001');
+  assert.equal(gattName('2a6e'), 'Temperature');
+  assert.equal(gattName('ffe1'), undefined);
+});
+
+test('grants: strings, "*", objects with alias and services; alias first, then id, then "*"', () => {
+  const gs = ['C0:FF:EE:00:00:02', { alias: 'fridge', id: 'A4:C1:38:00:00:01', services: ['181A'] }].map(normalizeBluetoothGrant);
+  assert.deepEqual(findBluetoothGrant(gs, 'fridge'), { kind: 'bluetooth', id: 'a4c138000001', alias: 'fridge', settings: { services: ['181a'] } });
+  assert.equal(findBluetoothGrant(gs, 'a4:c1:38:00:00:01')?.alias, 'fridge', 'by id in another spelling');
+  assert.equal(findBluetoothGrant(gs, 'c0ffee000002')?.id, 'c0ffee000002');
+  assert.equal(findBluetoothGrant(gs, 'beac00000003'), undefined);
+  const any = [...gs, normalizeBluetoothGrant('*')];
+  assert.deepEqual(findBluetoothGrant(any, 'BE:AC:00:00:00:03'), { kind: 'bluetooth', id: 'beac00000003' });
+  assert.equal(coversService(gs[1]!, '181a'), true);
+  assert.equal(coversService(gs[1]!, '180f'), false);
+  assert.equal(coversService(gs[0]!, '180f'), true, 'no services list: every service');
+  assert.equal(aliasOf(gs, 'xx', 'a4:c1:38:00:00:01'), 'fridge');
+  assert.throws(() => normalizeBluetoothGrant({ id: 'x', services: ['not-a-uuid'] }), /not a Bluetooth service UUID/);
+});
+
+test('options: defaults, the test-only websocket binding, and clear errors', () => {
+  assert.deepEqual(parseOptions({}), { binding: 'default', idleMs: 5000, findMs: 10_000 });
+  assert.equal(parseOptions({ binding: 'websocket' }).binding, 'websocket');
+  assert.throws(() => parseOptions({ binding: 'serial' }), /binding: must be/);
+  assert.throws(() => parseOptions({ idle: 5 }), /unknown option "idle"/);
+  assert.throws(() => parseOptions({ idle_ms: -1 }), /idle_ms/);
+});
+
+test('load failures: what require threw becomes no_adapter, os_refused or not_installed', () => {
+  const e = (code: string, message = code) => Object.assign(new Error(message), { code });
+  assert.equal(loadFailure(e('EAFNOSUPPORT', 'EAFNOSUPPORT, Address family not supported by protocol')).fault, 'no_adapter');
+  assert.equal(loadFailure(e('ENODEV')).fault, 'no_adapter');
+  assert.equal(loadFailure(e('EPERM', 'EPERM, Operation not permitted')).fault, 'os_refused');
+  assert.equal(loadFailure(e('MODULE_NOT_FOUND', "Cannot find module '@abandonware/noble'")).fault, 'not_installed');
+});
+
+test('adapter states map to the state answer and to typed failures', () => {
+  assert.deepEqual(describeState('poweredOn'), { present: true, powered: true, authorised: true });
+  assert.equal(describeState('poweredOff').reason, 'powered_off');
+  assert.equal(describeState('unsupported').present, false);
+  assert.equal(stateError('resetting').fault, 'not_ready');
+  const w = toWireError(stateError('unauthorized')) as { type: string; details: { reason: string } };
+  assert.equal(w.type, 'permission_denied');
+  assert.equal(w.details.reason, 'os_refused');
+  const d = toWireError(new BleError('disconnected', 'x'), 'possible') as { type: string; sideEffects: string; retryable: boolean };
+  assert.deepEqual([d.type, d.sideEffects, d.retryable], ['device_unavailable', 'possible', true]);
+});
+
+test('locks: one lock per peripheral, ble:<id>, whether it is named by alias or id', async () => {
+  const h = await TestHandler.create([{ alias: 'fridge', id: 'A4:C1:38:00:00:01' }], {});
+  for (const fn of ['bluetooth.read', 'bluetooth.write', 'bluetooth.subscribe', 'bluetooth.services', 'bluetooth.disconnect']) {
+    const locks = h.fn(fn).locks!;
+    assert.deepEqual(locks({ device: 'fridge', service: '181a', characteristic: '2a6e', hex: '00' }), ['ble:a4c138000001'], fn);
+    assert.deepEqual(locks({ device: 'A4:C1:38:00:00:01', service: '181a', characteristic: '2a6e', hex: '00' }), ['ble:a4c138000001'], fn);
+  }
+  assert.equal(h.fn('bluetooth.scan').descriptor.locks.length, 0);
+});
