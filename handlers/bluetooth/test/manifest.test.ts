@@ -43,3 +43,8 @@ test('the handler imports only the SDK entry from src/, and noble only through t
     assert.doesNotMatch(text, /from '@abandonware\/noble'|import\('@abandonware\/noble'\)/, `${f} imports noble eagerly`);
   }
 });
+
+test('the macOS build declares the Bluetooth usage string (CoreBluetooth ends an app without one)', () => {
+  const y = parse(fs.readFileSync(path.join(dir, '..', '..', 'build', 'electron-builder.yml'), 'utf8')) as { mac: { extendInfo: Record<string, string> } };
+  assert.match(y.mac.extendInfo['NSBluetoothAlwaysUsageDescription'] ?? '', /Bluetooth/);
+});
