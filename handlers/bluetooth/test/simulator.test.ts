@@ -277,13 +277,17 @@ test('through a CLI-started bridge and agent: read and write over the whole path
     assert.equal(r.state, 'completed', JSON.stringify(r.error));
     assert.equal((r.output as { text: string }).text, 'cli');
     assert.equal(sent(from, (c) => c.action === 'connect').length, 1, 'one pooled connection for both calls');
-    const denied = (await client.call('bluetooth.read', { device: LAMP, service: 'fff0', characteristic: 'fff1' })).record.outcome!;
-    assert.equal(denied.error?.type, 'permission_denied');
     // The agent's stdout is the CLI's: noble's "on -> open" and state lines must not be on it.
     assert.doesNotMatch(agent.out, /on -> open|poweredOn/);
     const log = readFileSync(join(dir, 'agent.log'), 'utf8');
     assert.match(log, /noble console output/, 'diverted to the log at debug level instead');
     assert.ok(!log.includes('636c69'), 'the value written (hex) is not logged');
+    // A peripheral that is not shared: refused before anyone is asked, and nothing sent to it.
+    const before = since();
+    const denied = (await client.call('bluetooth.read', { device: LAMP, service: 'fff0', characteristic: 'fff1' })).record.outcome!;
+    assert.equal(denied.state, 'rejected');
+    assert.equal(denied.error?.type, 'permission_denied');
+    assert.deepEqual(sent(before, (c) => c.action === 'connect'), []);
   } finally {
     await agent?.kill('SIGTERM');
     await bridge.kill('SIGKILL');

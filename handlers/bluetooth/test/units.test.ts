@@ -9,6 +9,7 @@ import { describeState, stateError } from '../session.js';
 import { toWireError } from '../functions.js';
 import { BleError } from '../errors.js';
 import { TestHandler } from './harness.js';
+import { schemaValidator } from '../../../src/protocol/schema-validator.js';
 
 test('UUIDs: every spelling of a SIG UUID is the short form; custom 128-bit UUIDs keep 32 digits', () => {
   for (const u of ['181a', '181A', '0x181a', '0000181a', '0000181a-0000-1000-8000-00805f9b34fb', '0000181A00001000800000805F9B34FB']) assert.equal(normUuid(u), '181a', u);
@@ -71,4 +72,19 @@ test('locks: one lock per peripheral, ble:<id>, whether it is named by alias or 
     assert.deepEqual(locks({ device: 'A4:C1:38:00:00:01', service: '181a', characteristic: '2a6e', hex: '00' }), ['ble:a4c138000001'], fn);
   }
   assert.equal(h.fn('bluetooth.scan').descriptor.locks.length, 0);
+});
+
+test('write takes its value as exactly one of hex, base64, text; UUIDs and bounds are checked by the schema', async () => {
+  const h = await TestHandler.create([], {});
+  const input = h.fn('bluetooth.write').descriptor.input_schema;
+  const base = { device: 'fridge', service: '181a', characteristic: '2a6e' };
+  const ok = (a: object) => schemaValidator.validate(input, { ...base, ...a }).length === 0;
+  assert.ok(ok({ hex: '00ff' }) && ok({ base64: 'AP8=' }) && ok({ text: 'on' }));
+  assert.ok(!ok({}), 'no value');
+  assert.ok(!ok({ hex: '00', text: 'x' }), 'two values');
+  assert.ok(!ok({ hex: '0' }), 'odd hex');
+  assert.ok(!ok({ hex: '00'.repeat(513) }), 'over 512 bytes');
+  assert.ok(!ok({ hex: '00', service: '181a-' }), 'bad UUID');
+  const scan = h.fn('bluetooth.scan').descriptor.input_schema;
+  assert.ok(schemaValidator.validate(scan, { duration_ms: 30_001 }).length > 0, 'scans are bounded to 30 s');
 });
