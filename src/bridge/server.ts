@@ -90,6 +90,7 @@ export class BridgeServer {
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
       cardCheck: (id, card) => this.checkCard(id, card),
+      minClientVersion: config.min_client_version,
     });
     this.blobs = new BlobStore({
       dir: join(config.data_dir, 'blobs'),
