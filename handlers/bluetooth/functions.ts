@@ -11,7 +11,14 @@ import * as ops from './operations.js';
 import type { BleRuntime } from './runtime.js';
 import { UUID_PATTERN, gattName, normUuid } from './uuid.js';
 
-const en = JSON.parse(readFileSync(new URL('./i18n/en.json', import.meta.url), 'utf8')) as Record<string, string>;
+/** The English catalogue (a build that left it out still loads: prompts then show the key). */
+const en = ((): Record<string, string> => {
+  try {
+    return JSON.parse(readFileSync(new URL('./i18n/en.json', import.meta.url), 'utf8')) as Record<string, string>;
+  } catch {
+    return {};
+  }
+})();
 
 /** Renders a catalogue message in English (today's SDK takes a plain sentence for prompts). */
 function say(key: string, params: Record<string, string | number>): string {
