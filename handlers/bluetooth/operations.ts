@@ -6,7 +6,7 @@
 import { BleError } from './errors.js';
 import type { NobleCharacteristic, NoblePeripheral } from './noble-types.js';
 import type { Connection, ConnectionPool } from './pool.js';
-import { abortError, onAbort, type BleSession } from './session.js';
+import { abortError, onAbort, stateError, type BleSession } from './session.js';
 import { normPeripheralId, normUuid } from './uuid.js';
 
 /** Progress as the operations report it (the host throttles it to 10 a second). */
@@ -69,16 +69,20 @@ export async function scan(session: BleSession, a: ScanArgs, signal: AbortSignal
   }, signal);
   let timer: NodeJS.Timeout | undefined;
   let offAbort = () => {};
+  let offState = () => {};
   try {
     const complete = await Promise.race([
       fullP.then(() => false),
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), a.duration_ms))),
       new Promise<never>((_, reject) => (offAbort = onAbort(signal, () => reject(abortError(signal))))),
+      // An adapter switched off mid-scan ends it with that reason rather than a quietly short list.
+      new Promise<never>((_, reject) => (offState = session.onState((s) => (s === 'poweredOn' ? undefined : reject(stateError(s)))))),
     ]);
     return { peripherals: [...found.values()].sort((x, y) => y.rssi - x.rssi), complete };
   } finally {
     clearTimeout(timer);
     offAbort();
+    offState();
     leave();
   }
 }

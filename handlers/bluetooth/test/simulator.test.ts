@@ -214,10 +214,16 @@ test('disconnect closes the pooled connection now', async () => {
   assert.deepEqual(await h.call('bluetooth.disconnect', { device: 'fridge' }), { device: { id: FRIDGE, alias: 'fridge' }, was_connected: false });
 });
 
-test('adapter switched off: state says so, calls fail device_unavailable/powered_off; switched on again: calls work', async () => {
-  await h.call('bluetooth.read', { device: 'fridge', service: '181a', characteristic: '2a6e' });
+test('adapter switched off: a scan and a subscription in progress end powered_off; state says so, calls fail device_unavailable/powered_off; switched on again: calls work', async () => {
+  const from = since();
+  const scanning = h.call('bluetooth.scan', { duration_ms: 30_000 });
+  const subscribed = h.call('bluetooth.subscribe', { device: 'fridge', service: '181a', characteristic: '2a6e', duration_ms: 300_000 });
+  await sim.waitFor((c) => c.action === 'startScanning', from);
+  await sim.waitFor((c) => c.action === 'notify' && c.notify === true, from);
   sim.setState('poweredOff');
   try {
+    await rejectsWith(scanning, 'device_unavailable', 'powered_off');
+    await rejectsWith(subscribed, 'device_unavailable', 'powered_off');
     await until(async () => (await h.call('bluetooth.state', {}))['reason'] === 'powered_off', 10_000, 'state powered_off');
     const s = await h.call('bluetooth.state', {});
     assert.equal(s['powered'], false);
