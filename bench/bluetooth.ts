@@ -36,7 +36,7 @@ const cb = <T>(fn: (done: (err: unknown, v: T) => void) => void) => new Promise<
 
 /** noble alone, in this process: connected once, then one read per call. */
 async function openNobleAlone(): Promise<BenchTarget> {
-  const loaded = loadNoble('websocket', () => undefined);
+  const loaded = await loadNoble('websocket', () => undefined, () => Promise.reject(new Error('the bench uses the WebSocket binding only')));
   const noble = loaded.noble;
   if (noble.state !== 'poweredOn') await new Promise<void>((r) => noble.once('stateChange', () => r()));
   const p = await new Promise<NoblePeripheral>((resolve, reject) => {

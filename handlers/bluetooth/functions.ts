@@ -3,40 +3,18 @@
  * only file of the handler that touches the SDK.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { readFileSync } from 'node:fs';
-import { WireError, defineFunction, fail, type DescriptorInput, type FunctionDefinition, type HandlerEnv } from '../../src/sdk/index.js';
+import { WireError, defineFunction, fail, type AnyFunctionDefinition, type CallResource, type DescriptorInput, type Message } from '../../src/sdk/index.js';
 import { BleError } from './errors.js';
-import { aliasOf, coversService, findBluetoothGrant, normalizeBluetoothGrant, type BluetoothGrant, type BluetoothGrantEntry } from './grants.js';
+import { aliasOf, coversService, findBluetoothGrant, type BluetoothGrant } from './grants.js';
 import * as ops from './operations.js';
 import type { BleRuntime } from './runtime.js';
 import { UUID_PATTERN, gattName, normUuid } from './uuid.js';
-
-/** The English catalogue (a build that left it out still loads: prompts then show the key). */
-const en = ((): Record<string, string> => {
-  try {
-    return JSON.parse(readFileSync(new URL('./i18n/en.json', import.meta.url), 'utf8')) as Record<string, string>;
-  } catch {
-    return {};
-  }
-})();
-
-/** Renders a catalogue message in English (today's SDK takes a plain sentence for prompts). */
-function say(key: string, params: Record<string, string | number>): string {
-  return (en[key] ?? key).replace(/\{(\w+)\}/g, (_, k: string) => String(params[k] ?? `{${k}}`));
-}
 
 /** What the glue needs from the host. */
 export interface BleGlueEnv {
   readonly runtime: BleRuntime;
   /** The current grants of kind `bluetooth`, in normal form. */
   grants(): BluetoothGrant[];
-}
-
-/** `grants.bluetooth` of today's HandlerEnv, normalised (entries may be strings or objects). */
-export function grantsFromEnv(env: HandlerEnv): () => BluetoothGrant[] {
-  const raw = (env.grants.bluetooth ?? []) as unknown as BluetoothGrantEntry[];
-  const list = raw.map(normalizeBluetoothGrant);
-  return () => list;
 }
 
 const Device = Type.String({ minLength: 1, maxLength: 128, description: 'The peripheral: its alias from grants.bluetooth, or its id (as bluetooth.scan reports it).' });
@@ -92,18 +70,26 @@ async function mapped<T>(fn: () => Promise<T>, sideEffects: 'none' | 'possible' 
   }
 }
 
-/** noble's session and pool (loads noble on first use; throws BleError, mapped by `mapped`). */
+/** noble's session and pool (loads noble on first use; its failures are typed, mapped by `mapped`). */
 function rt(ge: BleGlueEnv) {
   return ge.runtime.get();
 }
 
-/** Today's consent matcher compares `bluetooth:<value>` with the configured strings: name the one that matched. */
-function consentResource(ge: BleGlueEnv, device: string): string {
-  const g = findBluetoothGrant(ge.grants(), device);
-  if (!g) return `bluetooth:${device}`;
-  const exact = ge.grants().find((x) => x.id === g.id);
-  return `bluetooth:${exact ? g.id : '*'}`;
+/**
+ * The peripheral a call touches, resolved before policy and consent: a peripheral or service that is not
+ * shared ends the call `rejected/permission_denied` here, before anyone is asked and before anything is
+ * sent to the device. One lock per peripheral: `ble:<id>`.
+ */
+function target(ge: BleGlueEnv, device: string, service?: string): CallResource[] {
+  const { grant } = resolveTarget(ge, device, service);
+  return [{ kind: 'bluetooth', id: grant.id, ...(grant.alias ? { label: grant.alias } : {}), ...(grant.ask ? { ask: grant.ask } : {}), lock: `ble:${grant.id}` }];
 }
+
+/** The name people see for the call's peripheral (its alias, else its id). */
+const shown = (r: readonly CallResource[], device: string) => r[0]?.label ?? r[0]?.id ?? device;
+
+/** A prompt sentence from the handler's catalogue (handlers/bluetooth/i18n). */
+const msg = (key: string, params: Record<string, string | number>): Message => ({ key, params });
 
 // ---- bluetooth.state -------------------------------------------------------------------------------
 
@@ -112,13 +98,14 @@ const StateOut = closed({
   present: Type.Boolean(),
   powered: Type.Boolean(),
   authorised: Type.Boolean(),
-  reason: Type.Optional(Type.Union(['no_adapter', 'not_installed', 'powered_off', 'os_refused', 'not_ready'].map((r) => Type.Literal(r)))),
+  reason: Type.Optional(Type.Union(['no_adapter', 'not_installed', 'unsupported_platform', 'powered_off', 'os_refused', 'not_ready'].map((r) => Type.Literal(r)))),
   advice: Type.Optional(Type.String()),
 });
 
 const ADVICE: Record<string, string> = {
   no_adapter: 'This device has no Bluetooth adapter the system can use; plug one in or enable Bluetooth.',
   not_installed: 'Bluetooth support is not installed with this agent; reinstall it with its optional dependencies.',
+  unsupported_platform: 'Bluetooth is not supported on this operating system.',
   powered_off: 'Bluetooth is switched off; switch it on in the system settings.',
   os_refused: 'The operating system has not allowed this program to use Bluetooth; allow it (macOS: System Settings > Privacy & Security > Bluetooth; Linux: see the capabilities in docs/handlers/bluetooth.md).',
   not_ready: 'The adapter is starting or resetting; try again in a moment.',
@@ -140,7 +127,7 @@ function stateFn(ge: BleGlueEnv) {
       timeout_ms_default: 10_000,
       timeout_ms_max: 30_000,
     }),
-    describe: () => say('bluetooth.state', {}),
+    describe: () => msg('bluetooth.state', {}),
     async run(_a, ctx) {
       const s = await ge.runtime.state(ctx.signal);
       return s.reason ? { ...s, advice: ADVICE[s.reason] ?? '' } : s;
@@ -184,13 +171,17 @@ function scanFn(ge: BleGlueEnv) {
       timeout_ms_default: 40_000,
       timeout_ms_max: 60_000,
     }),
-    resource: () => (ge.grants().length ? 'bluetooth:*' : '*'),
-    describe: (a) => say('bluetooth.scan', { seconds: Math.ceil((a.duration_ms ?? 5000) / 1000) }),
+    // No one peripheral: nothing to lock or match, but Bluetooth must be shared at all.
+    resources() {
+      if (!ge.grants().length) fail('permission_denied', 'Bluetooth is not shared with this agent; add an entry under grants.bluetooth.', { details: { reason: 'not_granted' } });
+      return [];
+    },
+    describe: (a) => msg('bluetooth.scan', { seconds: Math.ceil((a.duration_ms ?? 5000) / 1000) }),
     async run(a, ctx) {
       if (!ge.grants().length) fail('permission_denied', 'Bluetooth is not shared with this agent; add an entry under grants.bluetooth.', { details: { reason: 'not_granted' } });
-      return mapped(() =>
+      return mapped(async () =>
         ops.scan(
-          rt(ge).session,
+          (await rt(ge)).session,
           { duration_ms: a.duration_ms ?? 5000, max_results: a.max_results ?? 50, ...(a.services ? { services: a.services } : {}), ...(a.name_prefix !== undefined ? { name_prefix: a.name_prefix } : {}), ...(a.min_rssi !== undefined ? { min_rssi: a.min_rssi } : {}) },
           ctx.signal,
           (p) => ctx.progress(p),
@@ -230,13 +221,12 @@ function servicesFn(ge: BleGlueEnv) {
       timeout_ms_default: 30_000,
       timeout_ms_max: 60_000,
     }),
-    resource: (a) => consentResource(ge, a.device),
-    locks: (a) => [`ble:${findBluetoothGrant(ge.grants(), a.device)?.id ?? a.device}`],
-    describe: (a) => say('bluetooth.services', { device: findBluetoothGrant(ge.grants(), a.device)?.alias ?? a.device }),
+    resources: (a) => target(ge, a.device),
+    describe: (a, r) => msg('bluetooth.services', { device: shown(r, a.device) }),
     async run(a, ctx) {
       const { grant } = resolveTarget(ge, a.device);
       return mapped(async () => {
-        const { pool } = rt(ge);
+        const { pool } = await rt(ge);
         const list = await ops.withConnection(pool, grant.id, ctx.signal, (c) => ops.services(c, ctx.signal, (u) => coversService(grant, u)));
         return { device: deviceOut(grant), services: list };
       });
@@ -278,14 +268,13 @@ function readFn(ge: BleGlueEnv) {
       timeout_ms_default: 20_000,
       timeout_ms_max: 60_000,
     }),
-    resource: (a) => consentResource(ge, a.device),
-    locks: (a) => [`ble:${findBluetoothGrant(ge.grants(), a.device)?.id ?? a.device}`],
-    describe: (a) => say('bluetooth.read', { device: findBluetoothGrant(ge.grants(), a.device)?.alias ?? a.device, characteristic: charLabel(a.characteristic) }),
+    resources: (a) => target(ge, a.device, a.service),
+    describe: (a, r) => msg('bluetooth.read', { device: shown(r, a.device), characteristic: charLabel(a.characteristic) }),
     async run(a, ctx) {
       const { grant, service } = resolveTarget(ge, a.device, a.service);
       const ch = normUuid(a.characteristic) ?? a.characteristic;
       return mapped(async () => {
-        const data = await ops.withConnection(rt(ge).pool, grant.id, ctx.signal, (c) => ops.read(c, service!, ch, ctx.signal));
+        const data = await ops.withConnection((await rt(ge)).pool, grant.id, ctx.signal, (c) => ops.read(c, service!, ch, ctx.signal));
         const text = asText(data);
         return { device: deviceOut(grant), service: service!, characteristic: ch, size: data.length, hex: data.toString('hex'), base64: data.toString('base64'), ...(text !== undefined ? { text } : {}) };
       });
@@ -333,16 +322,18 @@ function writeFn(ge: BleGlueEnv) {
       timeout_ms_default: 20_000,
       timeout_ms_max: 60_000,
     }),
-    resource: (a) => consentResource(ge, a.device),
-    locks: (a) => [`ble:${findBluetoothGrant(ge.grants(), a.device)?.id ?? a.device}`],
-    describe: (a) => say('bluetooth.write', { device: findBluetoothGrant(ge.grants(), a.device)?.alias ?? a.device, characteristic: charLabel(a.characteristic), bytes: valueOf(a).length }),
+    resources(a) {
+      valueOf(a); // over 512 bytes: invalid_arguments before anyone is asked
+      return target(ge, a.device, a.service);
+    },
+    describe: (a, r) => msg('bluetooth.write', { device: shown(r, a.device), characteristic: charLabel(a.characteristic), bytes: valueOf(a).length }),
     async run(a, ctx) {
       const { grant, service } = resolveTarget(ge, a.device, a.service);
       const ch = normUuid(a.characteristic) ?? a.characteristic;
       const data = valueOf(a);
       const withoutResponse = a.without_response ?? false;
       return mapped(async () => {
-        await ops.withConnection(rt(ge).pool, grant.id, ctx.signal, (c) => ops.write(c, service!, ch, data, withoutResponse, ctx.signal));
+        await ops.withConnection((await rt(ge)).pool, grant.id, ctx.signal, (c) => ops.write(c, service!, ch, data, withoutResponse, ctx.signal));
         return { device: deviceOut(grant), service: service!, characteristic: ch, size: data.length, with_response: !withoutResponse };
       }, 'possible');
     },
@@ -382,14 +373,13 @@ function subscribeFn(ge: BleGlueEnv) {
       timeout_ms_default: 60_000,
       timeout_ms_max: 330_000,
     }),
-    resource: (a) => consentResource(ge, a.device),
-    locks: (a) => [`ble:${findBluetoothGrant(ge.grants(), a.device)?.id ?? a.device}`],
-    describe: (a) => say('bluetooth.subscribe', { device: findBluetoothGrant(ge.grants(), a.device)?.alias ?? a.device, characteristic: charLabel(a.characteristic), seconds: Math.ceil((a.duration_ms ?? 10_000) / 1000) }),
+    resources: (a) => target(ge, a.device, a.service),
+    describe: (a, r) => msg('bluetooth.subscribe', { device: shown(r, a.device), characteristic: charLabel(a.characteristic), seconds: Math.ceil((a.duration_ms ?? 10_000) / 1000) }),
     async run(a, ctx) {
       const { grant, service } = resolveTarget(ge, a.device, a.service);
       const ch = normUuid(a.characteristic) ?? a.characteristic;
       return mapped(async () => {
-        const r = await ops.withConnection(rt(ge).pool, grant.id, ctx.signal, (c) =>
+        const r = await ops.withConnection((await rt(ge)).pool, grant.id, ctx.signal, (c) =>
           ops.subscribe(c, service!, ch, { duration_ms: a.duration_ms ?? 10_000, max_values: a.max_values ?? 1000, ...(a.count ? { count: a.count } : {}) }, ctx.signal, (p) => ctx.progress(p)),
         );
         return { device: deviceOut(grant), service: service!, characteristic: ch, ...r };
@@ -418,17 +408,16 @@ function disconnectFn(ge: BleGlueEnv) {
       timeout_ms_default: 10_000,
       timeout_ms_max: 30_000,
     }),
-    resource: (a) => consentResource(ge, a.device),
-    locks: (a) => [`ble:${findBluetoothGrant(ge.grants(), a.device)?.id ?? a.device}`],
-    describe: (a) => say('bluetooth.disconnect', { device: findBluetoothGrant(ge.grants(), a.device)?.alias ?? a.device }),
+    resources: (a) => target(ge, a.device),
+    describe: (a, r) => msg('bluetooth.disconnect', { device: shown(r, a.device) }),
     async run(a, ctx) {
       const { grant } = resolveTarget(ge, a.device);
-      return mapped(async () => ({ device: deviceOut(grant), was_connected: await rt(ge).pool.closeAndWait(grant.id, ctx.signal) }));
+      return mapped(async () => ({ device: deviceOut(grant), was_connected: await (await rt(ge)).pool.closeAndWait(grant.id, ctx.signal) }));
     },
   });
 }
 
 /** Every function of the handler, in id order. */
-export function bluetoothFunctions(ge: BleGlueEnv): FunctionDefinition<never, unknown>[] {
-  return [disconnectFn(ge), readFn(ge), scanFn(ge), servicesFn(ge), stateFn(ge), subscribeFn(ge), writeFn(ge)] as unknown as FunctionDefinition<never, unknown>[];
+export function bluetoothFunctions(ge: BleGlueEnv): AnyFunctionDefinition[] {
+  return [disconnectFn(ge), readFn(ge), scanFn(ge), servicesFn(ge), stateFn(ge), subscribeFn(ge), writeFn(ge)];
 }

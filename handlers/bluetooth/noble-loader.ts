@@ -1,8 +1,8 @@
 /**
  * Loads noble lazily, on the first call that needs the adapter (never at handler creation: on a machine
  * without Bluetooth in the kernel `require('@abandonware/noble')` throws EAFNOSUPPORT, and the agent must
- * still start and list the functions). Failures become `BleError`s with a reason. This file is the one
- * place to switch to the kit's `optionalNative` once it exists.
+ * still start and list the functions). No SDK dependency: the platform binding's import is passed in
+ * (index.ts gives the kit's `optionalNative`, which turns its failures into typed wire errors).
  *
  * Bindings:
  * - `default`: noble's own choice for the platform (HCI socket on Linux, CoreBluetooth on macOS, WinRT on
@@ -32,7 +32,7 @@ interface WsBindings {
   _ws: { close(): void; readyState: number; once(ev: string, cb: () => void): void };
 }
 
-/** Maps what `require` threw to a typed failure (message with the fix, no private data). */
+/** Maps what loading the WebSocket binding threw to a typed failure (message with the fix, no private data). */
 export function loadFailure(e: unknown): BleError {
   const err = e as NodeJS.ErrnoException;
   const code = err?.code ?? '';
@@ -46,26 +46,23 @@ export function loadFailure(e: unknown): BleError {
   return new BleError('no_adapter', 'This device has no usable Bluetooth adapter (the system reports none); plug one in or enable Bluetooth, then try again.');
 }
 
-/** Loads noble with the chosen binding; throws `BleError` (never anything else). */
-export function loadNoble(binding: BindingChoice, lines: NobleLineSink): LoadedNoble {
+/** Loads noble with the chosen binding; `platform` imports the default one (it throws what it throws). */
+export async function loadNoble(binding: BindingChoice, lines: NobleLineSink, platform: () => Promise<Noble>): Promise<LoadedNoble> {
+  // Before the import: noble's bindings print from their constructors.
   quietNobleConsole(lines);
-  try {
-    if (binding === 'websocket') {
+  if (binding === 'websocket') {
+    try {
       const Bindings = require('@abandonware/noble/lib/websocket/bindings') as new () => WsBindings;
       const withBindings = require('@abandonware/noble/with-bindings') as (b: unknown) => Noble;
       const b = new Bindings();
       let closed = false;
       b._ws.once('close', () => (closed = true));
-      return {
-        noble: withBindings(b),
-        dead: () => closed,
-        close: () => b._ws.close(),
-      };
+      return { noble: withBindings(b), dead: () => closed, close: () => b._ws.close() };
+    } catch (e) {
+      throw loadFailure(e);
     }
-    // noble's index builds one instance for the process (module cache); a require that threw is retried.
-    const noble = require('@abandonware/noble') as Noble;
-    return { noble, dead: () => false, close: () => {} };
-  } catch (e) {
-    throw loadFailure(e);
   }
+  // noble's index builds one instance for the process; it is never closed (other handlers may not share it,
+  // but the next handler instance in this process gets the same one).
+  return { noble: await platform(), dead: () => false, close: () => {} };
 }

@@ -4,6 +4,7 @@
  */
 import { BleError } from './errors.js';
 import { loadNoble, type BindingChoice, type LoadedNoble } from './noble-loader.js';
+import type { Noble } from './noble-types.js';
 import { ConnectionPool, type PoolOptions } from './pool.js';
 import type { NobleLineSink } from './quiet-console.js';
 import { BleSession, describeState, type AdapterState } from './session.js';
@@ -27,35 +28,53 @@ export function parseOptions(o: Record<string, unknown>): BleOptions {
   return { binding, idleMs: ms('idle_ms', 5000, 600_000), findMs: ms('find_ms', 10_000, 60_000) };
 }
 
+/** Why noble could not load, from a BleError or a kit wire error (`details.reason`), if it says. */
+function loadReason(e: unknown): string | undefined {
+  if (e instanceof BleError) return e.fault;
+  const r = (e as { details?: { reason?: unknown } } | null)?.details?.reason;
+  return typeof r === 'string' ? r : undefined;
+}
+
+type Loaded = { noble: LoadedNoble; session: BleSession; pool: ConnectionPool };
+
 /** noble, its session and pool, created on first use. */
 export class BleRuntime {
-  private loaded: { noble: LoadedNoble; session: BleSession; pool: ConnectionPool } | undefined;
+  private loaded: Promise<Loaded> | undefined;
+  private current: Loaded | undefined;
 
   constructor(
     readonly options: BleOptions,
     private readonly lines: NobleLineSink,
+    /** Imports noble's platform binding (the kit's optionalNative in production). */
+    private readonly platform: () => Promise<Noble>,
   ) {}
 
-  /** The session and pool; throws `BleError` when noble cannot load. */
-  get(): { session: BleSession; pool: ConnectionPool } {
-    if (this.loaded?.noble.dead()) this.unload();
-    if (!this.loaded) {
-      const noble = loadNoble(this.options.binding, this.lines);
+  /** The session and pool; rejects when noble cannot load (BleError, or the loader's typed error). */
+  async get(): Promise<{ session: BleSession; pool: ConnectionPool }> {
+    if (this.current?.noble.dead()) this.unload();
+    this.loaded ??= loadNoble(this.options.binding, this.lines, this.platform).then((noble) => {
       const session = new BleSession(noble.noble);
-      this.loaded = { noble, session, pool: new ConnectionPool(session, this.options) };
-    }
-    return this.loaded;
+      this.current = { noble, session, pool: new ConnectionPool(session, this.options) };
+      return this.current;
+    });
+    // A failure is not kept: the next call tries again (an adapter plugged in, a module installed).
+    const p = this.loaded;
+    p.catch(() => {
+      if (this.loaded === p) this.loaded = undefined;
+    });
+    return p;
   }
 
   /** The adapter as `bluetooth.state` reports it; a machine without Bluetooth is an answer, not an error. */
   async state(signal: AbortSignal): Promise<AdapterState> {
     let session: BleSession;
     try {
-      session = this.get().session;
+      session = (await this.get()).session;
     } catch (e) {
-      if (e instanceof BleError && e.fault === 'os_refused') return { present: true, powered: false, authorised: false, reason: 'os_refused' };
-      if (e instanceof BleError && e.fault === 'not_installed') return { present: false, powered: false, authorised: true, reason: 'not_installed' };
-      if (e instanceof BleError) return { present: false, powered: false, authorised: true, reason: 'no_adapter' };
+      const reason = loadReason(e);
+      if (reason === 'os_refused') return { present: true, powered: false, authorised: false, reason: 'os_refused' };
+      if (reason === 'not_installed' || reason === 'unsupported_platform') return { present: false, powered: false, authorised: true, reason };
+      if (reason) return { present: false, powered: false, authorised: true, reason: 'no_adapter' };
       throw e;
     }
     return describeState(await session.settledState(signal));
@@ -63,12 +82,13 @@ export class BleRuntime {
 
   /** Closes every pooled connection (idle, pause). */
   closeConnections(): void {
-    this.loaded?.pool.closeAll();
+    this.current?.pool.closeAll();
   }
 
   /** Closes connections and lets go of noble's binding (shutdown). */
   unload(): void {
-    const l = this.loaded;
+    const l = this.current;
+    this.current = undefined;
     this.loaded = undefined;
     if (!l) return;
     l.pool.dispose();

@@ -11,7 +11,7 @@ export interface AdapterState {
   present: boolean;
   powered: boolean;
   authorised: boolean;
-  reason?: 'no_adapter' | 'not_installed' | 'powered_off' | 'os_refused' | 'not_ready';
+  reason?: 'no_adapter' | 'not_installed' | 'unsupported_platform' | 'powered_off' | 'os_refused' | 'not_ready';
 }
 
 /** Maps noble's state to the handler's view. */

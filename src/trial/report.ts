@@ -22,8 +22,11 @@ function checkRow(c: CheckResult): string {
 export function renderHtml(r: TrialReport): string {
   const byLine = Object.entries(GUIDE_LINES).map(([line, text]) => {
     const cs = r.checks.filter((c) => c.guide === line);
-    const state = !cs.length ? 'not_run' : cs.some((c) => c.verdict === 'fail') ? 'fail' : cs.every((c) => c.verdict === 'pass') ? 'pass' : cs.some((c) => c.verdict === 'pass') ? 'skipped' : 'not_run';
-    return `<tr><td>${esc(line)}</td><td>${esc(text.en)}<div class="zh" lang="zh-CN">${esc(text.zh)}</div></td><td><span class="badge ${state}">${VERDICT_LABEL[state]}</span> ${cs.length} check(s)</td></tr>`;
+    const n = (v: string) => cs.filter((c) => c.verdict === v).length;
+    // A line fails with any failed check, passes with a passed one and no failure; skips and not-runs are counted beside it.
+    const state = n('fail') ? 'fail' : n('pass') ? 'pass' : cs.length && n('skipped') === cs.length ? 'skipped' : 'not_run';
+    const counts = (['pass', 'fail', 'skipped', 'not_run'] as const).filter((v) => n(v)).map((v) => `${n(v)} ${VERDICT_LABEL[v]!.toLowerCase()}`).join(', ');
+    return `<tr><td>${esc(line)}</td><td>${esc(text.en)}<div class="zh" lang="zh-CN">${esc(text.zh)}</div></td><td><span class="badge ${state}">${VERDICT_LABEL[state]}</span> ${esc(counts || 'no check')}</td></tr>`;
   });
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

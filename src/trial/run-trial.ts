@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { RuntimeClient, BridgeHttpError, type RuntimeProfile } from '../cli/runtime-client.js';
+import { RuntimeClient, BridgeHttpError, BridgeUnreachableError, type RuntimeProfile } from '../cli/runtime-client.js';
 import type { CallRecord } from '../bridge/store.js';
 import type { Descriptor, Outcome } from '../protocol/messages.js';
 import { PROTOCOL_VERSION } from '../protocol/messages.js';
@@ -429,9 +429,9 @@ function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknow
 /** One sentence for a failure the trial itself met (the bridge down, a refused request). */
 export function describeError(e: unknown, bridge: string): string {
   if (e instanceof BridgeHttpError) return `the bridge answered HTTP ${e.status} ${e.error.type}: ${e.error.message}`;
+  if (e instanceof BridgeUnreachableError) return e.message;
   const m = e instanceof Error ? e.message : String(e);
-  if (/fetch failed|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH/.test(m + String((e as { cause?: unknown }).cause ?? ''))) return `cannot reach the bridge at ${bridge}`;
-  return m;
+  return m === 'fetch failed' ? `cannot reach the bridge at ${bridge}` : m;
 }
 
 export type { Outcome };

@@ -4,10 +4,11 @@
  * Until the kit's createTestHost lands, this is the handler-level host of these tests.
  */
 import assert from 'node:assert/strict';
-import type { CallContext, FunctionDefinition, HandlerEnv, Logger, Progress } from '../../../src/sdk/index.js';
+import type { CallContext, CallResource, FunctionDefinition, HandlerEnv, HandlerInstance, Logger, Progress } from '../../../src/sdk/index.js';
 import { WireError } from '../../../src/sdk/index.js';
 import { schemaValidator } from '../../../src/protocol/schema-validator.js';
-import handler from '../index.js';
+import { GrantStore } from '../../../src/agent/grant-store.js';
+import handler, { bluetoothGrants } from '../index.js';
 
 /** Log lines the handler wrote (to check nothing read or written is logged). */
 export const logged: { level: string; obj: object; msg?: string }[] = [];
@@ -37,21 +38,36 @@ export function ctx(onProgress?: (p: Progress, c: TestCtx) => void): TestCtx {
       onProgress?.(p, c);
     },
     commit() {},
+    tempFile: () => Promise.reject(new Error('the bluetooth handler makes no temp files')),
+    tempDir: () => Promise.reject(new Error('the bluetooth handler makes no temp folders')),
   };
   return c;
 }
 
 type Fn = FunctionDefinition<Record<string, unknown>, unknown>;
 
-/** The handler's functions, created with these grants and options. */
+/**
+ * The handler's functions, created with these grants (the agent's real GrantStore and the handler's grant
+ * kind) and options, called as the host calls them: resources() first, then run(). The kit's
+ * createTestHost runs the whole call path; this direct form lets a test abort a call at an exact point.
+ */
 export class TestHandler {
-  constructor(readonly fns: Map<string, Fn>) {}
+  constructor(
+    readonly fns: Map<string, Fn>,
+    readonly grants: GrantStore,
+    readonly instance: HandlerInstance,
+  ) {}
 
-  /** Creates the handler (grants entries may be strings or objects). */
+  /** Creates the handler (grant entries as in the config: strings or objects). */
   static async create(grants: unknown[], options: Record<string, unknown> = { binding: 'websocket', idle_ms: 60_000, find_ms: 5000 }): Promise<TestHandler> {
-    const env = { grants: { bluetooth: grants }, options, dataDir: '/nonexistent', log: recordingLog, appVersion: '0.0.0-test', listFunctions: () => [] } as unknown as HandlerEnv;
-    const defs = (await handler.create(env)) as unknown as Fn[];
-    return new TestHandler(new Map(defs.map((d) => [d.descriptor.id, d])));
+    const store = new GrantStore({});
+    store.registerKinds('bluetooth', [bluetoothGrants]);
+    const problems = store.setConfig({ bluetooth: grants });
+    assert.deepEqual(problems, [], 'grants rejected');
+    const env: HandlerEnv = { grants: store, options, dataDir: '/nonexistent', log: recordingLog, appVersion: '0.0.0-test', listFunctions: () => [] };
+    const created = await handler.create(env);
+    const instance = (Array.isArray(created) ? { functions: created } : created) as HandlerInstance;
+    return new TestHandler(new Map((instance.functions as unknown as Fn[]).map((d) => [d.descriptor.id, d])), store, instance);
   }
 
   fn(id: string): Fn {
@@ -60,10 +76,17 @@ export class TestHandler {
     return f;
   }
 
-  /** Runs a call like the agent: arguments checked first, result checked against the output schema. */
+  /** What the call would touch (and lock), or the error that refuses it before consent. */
+  async resources(id: string, args: Record<string, unknown>): Promise<readonly CallResource[]> {
+    const f = this.fn(id);
+    return f.resources ? f.resources(args, { grants: this.grants }) : [];
+  }
+
+  /** Runs a call like the agent: arguments checked, resources() before run(), result checked against the output schema. */
   async call(id: string, args: Record<string, unknown>, c: TestCtx = ctx()): Promise<Record<string, unknown>> {
     const f = this.fn(id);
     assert.deepEqual(schemaValidator.validate(f.descriptor.input_schema, args), [], `arguments of ${id} fail its input schema`);
+    await this.resources(id, args);
     const out = await f.run(args, c);
     assert.deepEqual(schemaValidator.validate(f.descriptor.output_schema, out), [], `result of ${id} fails its output schema`);
     return out as Record<string, unknown>;

@@ -67,10 +67,12 @@ test('adapter states map to the state answer and to typed failures', () => {
 test('locks: one lock per peripheral, ble:<id>, whether it is named by alias or id', async () => {
   const h = await TestHandler.create([{ alias: 'fridge', id: 'A4:C1:38:00:00:01' }], {});
   for (const fn of ['bluetooth.read', 'bluetooth.write', 'bluetooth.subscribe', 'bluetooth.services', 'bluetooth.disconnect']) {
-    const locks = h.fn(fn).locks!;
-    assert.deepEqual(locks({ device: 'fridge', service: '181a', characteristic: '2a6e', hex: '00' }), ['ble:a4c138000001'], fn);
-    assert.deepEqual(locks({ device: 'A4:C1:38:00:00:01', service: '181a', characteristic: '2a6e', hex: '00' }), ['ble:a4c138000001'], fn);
+    for (const device of ['fridge', 'A4:C1:38:00:00:01']) {
+      const r = await h.resources(fn, { device, service: '181a', characteristic: '2a6e', hex: '00' });
+      assert.deepEqual(r, [{ kind: 'bluetooth', id: 'a4c138000001', label: 'fridge', lock: 'ble:a4c138000001' }], `${fn} ${device}`);
+    }
   }
+  assert.deepEqual(await h.resources('bluetooth.scan', {}), [], 'a scan locks nothing');
   assert.equal(h.fn('bluetooth.scan').descriptor.locks.length, 0);
 });
 
