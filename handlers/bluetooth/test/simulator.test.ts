@@ -18,6 +18,8 @@ import { BleSimulator, standardPeripherals, type SimCommand } from './simulator.
 import { TestHandler, ctx, logged, rejectsWith } from './harness.js';
 import { agentDoc, bridgeDoc, cli, ids, tempDir, tokens, until } from '../../../test/helpers/stack.js';
 import { RuntimeClient } from '../../../src/cli/runtime-client.js';
+import { createTestHost, render } from '../../../src/sdk/testing.js';
+import handler from '../index.js';
 
 const FRIDGE = 'a4c138000001';
 const LAMP = 'c0ffee000002';
@@ -26,6 +28,8 @@ let h: TestHandler;
 
 const grants = [{ alias: 'fridge', id: 'A4:C1:38:00:00:01', services: ['181A', '0000ffe0-0000-1000-8000-00805f9b34fb'] }, LAMP];
 const since = () => sim.commands.length;
+/** A peripheral takes one central: the shared handler lets go of the fridge before another host uses it. */
+const freeFridge = () => h.call('bluetooth.disconnect', { device: 'fridge' });
 const sent = (from: number, pred: (c: SimCommand) => boolean) => sim.commands.slice(from).filter(pred);
 
 before(async () => {
@@ -252,6 +256,87 @@ test('OS refusal (adapter unauthorized) is permission_denied with the fix', asyn
 test('nothing read, written or notified appears in the handler\'s log lines', () => {
   const text = JSON.stringify(logged);
   for (const secret of ['2003', '0a0b', 'warm white', '0001ff', '2103']) assert.ok(!text.includes(secret), `log holds ${secret}`);
+});
+
+test('kit test host: an unshared peripheral or service ends rejected/permission_denied before any prompt, and nothing is sent', async () => {
+  await freeFridge();
+  const host = await createTestHost(handler, { grants: { bluetooth: grants }, options: { binding: 'websocket' } });
+  try {
+    const from = since();
+    for (const [fn, args, reason] of [
+      ['bluetooth.write', { device: 'beac00000003', service: '180f', characteristic: '2a19', hex: '00' }, 'not_granted'],
+      ['bluetooth.read', { device: 'fridge', service: '180f', characteristic: '2a19' }, 'service_not_granted'],
+    ] as const) {
+      const o = await host.call(fn, args);
+      assert.equal(o.state, 'rejected', fn);
+      assert.equal(o.error?.type, 'permission_denied', fn);
+      assert.equal((o.error?.details as { reason?: string } | undefined)?.reason, reason, fn);
+      assert.equal(o.error?.side_effects, 'none');
+    }
+    assert.deepEqual(host.prompts, [], 'nobody was asked');
+    assert.deepEqual(sent(from, (c) => c.action === 'connect'), []);
+  } finally {
+    await host.close();
+  }
+});
+
+test('kit test host: the prompt names the alias, the characteristic and the size, in English and Chinese', async () => {
+  await freeFridge();
+  for (const locale of ['en', 'zh-CN'] as const) {
+    const host = await createTestHost(handler, { grants: { bluetooth: grants }, options: { binding: 'websocket' }, locale });
+    try {
+      const o = await host.call('bluetooth.write', { device: 'fridge', service: 'ffe0', characteristic: 'ffe1', text: 'on' });
+      assert.equal(o.state, 'completed', JSON.stringify(o.error));
+      assert.equal(host.prompts[0]?.sentence, render('bluetooth.write', { bytes: 2, characteristic: 'ffe1', device: 'fridge' }, locale));
+      assert.match(host.prompts[0]!.sentence, locale === 'en' ? /^Send 2 bytes to ffe1 on fridge$/ : /fridge.*ffe1.*2 字节/);
+      const r = await host.call('bluetooth.read', { device: 'fridge', service: '181a', characteristic: '2a6e' });
+      assert.match(host.prompts[1]!.sentence, /Temperature \(2a6e\)/);
+      assert.equal((r.output as { hex: string }).hex, '2003');
+    } finally {
+      await host.close();
+    }
+  }
+});
+
+test('kit test host: pausing closes the pooled connection; closing the handler lets go of noble', async () => {
+  await freeFridge();
+  const host = await createTestHost(handler, { grants: { bluetooth: grants }, options: { binding: 'websocket', idle_ms: 600_000 } });
+  let closed = false;
+  try {
+    const clients = sim.clientCount;
+    assert.equal((await host.call('bluetooth.read', { device: 'fridge', service: '181a', characteristic: '2a6e' })).state, 'completed');
+    assert.ok(sim.isConnected(FRIDGE));
+    const from = since();
+    await host.pause();
+    await sim.waitFor((c) => c.action === 'disconnect' && c.peripheralUuid === FRIDGE, from);
+    await host.resume();
+    assert.equal((await host.call('bluetooth.read', { device: 'fridge', service: '181a', characteristic: '2a6e' })).state, 'completed', 'reconnects after resume');
+    await host.close();
+    closed = true;
+    await until(() => sim.clientCount === clients - 1 && !sim.isConnected(FRIDGE), 10_000, 'noble\'s socket closed and the link gone');
+  } finally {
+    if (!closed) await host.close();
+  }
+});
+
+test('kit test host: cancelling a subscription ends it cancelled at once and unsubscribes', async () => {
+  await freeFridge();
+  const host = await createTestHost(handler, { grants: { bluetooth: grants }, options: { binding: 'websocket' } });
+  try {
+    const from = since();
+    const { callId, outcome } = host.start('bluetooth.subscribe', { device: 'fridge', service: '181a', characteristic: '2a6e', duration_ms: 300_000 }, { timeoutMs: 330_000 });
+    await sim.waitFor((c) => c.action === 'notify' && c.notify === true, from);
+    sim.notify(FRIDGE, '181a', '2a6e', Buffer.from([7]));
+    await until(() => host.progress.length > 0, 10_000, 'progress with the first value');
+    assert.equal(host.progress[0]?.message, '07');
+    await host.cancel(callId);
+    const o = await outcome;
+    assert.equal(o.state, 'cancelled');
+    await sim.waitFor((c) => c.action === 'notify' && c.notify === false, from);
+    assert.ok(!sim.subscribed.has(`${FRIDGE}/181a/2a6e`));
+  } finally {
+    await host.close();
+  }
 });
 
 test('through a CLI-started bridge and agent: read and write over the whole path; noble\'s console output stays off the agent\'s stdout', async () => {
