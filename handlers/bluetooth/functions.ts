@@ -17,9 +17,9 @@ export interface BleGlueEnv {
   grants(): BluetoothGrant[];
 }
 
-const Device = Type.String({ minLength: 1, maxLength: 128, description: 'The peripheral: its alias from grants.bluetooth, or its id (as bluetooth.scan reports it).' });
-const Uuid = (what: string) => Type.String({ pattern: UUID_PATTERN, description: `${what} UUID: 16-bit ("181a"), 32-bit or 128-bit, any case, dashes optional.` });
-const Target = { device: Device, service: Uuid('Service'), characteristic: Uuid('Characteristic') };
+const Device = Type.String({ minLength: 1, maxLength: 128, examples: ['fridge'], description: 'The peripheral: its alias from grants.bluetooth, or its id (as bluetooth.scan reports it).' });
+const Uuid = (what: string, example: string) => Type.String({ pattern: UUID_PATTERN, examples: [example], description: `${what} UUID: 16-bit ("181a"), 32-bit or 128-bit (with or without its four dashes), any case.` });
+const Target = { device: Device, service: Uuid('Service', '181a'), characteristic: Uuid('Characteristic', '2a6e') };
 const DeviceOut = Type.Object({ id: Type.String(), alias: Type.Optional(Type.String()) }, { additionalProperties: false });
 const closed = <P extends Record<string, TSchema>>(p: P) => Type.Object(p, { additionalProperties: false });
 
@@ -139,7 +139,7 @@ function stateFn(ge: BleGlueEnv) {
 
 const ScanIn = closed({
   duration_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 30_000, default: 5000, description: 'How long to listen (at most 30 s).' })),
-  services: Type.Optional(Type.Array(Uuid('Advertised service'), { maxItems: 16, description: 'Only devices advertising one of these services.' })),
+  services: Type.Optional(Type.Array(Uuid('Advertised service', '181a'), { maxItems: 16, description: 'Only devices advertising one of these services.' })),
   name_prefix: Type.Optional(Type.String({ maxLength: 64, description: 'Only devices whose advertised name starts with this.' })),
   min_rssi: Type.Optional(Type.Integer({ minimum: -127, maximum: 20, description: 'Only devices heard at least this strongly (dBm).' })),
   max_results: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Stop once this many devices are found.' })),
