@@ -339,6 +339,21 @@ test('kit test host: cancelling a subscription ends it cancelled at once and uns
   }
 });
 
+test('kit test host: a subscription that outlives its call budget ends failed/timeout and unsubscribes', async () => {
+  await freeFridge();
+  const host = await createTestHost(handler, { grants: { bluetooth: grants }, options: { binding: 'websocket' } });
+  try {
+    const from = since();
+    const o = await host.call('bluetooth.subscribe', { device: 'fridge', service: '181a', characteristic: '2a6e', duration_ms: 300_000 }, { timeoutMs: 1500 });
+    assert.equal(o.state, 'failed');
+    assert.equal(o.error?.type, 'timeout');
+    await sim.waitFor((c) => c.action === 'notify' && c.notify === false, from);
+    assert.ok(!sim.subscribed.has(`${FRIDGE}/181a/2a6e`));
+  } finally {
+    await host.close();
+  }
+});
+
 test('through a CLI-started bridge and agent: read and write over the whole path; noble\'s console output stays off the agent\'s stdout', async () => {
   const dir = tempDir('aios-ble-');
   const t = tokens();
