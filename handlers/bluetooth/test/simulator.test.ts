@@ -399,3 +399,13 @@ test('through a CLI-started bridge and agent: read and write over the whole path
     await bridge.kill('SIGKILL');
   }
 });
+
+test('the Bluetooth bench runs end to end with tiny counts (its own simulator; figures are not checked here)', { timeout: 180_000 }, async () => {
+  // The bench owns port 2846 while it runs: this file's simulator steps aside for it.
+  await sim.stop();
+  const { runBluetoothBench } = await import('../../../bench/bluetooth.js');
+  const r = await runBluetoothBench({ warmup: 2, latencyN: 5, throughputN: 5, concurrency: 2, rounds: 1 });
+  assert.equal(r.results.length, 2);
+  for (const x of r.results) assert.ok(x.throughput.callsPerS > 0 && x.latency.p50Us > 0, x.name);
+  assert.ok(Number.isFinite(r.latencyRatio) && r.latencyRatio > 0);
+});
