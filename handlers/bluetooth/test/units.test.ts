@@ -90,3 +90,17 @@ test('write takes its value as exactly one of hex, base64, text; UUIDs and bound
   const scan = h.fn('bluetooth.scan').descriptor.input_schema;
   assert.ok(schemaValidator.validate(scan, { duration_ms: 30_001 }).length > 0, 'scans are bounded to 30 s');
 });
+
+test('bluetooth.state from what the kit\'s optionalNative throws: no adapter, OS refusal, not installed', async () => {
+  const { optionalNative } = await import('../../../src/sdk/index.js');
+  const { BleRuntime } = await import('../runtime.js');
+  const failing = (code: string, message: string, name: string) => () =>
+    optionalNative(name, { feature: 'Bluetooth', load: () => Promise.reject(Object.assign(new Error(message), { code })) }) as Promise<never>;
+  const state = (p: () => Promise<never>) => new BleRuntime(parseOptions({}), () => {}, p).state(new AbortController().signal);
+  assert.deepEqual(await state(failing('EAFNOSUPPORT', 'EAFNOSUPPORT, Address family not supported by protocol', 'ble-test-a')), { present: false, powered: false, authorised: true, reason: 'no_adapter' });
+  assert.deepEqual(await state(failing('EPERM', 'EPERM, Operation not permitted', 'ble-test-b')), { present: true, powered: false, authorised: false, reason: 'os_refused' });
+  assert.deepEqual(await state(failing('ERR_MODULE_NOT_FOUND', "Cannot find package 'ble-test-c'", 'ble-test-c')), { present: false, powered: false, authorised: true, reason: 'not_installed' });
+  // A call (not state) gets the kit's typed error itself.
+  const rt = new BleRuntime(parseOptions({}), () => {}, failing('EPERM', 'EPERM', 'ble-test-d'));
+  await assert.rejects(rt.get(), (e: unknown) => (e as { type?: string }).type === 'permission_denied' && (e as { details?: { reason?: string } }).details?.reason === 'os_refused');
+});
