@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { processStack } from '../../../test/helpers/stack.js';
+import { processStack, until } from '../../../test/helpers/stack.js';
 
 type Stack = Awaited<ReturnType<typeof processStack>>;
 let s: Stack;
@@ -27,9 +27,13 @@ before(async () => {
 after(() => s.stop());
 
 test('the agent lists every bluetooth function although noble cannot load', async () => {
-  const d = await s.client.device('dev_t');
-  const fns = (d['functions'] as { id: string }[]).map((f) => f.id).filter((id) => id.startsWith('bluetooth.'));
-  assert.deepEqual(fns.sort(), ['bluetooth.disconnect', 'bluetooth.read', 'bluetooth.scan', 'bluetooth.services', 'bluetooth.state', 'bluetooth.subscribe', 'bluetooth.write']);
+  // The bridge reads the device's functions after its hello: wait for them rather than race it.
+  const fns = await until(async () => {
+    const d = await s.client.device('dev_t');
+    const ids = ((d['functions'] as { id: string }[] | undefined) ?? []).map((f) => f.id).filter((id) => id.startsWith('bluetooth.'));
+    return ids.length ? ids : undefined;
+  }, 30_000, 'the bluetooth functions listed by the bridge');
+  assert.deepEqual(fns!.sort(), ['bluetooth.disconnect', 'bluetooth.read', 'bluetooth.scan', 'bluetooth.services', 'bluetooth.state', 'bluetooth.subscribe', 'bluetooth.write']);
 });
 
 test('bluetooth.state: present false, reason no_adapter, with advice (an answer, not an error)', { skip: nobleLoads && 'noble loads on this machine: it has Bluetooth' }, async () => {
