@@ -11,6 +11,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerLoginCommands } from './commands/login.js';
 import { registerConsentCommands } from './commands/consent.js';
 import { registerAdapterCommands } from './commands/adapters.js';
+import { registerHandlerCommands } from './commands/handler.js';
 import { registerTrialCommand } from './commands/trial.js';
 import { UsageError } from './process.js';
 import { BridgeUnreachableError, EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './runtime-client.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerLoginCommands(program);
   registerConsentCommands(program);
   registerAdapterCommands(program);
+  registerHandlerCommands(program);
   registerTrialCommand(program);
   return program;
 }
