@@ -41,6 +41,8 @@ function fromGrant(g: Grant): BluetoothGrant {
 
 export default defineHandler({
   name: 'bluetooth',
+  title: 'Bluetooth devices',
+  description: 'Find nearby Bluetooth Low Energy devices and read, write and subscribe to the characteristics of the ones the user shared.',
   grantKinds: [bluetoothGrants],
   create(env) {
     const log = env.log.child({ handler: 'bluetooth' });

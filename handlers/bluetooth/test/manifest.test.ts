@@ -13,17 +13,16 @@ const dir = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 test('tool.id is the folder name and the handler name; capabilities, levels and confirmation match the descriptors', async () => {
   const y = parse(fs.readFileSync(path.join(dir, 'tool.aios.yaml'), 'utf8')) as {
     tool: { id: string };
-    capabilities: { id: string; confirmation: string; access: string }[];
-    permissions: { capability: string; level: string }[];
+    capabilities: { id: string; confirmation: string; access: string; permission: string }[];
   };
   assert.equal(y.tool.id, path.basename(dir));
   assert.equal(handler.name, path.basename(dir));
   const h = await TestHandler.create([]);
   assert.deepEqual(y.capabilities.map((c) => c.id).sort(), [...h.fns.keys()].sort());
-  for (const p of y.permissions) assert.equal(h.fn(p.capability).descriptor.permission_level, p.level, p.capability);
   for (const c of y.capabilities) {
     assert.equal(h.fn(c.id).descriptor.confirmation, c.confirmation, c.id);
     assert.equal(h.fn(c.id).descriptor.access, c.access, c.id);
+    assert.equal(h.fn(c.id).descriptor.permission_level, c.permission, c.id);
   }
 });
 
