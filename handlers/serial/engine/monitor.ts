@@ -96,7 +96,7 @@ export function monitorLink(link: SerialLink, spec: MonitorSpec, signal: AbortSi
     ticker.unref();
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    detach = link.attach({
+    const off = link.attach({
       data(chunk) {
         if (over) return link.unread(chunk);
         if (firstByteMs === null) firstByteMs = performance.now() - t0;
@@ -120,5 +120,8 @@ export function monitorLink(link: SerialLink, spec: MonitorSpec, signal: AbortSi
       },
       fault: (f) => finish(f),
     });
+    // Held bytes are delivered inside attach(); when they already ended the read, detach now.
+    if (over) off();
+    else detach = off;
   });
 }

@@ -49,7 +49,7 @@ export function readUntil(link: SerialLink, spec: ReadSpec, signal: AbortSignal)
     const limit = setTimeout(() => endByTime('time'), spec.maxMs);
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    detach = link.attach({
+    const off = link.attach({
       data(chunk) {
         if (over) {
           link.unread(chunk);
@@ -75,5 +75,8 @@ export function readUntil(link: SerialLink, spec: ReadSpec, signal: AbortSignal)
         finish(f);
       },
     });
+    // Held bytes are delivered inside attach(); when they already ended the read, detach now.
+    if (over) off();
+    else detach = off;
   });
 }
