@@ -25,6 +25,8 @@ export interface AgentSettings {
   nodeArgs?: string[];
   /** Added to the agent child's environment. */
   env?: Record<string, string>;
+  /** Merged into the agent's config (e.g. `grants` for a handler's benchmark). */
+  agentConfig?: Record<string, unknown>;
 }
 
 export interface DeviceStack {
@@ -81,6 +83,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       ...(process.env['BENCH_AGENT_SLOTS'] ? { limits: { max_concurrent_calls: Number(process.env['BENCH_AGENT_SLOTS']) } } : {}),
       log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
       handlers: { diagnostics: { enabled: true } },
+      ...agentSettings.agentConfig,
     };
     agent = await startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
     await waitOnline(url, runtime);
