@@ -66,6 +66,26 @@ function update<T extends object>(file: string, parse: (text: string) => unknown
   if (JSON.stringify(after) !== JSON.stringify(before)) write(file, after);
 }
 
+/** An example port name for this platform (docs/handlers/serial.md, "Platforms"). */
+function examplePort(platform: NodeJS.Platform): string {
+  if (platform === 'win32') return 'COM3';
+  if (platform === 'darwin') return '/dev/cu.usbserial-1410';
+  return '/dev/ttyUSB0';
+}
+
+/** The demo's lines about serial ports: which are granted, or how to grant one. */
+export function serialHelp(granted: readonly unknown[], agentConfig: string, listCommand: string, platform: NodeJS.Platform = process.platform): string[] {
+  if (granted.length) return [`Serial ports granted: ${granted.map((g) => (typeof g === 'string' ? g : JSON.stringify(g))).join(', ')}. Try:`, `  ${listCommand}`];
+  return [
+    'Serial ports (a scale, a barcode reader): none is granted. To let the agent use one, find its name',
+    `with \`${listCommand}\`, add it to ${agentConfig} and restart the demo:`,
+    '  grants:',
+    '    serial:',
+    `      - ${examplePort(platform)}`,
+    'See docs/handlers/serial.md (port names per platform, the dialout group on Linux).',
+  ];
+}
+
 /** Registers `demo`. */
 export function registerDemoCommand(program: Command): void {
   program
@@ -104,6 +124,8 @@ export function registerDemoCommand(program: Command): void {
           `  ${cli} invoke device.info --call-id demo-1${profileNote}     # run it twice: the second answer is replayed`,
           `  ${cli} functions${profileNote}`,
           `  curl -s -H 'Authorization: Bearer ${token}' ${bridge.url}/v1/devices`,
+          '',
+          ...serialHelp(acfg.grants?.serial ?? [], relative(process.cwd(), files.agentConfig) || files.agentConfig, `${cli} invoke serial.list_ports${profileNote}`),
           '',
           'Ctrl-C stops both.',
           '',
