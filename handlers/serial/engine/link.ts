@@ -1,7 +1,9 @@
 /**
- * One open port: reads only while someone listens (so a device's bytes wait in the OS between calls,
- * where `discardInput` can drop them), hands chunks to the current listener, keeps what arrives with
- * nobody listening (or what a reader did not consume) for the next one, and turns OS errors into faults.
+ * One open port: keeps one OS read in flight for as long as it is open, hands chunks to the current
+ * listener, keeps what arrives with nobody listening (or what a reader did not consume) for the next one
+ * (bounded), and turns OS errors into faults. Reading all the time means an answer is picked up the moment
+ * it arrives, dropping stale input costs no system call (tcflush would also drop unsent output), and an
+ * unplugged device is noticed between calls.
  */
 import fs from 'node:fs';
 import type { BindingPort, SetFlags, StatusLines } from './binding.js';
@@ -49,6 +51,7 @@ export class SerialLink {
     readonly settingsKey: string,
   ) {
     this.identity = deviceIdentity(path);
+    this.pump();
   }
 
   /** True while the port is open and has not failed. */
@@ -74,7 +77,6 @@ export class SerialLink {
     this.listener = l;
     const held = this.takeHeld();
     if (held.length) l.data(held);
-    this.pump();
     return () => {
       if (this.listener === l) this.listener = undefined;
     };
@@ -88,15 +90,10 @@ export class SerialLink {
     this.trimHeld();
   }
 
-  /** Drops every byte received so far: in the OS buffer and held here. */
-  async discardInput(): Promise<void> {
+  /** Drops every byte received so far (the read loop has taken them from the OS as they came). */
+  discardInput(): void {
     this.held = [];
     this.heldBytes = 0;
-    try {
-      await this.port.flush();
-    } catch (e) {
-      throw this.fail(faultFromOsError(e, this.path, 'io'));
-    }
   }
 
   /**
@@ -152,9 +149,9 @@ export class SerialLink {
     return this.closing;
   }
 
-  /** Keeps one OS read in flight while a listener is attached. */
+  /** Keeps one OS read in flight while the port is open. */
   private pump(): void {
-    if (this.reading || !this.listener || !this.usable) return;
+    if (this.reading || !this.usable) return;
     this.reading = true;
     const buf = Buffer.allocUnsafe(READ_CHUNK);
     this.port.read(buf, 0, READ_CHUNK).then(

@@ -135,7 +135,7 @@ export async function request(pool: PortPool, t: Target, a: RequestArgs, signal:
   return withPort(pool, t, a.settings, signal, async (lease) => {
     const link = lease.link;
     const tw = performance.now();
-    if (a.flush_input !== false) await early(link.discardInput());
+    if (a.flush_input !== false) link.discardInput();
     if (payload?.length) await early(link.write(payload, signal));
     const write_ms = performance.now() - tw;
     const r = await readUntil(
@@ -228,7 +228,7 @@ export async function monitor(pool: PortPool, t: Target, a: MonitorArgs, signal:
   const enc = a.encoding ?? 'utf8';
   const format = a.format ?? 'lines';
   return withPort(pool, t, a.settings, signal, async (lease) => {
-    if (a.flush_input === true) await early(lease.link.discardInput());
+    if (a.flush_input === true) lease.link.discardInput();
     const rec = await monitorLink(lease.link, { durationMs: a.duration_ms, maxBytes: Math.min(a.max_bytes ?? MAX_IO_BYTES, MAX_IO_BYTES), encoding: enc }, signal, progress);
     return {
       port: t.alias ?? t.path,

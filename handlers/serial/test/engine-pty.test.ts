@@ -222,15 +222,15 @@ describe('serial engine on a socat pty pair', () => {
     await play(scale());
     await pool.closeAll();
     // util-linux flock takes the same flock(2) lock that serialport's open takes.
-    // Its own process group, so that the shell and sleep (which inherit the locked descriptor) die with it.
-    const holder = spawn('flock', ['-x', pair.a, '-c', 'echo locked; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+    // --no-fork: flock becomes the shell and then sleep, so one process holds the lock and its exit frees it.
+    const holder = spawn('flock', ['--no-fork', '-x', pair.a, '-c', 'echo locked; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     await new Promise<void>((r) => holder.stdout!.once('data', () => r()));
     try {
       const f = await fault(ops.request(pool, target(), { write: { text: 'W\r\n' }, until: { delimiter: '\r\n' } }, never));
       assert.deepEqual([f.type, f.reason, f.retryable], ['device_busy', 'held_by_other_program', true]);
     } finally {
       const gone = new Promise((r) => holder.once('exit', r));
-      process.kill(-holder.pid!, 'SIGKILL');
+      holder.kill('SIGKILL');
       await gone;
     }
     const r = await ops.request(pool, target(), { write: { text: 'W\r\n' }, until: { delimiter: '\r\n' } }, never);
