@@ -130,10 +130,43 @@ describe('serial.* through the CLI-started bridge and agent', () => {
     assert.deepEqual([next.state, (next.output as { text: string }).text], ['completed', '  12.34 kg\r\n']);
   });
 
+  test('monitor: progress reaches the runtime (at most 10 a second) with the latest line; the outcome holds every line', async () => {
+    await play(silent);
+    const lines = Array.from({ length: 12 }, (_, i) => `code-${i}`);
+    const started = await s.client.call('serial.monitor', { port: pair.a, duration_ms: 2000 }, { wait: false, timeout_ms: 10_000 });
+    const id = started.record.call_id;
+    // The runtime's event stream (SSE) of the call, read until its outcome; the device starts sending once the call runs.
+    const res = await fetch(`${s.url}/v1/calls/${id}/events`, { headers: { authorization: `Bearer ${s.tokens.runtime}` } });
+    assert.equal(res.status, 200);
+    let text = '';
+    let sending: Promise<void> | undefined;
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body!) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      if (!sending && /"state":"running"/.test(text)) {
+        sending = (async () => {
+          for (const l of lines) {
+            await inst!.send(`${l}\r\n`);
+            await new Promise((r) => setTimeout(r, 60)); // the scanner's pace, not a wait for the code under test
+          }
+        })();
+      }
+    }
+    await sending;
+    const progress = [...text.matchAll(/^event: progress\ndata: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as { message?: string; total?: number });
+    const done = await s.client.getCall(id);
+    assert.equal(done.outcome!.state, 'completed', JSON.stringify(done.outcome!.error));
+    const out = done.outcome!.output as { lines: { text: string }[]; line_count: number };
+    assert.deepEqual(out.lines.map((l) => l.text), lines);
+    assert.ok(progress.length >= 2 && progress.length <= 21, `${progress.length} progress notes in 2 s`);
+    assert.ok(progress.every((p) => p.total === 2000));
+    assert.match(progress.at(-1)!.message!, /^12 lines, \d+ bytes; last: code-11$/);
+  });
+
   test('nothing read or written is in the agent log or the audit trail (consent.sqlite and the rest of the data folder)', async () => {
     await until(() => s.agentLog().includes('serial'), 10_000, 'serial calls in the agent log');
     const text = s.agentLog() + allBytesButJournal(join(s.dir, 'agent')).toString('latin1');
-    for (const secret of ['12.34 kg', 'slow-a', 'fast-b']) assert.ok(!text.includes(secret), `"${secret}" leaked`);
+    for (const secret of ['12.34 kg', 'slow-a', 'fast-b', 'code-11']) assert.ok(!text.includes(secret), `"${secret}" leaked`);
     // The hex written above, as bytes or as its hex text.
     assert.ok(!text.includes('1b 40 00 ff') && !text.includes('\x1b\x40\x00\xff'));
   });
