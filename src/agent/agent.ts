@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { WireError } from '../protocol/errors.js';
-import { METHODS, PROTOCOL_VERSION, type HelloParams, type ToolsChanged } from '../protocol/messages.js';
+import { METHODS, PROTOCOL_VERSION, type HelloParams, type Outcome, type ToolsChanged } from '../protocol/messages.js';
 import type { BlobClient, HandlerEnv, Logger } from '../sdk/index.js';
 import { APP_VERSION } from '../version.js';
 import { Dispatcher } from './dispatcher.js';
@@ -154,6 +154,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   async load(): Promise<void> {
     const recovered = this.journal.recover();
     if (recovered.length) this.log.warn({ count: recovered.length }, 'recovered calls interrupted by a previous stop; none will re-run');
+    // A kill left these calls without an audit row: the trail gets one now, as the bridge gets the outcome.
+    for (const outcome of recovered) this.observeRecovered(outcome);
     this.journal.sweep(this.config.limits.dedupe_retention_s);
     this.sweepTimer = setInterval(() => this.journal.sweep(this.config.limits.dedupe_retention_s), 3600_000);
     this.sweepTimer.unref();
@@ -161,6 +163,17 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.handlerResults = await loadHandlers(names, this.registry, (n) => this.handlerEnv(n), this.log);
     this.registry.discardPending();
     this.registry.settle();
+  }
+
+  /** Hands a recovered outcome to the observers (audit, metrics); who asked and the arguments are not journalled. */
+  private observeRecovered(outcome: Outcome): void {
+    for (const obs of this.opts.observers ?? []) {
+      try {
+        obs.onFinished({ outcome, descriptor: undefined, args: undefined, requester: undefined, workspaceId: this.identity.workspaceId, userId: this.identity.userId });
+      } catch (e) {
+        this.log.error({ err: String(e) }, 'call observer failed');
+      }
+    }
   }
 
   /**

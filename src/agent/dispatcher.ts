@@ -111,6 +111,8 @@ interface InFlight {
   reg: RegisteredFunction;
   state: CallState;
   seq: number;
+  /** This call's execution budget (its `timeout_ms`, capped), once it has started: the timeout message names it. */
+  budgetMs?: number;
   /**
    * Fires on cancel, lease expiry and shutdown at any stage, and on timeout once the execution budget
    * runs (it starts after consent, so a prompt never sees a timeout reason).
@@ -533,6 +535,7 @@ export class Dispatcher {
 
   /** Starts the execution budget: the call's signal fires with a timeout reason when it runs out. */
   private startBudget(call: InFlight, ms: number): NodeJS.Timeout {
+    call.budgetMs = ms;
     return setTimeout(() => this.abort(call, 'timeout'), ms);
   }
 
@@ -589,7 +592,7 @@ export class Dispatcher {
     const side: SideEffects = stopped !== 'grace' && !call.committed ? (stopped.ok ? 'possible' : 'none') : 'possible';
     switch (kind) {
       case 'timeout':
-        return errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${Math.min(d.timeout_ms_max, d.timeout_ms_default)} ms budget and was stopped.`, side);
+        return errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${call.budgetMs ?? Math.min(d.timeout_ms_max, d.timeout_ms_default)} ms budget and was stopped.`, side);
       case 'shutdown':
         return errorOutcome(t, 'unknown', 'execution_interrupted', 'The device client stopped while this call was running.', side === 'none' ? 'none' : 'possible');
       case 'lease':

@@ -101,6 +101,8 @@ export function normalizeAgentConfig(doc: unknown, source = '(inline)'): AgentCo
   if (c.adapters?.dirs) out.adapters = { ...c.adapters, dirs: c.adapters.dirs.map(rel) };
   if (c.trust?.keys) out.trust = { keys: c.trust.keys.map(rel) };
   if (c.log?.file) out.log = { ...c.log, file: rel(c.log.file) };
+  // A socket path is a path like the others: relative to the config's folder, not to where the agent was started.
+  if (typeof c.local_endpoint?.socket === 'string') out.local_endpoint = { ...c.local_endpoint, socket: rel(c.local_endpoint.socket) };
   return out;
 }
 
