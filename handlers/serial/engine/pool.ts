@@ -63,14 +63,17 @@ export class PortPool {
     const before = e.turn;
     e.turn = before.then(() => mine);
     let released = false;
+    let holding = false;
     const release = () => {
       if (released) return;
       released = true;
-      this.scheduleIdle(e);
+      // Only the call that had its turn starts the idle clock: one that gave up waiting must not close the port under the call that has it.
+      if (holding) this.scheduleIdle(e);
       done();
     };
     try {
       await abortable(before, signal);
+      holding = true;
       if (e.idle) clearTimeout(e.idle);
       e.idle = undefined;
       const key = settingsKey(settings);

@@ -12,6 +12,7 @@ import { realBinding } from '../engine/binding.js';
 import { SerialFault } from '../engine/faults.js';
 import * as ops from '../engine/operations.js';
 import { PortPool } from '../engine/pool.js';
+import { resolveSettings } from '../engine/settings.js';
 import { flooder, Instrument, lineScript, scale, silent, startPtyPair, trickler, type PtyPair, type Script } from '../../../test/peers/serial-pty.js';
 
 const never = new AbortController().signal;
@@ -177,6 +178,22 @@ describe('serial engine on a socat pty pair', () => {
     await p2.closeAll();
     const f = await failed;
     assert.equal(f.type, 'device_unavailable');
+    await p2.dispose();
+  });
+
+  test('a call that gives up waiting for the port does not close it under the call that has it', async () => {
+    await play(scale());
+    await pool.closeAll();
+    const p2 = new PortPool({ binding: realBinding, idleCloseMs: 50 });
+    const holder = await p2.acquire(pair.a, resolveSettings(undefined, undefined), never);
+    const ac = new AbortController();
+    const waiting = p2.acquire(pair.a, resolveSettings(undefined, undefined), ac.signal);
+    ac.abort(new Error('gave up'));
+    await assert.rejects(waiting, /gave up/);
+    // Longer than the idle time: the port must still be open for the holder.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(holder.link.usable, true);
+    holder.release();
     await p2.dispose();
   });
 
