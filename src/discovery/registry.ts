@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { jcs } from '../protocol/hash.js';
 import { PROTOCOL_VERSION, type ToolsChanged } from '../protocol/messages.js';
 import { RPC, RpcError } from '../protocol/errors.js';
-import type { DescriptorInput, FunctionDefinition, HandlerEnv, Logger } from '../sdk/index.js';
+import { NO_GRANTS, type DescriptorInput, type FunctionDefinition, type HandlerEnv, type Logger } from '../sdk/index.js';
 import type { RpcContext, RpcMethod } from '../endpoint/rpc-methods.js';
 import { defaultAdapterDirs, LOOSE_MANIFEST_REASON, scanAdapterDirs, selectByPriority, type AdapterCandidate } from './adapter-scanner.js';
 import { DEVICE_CAPABILITIES } from './card.js';
@@ -364,7 +364,7 @@ export class AdapterRegistry extends EventEmitter {
   private handlerEnv(id: string): HandlerEnv {
     if (this.opts.handlerEnv) return this.opts.handlerEnv(id);
     return {
-      grants: {},
+      grants: NO_GRANTS,
       options: {},
       dataDir: join(this.opts.dataDir ?? tmpdir(), 'adapter-data', id),
       log: this.log.child({ adapter: id }),
