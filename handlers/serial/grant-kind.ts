@@ -1,9 +1,9 @@
 /**
  * The `serial` grant kind: one entry of `grants.serial` in the agent config, either a port path or an
- * object with an alias, the port's settings and `ask: always`. Shaped for the kit's `defineGrantKind`
- * (KIT-API.md); until the kit lands, the functions resolve grants with `normalizeSerialGrant` themselves.
+ * object with an alias, the port's settings and `ask: always`.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { defineGrantKind, type Grant } from '../../src/sdk/index.js';
 import { portKey } from './engine/listing.js';
 import type { PortSettings } from './engine/settings.js';
 
@@ -29,51 +29,30 @@ export const SerialGrantEntry = Type.Union([
     { additionalProperties: false },
   ),
 ]);
-/** One entry as written in the config. */
-export type SerialGrantEntry = Static<typeof SerialGrantEntry>;
 
-/** The kit's normal form of a grant (KIT-API.md), with this kind's settings. */
-export interface SerialGrant {
-  kind: 'serial';
-  id: string;
-  alias?: string;
-  ask?: 'always';
-  settings?: PortSettings;
+const SETTING_KEYS = ['baud', 'data_bits', 'parity', 'stop_bits', 'flow_control'] as const;
+
+/** The port settings a grant carries (only the known keys; the kind's schema checked their values). */
+export function grantSettings(g: Pick<Grant, 'settings'> | undefined): PortSettings {
+  const out: Record<string, unknown> = {};
+  for (const k of SETTING_KEYS) if (g?.settings?.[k] !== undefined) out[k] = g.settings[k];
+  return out as PortSettings;
 }
-
-/** One config entry -> the normal form. */
-export function normalizeSerialGrant(e: SerialGrantEntry): SerialGrant {
-  if (typeof e === 'string') return { kind: 'serial', id: e };
-  const settings: PortSettings = {};
-  if (e.baud !== undefined) settings.baud = e.baud;
-  if (e.data_bits !== undefined) settings.data_bits = e.data_bits;
-  if (e.parity !== undefined) settings.parity = e.parity;
-  if (e.stop_bits !== undefined) settings.stop_bits = e.stop_bits;
-  if (e.flow_control !== undefined) settings.flow_control = e.flow_control;
-  return { kind: 'serial', id: e.path, ...(e.alias ? { alias: e.alias } : {}), ...(e.ask ? { ask: e.ask } : {}), ...(Object.keys(settings).length ? { settings } : {}) };
-}
-
-/** The grant kind's definition, as `defineGrantKind` takes it. */
-export const serialGrantKind = {
-  kind: 'serial',
-  entry: SerialGrantEntry,
-  normalize: normalizeSerialGrant,
-  covers: (grantId: string, requestedId: string) => coversPort(grantId, requestedId),
-} as const;
 
 /** True when a granted id covers a requested port ('*' covers any; paths compare per platform). */
 export function coversPort(grantId: string, requested: string, platform: NodeJS.Platform = process.platform): boolean {
   return grantId === '*' || portKey(platform, grantId) === portKey(platform, requested);
 }
 
-/**
- * The grant a call's `port` names: by alias first, then by path, then a '*' grant (which answers with
- * the requested path). Undefined when the port is not granted.
- */
-export function findSerialGrant(grants: readonly SerialGrant[], port: string, platform: NodeJS.Platform = process.platform): SerialGrant | undefined {
-  return (
-    grants.find((g) => g.alias === port) ??
-    grants.find((g) => g.id !== '*' && coversPort(g.id, port, platform)) ??
-    (grants.some((g) => g.id === '*') ? { ...grants.find((g) => g.id === '*')!, id: port } : undefined)
-  );
-}
+/** `grants.serial`: a path, or `{ path, alias?, ask?, baud?, data_bits?, parity?, stop_bits?, flow_control? }`. */
+export const serialGrants = defineGrantKind({
+  kind: 'serial',
+  entry: SerialGrantEntry,
+  normalize(e) {
+    if (typeof e === 'string') return { id: e };
+    const settings: Record<string, unknown> = {};
+    for (const k of SETTING_KEYS) if (e[k] !== undefined) settings[k] = e[k];
+    return { id: e.path, alias: e.alias, ask: e.ask, ...(Object.keys(settings).length ? { settings } : {}) };
+  },
+  covers: (grantId, requestedId) => coversPort(grantId, requestedId),
+});

@@ -35,11 +35,11 @@ describe('serial.* through the CLI-started bridge and agent', () => {
     return inst;
   };
   const ask = (args: Record<string, unknown> = {}, opts: Parameters<Stack['client']['call']>[2] = {}) =>
-    s.client.call('serial.request', { port: pair.a, write: { text: 'W\r\n' }, until: { delimiter: '\r\n' }, ...args }, opts);
+    s.client.call('serial.request', { port: 'scale', write: { text: 'W\r\n' }, until: { delimiter: '\r\n' }, ...args }, opts);
 
   before(async () => {
     pair = await startPtyPair();
-    s = await processStack({ agent: { grants: { serial: [pair.a] }, policy: { 'serial.write': 'allow' }, confirmations: { provider: 'none' }, handlers: { serial: { idle_close_ms: 60_000 } } } });
+    s = await processStack({ agent: { grants: { serial: [{ path: pair.a, alias: 'scale', baud: 9600 }] }, policy: { 'serial.write': 'allow' }, confirmations: { provider: 'none' }, handlers: { serial: { idle_close_ms: 60_000 } } } });
   });
   after(async () => {
     await inst?.close();
@@ -53,7 +53,10 @@ describe('serial.* through the CLI-started bridge and agent', () => {
     const o = (await ask()).record.outcome!;
     assert.equal(o.state, 'completed', JSON.stringify(o.error));
     const out = o.output as { text: string; ended: string; port: string; reused_port: boolean };
-    assert.deepEqual([out.text, out.ended, out.port], ['  12.34 kg\r\n', 'delimiter', pair.a]);
+    assert.deepEqual([out.text, out.ended, out.port], ['  12.34 kg\r\n', 'delimiter', 'scale']);
+    // The port by its path is the same grant.
+    const byPath = (await ask({ port: pair.a })).record.outcome!;
+    assert.deepEqual([byPath.state, (byPath.output as { port: string }).port], ['completed', 'scale']);
     const again = (await ask()).record.outcome!.output as { reused_port: boolean };
     assert.equal(again.reused_port, true);
   });
@@ -62,15 +65,14 @@ describe('serial.* through the CLI-started bridge and agent', () => {
     const o = (await s.client.call('serial.list_ports', {})).record.outcome!;
     assert.equal(o.state, 'completed');
     const ports = (o.output as { ports: { path: string; granted: boolean; listed: boolean; serial_number?: string }[] }).ports;
-    assert.deepEqual(ports[0], { path: pair.a, granted: true, listed: false });
+    assert.deepEqual(ports[0], { path: pair.a, granted: true, alias: 'scale', listed: false });
     // This machine's real UARTs (udevadm lists them) come after it, named only.
     for (const p of ports.slice(1)) assert.deepEqual(Object.keys(p).sort(), ['granted', 'listed', 'path']);
   });
 
-  test('an ungranted port is refused with permission_denied and nothing is opened', async () => {
-    // get_signals (low) reaches the handler without a prompt; it refuses the port before opening it.
-    const o = (await s.client.call('serial.get_signals', { port: '/dev/ttyS0' })).record.outcome!;
-    assert.equal(o.error?.type, 'permission_denied');
+  test('an ungranted port is rejected with permission_denied before consent; nothing is opened', async () => {
+    const o = (await s.client.call('serial.request', { port: '/dev/ttyS0', until: { idle_ms: 10 } })).record.outcome!;
+    assert.deepEqual([o.state, o.error?.type, o.error?.side_effects], ['rejected', 'permission_denied', 'none']);
     assert.match(o.error!.message, /grants\.serial/);
   });
 
@@ -109,7 +111,7 @@ describe('serial.* through the CLI-started bridge and agent', () => {
 
   test('serial.write reaches the device (allowed by the administrator)', async () => {
     await play(silent);
-    const o = (await s.client.call('serial.write', { port: pair.a, data: { hex: '1b 40 00 ff' } })).record.outcome!;
+    const o = (await s.client.call('serial.write', { port: 'scale', data: { hex: '1b 40 00 ff' } })).record.outcome!;
     assert.equal(o.state, 'completed', JSON.stringify(o.error));
     await inst!.receivedAtLeast(4);
     assert.deepEqual([...inst!.received], [0x1b, 0x40, 0x00, 0xff]);
@@ -133,7 +135,7 @@ describe('serial.* through the CLI-started bridge and agent', () => {
   test('monitor: progress reaches the runtime (at most 10 a second) with the latest line; the outcome holds every line', async () => {
     await play(silent);
     const lines = Array.from({ length: 12 }, (_, i) => `code-${i}`);
-    const started = await s.client.call('serial.monitor', { port: pair.a, duration_ms: 2000 }, { wait: false, timeout_ms: 10_000 });
+    const started = await s.client.call('serial.monitor', { port: 'scale', duration_ms: 2000 }, { wait: false, timeout_ms: 10_000 });
     const id = started.record.call_id;
     // The runtime's event stream (SSE) of the call, read until its outcome; the device starts sending once the call runs.
     const res = await fetch(`${s.url}/v1/calls/${id}/events`, { headers: { authorization: `Bearer ${s.tokens.runtime}` } });

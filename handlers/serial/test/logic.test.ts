@@ -21,7 +21,7 @@ import { listPorts } from '../engine/listing.js';
 import { Matcher } from '../engine/matcher.js';
 import { payloadBytes } from '../engine/payload.js';
 import { applySignals, readSignals } from '../engine/signals.js';
-import { findSerialGrant, normalizeSerialGrant } from '../grant-kind.js';
+import { coversPort, grantSettings, serialGrants } from '../grant-kind.js';
 
 const fixtures = join(import.meta.dirname, 'fixtures');
 const spec = { maxBytes: 1000, encoding: 'utf8' as const };
@@ -150,18 +150,22 @@ describe('OS errors -> typed faults', () => {
   });
 });
 
-describe('grants', () => {
-  const grants = [normalizeSerialGrant('/dev/ttyUSB1'), normalizeSerialGrant({ path: '/dev/ttyUSB0', alias: 'scale', baud: 2400, parity: 'even', ask: 'always' })];
-  test('normal form keeps alias, ask and settings', () => {
-    assert.deepEqual(grants[1], { kind: 'serial', id: '/dev/ttyUSB0', alias: 'scale', ask: 'always', settings: { baud: 2400, parity: 'even' } });
+describe('grant kind (alias lookup itself is the kit\'s; see functions.test.ts)', () => {
+  const ctx = { resolvePath: (p: string) => p };
+  test('normal form keeps alias, ask and the port settings', () => {
+    assert.deepEqual(serialGrants.normalize('/dev/ttyUSB1', ctx), { id: '/dev/ttyUSB1' });
+    const g = serialGrants.normalize({ path: '/dev/ttyUSB0', alias: 'scale', baud: 2400, parity: 'even', ask: 'always' }, ctx);
+    assert.deepEqual(g, { id: '/dev/ttyUSB0', alias: 'scale', ask: 'always', settings: { baud: 2400, parity: 'even' } });
+    assert.deepEqual(grantSettings(g), { baud: 2400, parity: 'even' });
   });
-  test('a port is found by alias, then by path; an ungranted one is not found; * grants any', () => {
-    assert.equal(findSerialGrant(grants, 'scale')?.id, '/dev/ttyUSB0');
-    assert.equal(findSerialGrant(grants, '/dev/ttyUSB0')?.alias, 'scale');
-    assert.equal(findSerialGrant(grants, '/dev/ttyUSB1')?.alias, undefined);
-    assert.equal(findSerialGrant(grants, '/dev/ttyS0'), undefined);
-    assert.equal(findSerialGrant([normalizeSerialGrant('*')], '/dev/ttyS0')?.id, '/dev/ttyS0');
-    assert.equal(findSerialGrant([normalizeSerialGrant('COM3')], 'com3', 'win32')?.id, 'COM3');
+  test('covers: * covers any port; COM names per platform', () => {
+    assert.equal(coversPort('*', '/dev/ttyS0'), true);
+    assert.equal(coversPort('/dev/ttyUSB0', '/dev/ttyUSB0', 'linux'), true);
+    assert.equal(coversPort('/dev/ttyUSB0', '/dev/ttyUSB1', 'linux'), false);
+    assert.equal(coversPort('COM3', 'com3', 'win32'), true);
+    assert.equal(coversPort('COM3', '\\\\.\\COM3', 'win32'), true);
+    assert.equal(coversPort('/dev/cu.usbserial-1', '/dev/tty.usbserial-1', 'darwin'), true);
+    assert.equal(coversPort('COM3', 'com3', 'linux'), false);
   });
 });
 

@@ -5,17 +5,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import handler from '../index.js';
-import type { FunctionDefinition, HandlerEnv, Logger } from '../../../src/sdk/index.js';
+import { createTestHost } from '../../../src/sdk/testing.js';
 
 const dir = path.dirname(import.meta.dirname);
-const nullLog: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => nullLog };
-const env: HandlerEnv = { grants: { serial: ['/dev/ttyUSB0'] }, options: {}, dataDir: '/nonexistent', log: nullLog, appVersion: '0', listFunctions: () => [] };
 
 test('tool.id is the folder name; capabilities and levels match the descriptors', async () => {
   const y = parse(fs.readFileSync(path.join(dir, 'tool.aios.yaml'), 'utf8')) as { tool: { id: string }; capabilities: { id: string; confirmation: string }[]; permissions: { capability: string; level: string }[] };
   assert.equal(y.tool.id, 'serial');
   assert.equal(handler.name, 'serial');
-  const fns = new Map(((await handler.create(env)) as unknown as FunctionDefinition[]).map((d) => [d.descriptor.id, d]));
+  const host = await createTestHost(handler, { grants: { serial: ['/dev/ttyUSB0'] } });
+  const fns = new Map(host.handler.functions.map((d) => [d.descriptor.id, d]));
+  await host.close();
   assert.deepEqual(y.capabilities.map((c) => c.id).sort(), [...fns.keys()].sort());
   for (const p of y.permissions) assert.equal(fns.get(p.capability)!.descriptor.permission_level, p.level, p.capability);
   for (const c of y.capabilities) assert.equal(fns.get(c.id)!.descriptor.confirmation, c.confirmation, c.id);
