@@ -75,13 +75,17 @@ function examplePort(platform: NodeJS.Platform): string {
 
 /** The demo's lines about serial ports: which are granted, or how to grant one. */
 export function serialHelp(granted: readonly unknown[], agentConfig: string, listCommand: string, platform: NodeJS.Platform = process.platform): string[] {
-  if (granted.length) return [`Serial ports granted: ${granted.map((g) => (typeof g === 'string' ? g : JSON.stringify(g))).join(', ')}. Try:`, `  ${listCommand}`];
+  if (granted.length) {
+    const names = granted.map((g) => (typeof g === 'string' ? g : ((g as { alias?: string; path?: string }).alias ?? (g as { path?: string }).path ?? '?')));
+    return [`Serial ports granted: ${names.join(', ')}. Try:`, `  ${listCommand}`];
+  }
   return [
     'Serial ports (a scale, a barcode reader): none is granted. To let the agent use one, find its name',
     `with \`${listCommand}\`, add it to ${agentConfig} and restart the demo:`,
     '  grants:',
     '    serial:',
-    `      - ${examplePort(platform)}`,
+    `      - { path: ${examplePort(platform)}, alias: scale, baud: 9600 }`,
+    `Runtimes then say port: "scale"; prompts show "scale". A bare path (- ${examplePort(platform)}) works too.`,
     'See docs/handlers/serial.md (port names per platform, the dialout group on Linux).',
   ];
 }
