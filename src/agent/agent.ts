@@ -23,6 +23,7 @@ import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
 import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } from './session.js';
 import { writeJsonFileSync } from '../storage/json-file.js';
+import { ensurePrivateDir } from '../storage/private-dir.js';
 import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
@@ -116,7 +117,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       throw new Error('identity.workspace_id, identity.user_id and identity.device_id are required until this device signs in with `aios-device login`');
     }
     this.identity = { workspaceId: id.workspace_id, userId: id.user_id, deviceId: id.device_id, deviceName: id.device_name ?? hostname() };
-    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(config.data_dir);
     this.grants = opts.grants ?? new GrantStore({ dataDir: config.data_dir, log: opts.log });
     const sync = config.journal?.synchronous === 'full' ? 'FULL' : 'NORMAL';
     this.journal = new Journal(join(config.data_dir, 'journal.sqlite'), { workspaceId: this.identity.workspaceId, deviceId: this.identity.deviceId }, sync);

@@ -6,6 +6,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argsDigest } from '../protocol/hash.js';
+import { ijsonViolation } from '../protocol/ijson.js';
 import { RPC, RpcError, WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
 import { serializedResults, tooLong } from '../protocol/peer.js';
 import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
@@ -186,6 +187,8 @@ export class Dispatcher {
     if (p.descriptor_hash !== undefined && p.descriptor_hash !== reg.descriptor.descriptor_hash) {
       return this.refuse(p, reg, 'failed', new WireError('function_changed', 'The function\'s descriptor has changed since the caller read it.', { details: { descriptor_hash: reg.descriptor.descriptor_hash } }));
     }
+    const notIJson = ijsonViolation(p.arguments);
+    if (notIJson) return this.refuse(p, reg, 'failed', new WireError('invalid_arguments', 'The arguments are not I-JSON or nest too deep.', { details: { violations: [notIJson] } }));
     const violations = schemaValidator.validate(reg.descriptor.input_schema, p.arguments);
     if (violations.length) {
       return this.refuse(p, reg, 'failed', new WireError('invalid_arguments', 'The arguments do not match the function\'s input schema.', { details: { violations } }));

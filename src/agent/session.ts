@@ -132,6 +132,20 @@ export class DeviceSession {
     if (!this.ws) this.connect();
   }
 
+  /**
+   * Drops the connection and connects again without waiting out the backoff (the tray's "reconnect",
+   * `trial`'s link cut). Calls keep running; their outcomes are reported on the new session (§6.8).
+   */
+  dropAndReconnect(): void {
+    if (this.stopped) return;
+    this.attempt = 0;
+    if (this.ws) this.ws.terminate();
+    else {
+      clearTimeout(this.retryTimer);
+      void this.connect();
+    }
+  }
+
   /** Sends a notification to the bridge if the session is up. */
   notify(method: string, params: unknown): void {
     if (this.ready) this.peer?.notify(method, params);

@@ -2,6 +2,7 @@
  * Starts a complete agent from a config: the one place where subsystems are wired together, used by
  * `aios-device run`, the demo and end-to-end tests.
  */
+import { ensurePrivateDir } from '../storage/private-dir.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../config/load.js';
 import { ConsentService, checkAdminPolicy } from '../consent/index.js';
@@ -40,6 +41,8 @@ export interface RunningAgent {
 
 /** Builds and starts the agent and writes endpoint.json. */
 export async function startAgent(config: AgentConfig, log: Logger, extra: Partial<AgentOptions> = {}): Promise<RunningAgent> {
+  // Before anything reads or writes there: the data folder is private, or the agent does not start.
+  if (ensurePrivateDir(config.data_dir)) log.warn({ data_dir: config.data_dir }, 'the data folder could be read by other users; it is now mode 0700');
   const creds = extra.tokens ? undefined : await loginCredentials(config);
   if (creds) config = withLogin(config, creds);
   const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true });
@@ -95,7 +98,14 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.isPaused());
-    const control = createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>;
+    const control = {
+      ...(createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>),
+      // Drops the bridge link and reconnects at once (docs/qa-trial.md: the trial's reconnect check).
+      'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
+        if (p?.dry_run !== true) agent.session?.dropAndReconnect();
+        return { ok: true, status: agent.session?.status ?? 'offline' };
+      }) as unknown as RpcMethod,
+    };
     discovery = await startDiscovery(agent, config, key, log, [control]);
     const endpoint = discovery.endpoint;
     if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));

@@ -12,7 +12,8 @@ import { isTerminal, METHODS, type CallStateNote, type InvokeParams, type Outcom
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../sdk/index.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
-import type { BridgeCallState, BridgeStore, StoredCall } from './store.js';
+import { deviceKey, type BridgeCallState, type BridgeStore, type StoredCall } from './store.js';
+import type { DeviceIdentity } from './auth.js';
 
 const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -41,7 +42,8 @@ export class CallRouter extends EventEmitter {
   /**
    * The records of calls not yet finished: the one copy the router reads and changes until the
    * outcome, so a call's notes and outcome cost no query and no parse. By `workspace/call_id` (the
-   * runtime's view) and by `device/call_id` (notes and reports carry no workspace).
+   * runtime's view) and by the session's (workspace, device) and call_id (notes and reports carry only
+   * the call id; the session they came on says whose they are).
    */
   private readonly live = new Map<string, StoredCall>();
   private readonly open = new Map<string, StoredCall>();
@@ -72,7 +74,7 @@ export class CallRouter extends EventEmitter {
   }
 
   private track(c: StoredCall): void {
-    this.open.set(`${c.device_id}/${c.call_id}`, c);
+    this.open.set(openKey(c.workspace_id, c.device_id, c.call_id), c);
     this.live.set(`${c.workspace_id}/${c.call_id}`, c);
   }
 
@@ -98,8 +100,8 @@ export class CallRouter extends EventEmitter {
 
   /** Submits a call; throws WireError (device_offline, idempotency_conflict, unknown device as RpcError 404). */
   submit(req: SubmitRequest, budgetFor: (fn: string) => { timeoutMs: number } = () => ({ timeoutMs: DEFAULT_TIMEOUT_MS })): { call: StoredCall; duplicate: boolean } {
-    const device = this.store.getDevice(req.device_id);
-    if (!device || device.workspace_id !== req.workspace_id) throw new RpcError(404, 'No such device in this workspace.');
+    const device = this.store.getDevice(req.workspace_id, req.device_id);
+    if (!device) throw new RpcError(404, 'No such device in this workspace.');
     const callId = req.call_id ?? newCallId();
     const digest = argsDigest(req.function, req.arguments);
     const existing = this.lookup(req.workspace_id, callId);
@@ -108,10 +110,10 @@ export class CallRouter extends EventEmitter {
         throw new WireError('idempotency_conflict', 'This call_id was already used with a different device, function or arguments.');
       }
       // A runtime retry: the device deduplicates; re-forward only if the call is not finished.
-      if (!existing.outcome && this.hub.isOnline(existing.device_id)) this.forward(existing);
+      if (!existing.outcome && this.hub.isOnline(existing.device_id, existing.workspace_id)) this.forward(existing);
       return { call: existing, duplicate: true };
     }
-    const conn = this.hub.get(req.device_id);
+    const conn = this.hub.get(req.device_id, req.workspace_id);
     if (!conn) throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
     const timeout = req.timeout_ms ?? budgetFor(req.function).timeoutMs;
     const confirm = req.confirm_timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
@@ -176,20 +178,45 @@ export class CallRouter extends EventEmitter {
     const call = this.lookup(workspaceId, callId);
     if (!call) throw new RpcError(404, 'No such call.');
     if (call.outcome) return call;
-    const conn = this.hub.get(call.device_id);
+    const conn = this.sessionFor(call);
     if (!conn) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
     const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
-    this.finish(call, outcome, false);
+    this.accept(conn.identity, call, outcome, 'cancel result');
     return this.lookup(workspaceId, callId)!;
   }
 
+  /** The live session of the call's own device identity (workspace, user, device), if any. */
+  private sessionFor(call: StoredCall): DeviceConnection | undefined {
+    const conn = this.hub.get(call.device_id, call.workspace_id);
+    return conn && owns(conn.identity, call) ? conn : undefined;
+  }
+
+  /**
+   * Takes a device's outcome for a call only from the session of the call's own identity and only when it
+   * names this call and function; anything else is dropped and logged (ids only, no data).
+   */
+  private accept(from: DeviceIdentity, call: StoredCall, o: Outcome, what: string): boolean {
+    const ok = owns(from, call) && typeof o === 'object' && o !== null && o.call_id === call.call_id && o.function === call.function;
+    if (!ok) {
+      this.log.warn(
+        { what, call_id: call.call_id, workspace_id: call.workspace_id, device_id: call.device_id, from_workspace: from.workspace_id, from_device: from.device_id,
+          answered_call_id: typeof o?.call_id === 'string' ? o.call_id.slice(0, 80) : null },
+        'dropped a device answer that does not match its call or comes from another identity',
+      );
+      return false;
+    }
+    const latest = this.lookup(call.workspace_id, call.call_id);
+    if (latest && !this.closed) this.finish(latest, o, false);
+    return true;
+  }
+
   private forward(call: StoredCall): void {
-    const conn = this.hub.get(call.device_id);
+    const conn = this.sessionFor(call);
     if (!conn) return;
     const budget = Math.max(1000, call.deadline_ms - Date.now());
     conn.peer
       .request<Outcome>(METHODS.invoke, call.params, budget)
-      .then((o) => this.finishById(call.workspace_id, call.call_id, o, false))
+      .then((o) => void this.accept(conn.identity, call, o, 'invoke result'))
       .catch((e: unknown) => {
         if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError) return; // reconcile / deadline take over
         const w = e instanceof WireError ? e : new WireError('execution_failed', 'The device could not take the call.', { retryable: true });
@@ -213,13 +240,13 @@ export class CallRouter extends EventEmitter {
     if (this.closed) return;
     const call = this.lookup(ws, callId);
     if (!call || call.outcome) return;
-    const conn = this.hub.get(call.device_id);
+    const conn = this.sessionFor(call);
     if (conn) {
       try {
         const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, reason: 'bridge deadline' }, CANCEL_WAIT_MS);
         const latest = this.lookup(ws, callId);
-        if (latest && !latest.outcome) this.finish(latest, o, false);
-        return;
+        if (latest && !latest.outcome && this.accept(conn.identity, latest, o, 'cancel result at the deadline')) return;
+        if (latest?.outcome) return;
       } catch (e) {
         this.log.warn({ call_id: callId, err: String(e) }, 'cancel at the bridge deadline got no outcome');
       }
@@ -232,12 +259,6 @@ export class CallRouter extends EventEmitter {
 
   private bridgeOutcome(call: StoredCall, state: 'failed' | 'expired', err: WireError): Outcome {
     return preAcceptOutcome(call.call_id, call.function, state, err);
-  }
-
-  private finishById(ws: string, callId: string, o: Outcome, byBridge: boolean): void {
-    if (this.closed) return;
-    const call = this.lookup(ws, callId);
-    if (call) this.finish(call, o, byBridge);
   }
 
   /**
@@ -255,7 +276,7 @@ export class CallRouter extends EventEmitter {
     call.updated_at = now;
     this.dirty.delete(call);
     this.store.saveCall(call);
-    this.open.delete(`${call.device_id}/${call.call_id}`);
+    this.open.delete(openKey(call.workspace_id, call.device_id, call.call_id));
     const key = `${call.workspace_id}/${call.call_id}`;
     this.live.delete(key);
     clearTimeout(this.deadlines.get(key));
@@ -268,8 +289,8 @@ export class CallRouter extends EventEmitter {
     if (this.closed) return;
     if (method === METHODS.callState || method === METHODS.progress) {
       const note = params as CallStateNote | ProgressNote;
-      const call = this.open.get(`${conn.identity.device_id}/${note.call_id}`);
-      if (!call || call.workspace_id !== conn.identity.workspace_id) return;
+      const call = this.open.get(openKey(conn.identity.workspace_id, conn.identity.device_id, note.call_id));
+      if (!call || !owns(conn.identity, call)) return;
       const key = `${call.workspace_id}/${call.call_id}`;
       if (method === METHODS.callState) {
         const s = (note as CallStateNote).state;
@@ -290,9 +311,12 @@ export class CallRouter extends EventEmitter {
   private onReport(conn: DeviceConnection, p: { outcomes: Outcome[] }): { accepted: string[] } {
     if (this.closed) throw new WireError('not_ready', 'The bridge is stopping.');
     const accepted: string[] = [];
+    const { workspace_id: ws, device_id: dev } = conn.identity;
     for (const o of p.outcomes) {
-      const call = this.open.get(`${conn.identity.device_id}/${o.call_id}`) ?? this.store.findByDevice(conn.identity.device_id, o.call_id);
-      if (call && call.workspace_id === conn.identity.workspace_id) this.finish(call, o, false);
+      const call = this.open.get(openKey(ws, dev, o.call_id)) ?? this.store.findByDevice(ws, dev, o.call_id);
+      // A report for a call of another identity is dropped (and logged); it is acknowledged like an unknown one.
+      if (call) this.accept(conn.identity, call, o, 'call.report');
+      else this.log.warn({ workspace_id: ws, device_id: dev, call_id: String(o.call_id).slice(0, 80) }, 'dropped a device answer: a call.report names no call of this device');
       accepted.push(o.call_id);
     }
     return { accepted };
@@ -303,13 +327,13 @@ export class CallRouter extends EventEmitter {
     if (this.closed) return;
     // The live records (not a second copy read from the store): a snapshot, as the loop waits.
     const { device_id: dev, workspace_id: ws } = conn.identity;
-    for (const call of [...this.open.values()].filter((c) => c.device_id === dev && c.workspace_id === ws)) {
+    for (const call of [...this.open.values()].filter((c) => c.device_id === dev && c.workspace_id === ws && owns(conn.identity, c))) {
       if (this.closed) return;
       if (call.outcome) continue; // finished while an earlier one was being asked about
       try {
         const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
         if ('error' in r) {
-          this.finishById(call.workspace_id, call.call_id, r, false);
+          this.accept(conn.identity, call, r, 'call.get result');
         } else {
           // Still running on the device: its outcome comes as the response to a re-sent invoke (attach) or by report.
           this.forward(call);
@@ -332,4 +356,13 @@ export class CallRouter extends EventEmitter {
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.removeAllListeners();
   }
+}
+
+function openKey(workspaceId: string, deviceId: string, callId: string): string {
+  return `${deviceKey(workspaceId, deviceId)}/${callId}`;
+}
+
+/** True when a session's identity is the one the call was sent to: its workspace, user and device. */
+function owns(id: DeviceIdentity, call: StoredCall): boolean {
+  return id.workspace_id === call.workspace_id && id.device_id === call.device_id && id.user_id === call.params.user_id;
 }

@@ -1,6 +1,8 @@
 /**
  * The bridge's device endpoint (PROTOCOL.md §1, §3): token check before the upgrade, hello checks,
  * one live session per device (the newer replaces the older with 4001), and the device's notifications.
+ * A device is (workspace, device id): the same id in another workspace is another device, never replaced,
+ * reached or disconnected through this one.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -14,6 +16,7 @@ import { METHODS, PROTOCOL_VERSION, SUBPROTOCOL, type HelloParams, type HelloRes
 import type { Logger } from '../sdk/index.js';
 import { bearer, type DeviceAuthenticator, type DeviceIdentity } from './auth.js';
 import { compareVersions } from './versions.js';
+import { deviceKey } from './store.js';
 
 /** One live, established device session. */
 export interface DeviceConnection {
@@ -53,18 +56,24 @@ export class DeviceHub extends EventEmitter {
     });
   }
 
-  /** The live connection of a device, if any. */
-  get(deviceId: string): DeviceConnection | undefined {
-    return this.live.get(deviceId);
+  /**
+   * The live connection of a device in a workspace. Without a workspace (tests, benches with one
+   * workspace) the first session with that device id.
+   */
+  get(deviceId: string, workspaceId?: string): DeviceConnection | undefined {
+    if (workspaceId !== undefined) return this.live.get(deviceKey(workspaceId, deviceId));
+    for (const c of this.live.values()) if (c.identity.device_id === deviceId) return c;
+    return undefined;
   }
 
   /** The last refused hello of a device (e.g. `client_outdated`), if its latest attempt was refused. */
   lastRefusedHello(workspaceId: string, deviceId: string): RefusedHello | undefined {
-    return this.refusedHellos.get(`${workspaceId}/${deviceId}`);
+    return this.refusedHellos.get(deviceKey(workspaceId, deviceId));
   }
 
-  isOnline(deviceId: string): boolean {
-    return this.live.has(deviceId);
+  /** True when the device (in that workspace, when given) has a live session. */
+  isOnline(deviceId: string, workspaceId?: string): boolean {
+    return this.get(deviceId, workspaceId) !== undefined;
   }
 
   /** Adds a handler for a request a device sends after hello. */
@@ -72,9 +81,10 @@ export class DeviceHub extends EventEmitter {
     this.deviceRequests.set(method, fn);
   }
 
-  /** Drops a device's session (e.g. its tokens were revoked). */
-  disconnect(deviceId: string, code: number = CLOSE.revoked, reason = 'revoked'): void {
-    this.live.get(deviceId)?.peer.close(code, reason);
+  /** Drops the session of exactly this identity (e.g. its tokens were revoked); a same-named device of another workspace or user stays. */
+  disconnect(identity: DeviceIdentity, code: number = CLOSE.revoked, reason = 'revoked'): void {
+    const c = this.live.get(deviceKey(identity.workspace_id, identity.device_id));
+    if (c && c.identity.user_id === identity.user_id) c.peer.close(code, reason);
   }
 
   /** Handles an HTTP upgrade for the device path: refuses with 401 before any socket opens if the token is bad. */
@@ -107,7 +117,7 @@ export class DeviceHub extends EventEmitter {
     peer.onRequest(METHODS.hello, (params) => {
       if (conn) throw new WireError('not_ready', 'This connection already said hello.');
       const hello = params as HelloParams;
-      const key = `${identity.workspace_id}/${identity.device_id}`;
+      const key = deviceKey(identity.workspace_id, identity.device_id);
       try {
         this.checkHello(hello, identity);
       } catch (e) {
@@ -116,9 +126,9 @@ export class DeviceHub extends EventEmitter {
         throw e;
       }
       this.refusedHellos.delete(key);
-      const previous = this.live.get(identity.device_id);
+      const previous = this.live.get(key);
       conn = { sessionId: 'ses_' + randomUUID(), identity, hello, peer, connectedAt: new Date().toISOString() };
-      this.live.set(identity.device_id, conn);
+      this.live.set(key, conn);
       if (previous) {
         this.o.log.info({ device_id: identity.device_id }, 'a new connection replaces the device\'s previous one');
         previous.peer.close(CLOSE.replaced, 'replaced');
@@ -142,8 +152,9 @@ export class DeviceHub extends EventEmitter {
       });
     }
     peer.onclose = () => {
-      if (conn && this.live.get(identity.device_id) === conn) {
-        this.live.delete(identity.device_id);
+      const key = deviceKey(identity.workspace_id, identity.device_id);
+      if (conn && this.live.get(key) === conn) {
+        this.live.delete(key);
         this.emit('offline', conn);
       }
     };

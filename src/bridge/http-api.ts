@@ -4,8 +4,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { RpcError, WireError } from '../protocol/errors.js';
-import { CALL_ID_PATTERN, Requester } from '../protocol/messages.js';
+import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
+import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
 import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
 import type { DeviceHub } from './device-hub.js';
@@ -21,10 +22,10 @@ const SubmitSchema = Type.Object(
     function: Type.String({ minLength: 1, maxLength: 128 }),
     arguments: Type.Object({}, { additionalProperties: true }),
     call_id: Type.Optional(Type.String({ pattern: CALL_ID_PATTERN })),
-    timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
-    confirm_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIME_PARAM_MS })),
+    confirm_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIME_PARAM_MS })),
     wait: Type.Optional(Type.Boolean()),
-    wait_timeout_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    wait_timeout_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TIME_PARAM_MS })),
     descriptor_hash: Type.Optional(Type.String()),
     requester: Type.Optional(Requester),
   },
@@ -40,7 +41,7 @@ export interface RuntimeApiOptions {
   maxBodyBytes: number;
   publicUrl: () => string;
   /** Checks a device's Adapter Card against the key pinned at its login (BridgeServer.checkCard). */
-  cardCheck?: (deviceId: string, card: Record<string, unknown>) => Promise<CardCheck>;
+  cardCheck?: (identity: { workspace_id: string; user_id: string; device_id: string }, card: Record<string, unknown>) => Promise<CardCheck>;
   /** The bridge's `min_client_version`, shown with each device so an outdated one is recognised. */
   minClientVersion?: string;
 }
@@ -98,8 +99,8 @@ export class RuntimeApi {
         if (q && q !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
         return sendJson(res, 200, { devices: this.o.store.devices(ws).map((d) => this.deviceView(d, false)) });
       }
-      const d = this.o.store.getDevice(parts[2]!);
-      if (!d || d.workspace_id !== ws) {
+      const d = this.o.store.getDevice(ws, parts[2]!);
+      if (!d) {
         // A device whose every hello was refused (e.g. client_outdated) has no record yet, but is not unknown.
         const refused = parts.length === 3 ? this.o.hub.lastRefusedHello(ws, parts[2]!) : undefined;
         if (refused) return sendJson(res, 200, { device_id: parts[2], workspace_id: ws, online: false, client_version: refused.client_version, min_client_version: this.o.minClientVersion ?? null, last_refused_hello: refused, functions: [] });
@@ -108,7 +109,7 @@ export class RuntimeApi {
       if (parts.length === 3) {
         const v = this.deviceView(d, true);
         // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
-        const check = d.adapter_card && this.o.cardCheck ? await this.o.cardCheck(d.device_id, d.adapter_card) : undefined;
+        const check = d.adapter_card && this.o.cardCheck ? await this.o.cardCheck(d, d.adapter_card) : undefined;
         v['adapter_card_verified'] = check?.verified ?? null;
         if (check?.problem) v['adapter_card_problem'] = check.problem;
         return sendJson(res, 200, v);
@@ -131,15 +132,15 @@ export class RuntimeApi {
       platform: d.platform,
       arch: d.arch,
       client_version: d.client_version,
-      online: this.o.hub.isOnline(d.device_id),
-      last_seen: this.o.hub.isOnline(d.device_id) ? new Date().toISOString() : d.last_seen,
+      online: this.o.hub.isOnline(d.device_id, d.workspace_id),
+      last_seen: this.o.hub.isOnline(d.device_id, d.workspace_id) ? new Date().toISOString() : d.last_seen,
       functions_revision: d.functions_revision,
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
     if (full) {
       v['adapter_card'] = d.adapter_card;
       v['min_client_version'] = this.o.minClientVersion ?? null;
-      v['protocol_version'] = this.o.hub.get(d.device_id)?.hello.protocol_version ?? null;
+      v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.hello.protocol_version ?? null;
       v['last_refused_hello'] = this.o.hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
     }
     return v;
@@ -147,12 +148,15 @@ export class RuntimeApi {
 
   private async submit(req: IncomingMessage, res: ServerResponse, ws: string): Promise<void> {
     const body = await readJson(req, this.o.maxBodyBytes);
+    // Before anything recursive touches it: a lone surrogate or a hostile depth is the runtime's error, never a 500.
+    const bad = ijsonViolation(body);
+    if (bad) throw new HttpError(400, 'invalid_arguments', 'The request body is not I-JSON (RFC 7493) or nests too deep.', { violations: [bad] });
     const v = schemaValidator.validate(SubmitSchema, body);
     if (v.length) throw new HttpError(400, 'invalid_arguments', 'The request body does not match the calls API.', { violations: v });
     const b = body as SubmitRequest & { wait?: boolean; wait_timeout_ms?: number };
     if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
     const { call, duplicate } = this.o.router.submit(b, (fn) => {
-      const d = this.o.store.getDevice(b.device_id)?.functions.find((f) => f.id === fn);
+      const d = this.o.store.getDevice(ws, b.device_id)?.functions.find((f) => f.id === fn);
       return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
     });
     // A repeated call_id is answered from the record; its outcome says so (replayed: true).
@@ -173,8 +177,12 @@ export class RuntimeApi {
   }
 
   private async cancel(req: IncomingMessage, res: ServerResponse, ws: string, id: string): Promise<void> {
-    const body = (await readJson(req, 64 * 1024)) as { reason?: unknown };
-    const c = await this.o.router.cancel(ws, id, typeof body.reason === 'string' ? body.reason : undefined);
+    const body = await readJson(req, 64 * 1024);
+    const reason = body !== null && typeof body === 'object' ? (body as { reason?: unknown }).reason : undefined;
+    if (reason !== undefined && (typeof reason !== 'string' || ijsonViolation(reason, '/reason'))) {
+      throw new HttpError(400, 'invalid_arguments', 'reason must be a well-formed string.', { violations: [ijsonViolation(reason, '/reason') ?? { pointer: '/reason', message: 'must be a string' }] });
+    }
+    const c = await this.o.router.cancel(ws, id, reason);
     sendJson(res, 200, publicRecord(c));
   }
 
@@ -219,7 +227,7 @@ export class RuntimeApi {
           access: f.access,
           version: f.version,
           device_id: d.device_id,
-          online: this.o.hub.isOnline(d.device_id),
+          online: this.o.hub.isOnline(d.device_id, d.workspace_id),
         })),
     );
     sendJson(res, 200, { protocol: { version: '1.0.0' }, provider: { name: 'AIOS reference bridge', url: base }, skills });

@@ -4,7 +4,8 @@
  */
 import { serveStaticDir, underMount } from '../protocol/static-files.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { ensurePrivateDir } from '../storage/private-dir.js';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { BridgeConfig } from '../config/bridge-config.js';
@@ -34,8 +35,8 @@ export interface BridgeOptions {
   /** Extra device authenticators (device login); config `device_tokens` always apply. */
   deviceAuth?: DeviceAuthenticator[];
   mounts?: HttpMount[];
-  /** The public key pinned for a device at login, to verify the Adapter Card it sends in hello. */
-  pinnedKey?: (deviceId: string) => JWK | null;
+  /** The public key pinned at login for exactly this identity, to verify the Adapter Card it sends in hello. */
+  pinnedKey?: (identity: DeviceIdentity) => JWK | null;
 }
 
 /** What the bridge found when it checked a device's Adapter Card. */
@@ -69,7 +70,7 @@ export class BridgeServer {
   private url = '';
 
   constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
-    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(config.data_dir);
     this.store = new BridgeStore(join(config.data_dir, 'bridge.sqlite'));
     const tokens = new ConfigTokens(config);
     const deviceAuths: DeviceAuthenticator[] = [tokens, ...(opts.deviceAuth ?? [])];
@@ -82,7 +83,7 @@ export class BridgeServer {
       log: opts.log,
     });
     for (const id of Object.values(config.device_tokens)) {
-      if (!this.store.getDevice(id.device_id)) this.store.upsertDevice({ ...id });
+      if (!this.store.getDevice(id.workspace_id, id.device_id)) this.store.upsertDevice({ ...id });
     }
     this.router = new CallRouter(this.store, this.hub, opts.log);
     this.api = new RuntimeApi({
@@ -93,7 +94,7 @@ export class BridgeServer {
       limiter: new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst),
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
-      cardCheck: (id, card) => this.checkCard(id, card),
+      cardCheck: (d, card) => this.checkCard(d, card),
       minClientVersion: config.min_client_version,
     });
     this.blobs = new BlobStore({
@@ -145,7 +146,7 @@ export class BridgeServer {
     this.url = `http://${host}:${a.port}`;
     this.stopSweeping = this.blobs.startSweeping(60_000);
     const file = join(this.config.data_dir, 'bridge.json');
-    writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION });
+    writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, 0o600);
     this.opts.log.info({ url: this.url }, 'bridge ready');
     return this.url;
   }
@@ -198,8 +199,9 @@ export class BridgeServer {
   }
 
   /** Verifies a device's card against the key pinned at its login, if there is one. */
-  async checkCard(deviceId: string, card: Record<string, unknown>): Promise<CardCheck> {
-    const key = this.opts.pinnedKey?.(deviceId) ?? null;
+  async checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
+    const deviceId = identity.device_id;
+    const key = this.opts.pinnedKey?.(identity) ?? null;
     if (!key) return { verified: null };
     try {
       await verifyCard(card, () => key);

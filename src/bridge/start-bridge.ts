@@ -3,12 +3,13 @@
  * (config tokens, device login when `users` are configured, blobs).
  */
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { ensurePrivateDir } from '../storage/private-dir.js';
 import type { BridgeConfig } from '../config/bridge-config.js';
 import type { Logger } from '../sdk/index.js';
 import { openDatabase } from '../storage/sqlite.js';
 import { OAuthService } from './oauth/oauth-routes.js';
 import { BridgeServer } from './server.js';
+import type { DeviceIdentity } from './auth.js';
 
 /** A running bridge. */
 export interface RunningBridge {
@@ -24,12 +25,13 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   const late: { server?: BridgeServer } = {};
   let db: ReturnType<typeof openDatabase> | undefined;
   if (config.users?.length) {
-    mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(config.data_dir);
     db = openDatabase(join(config.data_dir, 'oauth.sqlite'));
     oauth = new OAuthService({
       db,
       users: config.users,
       public_url: () => late.server!.publicUrl,
+      reserved_device_ids: Object.values(config.device_tokens).map((d) => d.device_id),
       ...(config.access_token_ttl_s ? { access_token_ttl_s: config.access_token_ttl_s } : {}),
       ...(config.refresh_token_ttl_s ? { refresh_token_ttl_s: config.refresh_token_ttl_s } : {}),
       ...(config.device_code_ttl_s !== undefined ? { device_code_ttl_s: config.device_code_ttl_s } : {}),
@@ -39,11 +41,11 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   const o = oauth;
   const server = new BridgeServer(config, {
     log,
-    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)], pinnedKey: (id: string) => o.devicePublicJwk(id) } : {}),
+    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)], pinnedKey: (id: DeviceIdentity) => o.devicePublicJwk(id) } : {}),
   });
   late.server = server;
   const srv = server;
-  o?.onRevoked((id) => srv.hub.disconnect(id));
+  o?.onRevoked((identity) => srv.hub.disconnect(identity));
   srv.hub.on('online', (c: { identity: { device_id: string }; hello: { client: { version: string } } }) => o?.noteClientVersion(c.identity.device_id, c.hello.client.version));
   const url = await srv.start();
   return {

@@ -89,6 +89,30 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
       db.exec(`CREATE INDEX bridge_calls_device ON bridge_calls (device_id, call_id);`);
     },
   },
+  {
+    version: 3,
+    name: 'a device is known by (workspace, device): device ids of different workspaces never meet',
+    up(db) {
+      db.exec(`
+        CREATE TABLE bridge_devices_v3 (
+          workspace_id TEXT NOT NULL,
+          device_id    TEXT NOT NULL,
+          user_id      TEXT NOT NULL,
+          name TEXT, platform TEXT, arch TEXT, client_version TEXT, last_seen TEXT,
+          functions    TEXT NOT NULL DEFAULT '[]',
+          functions_revision INTEGER NOT NULL DEFAULT 0,
+          adapter_card TEXT,
+          PRIMARY KEY (workspace_id, device_id)
+        );
+        INSERT INTO bridge_devices_v3 (workspace_id, device_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card)
+          SELECT workspace_id, device_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card FROM bridge_devices;
+        DROP TABLE bridge_devices;
+        ALTER TABLE bridge_devices_v3 RENAME TO bridge_devices;
+        DROP INDEX IF EXISTS bridge_calls_device;
+        CREATE INDEX bridge_calls_device ON bridge_calls (workspace_id, device_id, call_id);
+      `);
+    },
+  },
 ];
 
 /** Call and device persistence. */
@@ -126,9 +150,9 @@ export class BridgeStore {
     return rows.map(toCall);
   }
 
-  /** Finds an open or bridge-finished call by its device and id (call.report carries no workspace). */
-  findByDevice(deviceId: string, callId: string): StoredCall | undefined {
-    const r = statement(this.db, `SELECT * FROM bridge_calls WHERE device_id = ? AND call_id = ?`).get(deviceId, callId) as Record<string, unknown> | undefined;
+  /** Finds a call by the session's workspace, device and the call's id (call.report carries only the call id). */
+  findByDevice(workspaceId: string, deviceId: string, callId: string): StoredCall | undefined {
+    const r = statement(this.db, `SELECT * FROM bridge_calls WHERE workspace_id = ? AND device_id = ? AND call_id = ?`).get(workspaceId, deviceId, callId) as Record<string, unknown> | undefined;
     return r ? toCall(r) : undefined;
   }
 
@@ -153,7 +177,7 @@ export class BridgeStore {
   }
 
   upsertDevice(d: Partial<DeviceRecord> & Pick<DeviceRecord, 'device_id' | 'workspace_id' | 'user_id'>): void {
-    const cur = this.getDevice(d.device_id);
+    const cur = this.getDevice(d.workspace_id, d.device_id);
     const merged: DeviceRecord = {
       name: null, platform: null, arch: null, client_version: null, last_seen: null, functions: [], functions_revision: 0, adapter_card: null,
       ...cur,
@@ -162,22 +186,23 @@ export class BridgeStore {
     statement(this.db, 
         `INSERT INTO bridge_devices (device_id, workspace_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card)
          VALUES (@device_id, @workspace_id, @user_id, @name, @platform, @arch, @client_version, @last_seen, @functions, @functions_revision, @adapter_card)
-         ON CONFLICT(device_id) DO UPDATE SET workspace_id = excluded.workspace_id, user_id = excluded.user_id, name = excluded.name, platform = excluded.platform,
+         ON CONFLICT(workspace_id, device_id) DO UPDATE SET user_id = excluded.user_id, name = excluded.name, platform = excluded.platform,
            arch = excluded.arch, client_version = excluded.client_version, last_seen = excluded.last_seen, functions = excluded.functions,
            functions_revision = excluded.functions_revision, adapter_card = excluded.adapter_card`,
       )
       .run({ ...merged, functions: JSON.stringify(merged.functions), adapter_card: merged.adapter_card ? JSON.stringify(merged.adapter_card) : null });
-    this.deviceCache.set(merged.device_id, merged);
+    this.deviceCache.set(deviceKey(merged.workspace_id, merged.device_id), merged);
   }
 
-  /** A device's record (shared: callers must not change it; `upsertDevice` replaces it). */
-  getDevice(deviceId: string): DeviceRecord | undefined {
-    const cached = this.deviceCache.get(deviceId);
+  /** A device's record in one workspace (shared: callers must not change it; `upsertDevice` replaces it). */
+  getDevice(workspaceId: string, deviceId: string): DeviceRecord | undefined {
+    const key = deviceKey(workspaceId, deviceId);
+    const cached = this.deviceCache.get(key);
     if (cached) return cached;
-    const r = statement(this.db, `SELECT * FROM bridge_devices WHERE device_id = ?`).get(deviceId) as Record<string, unknown> | undefined;
+    const r = statement(this.db, `SELECT * FROM bridge_devices WHERE workspace_id = ? AND device_id = ?`).get(workspaceId, deviceId) as Record<string, unknown> | undefined;
     if (!r) return undefined;
     const d = toDevice(r);
-    this.deviceCache.set(deviceId, d);
+    this.deviceCache.set(key, d);
     return d;
   }
 
@@ -188,6 +213,11 @@ export class BridgeStore {
   close(): void {
     this.db.close();
   }
+}
+
+/** The one key of a device everywhere in the bridge: a device id means nothing without its workspace. */
+export function deviceKey(workspaceId: string, deviceId: string): string {
+  return `${workspaceId}\u0000${deviceId}`;
 }
 
 function toCall(r: Record<string, unknown>): StoredCall {

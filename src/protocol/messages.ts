@@ -8,6 +8,12 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 export const PROTOCOL_VERSION = '1.0';
 /** WebSocket subprotocol (§1). */
 export const SUBPROTOCOL = 'aios-device.v1';
+/**
+ * The absolute maximum of every time parameter a runtime sends (`timeout_ms`, `confirm_timeout_ms`,
+ * `wait_timeout_ms`): 24 h. Above it a request is refused (a timer cannot even hold 2³¹ ms); below it the
+ * descriptor's caps of §6.4 apply.
+ */
+export const MAX_TIME_PARAM_MS = 24 * 60 * 60 * 1000;
 
 const Str = (o: object = {}) => Type.String(o);
 const Obj = <T extends Parameters<typeof Type.Object>[0]>(p: T, extra = true) =>
@@ -104,8 +110,8 @@ export const InvokeParams = Obj({
   workspace_id: Str(),
   user_id: Str(),
   device_id: Str(),
-  timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
-  confirm_timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+  timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIME_PARAM_MS })),
+  confirm_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIME_PARAM_MS })),
   requester: Type.Optional(Requester),
   attempt: Type.Optional(Type.Integer({ minimum: 1 })),
 });

@@ -2,8 +2,9 @@
  * Opening SQLite databases the same way everywhere: WAL, a busy timeout, numbered migrations.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
+import { privateFile } from './private-dir.js';
 
 /** One schema step; `up` runs inside a transaction. Never edit a published migration: add a new one. */
 export interface Migration {
@@ -21,7 +22,13 @@ export type SyncLevel = 'NORMAL' | 'FULL';
  * and a second process opening the same file fails instead of sharing it.
  */
 export function openDatabase(path: string, sync: SyncLevel = 'NORMAL', exclusive = false): Database.Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // Every database here holds call data, tokens or keys: 0600, whatever the umask. SQLite gives its
+    // -wal and -shm files the main file's mode; side files of an older, looser install are fixed too.
+    privateFile(path);
+    for (const side of [`${path}-wal`, `${path}-shm`, `${path}-journal`]) if (existsSync(side)) privateFile(side);
+  }
   const db = new Database(path, { timeout: exclusive ? 1000 : 5000 });
   if (exclusive) db.pragma('locking_mode = EXCLUSIVE');
   try {

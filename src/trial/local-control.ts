@@ -69,8 +69,10 @@ export class LocalControl {
     this.answering = true;
     let how: 'attach' | 'status' = 'attach';
     try {
-      await this.call('control.prompts.attach', { role: 'trial' });
-      this.heartbeat = setInterval(() => void this.call('control.prompts.heartbeat').catch(() => undefined), 1000);
+      const a = await this.call('control.prompts.attach', { name: 'aios-device trial' });
+      const id = a['answerer_id'];
+      const every = typeof a['heartbeat_ms'] === 'number' ? a['heartbeat_ms'] : 2000;
+      this.heartbeat = setInterval(() => void this.call('control.prompts.heartbeat', { answerer_id: id }).catch(() => undefined), every);
       this.heartbeat.unref();
     } catch {
       how = 'status';

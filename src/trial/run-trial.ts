@@ -4,7 +4,7 @@
  * verdict; a check that needs control the trial was not given is `not_run`, never `pass`.
  * docs/qa-trial.md explains each check and its line in the guide.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -191,7 +191,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
     if (!control) return { verdict: 'not_run', message: `what the user shared is visible only on the device: ${controlProblem}` };
     const g = await ev(e, 'control.grants.list', {}, () => control!.call('control.grants.list')).catch(() => undefined);
     if (!g) return { verdict: 'not_run', message: 'the agent offers no control.grants.list' };
-    const files = filesGrants(g).filter((x) => x['path'] !== scratch?.dir && x['id'] !== scratch?.dir);
+    const files = filesGrants(g).filter((x) => x['alias'] !== scratch?.root && x['id'] !== scratch?.dir);
     if (!files.length) return { verdict: 'fail', message: 'no folder is shared on the device, so the files functions can do nothing (share one in the tray\'s settings or under grants.files)' };
     return { verdict: 'pass', message: `${files.length} shared folder(s)` };
   });
@@ -367,17 +367,29 @@ function scratchArgs(f: Descriptor, valid: Record<string, unknown>, scratch: { r
   return out;
 }
 
+/**
+ * A scratch folder the run creates and shares, and removes at the end: inside a folder the user already
+ * shares for writing when there is one (a narrower grant is always allowed), else a new temporary folder
+ * (allowed where the administrator set no ceiling for files).
+ */
 async function shareScratch(control: LocalControl): Promise<{ dir: string; root: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'aios-trial-scratch-'));
+  const listed = await control.call('control.grants.list', { kind: 'files' });
+  const writable = filesGrants(listed).find((g) => g['access'] === 'read_write' && typeof g['id'] === 'string' && existsSync(g['id']));
+  const dir = mkdtempSync(join(writable ? (writable['id'] as string) : tmpdir(), 'aios-trial-scratch-'));
   const root = `aios-trial-${randomUUID().slice(0, 8)}`;
-  await control.call('control.grants.add', { kind: 'files', grant: { path: dir, access: 'read_write', name: root } });
+  try {
+    await control.call('control.grants.add', { kind: 'files', entry: { path: dir, access: 'read_write', name: root } });
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   writeFileSync(join(dir, 'trial-path.txt'), 'aios trial\n');
   return { dir, root };
 }
 
 async function unshareScratch(control: LocalControl, s: { dir: string; root: string }): Promise<void> {
   try {
-    await control.call('control.grants.remove', { kind: 'files', id: s.dir });
+    await control.call('control.grants.remove', { kind: 'files', id: s.root });
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }

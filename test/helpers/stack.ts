@@ -34,9 +34,10 @@ export function bridgeDoc(dir: string, t: ReturnType<typeof tokens>, extra: Reco
   return {
     listen: { host: '127.0.0.1', port: 0 },
     data_dir: join(dir, 'bridge'),
-    runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id } },
-    device_tokens: { [t.device]: { ...ids } },
     ...extra,
+    // Extra tokens add to the stack's own (another workspace's runtime or device), they do not replace them.
+    runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id }, ...(extra['runtime_tokens'] as object | undefined) },
+    device_tokens: { [t.device]: { ...ids }, ...(extra['device_tokens'] as object | undefined) },
   };
 }
 
@@ -132,7 +133,7 @@ export async function cliRun(args: string[], env: Record<string, string> = {}): 
 export async function processStack(opts: { bridge?: Record<string, unknown>; agent?: Record<string, unknown> } = {}) {
   const dir = tempDir();
   const t = tokens();
-  mkdirSync(join(dir, 'bridge'), { recursive: true });
+  mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
   const bcfg = join(dir, 'bridge.json.cfg');
   writeFileSync(bcfg, JSON.stringify(bridgeDoc(dir, t, opts.bridge)));
   const bridgeFile = join(dir, 'bridge', 'bridge.json');

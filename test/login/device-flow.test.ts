@@ -139,8 +139,13 @@ describe('device flow', () => {
     flow.approve(g.user_code, 'usr_alice', 'ws_a');
     const same = await flow.authorize(request('dev_pin', key));
     assert.doesNotThrow(() => flow.approve(same.user_code, 'usr_alice', 'ws_a'), 'a re-login with the pinned key is fine');
-    const other = await flow.authorize(request('dev_pin'));
-    assert.throws(() => flow.approve(other.user_code, 'usr_alice', 'ws_a'), /different key/);
+    // Another key is refused when it asks for a code (issue 13: no code for an id it cannot have) ...
+    await assert.rejects(flow.authorize(request('dev_pin')), (e) => oauthError('invalid_request')(e) && /registered to another device/.test((e as Error).message));
+    // ... and at approval, when it asked before the id was registered.
+    const raced = await flow.authorize(request('dev_pin_race'));
+    const owner = await flow.authorize(request('dev_pin_race', key));
+    flow.approve(owner.user_code, 'usr_alice', 'ws_a');
+    assert.throws(() => flow.approve(raced.user_code, 'usr_alice', 'ws_a'), /different key/);
     const stolen = await flow.authorize(request('dev_pin', key));
     assert.throws(() => flow.approve(stolen.user_code, 'usr_bob', 'ws_b'), /another user/);
     flow.revokeDevice('dev_pin');

@@ -72,7 +72,7 @@ export async function startOAuthBridge(opts: Partial<Omit<OAuthServiceOptions, '
     clock: () => Date.now() + offset,
   });
   const revoked: string[] = [];
-  service.onRevoked((id) => revoked.push(id));
+  service.onRevoked((id) => revoked.push(id.device_id));
   return {
     url,
     service,

@@ -65,7 +65,7 @@ describe('device login over HTTP', () => {
     const loginJson = readFileSync(join(dataDir, 'login.json'), 'utf8');
     assert.ok(!loginJson.includes(tokens.access_token) && !loginJson.includes(tokens.refresh_token));
     assert.ok(!output.includes(tokens.access_token) && !output.includes(tokens.refresh_token), 'no token is printed');
-    assert.equal(bridge.service.devicePublicJwk(result.device_id)?.kty, 'EC', 'the device key is pinned at the bridge');
+    assert.equal(bridge.service.devicePublicJwk({ workspace_id: 'ws_a', user_id: 'usr_alice', device_id: result.device_id })?.kty, 'EC', 'the device key is pinned at the bridge');
   });
 
   it('ends with a clear message when the request is denied', async () => {

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processStack, cliRun, cli, tempDir, tokens, bridgeDoc, agentDoc, ids, until, ROOT } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
@@ -52,7 +52,18 @@ test('a healthy device passes the whole trial; a broken handler then fails exact
       assert.ok(byId.get(id)!.evidence.length > 0 || id === 'identity', `${id} recorded evidence`);
     }
     assert.match(byId.get('confirm.high_risk')!.message, /answered by this trial/, 'the report says the prompt was answered unattended');
-    assert.equal(byId.get('extra.reconnect')?.verdict, 'not_run', 'a check needing control the agent lacks is not run, never passed');
+    assert.equal(byId.get('extra.reconnect')?.verdict, 'pass', `extra.reconnect: ${byId.get('extra.reconnect')?.message}`);
+    assert.equal(byId.get('extra.client_outdated')?.verdict, 'not_run', 'a check needing control the trial lacks is not run, never passed');
+
+    // With --allow-effects the functions with side effects are called too, only in a scratch share the run
+    // makes inside the user's writable share and removes afterwards.
+    const fx = await trial(s, [...unattended(s), '--allow-effects']);
+    assert.deepEqual(failed(fx.report), [], fx.out);
+    const fxById = new Map(fx.report.checks.map((c) => [c.id, c]));
+    for (const id of ['contract.files.write_text', 'contract.files.mkdir', 'contract.files.delete']) assert.equal(fxById.get(id)?.verdict, 'pass', `${id}: ${fxById.get(id)?.message}`);
+    assert.deepEqual(readdirSync(join(dir, 'shared')).filter((n) => n.startsWith('aios-trial-scratch-')), [], 'the scratch folder is gone');
+    const grantsLeft = (await cliRun(['grants', '--data-dir', join(s.dir, 'agent')])).out;
+    assert.doesNotMatch(grantsLeft, /aios-trial-/, 'the scratch grant is gone');
 
     // A handler whose output misses a required field: copy the example adapter and break its output.
     const broken = join(adapters, 'org.example.hello');

@@ -19,10 +19,17 @@ test('migration 2 (device index) applies to a version-1 store with calls and dev
     db.prepare(`INSERT INTO bridge_devices (device_id, workspace_id, user_id) VALUES ('dev', 'ws', 'u')`).run();
     db.close();
     const store = new BridgeStore(path);
-    assert.equal(store.db.pragma('user_version', { simple: true }), 2);
-    assert.equal(store.findByDevice('dev', 'c1')?.state, 'running');
+    assert.equal(store.db.pragma('user_version', { simple: true }), 3);
+    assert.equal(store.findByDevice('ws', 'dev', 'c1')?.state, 'running');
+    assert.equal(store.findByDevice('ws_other', 'dev', 'c1'), undefined, 'a call is found only with its own workspace');
     assert.equal(store.openCalls('dev').length, 1);
-    assert.equal(store.getDevice('dev')?.workspace_id, 'ws');
+    assert.equal(store.getDevice('ws', 'dev')?.user_id, 'u');
+    assert.equal(store.getDevice('ws_other', 'dev'), undefined);
+    // The same device id in another workspace is another device: it neither moves nor overwrites this one.
+    store.upsertDevice({ workspace_id: 'ws_other', user_id: 'u2', device_id: 'dev', name: 'other' });
+    assert.equal(store.getDevice('ws', 'dev')?.user_id, 'u');
+    assert.equal(store.getDevice('ws_other', 'dev')?.name, 'other');
+    assert.deepEqual(store.devices('ws').map((d) => d.user_id), ['u']);
     store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

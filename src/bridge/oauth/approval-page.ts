@@ -7,6 +7,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApprovalError, type DeviceFlow } from './device-flow.js';
+import type { DeviceIdentity } from '../auth.js';
 import type { OAuthStore, WebSessionRow } from './oauth-store.js';
 import { verifyPassword } from './password.js';
 import { AttemptLimiter } from './rate-limit.js';
@@ -16,6 +17,8 @@ import { readParams, redirect, sendHtml, str } from './http-io.js';
 
 const COOKIE = 'aios_device_session';
 const SESSION_TTL_MS = 30 * 60_000;
+/** Anonymous page sessions kept at most (oldest dropped first; they only hold a CSRF token). */
+const MAX_ANONYMOUS_SESSIONS = 2000;
 
 /** Settings of the approval page. */
 export interface ApprovalPageOptions {
@@ -24,9 +27,16 @@ export interface ApprovalPageOptions {
   /** Adds `Secure` to the cookie; true when the bridge's public URL is https. */
   secureCookies: () => boolean;
   /** Called after the signed-in owner revoked one of their devices, so the bridge can drop its session. */
-  onDeviceRevoked: (deviceId: string) => void;
+  onDeviceRevoked: (identity: DeviceIdentity) => void;
   /** Failed user-code lookups allowed per window, per client address and per page session. Default 5 per 10 minutes. */
   codeAttempts?: { max: number; windowMs: number };
+  /**
+   * Wrong codes the whole bridge accepts per minute, from everyone together (lookups and decisions);
+   * past it every code entry waits for the next minute. Default 30. See docs/login.md for what it gives an attacker.
+   */
+  wrongCodesPerMinute?: number;
+  /** New page sessions (visits without a cookie) per client address per 10 minutes; default 60. */
+  newSessionsPerAddress?: number;
   clock?: () => number;
 }
 
@@ -38,7 +48,9 @@ interface Session {
 /** Serves `/device` and `/device/*`. */
 export class ApprovalPage {
   private readonly codeLimiter: AttemptLimiter;
+  private readonly bridgeCodeLimiter: AttemptLimiter;
   private readonly signInLimiter: AttemptLimiter;
+  private readonly sessionLimiter: AttemptLimiter;
   private readonly now: () => number;
 
   constructor(private readonly opts: ApprovalPageOptions) {
@@ -46,6 +58,29 @@ export class ApprovalPage {
     const ca = opts.codeAttempts ?? { max: 5, windowMs: 10 * 60_000 };
     this.codeLimiter = new AttemptLimiter(ca.max, ca.windowMs, this.now);
     this.signInLimiter = new AttemptLimiter(10, 15 * 60_000, this.now);
+    this.bridgeCodeLimiter = new AttemptLimiter(opts.wrongCodesPerMinute ?? 30, 60_000, this.now);
+    this.sessionLimiter = new AttemptLimiter(opts.newSessionsPerAddress ?? 60, 10 * 60_000, this.now);
+  }
+
+  /** The limiter keys a code entry counts against: the client address, the page session, and the whole bridge. */
+  private codeKeys(req: IncomingMessage, session: Session): { keys: string[]; limiters: AttemptLimiter[] } {
+    return { keys: [`ip:${clientAddress(req)}`, `session:${session.row.id_hash}`, 'bridge'], limiters: [this.codeLimiter, this.codeLimiter, this.bridgeCodeLimiter] };
+  }
+
+  /** Minutes to wait when any of the code budgets is spent, else 0. */
+  private codeWaitMin(req: IncomingMessage, session: Session): number {
+    const { keys, limiters } = this.codeKeys(req, session);
+    if (!keys.some((k, i) => limiters[i]!.blocked(k))) return 0;
+    return Math.max(1, Math.ceil(Math.max(...keys.map((k, i) => limiters[i]!.retryAfterMs(k))) / 60_000));
+  }
+
+  private codeFailed(req: IncomingMessage, session: Session): void {
+    const { keys, limiters } = this.codeKeys(req, session);
+    keys.forEach((k, i) => limiters[i]!.fail(k));
+  }
+
+  private tooMany(res: ServerResponse, waitMin: number, headers: Record<string, string> = {}): void {
+    sendHtml(res, 429, messageView('Too many attempts', `Too many wrong codes; try again in ${waitMin} minute(s).`), { ...headers, 'retry-after': String(waitMin * 60) });
   }
 
   /** Serves the request when it is one of the page's routes; false otherwise. */
@@ -86,7 +121,18 @@ export class ApprovalPage {
   }
 
   private show(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    const session = this.session(req) ?? this.newSession(null);
+    let session = this.session(req);
+    if (!session) {
+      // A visit without a cookie stores a row: limited per address, and anonymous rows are capped.
+      const who = `ip:${clientAddress(req)}`;
+      if (this.sessionLimiter.blocked(who)) {
+        sendHtml(res, 429, messageView('Too many attempts', 'Too many new page sessions from this address; try again in a few minutes.'), { 'retry-after': '600' });
+        return;
+      }
+      this.sessionLimiter.fail(who);
+      session = this.newSession(null);
+      this.opts.store.capAnonymousSessions(MAX_ANONYMOUS_SESSIONS);
+    }
     const headers: Record<string, string> = session.cookie ? { 'set-cookie': session.cookie } : {};
     const userCode = url.searchParams.get('user_code')?.trim() ?? '';
     const userId = session.row.user_id;
@@ -99,18 +145,14 @@ export class ApprovalPage {
       sendHtml(res, 200, enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId) }), headers);
       return;
     }
-    const keys = [`ip:${clientAddress(req)}`, `session:${session.row.id_hash}`];
-    if (keys.some((k) => this.codeLimiter.blocked(k))) {
-      const waitMin = Math.ceil(Math.max(...keys.map((k) => this.codeLimiter.retryAfterMs(k))) / 60_000);
-      sendHtml(res, 429, messageView('Too many attempts', `Too many wrong codes; try again in ${waitMin} minute(s).`), {
-        ...headers,
-        'retry-after': String(waitMin * 60),
-      });
+    const waitMin = this.codeWaitMin(req, session);
+    if (waitMin) {
+      this.tooMany(res, waitMin, headers);
       return;
     }
     const request = this.opts.flow.pendingRequest(userCode);
     if (!request) {
-      for (const k of keys) this.codeLimiter.fail(k);
+      this.codeFailed(req, session);
       const view = enterCodeView({
         csrf: session.row.csrf,
         userName,
@@ -153,6 +195,12 @@ export class ApprovalPage {
     }
     const userCode = str(params, 'user_code') ?? '';
     const action = str(params, 'action');
+    // The decision takes a code too: the same budgets as the lookup, or it would be a way around them.
+    const waitMin = this.codeWaitMin(req, session);
+    if (waitMin) {
+      this.tooMany(res, waitMin);
+      return;
+    }
     const request = this.opts.flow.pendingRequest(userCode);
     const userName = this.opts.store.userName(userId) ?? userId;
     try {
@@ -169,7 +217,7 @@ export class ApprovalPage {
       }
     } catch (e) {
       if (!(e instanceof ApprovalError)) throw e;
-      for (const k of [`ip:${clientAddress(req)}`, `session:${session.row.id_hash}`]) this.codeLimiter.fail(k);
+      this.codeFailed(req, session);
       const still = this.opts.flow.pendingRequest(userCode);
       const view = still
         ? approveView({ csrf: session.row.csrf, userName, request: still, workspaces: this.opts.store.workspacesOf(userId), error: e.message })
@@ -191,7 +239,7 @@ export class ApprovalPage {
     let error: string | undefined;
     if (!device || device.user_id !== userId) error = 'That device is not one of yours.';
     else {
-      if (this.opts.flow.revokeDevice(deviceId)) this.opts.onDeviceRevoked(deviceId);
+      if (this.opts.flow.revokeDevice(deviceId)) this.opts.onDeviceRevoked({ workspace_id: device.workspace_id, user_id: device.user_id, device_id: device.id });
       message = `${device.name} was revoked; it is disconnected and must be approved again to reconnect.`;
     }
     const view = enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId), ...(error ? { error } : {}), ...(message ? { message } : {}) });

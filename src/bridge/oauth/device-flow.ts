@@ -53,6 +53,10 @@ export interface DeviceFlowOptions {
   intervalS?: number;
   /** Milliseconds since the epoch; injectable for tests. */
   clock?: () => number;
+  /** Device ids no one may register by login: the bridge config's `device_tokens` devices. */
+  reservedDeviceIds?: Iterable<string>;
+  /** Told when an approval moves a live registration to another workspace: that old identity's session must end. */
+  onSuperseded?: (old: DeviceIdentity) => void;
 }
 
 /** What the device sends with its authorization request (RFC 8628 §3.1 plus this bridge's extension parameters). */
@@ -115,8 +119,12 @@ export class DeviceFlow {
   readonly deviceCodeTtlS: number;
   readonly intervalS: number;
   private readonly now: () => number;
+  private readonly reserved: ReadonlySet<string>;
+  private readonly onSuperseded: (old: DeviceIdentity) => void;
 
   constructor(readonly store: OAuthStore, opts: DeviceFlowOptions = {}) {
+    this.onSuperseded = opts.onSuperseded ?? (() => undefined);
+    this.reserved = new Set(opts.reservedDeviceIds ?? []);
     this.accessTokenTtlS = opts.accessTokenTtlS ?? 600;
     this.refreshTokenTtlS = opts.refreshTokenTtlS ?? 30 * 86_400;
     this.deviceCodeTtlS = opts.deviceCodeTtlS ?? 600;
@@ -135,6 +143,10 @@ export class DeviceFlow {
     const jwk = publicEcJwk(typeof req.public_jwk === 'string' ? safeJson(req.public_jwk) : req.public_jwk);
     if (!jwk) throw new OAuthError('invalid_request', 'public_jwk must be a public EC P-256 key.');
     const thumbprint = await calculateJwkThumbprint(jwk, 'sha256');
+    // Refused before any code exists: a device id provisioned by the administrator, or registered with
+    // another key, cannot be claimed by whoever guesses it (only its own key may sign in again).
+    const taken = this.claimProblem(req.device_id, thumbprint);
+    if (taken) throw new OAuthError('invalid_request', taken);
     const now = this.now();
     this.store.pruneDeviceCodes(now);
     const deviceCode = newToken('device_code');
@@ -219,12 +231,27 @@ export class DeviceFlow {
     return this.issue(device, row.family_id, 'device');
   }
 
-  /** RFC 7009: revokes every token of the device the given token belongs to; returns that device's id, or null for an unknown token. */
-  revokeToken(token: string): string | null {
+  /** RFC 7009: revokes every token of the device the given token belongs to; returns that device's identity, or null for an unknown token. */
+  revokeToken(token: string): DeviceIdentity | null {
     const row = this.store.token(hashToken(token));
     if (!row) return null;
     this.store.revokeDeviceTokens(row.device_id, this.now());
-    return row.device_id;
+    const d = this.store.device(row.device_id);
+    return d ? { workspace_id: d.workspace_id, user_id: d.user_id, device_id: d.id } : null;
+  }
+
+  /**
+   * Why this device id cannot be registered with this key, or null. Reserved ids (config
+   * `device_tokens`) are never available; a live registration is available only to its own key
+   * (the approval then also checks that the user is the same).
+   */
+  claimProblem(deviceId: string, thumbprint: string): string | null {
+    if (this.reserved.has(deviceId)) return `The device id "${deviceId}" is provisioned on this bridge and cannot be registered by sign-in; choose another device id.`;
+    const existing = this.store.device(deviceId);
+    if (existing && existing.revoked_at === null && existing.jwk_thumbprint !== thumbprint) {
+      return `The device id "${deviceId}" is registered to another device; its owner must revoke it first, or choose another device id.`;
+    }
+    return null;
   }
 
   /** Revokes a device (administrator or owner action): its tokens stop working and it must be approved again. */
@@ -260,6 +287,7 @@ export class DeviceFlow {
     const row = this.pendingRequest(userCode);
     if (!row) throw new ApprovalError('This code is unknown, expired or already used.');
     if (!this.store.isMember(userId, workspaceId)) throw new ApprovalError('You are not a member of that workspace.');
+    if (this.reserved.has(row.device_id)) throw new ApprovalError(`The device id "${row.device_id}" is provisioned on this bridge and cannot be approved by sign-in.`);
     const existing = this.store.device(row.device_id);
     if (existing && existing.revoked_at === null) {
       if (existing.user_id !== userId) throw new ApprovalError('This device is registered to another user; that registration must be revoked first.');
@@ -286,7 +314,11 @@ export class DeviceFlow {
         throw new ApprovalError('This code was decided meanwhile.');
       }
       this.store.upsertDevice(device);
+      if (existing && existing.revoked_at === null && existing.workspace_id !== workspaceId) this.store.revokeDeviceTokens(existing.id, now);
     })();
+    if (existing && existing.revoked_at === null && existing.workspace_id !== workspaceId) {
+      this.onSuperseded({ workspace_id: existing.workspace_id, user_id: existing.user_id, device_id: existing.id });
+    }
     return device;
   }
 

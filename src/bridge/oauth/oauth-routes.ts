@@ -13,6 +13,7 @@ import { DeviceFlow, OAuthError } from './device-flow.js';
 import { readParams, sendJson, str } from './http-io.js';
 import { OAuthStore, type ConfigUser, type DeviceRow } from './oauth-store.js';
 import { DEVICE_CODE_GRANT } from '../../protocol/oauth.js';
+import { AttemptLimiter } from './rate-limit.js';
 
 /** Bridge config keys this service reads (snake_case as in the config file). */
 export interface OAuthServiceOptions {
@@ -32,8 +33,16 @@ export interface OAuthServiceOptions {
   device_poll_interval_s?: number;
   /** Failed code lookups allowed per client address and page session; default 5 per 10 minutes. */
   code_attempts?: { max: number; window_s: number };
+  /** Wrong user codes the whole bridge accepts per minute; default 30. */
+  wrong_codes_per_minute?: number;
+  /** Device authorization requests per client address per 10 minutes; default 20. */
+  authorizations_per_address?: number;
+  /** Pending, unexpired device codes the bridge keeps at most; default 1000. */
+  max_pending_codes?: number;
   /** Injectable clock for tests. */
   clock?: () => number;
+  /** Device ids provisioned in the config (`device_tokens`): never registered by login. */
+  reserved_device_ids?: string[];
 }
 
 /** What the bridge knows about an approved device (no secrets). */
@@ -75,6 +84,8 @@ export class OAuthService implements DeviceAuthenticator {
   private readonly publicUrl: () => string;
   private readonly events = new EventEmitter();
   private readonly clock: () => number;
+  private readonly authLimiter: AttemptLimiter;
+  private readonly maxPendingCodes: number;
 
   constructor(opts: OAuthServiceOptions) {
     const pu = opts.public_url;
@@ -83,18 +94,23 @@ export class OAuthService implements DeviceAuthenticator {
     this.store.syncUsers(opts.users);
     const clock = opts.clock ?? Date.now;
     this.clock = clock;
+    this.authLimiter = new AttemptLimiter(opts.authorizations_per_address ?? 20, 10 * 60_000, clock);
+    this.maxPendingCodes = opts.max_pending_codes ?? 1000;
     this.flow = new DeviceFlow(this.store, {
       ...(opts.access_token_ttl_s !== undefined ? { accessTokenTtlS: opts.access_token_ttl_s } : {}),
       ...(opts.refresh_token_ttl_s !== undefined ? { refreshTokenTtlS: opts.refresh_token_ttl_s } : {}),
       ...(opts.device_code_ttl_s !== undefined ? { deviceCodeTtlS: opts.device_code_ttl_s } : {}),
       ...(opts.device_poll_interval_s !== undefined ? { intervalS: opts.device_poll_interval_s } : {}),
+      ...(opts.reserved_device_ids ? { reservedDeviceIds: opts.reserved_device_ids } : {}),
+      onSuperseded: (old) => this.events.emit('revoked', old),
       clock,
     });
     this.page = new ApprovalPage({
       flow: this.flow,
       store: this.store,
       secureCookies: () => this.publicUrl().startsWith('https:'),
-      onDeviceRevoked: (id) => this.events.emit('revoked', id),
+      onDeviceRevoked: (identity) => this.events.emit('revoked', identity),
+      ...(opts.wrong_codes_per_minute !== undefined ? { wrongCodesPerMinute: opts.wrong_codes_per_minute } : {}),
       ...(opts.code_attempts ? { codeAttempts: { max: opts.code_attempts.max, windowMs: opts.code_attempts.window_s * 1000 } } : {}),
       clock,
     });
@@ -115,17 +131,26 @@ export class OAuthService implements DeviceAuthenticator {
     }
     try {
       switch (url.pathname) {
-        case '/v1/oauth/device_authorization':
+        case '/v1/oauth/device_authorization': {
+          // Each request keeps a row for 10 minutes: limited per address, and the table is capped.
+          const who = `ip:${req.socket.remoteAddress ?? 'unknown'}`;
+          if (this.authLimiter.blocked(who) || this.store.countLiveDeviceCodes(this.clock()) >= this.maxPendingCodes) {
+            const wait = Math.max(60_000, this.authLimiter.retryAfterMs(who));
+            sendJson(res, 429, { error: 'slow_down', error_description: 'Too many device authorization requests; try again later.' }, { 'retry-after': String(Math.ceil(wait / 1000)) });
+            return true;
+          }
+          this.authLimiter.fail(who);
           sendJson(res, 200, await this.deviceAuthorization(params));
           return true;
+        }
         case '/v1/oauth/token':
           sendJson(res, 200, this.token(params));
           return true;
         case '/v1/oauth/revoke': {
           const token = str(params, 'token');
           if (!token) throw new OAuthError('invalid_request', 'token is required.');
-          const deviceId = this.flow.revokeToken(token);
-          if (deviceId) this.events.emit('revoked', deviceId);
+          const identity = this.flow.revokeToken(token);
+          if (identity) this.events.emit('revoked', identity);
           // RFC 7009 §2.2: an unknown token is answered like a revoked one.
           sendJson(res, 200, {});
           return true;
@@ -148,21 +173,25 @@ export class OAuthService implements DeviceAuthenticator {
 
   /** Revokes a device: its tokens stop working, `onRevoked` listeners run so its live session can be closed. */
   revokeDevice(deviceId: string): boolean {
+    const d = this.store.device(deviceId);
     const changed = this.flow.revokeDevice(deviceId);
-    if (changed) this.events.emit('revoked', deviceId);
+    if (changed && d) this.events.emit('revoked', { workspace_id: d.workspace_id, user_id: d.user_id, device_id: d.id } satisfies DeviceIdentity);
     return changed;
   }
 
-  /** Registers a listener for device revocations (owner, administrator, or sign-out); returns an unsubscribe function. */
-  onRevoked(listener: (deviceId: string) => void): () => void {
+  /**
+   * Registers a listener for device revocations (owner, administrator, or sign-out); it gets the revoked
+   * registration's whole identity, so only that session is closed. Returns an unsubscribe function.
+   */
+  onRevoked(listener: (identity: DeviceIdentity) => void): () => void {
     this.events.on('revoked', listener);
     return () => this.events.off('revoked', listener);
   }
 
-  /** The public JWK pinned for a device at approval (verifies its Adapter Card), or null. */
-  devicePublicJwk(deviceId: string): JWK | null {
-    const d = this.store.device(deviceId);
-    if (!d || d.revoked_at !== null) return null;
+  /** The public JWK pinned at approval for exactly this identity (verifies its Adapter Card), or null. */
+  devicePublicJwk(identity: DeviceIdentity): JWK | null {
+    const d = this.store.device(identity.device_id);
+    if (!d || d.revoked_at !== null || d.workspace_id !== identity.workspace_id || d.user_id !== identity.user_id) return null;
     return { ...(JSON.parse(d.public_jwk) as JWK), kid: d.jwk_thumbprint };
   }
 

@@ -340,6 +340,16 @@ export class OAuthStore {
     statement(this.db, 'DELETE FROM oauth_web_sessions WHERE id_hash = ?').run(idHash);
   }
 
+  /** Pending device codes that have not expired (the rows a flood of authorization requests would add). */
+  countLiveDeviceCodes(now: number): number {
+    return statement(this.db, `SELECT COUNT(*) FROM oauth_device_codes WHERE status = 'pending' AND expires_at > ?`).pluck().get(now) as number;
+  }
+
+  /** Keeps at most `keep` anonymous (not signed-in) page sessions, dropping the oldest; signed-in ones stay. */
+  capAnonymousSessions(keep: number): void {
+    statement(this.db, `DELETE FROM oauth_web_sessions WHERE user_id IS NULL AND id_hash NOT IN (SELECT id_hash FROM oauth_web_sessions WHERE user_id IS NULL ORDER BY expires_at DESC LIMIT ?)`).run(keep);
+  }
+
   /** Deletes expired approval-page sessions. */
   pruneWebSessions(now: number): void {
     statement(this.db, 'DELETE FROM oauth_web_sessions WHERE expires_at < ?').run(now);
