@@ -39,7 +39,7 @@ describe('serial.* through the CLI-started bridge and agent', () => {
 
   before(async () => {
     pair = await startPtyPair();
-    s = await processStack({ agent: { grants: { serial: [{ path: pair.a, alias: 'scale', baud: 9600 }] }, policy: { 'serial.write': 'allow' }, confirmations: { provider: 'none' }, handlers: { serial: { idle_close_ms: 60_000 } } } });
+    s = await processStack({ agent: { grants: { serial: [{ path: pair.a, alias: 'scale', baud: 9600 }, { path: join(pair.dir, 'plc'), alias: 'plc', ask: 'always' }] }, policy: { 'serial.write': 'allow' }, confirmations: { provider: 'none' }, handlers: { serial: { idle_close_ms: 60_000 } } } });
   });
   after(async () => {
     await inst?.close();
@@ -61,19 +61,25 @@ describe('serial.* through the CLI-started bridge and agent', () => {
     assert.equal(again.reused_port, true);
   });
 
-  test('list_ports: the granted pty first (not listed by the OS), then the OS ports by path only, never opened', async () => {
+  test('list_ports: the granted ports first (ptys are not listed by the OS), then the OS ports by path only, never opened', async () => {
     const o = (await s.client.call('serial.list_ports', {})).record.outcome!;
     assert.equal(o.state, 'completed');
     const ports = (o.output as { ports: { path: string; granted: boolean; listed: boolean; serial_number?: string }[] }).ports;
     assert.deepEqual(ports[0], { path: pair.a, granted: true, alias: 'scale', listed: false });
-    // This machine's real UARTs (udevadm lists them) come after it, named only.
-    for (const p of ports.slice(1)) assert.deepEqual(Object.keys(p).sort(), ['granted', 'listed', 'path']);
+    assert.deepEqual(ports[1], { path: join(pair.dir, 'plc'), granted: true, alias: 'plc', listed: false });
+    // This machine's real UARTs (udevadm lists them) come after them, named only.
+    for (const p of ports.slice(2)) assert.deepEqual(Object.keys(p).sort(), ['granted', 'listed', 'path']);
   });
 
   test('an ungranted port is rejected with permission_denied before consent; nothing is opened', async () => {
     const o = (await s.client.call('serial.request', { port: '/dev/ttyS0', until: { idle_ms: 10 } })).record.outcome!;
     assert.deepEqual([o.state, o.error?.type, o.error?.side_effects], ['rejected', 'permission_denied', 'none']);
     assert.match(o.error!.message, /grants\.serial/);
+  });
+
+  test('ask: always makes even a low call on that port ask; with nobody to ask it is refused and nothing is opened', async () => {
+    const o = (await s.client.call('serial.get_signals', { port: 'plc' })).record.outcome!;
+    assert.deepEqual([o.state, o.error?.type], ['rejected', 'confirmation_unavailable']);
   });
 
   test('two concurrent calls on one port run one after the other (lock serial:<path>)', async () => {
