@@ -87,6 +87,30 @@ function update<T extends object>(file: string, parse: (text: string) => unknown
   if (JSON.stringify(after) !== JSON.stringify(before)) write(file, after);
 }
 
+/** An example port name for this platform (docs/handlers/serial.md, "Platforms"). */
+function examplePort(platform: NodeJS.Platform): string {
+  if (platform === 'win32') return 'COM3';
+  if (platform === 'darwin') return '/dev/cu.usbserial-1410';
+  return '/dev/ttyUSB0';
+}
+
+/** The demo's lines about serial ports: which are granted, or how to grant one. */
+export function serialHelp(granted: readonly unknown[], agentConfig: string, listCommand: string, platform: NodeJS.Platform = process.platform): string[] {
+  if (granted.length) {
+    const names = granted.map((g) => (typeof g === 'string' ? g : ((g as { alias?: string; path?: string }).alias ?? (g as { path?: string }).path ?? '?')));
+    return [`Serial ports granted: ${names.join(', ')}. Try:`, `  ${listCommand}`];
+  }
+  return [
+    'Serial ports (a scale, a barcode reader): none is granted. To let the agent use one, find its name',
+    `with \`${listCommand}\`, add it to ${agentConfig} and restart the demo:`,
+    '  grants:',
+    '    serial:',
+    `      - { path: ${examplePort(platform)}, alias: scale, baud: 9600 }`,
+    `Runtimes then say port: "scale"; prompts show "scale". A bare path (- ${examplePort(platform)}) works too.`,
+    'See docs/handlers/serial.md (port names per platform, the dialout group on Linux).',
+  ];
+}
+
 /** Registers `demo`. */
 export function registerDemoCommand(program: Command): void {
   program
@@ -132,6 +156,8 @@ export function registerDemoCommand(program: Command): void {
           `  user "${demoUser.name}", password ${demoUser.password}   (kept in ${join(rel, DEMO_PASSWORD_FILE)})`,
           `  ${cli} login --bridge ${bridge.url} --data-dir ${join(rel, 'login-try')} --token-file ${join(rel, 'login-try', 'tokens.json')}`,
           `  then approve the printed code at ${bridge.url}/device as that user`,
+          '',
+          ...serialHelp(acfg.grants?.serial ?? [], relative(process.cwd(), files.agentConfig) || files.agentConfig, `${cli} invoke serial.list_ports${profileNote}`),
           '',
           'Ctrl-C stops both.',
           '',
