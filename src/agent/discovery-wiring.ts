@@ -117,7 +117,10 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
     endpoint.setCardProvider(() => card ?? {});
     endpoint.setJwksProvider(() => ({ keys: [key.publicJwk] }));
     endpoint.setDescriptorsProvider(() => agent.registry.descriptors());
-    endpoint.setHealthProvider(() => ({ bridge: agent.session?.status ?? 'offline' }));
+    endpoint.setHealthProvider(() => {
+      const stopped = agent.stopped();
+      return { bridge: agent.session?.status ?? 'offline', ...(stopped ? { stopped } : {}) };
+    });
     endpoint.addMethods(adapters.registryMethods());
     for (const m of extraMethods) endpoint.addMethods(m);
   }
