@@ -60,6 +60,8 @@ export interface CallContext extends CallTemp {
   readonly requester: Requester | undefined;
   readonly log: Logger;
   readonly blobs: BlobClient;
+  /** The resources `resources()` resolved for this call (label = the grant's alias); empty without it. */
+  readonly resources: readonly CallResource[];
   /** Report progress (throttled). */
   progress(p: Progress): void;
   /**

@@ -42,7 +42,7 @@ function baseCard(protocol_version = '1.0') {
 
 function ctx(callId: string): CallContext {
   const log = { debug() {}, info() {}, warn() {}, error() {}, child: () => log };
-  return { callId, functionId: 'remote.echo', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {}, ...standaloneTemp() };
+  return { callId, functionId: 'remote.echo', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {}, resources: [], ...standaloneTemp() };
 }
 
 before(async () => {
