@@ -8,6 +8,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerLoginCommands } from './commands/login.js';
 import { registerConsentCommands } from './commands/consent.js';
 import { registerAdapterCommands } from './commands/adapters.js';
+import { registerHandlerCommands } from './commands/handler.js';
 import { registerTrialCommand } from './commands/trial.js';
 
 /** Builds the command tree. */
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerLoginCommands(program);
   registerConsentCommands(program);
   registerAdapterCommands(program);
+  registerHandlerCommands(program);
   registerTrialCommand(program);
   return program;
 }
