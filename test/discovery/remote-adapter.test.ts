@@ -115,7 +115,7 @@ test('adapters add: the card verifies against the origin JWKS, its skills are re
 });
 
 test('a remote certificate the client was not told to trust is refused', async () => {
-  await assert.rejects(fetchRemoteCard(origin, { trust: TrustStore.of([]) }), /could not be fetched: .*self[- ]signed/i);
+  await assert.rejects(fetchRemoteCard(origin, { trust: TrustStore.of([]) }), /could not be fetched/);
 });
 
 test('a card signed by a key neither the origin nor the trust store holds is refused, even with a jku header', async () => {
@@ -137,7 +137,7 @@ test('the trust store is enough when the origin publishes no JWKS; an incompatib
   const savedJwks = state.jwks;
   state.jwks = null;
   try {
-    await assert.rejects(fetchRemoteCard(origin, { trust: TrustStore.of([]), ca }), /JWKS could not be used/);
+    await assert.rejects(fetchRemoteCard(origin, { trust: TrustStore.of([]), ca }), /could not be fetched/);
     const r = await fetchRemoteCard(origin, { trust: TrustStore.of([siteKey.publicJwk]), ca });
     assert.equal(r.keySource, 'trust-store');
     assert.equal(r.rpcUrl, `${origin}/rpc`);
@@ -166,7 +166,7 @@ test('CLI: adapter verify <url> and adapters add <url> with --ca', async () => {
   // Listed with no agent running: fetched again (without --ca its certificate is not trusted), shown with the reason.
   const l = await run(process.execPath, [...cli, 'adapters', 'list', '--data-dir', join(dir, 'cli-data')]);
   assert.match(l.stdout, /✗ com\.example\.remote 0\.0\.0 {2}Remote echo/);
-  assert.match(l.stdout, /certificate/);
+  assert.match(l.stdout, /could not be fetched/, 'one reason for every fetch failure (issue 13: no port probing by error text)');
   await assert.rejects(run(process.execPath, [...cli, 'adapter', 'verify', origin, '--data-dir', join(dir, 'cli-data')]), (e: any) => e.code === 1 && /✗/.test(e.stderr));
 });
 
