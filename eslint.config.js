@@ -31,7 +31,7 @@ const nodeGlobals = readonly([
 const browserGlobals = readonly([
   'window', 'document', 'location', 'history', 'navigator', 'console', 'URL', 'URLSearchParams', 'WebSocket', 'fetch',
   'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'requestAnimationFrame', 'HTMLElement', 'Event',
-  'CustomEvent', 'sessionStorage', 'prompt', 'AbortController', 'Intl', 'Date', 'globalThis',
+  'CustomEvent', 'sessionStorage', 'prompt', 'AbortController', 'Intl', 'Date', 'globalThis', 'Node', 'TextDecoder',
 ]);
 
 export default tseslint.config(
@@ -109,5 +109,10 @@ export default tseslint.config(
         { paths: [{ name: 'electron', message: LAYERING_MESSAGES.rendererImport }], patterns: [{ regex: '(^|/)src(/|$)|^electron/|^node:', message: LAYERING_MESSAGES.rendererImport }] },
       ],
     },
+  },
+  {
+    // The bridge console: a plain web page served by the bridge (resources/console).
+    files: ['resources/console/**'],
+    languageOptions: { globals: browserGlobals, sourceType: 'script' },
   },
 );

@@ -15,6 +15,8 @@ import type { AddressInfo } from 'node:net';
 import { BlobStore } from '../src/bridge/blob-store.js';
 import { HttpBlobClient } from '../src/agent/blob-client.js';
 import type { CallContext, FunctionDefinition, Logger } from '../src/sdk/index.js';
+import { standaloneTemp } from '../src/sdk/temp.js';
+import { GrantStore } from '../src/agent/grant-store.js';
 import handler from '../handlers/files/index.js';
 
 const TOKEN = 'bench-token';
@@ -62,8 +64,11 @@ async function main(): Promise<void> {
     await writePattern(src, sizeMiB * 1024 * 1024);
     const srcHash = await sha256File(src);
 
+    const grants = new GrantStore();
+    grants.registerKinds('files', handler.grantKinds ?? []);
+    grants.setConfig({ files: [{ path: shared, access: 'read_write' }] });
     const defs = (await handler.create({
-      grants: { files: [{ path: shared, access: 'read_write' }] },
+      grants,
       options: {},
       dataDir: path.join(base, 'agent-data'),
       log,
@@ -72,7 +77,7 @@ async function main(): Promise<void> {
     })) as unknown as FunctionDefinition<Record<string, unknown>, Record<string, unknown>>[];
     const fn = (id: string) => defs.find((d) => d.descriptor.id === id)!;
     const blobs = new HttpBlobClient({ baseUrl: `http://127.0.0.1:${port}`, token: () => TOKEN });
-    const ctx = (): CallContext => ({ callId: 'bench', functionId: 'bench', signal: new AbortController().signal, requester: undefined, log, blobs, progress() {}, commit() {} });
+    const ctx = (): CallContext => ({ callId: 'bench', functionId: 'bench', signal: new AbortController().signal, requester: undefined, log, blobs, progress() {}, commit() {}, ...standaloneTemp('bench') });
 
     globalThis.gc?.();
     const baseline = process.memoryUsage();

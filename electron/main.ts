@@ -137,7 +137,13 @@ async function start(): Promise<void> {
   });
   // A prompt needs the user: bring the window up (it is the `ui` provider's screen). The window can always
   // be opened, so the ui provider counts as present even while it is closed (`auto` picks it).
-  consent.ui.setPresent(true);
+  // It attaches as the answerer like any UI, with a heartbeat from this process: if the tray hangs, its
+  // presence lapses within seconds and prompts end `confirmation_unavailable` instead of waiting on nobody.
+  let answerer = consent.ui.attach('tray');
+  const beat = setInterval(() => {
+    if (!consent.ui.heartbeat(answerer.answerer_id)) answerer = consent.ui.attach('tray');
+  }, answerer.heartbeat_ms);
+  app.once('before-quit', () => clearInterval(beat));
   consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
 
   watcher = watchConnectivity(

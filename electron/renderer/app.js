@@ -179,8 +179,17 @@
     $('prompt-requester').textContent = requesterText(p.requester);
     $('prompt-risk').textContent = riskText(p);
     $('prompt-risk').className = p.permission_level === 'high' || p.permission_level === 'critical' ? 'risk-high' : '';
-    $('prompt-resource').textContent = p.resource;
+    // The resources by the names people know them by (a grant's alias), else their ids.
+    const shown = (p.resources ?? []).map((r) => r.label ?? r.id);
+    $('prompt-resource').textContent = shown.length ? shown.join(', ') : 'this function';
     for (const el of document.querySelectorAll('#prompt .remember')) el.hidden = !p.rememberable;
+    // "Any" widens a remembered answer past what the prompt shows: offered only when the agent says so, never preset.
+    $('prompt-any-label').hidden = !p.remember_any;
+    $('prompt-any-kind').textContent = p.resources?.[0]?.kind === 'files' ? 'shared folder' : 'resource';
+    if ($('prompt').dataset.anyFor !== p.prompt_id) {
+      $('prompt-any').checked = false;
+      $('prompt').dataset.anyFor = p.prompt_id;
+    }
     for (const b of document.querySelectorAll('#prompt [data-answer]')) b.disabled = false;
     if (state.shownArgsFor !== p.prompt_id) {
       $('prompt-args').hidden = true;
@@ -312,6 +321,7 @@
         const answer = b.dataset.answer;
         const params = { prompt_id: p.prompt_id, answer };
         if (answer.endsWith('_remember')) params.scope = $('prompt-always').checked ? 'always' : 'session';
+        if (answer.endsWith('_remember') && p.remember_any && $('prompt-any').checked) params.resource_scope = 'any';
         for (const x of document.querySelectorAll('#prompt [data-answer]')) x.disabled = true;
         try {
           await state.transport.call('control.prompts.answer', params);
@@ -345,13 +355,39 @@
     setInterval(() => state.transport && void refreshHealth(), 10_000);
   }
 
+  /**
+   * In a browser this page is the one who answers prompts while it is open: it attaches and sends a
+   * heartbeat; when the tab closes or hangs the agent stops sending it prompts within seconds. (In the
+   * Electron window the tray's main process is the answerer.)
+   */
+  const answerer = { id: undefined, timer: undefined };
+  async function attachAnswerer() {
+    const r = await state.transport.call('control.prompts.attach', { name: 'web page' });
+    answerer.id = r.answerer_id;
+    clearInterval(answerer.timer);
+    answerer.timer = setInterval(() => {
+      state.transport.call('control.prompts.heartbeat', { answerer_id: answerer.id }).then(
+        (h) => { if (!h.ok) void attachAnswerer().catch(() => undefined); },
+        () => undefined,
+      );
+    }, r.heartbeat_ms);
+  }
+  function stopAnswerer() {
+    clearInterval(answerer.timer);
+    answerer.timer = undefined;
+    answerer.id = undefined;
+  }
+
   function connect(transport) {
     state.transport = transport;
     transport.start(
       onEvent,
       (s) => {
         setPill('agent-state', 'Agent', s);
-        if (s === 'connected') void act(refreshAll);
+        if (s === 'connected') {
+          if (transport.needsToken) void act(attachAnswerer);
+          void act(refreshAll);
+        } else stopAnswerer();
       },
       () => {
         sessionStorage.removeItem(TOKEN_KEY);

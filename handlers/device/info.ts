@@ -1,11 +1,12 @@
 import os from 'node:os';
+import { Type } from '@sinclair/typebox';
 import { defineFunction, type HandlerEnv } from '../../src/sdk/index.js';
 
 const startedAt = Date.now();
 
 /** `device.info`: read-only facts about the machine and this client. */
 export function infoFunction(env: HandlerEnv) {
-  return defineFunction<Record<string, never>, Record<string, unknown>>({
+  return defineFunction({
     descriptor: {
       id: 'device.info',
       name: 'Device information',
@@ -17,25 +18,16 @@ export function infoFunction(env: HandlerEnv) {
       risk: { read_only: true, destructive: false, idempotent: true, physical: false },
       confirmation: 'never',
       examples: ['Which computer is this and what can it do?'],
-      input_schema: { type: 'object', properties: {}, additionalProperties: false },
-      output_schema: {
-        type: 'object',
-        required: ['os', 'hostname', 'app_version', 'uptime_s', 'agent_uptime_s', 'functions'],
-        properties: {
-          os: {
-            type: 'object',
-            required: ['platform', 'release', 'arch'],
-            properties: { platform: { type: 'string' }, release: { type: 'string' }, arch: { type: 'string' }, version: { type: 'string' } },
-          },
-          hostname: { type: 'string' },
-          app_version: { type: 'string' },
-          node_version: { type: 'string' },
-          uptime_s: { type: 'number', minimum: 0 },
-          agent_uptime_s: { type: 'number', minimum: 0 },
-          functions: { type: 'array', items: { type: 'string' } },
-        },
-        additionalProperties: false,
-      },
+      input_schema: Type.Object({}, { additionalProperties: false }),
+      output_schema: Type.Object({
+        os: Type.Object({ platform: Type.String(), release: Type.String(), arch: Type.String(), version: Type.Optional(Type.String()) }),
+        hostname: Type.String(),
+        app_version: Type.String(),
+        node_version: Type.Optional(Type.String()),
+        uptime_s: Type.Number({ minimum: 0 }),
+        agent_uptime_s: Type.Number({ minimum: 0 }),
+        functions: Type.Array(Type.String()),
+      }, { additionalProperties: false }),
       timeout_ms_default: 5000,
       timeout_ms_max: 10000,
       cancellable: true,

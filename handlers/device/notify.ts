@@ -1,31 +1,15 @@
-import { defineFunction, fail, type HandlerEnv } from '../../src/sdk/index.js';
+import { Type } from '@sinclair/typebox';
+import { defineFunction, fail, optionalNative, type HandlerEnv } from '../../src/sdk/index.js';
 
-interface NotifyArgs {
-  title: string;
-  message: string;
-  urgency?: 'low' | 'normal' | 'critical';
-}
-
-type Notifier = { notify(o: Record<string, unknown>, cb: (err: Error | null, response?: unknown) => void): void };
-
-let notifier: Notifier | undefined;
-
-/** Loads node-notifier on first use; a missing module means no notifications, not a crashed agent. */
-async function loadNotifier(): Promise<Notifier> {
-  if (!notifier) {
-    try {
-      const mod = (await import('node-notifier')) as unknown as { default: Notifier };
-      notifier = mod.default;
-    } catch {
-      fail('device_unavailable', 'Desktop notifications are not available on this device.');
-    }
-  }
-  return notifier;
+/** node-notifier, loaded on first use: a missing module means no notifications, not a crashed agent. */
+async function loadNotifier() {
+  const mod = await optionalNative('node-notifier', { feature: 'Desktop notifications', load: () => import('node-notifier') });
+  return mod.default;
 }
 
 /** `device.notify`: shows a desktop notification to the user (low risk). */
 export function notifyFunction(env: HandlerEnv) {
-  return defineFunction<NotifyArgs, { shown: boolean }>({
+  return defineFunction({
     descriptor: {
       id: 'device.notify',
       name: 'Show a notification',
@@ -37,28 +21,25 @@ export function notifyFunction(env: HandlerEnv) {
       risk: { read_only: false, destructive: false, idempotent: false, physical: false },
       confirmation: 'policy',
       examples: ['Tell the front desk that the courier has arrived'],
-      input_schema: {
-        type: 'object',
-        required: ['title', 'message'],
-        properties: {
-          title: { type: 'string', minLength: 1, maxLength: 120 },
-          message: { type: 'string', minLength: 1, maxLength: 1000 },
-          urgency: { enum: ['low', 'normal', 'critical'] },
-        },
-        additionalProperties: false,
-      },
-      output_schema: { type: 'object', required: ['shown'], properties: { shown: { type: 'boolean' } }, additionalProperties: false },
+      input_schema: Type.Object({
+        title: Type.String({ minLength: 1, maxLength: 120 }),
+        message: Type.String({ minLength: 1, maxLength: 1000 }),
+        urgency: Type.Optional(Type.Union([Type.Literal('low'), Type.Literal('normal'), Type.Literal('critical')])),
+      }, { additionalProperties: false }),
+      output_schema: Type.Object({ shown: Type.Boolean() }, { additionalProperties: false }),
       timeout_ms_default: 10000,
       timeout_ms_max: 30000,
       cancellable: true,
       locks: [],
     },
-    describe: (a) => `Show a notification titled "${a.title}".`,
+    describe: (a) => ({ key: 'device.notify', params: { title: a.title } }),
     async run(args, ctx) {
       const n = await loadNotifier();
       ctx.commit();
       await new Promise<void>((resolve, reject) => {
-        n.notify({ title: args.title, message: args.message, appName: 'AIOS Device', urgency: args.urgency ?? 'normal', wait: false }, (err) => {
+        // appName and urgency are read by some back-ends (notify-send) and ignored by the others.
+        const note = { title: args.title, message: args.message, appName: 'AIOS Device', urgency: args.urgency ?? 'normal', wait: false };
+        n.notify(note, (err) => {
           if (err) reject(err);
           else resolve();
         });

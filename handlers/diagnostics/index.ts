@@ -2,6 +2,7 @@
  * The built-in `diagnostics` adapter: functions with no effect on the machine, for trial runs and tests
  * of the call path. Registered only when enabled in the config.
  */
+import { Type } from '@sinclair/typebox';
 import { defineFunction, defineHandler, fail, type DescriptorInput } from '../../src/sdk/index.js';
 
 const base = {
@@ -16,51 +17,38 @@ const base = {
   locks: [],
 } satisfies Partial<DescriptorInput>;
 
-const echo = defineFunction<{ value: unknown }, { value: unknown }>({
+const echo = defineFunction({
   descriptor: {
     ...base,
     id: 'diagnostics.echo',
     name: 'Echo',
     description: 'Returns its argument unchanged. Use to check that calls reach this device.',
     permission_level: 'public',
-    input_schema: { type: 'object', required: ['value'], properties: { value: {} }, additionalProperties: false },
-    output_schema: { type: 'object', required: ['value'], properties: { value: {} }, additionalProperties: false },
+    input_schema: Type.Object({ value: Type.Unknown() }, { additionalProperties: false }),
+    output_schema: Type.Object({ value: Type.Unknown() }, { additionalProperties: false }),
   },
   run: async (a) => ({ value: a.value }),
 });
 
-interface WaitArgs {
-  ms: number;
-  lock?: string;
-  steps?: number;
-  fail_with?: 'device_unavailable' | 'execution_failed' | 'bad_output' | 'crash';
-  ignore_abort?: boolean;
-  commit_at_start?: boolean;
-}
-
-const wait = defineFunction<WaitArgs, { waited_ms: number }>({
+const wait = defineFunction({
   descriptor: {
     ...base,
     id: 'diagnostics.wait',
     name: 'Wait',
     description: 'Waits the given milliseconds, reporting progress, optionally holding a named lock, then optionally fails in a chosen way. Use to test timeouts, cancellation and locks.',
     permission_level: 'public',
-    input_schema: {
-      type: 'object',
-      required: ['ms'],
-      properties: {
-        ms: { type: 'integer', minimum: 0, maximum: 600000 },
-        lock: { type: 'string', pattern: '^[a-z0-9_-]{1,40}$' },
-        steps: { type: 'integer', minimum: 1, maximum: 1000 },
-        fail_with: { enum: ['device_unavailable', 'execution_failed', 'bad_output', 'crash'] },
-        ignore_abort: { type: 'boolean' },
-        commit_at_start: { type: 'boolean' },
-      },
-      additionalProperties: false,
-    },
-    output_schema: { type: 'object', required: ['waited_ms'], properties: { waited_ms: { type: 'integer' } }, additionalProperties: false },
+    input_schema: Type.Object({
+      ms: Type.Integer({ minimum: 0, maximum: 600000 }),
+      lock: Type.Optional(Type.String({ pattern: '^[a-z0-9_-]{1,40}$' })),
+      steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+      fail_with: Type.Optional(Type.Union([Type.Literal('device_unavailable'), Type.Literal('execution_failed'), Type.Literal('bad_output'), Type.Literal('crash')])),
+      ignore_abort: Type.Optional(Type.Boolean()),
+      commit_at_start: Type.Optional(Type.Boolean()),
+    }, { additionalProperties: false }),
+    output_schema: Type.Object({ waited_ms: Type.Integer() }, { additionalProperties: false }),
   },
-  locks: (a) => (a.lock ? [`diagnostics:${a.lock}`] : []),
+  // A named lock serialises waits (lock key `diagnostics:<name>`); not a grant kind, so nothing is checked.
+  resources: (a) => (a.lock ? [{ kind: 'diagnostics', id: a.lock }] : []),
   async run(a, ctx) {
     const started = Date.now();
     if (a.commit_at_start) ctx.commit();
@@ -82,12 +70,13 @@ const wait = defineFunction<WaitArgs, { waited_ms: number }>({
     if (a.fail_with === 'device_unavailable') fail('device_unavailable', 'The diagnostic device is unplugged (simulated).');
     if (a.fail_with === 'execution_failed') fail('execution_failed', 'The diagnostic handler failed (simulated).', { details: { reason: 'simulated' } });
     if (a.fail_with === 'crash') throw new TypeError('simulated crash with private detail /home/secret');
-    if (a.fail_with === 'bad_output') return { waited_ms: 'not a number' } as unknown as { waited_ms: number };
+    // JSON.parse gives `any`: the one way to hand the host an output its schema refuses, on purpose.
+    if (a.fail_with === 'bad_output') return JSON.parse('{"waited_ms":"not a number"}');
     return { waited_ms: Date.now() - started };
   },
 });
 
-const confirm = defineFunction<Record<string, never>, { ran: boolean }>({
+const confirm = defineFunction({
   descriptor: {
     ...base,
     id: 'diagnostics.confirm',
@@ -95,10 +84,10 @@ const confirm = defineFunction<Record<string, never>, { ran: boolean }>({
     description: 'Does nothing, but is marked high risk so that it always goes through confirmation. Use to test prompts.',
     permission_level: 'high',
     confirmation: 'always',
-    input_schema: { type: 'object', properties: {}, additionalProperties: false },
-    output_schema: { type: 'object', required: ['ran'], properties: { ran: { type: 'boolean' } }, additionalProperties: false },
+    input_schema: Type.Object({}, { additionalProperties: false }),
+    output_schema: Type.Object({ ran: Type.Boolean() }, { additionalProperties: false }),
   },
-  describe: () => 'Run a diagnostic no-op that needs your confirmation.',
+  describe: () => ({ key: 'diagnostics.confirm' }),
   run: async () => ({ ran: true }),
 });
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { defineFunction, fail } from '../../src/sdk/index.js';
-import { type FilesEnv, descriptor, entryType, pathProps, resourceOf, RootArg, schema } from './common.js';
+import { type FilesEnv, descriptor, entryType, pathProps, resourcesFor, RootArg, schema } from './common.js';
 import { compileGlob } from './glob.js';
 import { isHiddenName } from './limits.js';
 import { mediaTypeOf } from './media-types.js';
@@ -92,7 +92,7 @@ export function listDir(env: FilesEnv) {
         next_cursor: Type.Optional(Type.String()),
       }, ['root', 'path', 'entries', 'total', 'hidden_omitted']),
     }),
-    resource: (a) => resourceOf(env, { root: a.root, path: a.path ?? '' }),
+    resources: (a) => resourcesFor(env, 'read', { root: a.root, path: a.path ?? '' }),
     async run(a, ctx) {
       const r = await resolvePath(env, { root: a.root, path: a.path ?? '' }, { need: 'read', mustExist: true });
       requireDir(r);
@@ -167,7 +167,7 @@ export function statFn(env: FilesEnv) {
         writable: Type.Boolean(),
       }, ['root', 'path', 'type', 'size', 'modified', 'created', 'writable']),
     }),
-    resource: (a) => resourceOf(env, a),
+    resources: (a) => resourcesFor(env, 'read', a),
     async run(a) {
       const r = await resolvePath(env, a, { need: 'read', mustExist: true });
       const st = r.stat!;
@@ -221,7 +221,7 @@ export function searchFn(env: FilesEnv) {
       timeout_ms_default: 60_000,
       timeout_ms_max: 300_000,
     }),
-    resource: (a) => resourceOf(env, { root: a.root, path: a.path ?? '' }),
+    resources: (a) => resourcesFor(env, 'read', { root: a.root, path: a.path ?? '' }),
     async run(a, ctx) {
       const r = await resolvePath(env, { root: a.root, path: a.path ?? '' }, { need: 'read', mustExist: true });
       requireDir(r);

@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { DescriptorInput, Logger } from '../../src/sdk/index.js';
+import type { CallResource, DescriptorInput, Logger } from '../../src/sdk/index.js';
 import type { PathArg, PathContext } from './paths.js';
 import type { Staging } from './staging.js';
-import { rootOf } from './paths.js';
+import { grantedRoot, rootOf } from './paths.js';
 
 /** The handler's state, built once in `create()`. */
 export interface FilesEnv extends PathContext {
@@ -74,12 +74,18 @@ export function lockFor(env: FilesEnv, arg: PathArg): string {
 }
 
 /**
- * The resource a call touches, for consent: `folder:<shared folder path>` (which the policy matches
- * against `grants.files`, and which scopes remembered decisions), or '*' when no shared folder matches.
+ * The resources of a call on these paths (before consent): the shared folder of each (`files:<folder>`,
+ * labelled with its name: the scope of a remembered decision), refused with `permission_denied` when a
+ * path is outside every shared folder or the folder is read-only for a write. A write locks the file's
+ * real path (`file:<real path>`); a read takes no lock.
  */
-export function resourceOf(env: FilesEnv, arg: PathArg): string {
-  const root = rootOf(env.roots, arg);
-  return root ? `folder:${root.path}` : '*';
+export async function resourcesFor(env: FilesEnv, need: 'read' | 'write', ...args: PathArg[]): Promise<CallResource[]> {
+  const out: CallResource[] = [];
+  for (const arg of args) {
+    const root = await grantedRoot(env, arg, need);
+    out.push({ kind: 'files', id: root.path, label: root.name, access: need, lock: need === 'write' ? lockFor(env, arg) : false });
+  }
+  return out;
 }
 
 /** Entry types reported in outputs. */

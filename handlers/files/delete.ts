@@ -5,11 +5,11 @@
  */
 import fs from 'node:fs';
 import { Type } from '@sinclair/typebox';
-import { defineFunction, fail } from '../../src/sdk/index.js';
-import { type FilesEnv, descriptor, lockFor, pathProps, resourceOf, schema } from './common.js';
-import { countEntries, formatCount, formatSize } from './describe.js';
+import { defineFunction, fail, WireError } from '../../src/sdk/index.js';
+import { type FilesEnv, descriptor, pathProps, resourcesFor, schema } from './common.js';
+import { askedMsg, countEntries, countMsg, folderMsg, msg, sizeMsg, whereMsg } from './describe.js';
 import { withDir } from './handles.js';
-import { deny, resolvePath, where, type Resolved } from './paths.js';
+import { deny, resolvePath, type Resolved } from './paths.js';
 
 type TrashFn = (paths: string[], opts: { glob: boolean }) => Promise<void>;
 let trashModule: Promise<TrashFn | null> | undefined;
@@ -56,21 +56,33 @@ export function deleteFn(env: FilesEnv) {
       timeout_ms_default: 60_000,
       timeout_ms_max: 600_000,
     }),
-    locks: (a) => [lockFor(env, a)],
-    resource: (a) => resourceOf(env, a),
+    async resources(a) {
+      const rs = await resourcesFor(env, 'write', a);
+      // A call that cannot succeed is refused before anyone is asked: a folder with contents needs recursive.
+      let r: Resolved | undefined;
+      try {
+        r = await target(env, a);
+      } catch (e) {
+        if (e instanceof WireError && e.type === 'permission_denied') throw e;
+        return rs; // not there (yet): run() says so
+      }
+      if (r.stat!.isDirectory() && !a.recursive && (await countEntries(r.real, 1)) > 0) {
+        fail('invalid_arguments', 'The folder is not empty; set recursive to delete it with its contents.', { details: { reason: 'not_empty' } });
+      }
+      return rs;
+    },
     async describe(a) {
-      const verb = env.limits.useTrash && (await loadTrash()) ? 'Move' : 'Permanently delete';
-      const tail = verb === 'Move' ? ' to the trash' : '';
+      const how = env.limits.useTrash && (await loadTrash()) ? 'files.trash' : 'files.delete';
       try {
         const r = await target(env, a);
         if (r.stat!.isDirectory()) {
           const n = await countEntries(r.real, env.limits.maxWalkEntries);
-          if (n > 0 && !a.recursive) return `${verb} folder ${r.rel}/ in ${r.root.name}${tail} (it is not empty, so this will fail without recursive)`;
-          return `${verb} folder ${r.rel}/ in ${r.root.name} and its ${formatCount(n, env.limits.maxWalkEntries)}${tail}`;
+          if (n > 0 && !a.recursive) return msg(`${how}.folder_not_empty`, { folder: folderMsg(r) });
+          return msg(`${how}.folder`, { folder: folderMsg(r), count: countMsg(n, env.limits.maxWalkEntries) });
         }
-        return `${verb} ${where(r)} (${formatSize(r.stat!.size)})${tail}`;
+        return msg(`${how}.file`, { target: whereMsg(r), size: sizeMsg(r.stat!.size) });
       } catch {
-        return `${verb} ${a.path}${a.root ? ` in ${a.root}` : ''}${tail}`;
+        return msg(`${how}.unresolved`, { target: askedMsg(a) });
       }
     },
     async run(a, ctx) {

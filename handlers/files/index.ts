@@ -3,7 +3,7 @@
  * See docs/handlers/files.md for the grant model, the limits and the error cases.
  */
 import path from 'node:path';
-import { defineHandler, type CallContext, type FunctionDefinition, type HandlerEnv } from '../../src/sdk/index.js';
+import { defineHandler, mapErrors, type AnyFunctionDefinition, type HandlerEnv } from '../../src/sdk/index.js';
 import { listDir, searchFn, statFn } from './browse.js';
 import type { FilesEnv } from './common.js';
 import { deleteFn } from './delete.js';
@@ -11,7 +11,8 @@ import { parseLimits } from './limits.js';
 import { copyFn, mkdirFn, moveFn } from './manage.js';
 import { readBytes, readText } from './read.js';
 import { fromOsError } from './paths.js';
-import { parseRoots } from './roots.js';
+import { filesGrants } from './grants.js';
+import { rootsOf, type Root } from './roots.js';
 import { Staging } from './staging.js';
 import { writeBytes, writeText } from './write.js';
 
@@ -19,8 +20,15 @@ import { writeBytes, writeText } from './write.js';
 export async function filesEnv(env: HandlerEnv): Promise<FilesEnv> {
   const staging = new Staging(path.join(env.dataDir, 'files-staging'));
   await staging.init();
+  // The roots follow the live grants (a folder added or removed through the control API counts at once).
+  let roots: Root[] = rootsOf(env.grants.list('files'));
+  env.grants.on('change', () => {
+    roots = rootsOf(env.grants.list('files'));
+  });
   return {
-    roots: parseRoots(env.grants.files),
+    get roots() {
+      return roots;
+    },
     limits: parseLimits(env.options),
     staging,
     log: env.log.child({ handler: 'files' }),
@@ -28,23 +36,16 @@ export async function filesEnv(env: HandlerEnv): Promise<FilesEnv> {
 }
 
 /** Every function of the handler, in id order. */
-export function filesFunctions(fe: FilesEnv): FunctionDefinition<never, unknown>[] {
-  const defs = [copyFn(fe), deleteFn(fe), listDir(fe), mkdirFn(fe), moveFn(fe), readBytes(fe), readText(fe), searchFn(fe), statFn(fe), writeBytes(fe), writeText(fe)];
-  return (defs as unknown as FunctionDefinition<Record<string, unknown>, unknown>[]).map((d) => ({
-    ...d,
-    async run(a: Record<string, unknown>, ctx: CallContext) {
-      try {
-        return await d.run(a, ctx);
-      } catch (e) {
-        throw fromOsError(e);
-      }
-    },
-  })) as unknown as FunctionDefinition<never, unknown>[];
+export function filesFunctions(fe: FilesEnv): AnyFunctionDefinition[] {
+  const defs: AnyFunctionDefinition[] = [copyFn(fe), deleteFn(fe), listDir(fe), mkdirFn(fe), moveFn(fe), readBytes(fe), readText(fe), searchFn(fe), statFn(fe), writeBytes(fe), writeText(fe)];
+  // What the OS refuses (EACCES, ENOSPC, …) becomes a typed wire error, in every function.
+  return defs.map((d) => mapErrors(d, fromOsError));
 }
 
 
 export default defineHandler({
   name: 'files',
+  grantKinds: [filesGrants],
   async create(env) {
     return filesFunctions(await filesEnv(env));
   },

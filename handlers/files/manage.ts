@@ -3,14 +3,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { defineFunction, fail, type CallContext } from '../../src/sdk/index.js';
+import { defineFunction, fail, type CallContext, type Message } from '../../src/sdk/index.js';
 import { alreadyExists, atomicWrite, linkNoClobber } from './atomic-write.js';
-import { type FilesEnv, descriptor, lockFor, pathProps, resourceOf, RootArg, schema } from './common.js';
-import { countEntries, formatCount, formatSize } from './describe.js';
+import { type FilesEnv, descriptor, pathProps, resourcesFor, RootArg, schema } from './common.js';
+import { askedMsg, countEntries, countMsg, folderMsg, msg, sizeMsg, whereMsg } from './describe.js';
 import { VerifiedDir, openFileForRead, withDir } from './handles.js';
 import { copyHandle } from './io.js';
 import { checkWritableName, isDeniedName, isHiddenName } from './limits.js';
-import { checkHardlinks, checkWalked, deny, isInside, locateForCreate, resolvePath, where, type PathArg, type Resolved } from './paths.js';
+import { checkHardlinks, checkWalked, deny, isInside, locateForCreate, resolvePath, type PathArg, type Resolved } from './paths.js';
 
 interface MkdirArgs {
   root?: string;
@@ -31,9 +31,8 @@ export function mkdirFn(env: FilesEnv) {
       input_schema: schema({ ...pathProps, parents: Type.Optional(Type.Boolean()) }, ['path']),
       output_schema: schema({ root: Type.String(), path: Type.String(), created: Type.Boolean() }, ['root', 'path', 'created']),
     }),
-    locks: (a) => [lockFor(env, a)],
-    resource: (a) => resourceOf(env, a),
-    describe: (a) => `Create folder ${a.path}${a.root ? ` in ${a.root}` : ''}${a.parents ? ' (and any missing folders above it)' : ''}`,
+    resources: (a) => resourcesFor(env, 'write', a),
+    describe: (a) => msg(a.parents ? 'files.mkdir.parents' : 'files.mkdir', { target: askedMsg(a) }),
     async run(a, ctx) {
       const { root, rootReal, segs } = await locateForCreate(env, a);
       if (segs.length === 0) return { root: root.name, path: '', created: false };
@@ -124,17 +123,17 @@ async function resolvePair(env: FilesEnv, a: TwoPathArgs, sourceNeed: 'read' | '
   return { src, dst };
 }
 
-async function describePair(env: FilesEnv, verb: 'Move' | 'Copy', a: TwoPathArgs): Promise<string> {
+async function describePair(env: FilesEnv, verb: 'move' | 'copy', a: TwoPathArgs): Promise<Message> {
   try {
-    const { src, dst } = await resolvePair(env, a, verb === 'Move' ? 'write' : 'read');
-    const replacing = dst.stat ? `, replacing the existing file (${formatSize(dst.stat.size)})` : '';
+    const { src, dst } = await resolvePair(env, a, verb === 'move' ? 'write' : 'read');
     if (src.stat!.isDirectory()) {
       const n = await countEntries(src.real, env.limits.maxWalkEntries);
-      return `${verb} folder ${src.rel}/ in ${src.root.name} and its ${formatCount(n, env.limits.maxWalkEntries)} to ${where(dst)}`;
+      return msg(`files.${verb}.folder`, { folder: folderMsg(src), count: countMsg(n, env.limits.maxWalkEntries), to: whereMsg(dst) });
     }
-    return `${verb} ${where(src)} (${formatSize(src.stat!.size)}) to ${where(dst)}${replacing}`;
+    const params = { target: whereMsg(src), size: sizeMsg(src.stat!.size), to: whereMsg(dst) };
+    return dst.stat ? msg(`files.${verb}.file_replacing`, { ...params, old: sizeMsg(dst.stat.size) }) : msg(`files.${verb}.file`, params);
   } catch {
-    return `${verb} ${a.path} to ${a.to_path}`;
+    return msg(`files.${verb}.unresolved`, { path: a.path, to: a.to_path });
   }
 }
 
@@ -161,9 +160,8 @@ export function moveFn(env: FilesEnv) {
       input_schema: schema(twoPathProps, ['path', 'to_path']),
       output_schema: TwoPathOutput,
     }),
-    locks: (a) => [lockFor(env, a), lockFor(env, destArg(a))],
-    resource: (a) => resourceOf(env, a),
-    describe: (a) => describePair(env, 'Move', a),
+    resources: (a) => resourcesFor(env, 'write', a, destArg(a)),
+    describe: (a) => describePair(env, 'move', a),
     async run(a, ctx) {
       const { src, dst } = await resolvePair(env, a, 'write');
       const isDir = src.stat!.isDirectory();
@@ -265,9 +263,8 @@ export function copyFn(env: FilesEnv) {
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,
     }),
-    locks: (a) => [lockFor(env, destArg(a))],
-    resource: (a) => resourceOf(env, destArg(a)),
-    describe: (a) => describePair(env, 'Copy', a),
+    resources: async (a) => [...(await resourcesFor(env, 'read', a)), ...(await resourcesFor(env, 'write', destArg(a)))],
+    describe: (a) => describePair(env, 'copy', a),
     async run(a, ctx) {
       const { src, dst } = await resolvePair(env, a, 'read');
       const out = { root: src.root.name, path: src.rel, to_root: dst.root.name, to_path: dst.rel };

@@ -300,6 +300,18 @@ export async function locateForCreate(ctx: PathContext, arg: PathArg): Promise<{
   return loc;
 }
 
+/**
+ * The shared folder a call may use, checked without touching the target (for `resources()`, before
+ * consent): lexical checks, which folder, its access, hidden names. Throws `permission_denied` with the
+ * reason; `run()` still resolves the path fully.
+ */
+export async function grantedRoot(ctx: PathContext, arg: PathArg, need: 'read' | 'write'): Promise<Root> {
+  const loc = await locate(ctx, arg);
+  if (need === 'write' && loc.root.access !== 'read_write') deny('read_only_grant', 'This folder is shared read-only.');
+  checkHidden(ctx, loc.segs);
+  return loc.root;
+}
+
 /** Checks a real path reached during a walk (see `checkReal`). */
 export function checkWalked(ctx: PathContext, rootReal: string, real: string, st: fs.Stats | undefined): void {
   checkReal(ctx, rootReal, real, st);

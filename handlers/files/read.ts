@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
 import { BlobRefSchema, defineFunction, fail, type CallContext } from '../../src/sdk/index.js';
-import { type FilesEnv, descriptor, pathProps, resourceOf, schema } from './common.js';
+import { type FilesEnv, descriptor, pathProps, resourcesFor, schema } from './common.js';
 import { openFileForRead } from './handles.js';
 import { copyHandle, readAt } from './io.js';
 import { mediaTypeOf } from './media-types.js';
@@ -143,7 +143,7 @@ export function readText(env: FilesEnv) {
         media_type: Type.String(),
       }, ['root', 'path', 'text', 'size', 'offset', 'length', 'eof', 'media_type']),
     }),
-    resource: (a) => resourceOf(env, a),
+    resources: (a) => resourcesFor(env, 'read', a),
     async run(a, ctx) {
       const byBytes = a.offset !== undefined || a.length !== undefined;
       const byLines = a.start_line !== undefined || a.line_count !== undefined;
@@ -230,7 +230,7 @@ export function readBytes(env: FilesEnv) {
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,
     }),
-    resource: (a) => resourceOf(env, a),
+    resources: (a) => resourcesFor(env, 'read', a),
     async run(a, ctx) {
       const { r, fh, stat } = await openForRead(env, a);
       try {

@@ -7,14 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
-import { BlobRefSchema, defineFunction, fail, type BlobRef, type CallContext } from '../../src/sdk/index.js';
+import { BlobRefSchema, defineFunction, fail, type BlobRef, type CallContext, type Message } from '../../src/sdk/index.js';
 import { alreadyExists, atomicWrite, type WriteMode } from './atomic-write.js';
-import { type FilesEnv, descriptor, lockFor, pathProps, resourceOf, schema } from './common.js';
-import { formatSize } from './describe.js';
+import { type FilesEnv, descriptor, pathProps, resourcesFor, schema } from './common.js';
+import { askedMsg, msg, sizeMsg, whereMsg } from './describe.js';
 import { openFileForRead, withDir } from './handles.js';
 import { copyHandle, writeAll } from './io.js';
 import { checkWritableName } from './limits.js';
-import { checkHardlinks, resolvePath, where, type Resolved } from './paths.js';
+import { checkHardlinks, resolvePath, type Resolved } from './paths.js';
 
 const WRITE_RISK = { read_only: false, destructive: true, idempotent: false, physical: false };
 const ModeSchema = Type.Optional(Type.Union([Type.Literal('create'), Type.Literal('overwrite'), Type.Literal('append')], {
@@ -94,16 +94,16 @@ async function writeFile(env: FilesEnv, a: { root?: string; path: string; mode?:
 }
 
 /** The confirmation sentence for a write. */
-async function describeWrite(env: FilesEnv, a: { root?: string; path: string; mode?: WriteMode }, size: number): Promise<string> {
+async function describeWrite(env: FilesEnv, a: { root?: string; path: string; mode?: WriteMode }, size: number): Promise<Message> {
   const mode = a.mode ?? 'create';
   try {
     const r = await target(env, a);
-    if (mode === 'append' && r.stat) return `Append ${formatSize(size)} to ${where(r)}`;
-    if (r.stat && mode === 'overwrite') return `Overwrite ${where(r)} (${formatSize(r.stat.size)} now, ${formatSize(size)} after)`;
-    return `Create ${where(r)} (${formatSize(size)})`;
+    if (mode === 'append' && r.stat) return msg('files.write.append', { size: sizeMsg(size), target: whereMsg(r) });
+    if (r.stat && mode === 'overwrite') return msg('files.write.overwrite', { target: whereMsg(r), old: sizeMsg(r.stat.size), new: sizeMsg(size) });
+    return msg('files.write.create', { target: whereMsg(r), size: sizeMsg(size) });
   } catch {
     // The call will be refused when it runs; the prompt still says what was asked.
-    return `Write ${formatSize(size)} to ${a.path}${a.root ? ` in ${a.root}` : ''}`;
+    return msg('files.write.unresolved', { size: sizeMsg(size), target: askedMsg(a) });
   }
 }
 
@@ -127,8 +127,7 @@ export function writeText(env: FilesEnv) {
       input_schema: schema({ ...pathProps, text: Type.String({ maxLength: 768 * 1024 }), mode: ModeSchema }, ['path', 'text']),
       output_schema: WriteOutput,
     }),
-    locks: (a) => [lockFor(env, a)],
-    resource: (a) => resourceOf(env, a),
+    resources: (a) => resourcesFor(env, 'write', a),
     describe: (a) => describeWrite(env, a, Buffer.byteLength(a.text, 'utf8')),
     run: (a, ctx) => writeFile(env, a, { kind: 'buffer', data: Buffer.from(a.text, 'utf8') }, ctx),
   });
@@ -169,8 +168,7 @@ export function writeBytes(env: FilesEnv) {
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,
     }),
-    locks: (a) => [lockFor(env, a)],
-    resource: (a) => resourceOf(env, a),
+    resources: (a) => resourcesFor(env, 'write', a),
     describe: (a) => describeWrite(env, a, a.blob ? a.blob.size : Buffer.byteLength(a.data ?? '', 'base64')),
     run(a, ctx) {
       // The input schema's oneOf has made sure there is exactly one of data and blob.

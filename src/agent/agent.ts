@@ -8,9 +8,14 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { WireError } from '../protocol/errors.js';
-import { METHODS, PROTOCOL_VERSION, type HelloParams, type ToolsChanged } from '../protocol/messages.js';
-import type { BlobClient, HandlerEnv, Logger } from '../sdk/index.js';
+import { METHODS, PROTOCOL_VERSION, type HelloParams, type Outcome, type ToolsChanged } from '../protocol/messages.js';
+import { NO_GRANTS, type BlobClient, type HandlerEnv, type Logger } from '../sdk/index.js';
+import { ConfigError } from '../config/load.js';
+import { configPathResolver } from '../config/agent-config.js';
+import { GrantStore } from './grant-store.js';
 import { APP_VERSION } from '../version.js';
+import { TempArea } from '../sdk/temp.js';
+import { localeFromEnv, type Locale } from '../i18n/index.js';
 import { Dispatcher } from './dispatcher.js';
 import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './handlers-loader.js';
 import { Journal } from './journal.js';
@@ -22,6 +27,8 @@ import { ensurePrivateDir } from '../storage/private-dir.js';
 import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
+/** How long stop() waits for the handlers' dispose hooks. */
+const HOOK_BUDGET_MS = 5000;
 
 /** Where the agent gets its bridge token. */
 export interface TokenProvider {
@@ -44,6 +51,12 @@ export interface AgentOptions {
   backoff?: { baseMs: number; capMs: number; resetAfterMs: number };
   /** Handler folders to load (default: every built-in one). */
   handlers?: string[];
+  /** The language of prompt sentences (default: from the environment, LANG and friends). */
+  locale?: Locale;
+  /** Where the handler folders are (default: the built-in handlers/ of this install). */
+  handlersDir?: string;
+  /** The live grants (shared with the control methods); default: one over this agent's data dir. */
+  grants?: GrantStore;
 }
 
 /** A blob client used until one is configured: every transfer is refused clearly. */
@@ -82,11 +95,16 @@ export interface AgentEvents {
 
 export class Agent extends EventEmitter<AgentEvents> {
   readonly registry: FunctionRegistry;
+  /** The live grants: config, user changes, the kinds the built-in handlers declared. */
+  readonly grants: GrantStore;
   readonly journal: Journal;
   readonly dispatcher: Dispatcher;
   readonly session: DeviceSession | undefined;
   readonly identity: { workspaceId: string; userId: string; deviceId: string; deviceName: string };
   handlerResults: HandlerLoadResult[] = [];
+  /** Calls' private temp files (ctx.tempFile/tempDir), under the data dir; swept at start-up. */
+  readonly temp: TempArea;
+  private paused = false;
   private sweepTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
   private readonly log: Logger;
@@ -100,13 +118,20 @@ export class Agent extends EventEmitter<AgentEvents> {
     }
     this.identity = { workspaceId: id.workspace_id, userId: id.user_id, deviceId: id.device_id, deviceName: id.device_name ?? hostname() };
     ensurePrivateDir(config.data_dir);
+    this.grants = opts.grants ?? new GrantStore({ dataDir: config.data_dir, log: opts.log });
     const sync = config.journal?.synchronous === 'full' ? 'FULL' : 'NORMAL';
     this.journal = new Journal(join(config.data_dir, 'journal.sqlite'), { workspaceId: this.identity.workspaceId, deviceId: this.identity.deviceId }, sync);
     this.registry = new FunctionRegistry({ get: (k) => this.journal.metaGet(k), set: (k, v) => this.journal.metaSet(k, v) });
     const consent = opts.consent ?? new RefusingConsentGate(new Set(config.functions?.disabled ?? []));
+    this.temp = new TempArea(join(config.data_dir, 'tmp', 'calls'));
     this.dispatcher = new Dispatcher({
+      temp: this.temp,
+      locale: opts.locale ?? localeFromEnv(),
       identity: this.identity,
       registry: this.registry,
+      grants: this.grants,
+      // Built-in handlers (loaded by `load()`) see the grants; third-party adapters do not.
+      seesGrants: (source) => this.handlerResults.some((r) => r.name === source),
       journal: this.journal,
       consent,
       observers: opts.observers ?? [],
@@ -155,13 +180,35 @@ export class Agent extends EventEmitter<AgentEvents> {
   async load(): Promise<void> {
     const recovered = this.journal.recover();
     if (recovered.length) this.log.warn({ count: recovered.length }, 'recovered calls interrupted by a previous stop; none will re-run');
+    // A kill left these calls without an audit row: the trail gets one now, as the bridge gets the outcome.
+    for (const outcome of recovered) this.observeRecovered(outcome);
     this.journal.sweep(this.config.limits.dedupe_retention_s);
     this.sweepTimer = setInterval(() => this.journal.sweep(this.config.limits.dedupe_retention_s), 3600_000);
     this.sweepTimer.unref();
-    const names = this.opts.handlers ?? this.config.adapters?.builtin ?? builtinHandlerNames();
-    this.handlerResults = await loadHandlers(names, this.registry, (n) => this.handlerEnv(n), this.log);
+    // Nothing runs yet: whatever is in the calls' temp folder was left by a crash or a hung handler.
+    this.temp.sweep();
+    const names = this.opts.handlers ?? this.config.adapters?.builtin ?? builtinHandlerNames(this.opts.handlersDir);
+    this.handlerResults = await loadHandlers(names, this.registry, (n) => this.handlerEnv(n), this.log, this.opts.handlersDir, {
+      sink: this.grants,
+      // Every kind is known now: a bad or unknown `grants.<kind>` refuses the start, naming the key.
+      afterImport: () => {
+        const problems = this.grants.setConfig(this.config.grants, { resolvePath: configPathResolver(this.config) });
+        if (problems.length) throw new ConfigError(this.config.source, problems);
+      },
+    });
     this.registry.discardPending();
     this.registry.settle();
+  }
+
+  /** Hands a recovered outcome to the observers (audit, metrics); who asked and the arguments are not journalled. */
+  private observeRecovered(outcome: Outcome): void {
+    for (const obs of this.opts.observers ?? []) {
+      try {
+        obs.onFinished({ outcome, descriptor: undefined, args: undefined, requester: undefined, workspaceId: this.identity.workspaceId, userId: this.identity.userId });
+      } catch (e) {
+        this.log.error({ err: String(e) }, 'call observer failed');
+      }
+    }
   }
 
   /**
@@ -214,12 +261,32 @@ export class Agent extends EventEmitter<AgentEvents> {
       clearInterval(this.sweepTimer);
       this.registry.discardPending();
       await this.dispatcher.shutdown();
+      await this.disposeHandlers();
       if (this.session?.isConnected) await this.session.flushOutbox();
       this.session?.stop();
       this.journal.close();
       rmSync(join(this.config.data_dir, 'endpoint.json'), { force: true });
     })();
     return this.stopping;
+  }
+
+  /** Runs every loaded handler's `dispose` (bounded: a hook that hangs does not hold the stop up). */
+  private async disposeHandlers(): Promise<void> {
+    const all = Promise.all(this.handlerResults.map((r) => r.instance?.dispose()));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((r) => (timer = setTimeout(r, HOOK_BUDGET_MS)));
+    await Promise.race([all, late]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * Tells the handlers the user paused or resumed calls (`onPause` / `onResume`); repeated states are
+   * ignored, so it may be fed every status change.
+   */
+  async setPaused(paused: boolean): Promise<void> {
+    if (paused === this.paused) return;
+    this.paused = paused;
+    await Promise.all(this.handlerResults.map((r) => (paused ? r.instance?.pause() : r.instance?.resume())));
   }
 
   /**
@@ -232,7 +299,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const own = join(this.config.data_dir, 'adapter-data', name);
     if (!withGrants) mkdirSync(own, { recursive: true, mode: 0o700 });
     return {
-      grants: withGrants ? (this.config.grants ?? {}) : {},
+      grants: withGrants ? this.grants : NO_GRANTS,
       options: (this.config.handlers?.[name] as Record<string, unknown> | undefined) ?? {},
       // Third-party code gets a folder of its own, never the agent's (local token, keys, journal).
       dataDir: withGrants ? this.config.data_dir : own,

@@ -3,19 +3,24 @@
  * consent, locks, execution with timeouts and cancellation, output validation, outcome.
  * Handler errors are mapped to wire errors here and only here.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { argsDigest } from '../protocol/hash.js';
 import { ijsonViolation } from '../protocol/ijson.js';
 import { RPC, RpcError, WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
 import { serializedResults, tooLong } from '../protocol/peer.js';
 import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
-import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
+import { NO_GRANTS, type BlobClient, type CallContext, type CallResource, type Logger, type Progress } from '../sdk/index.js';
+import type { GrantStore } from './grant-store.js';
+import { TempArea } from '../sdk/temp.js';
+import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { Journal } from './journal.js';
 import { callLineWriter, type CallLineWriter } from './logger.js';
 import { LockAbortedError, LockManager, Semaphore, type AbortLike } from './locks.js';
 import { errorOutcome, finalOutcome, preAcceptOutcome, uuidv7Time, type CallTimes } from '../protocol/outcomes.js';
 import type { FunctionRegistry, RegisteredFunction } from './registry.js';
-import type { CallObserver, ConsentGate, ConsentRequest } from './seams.js';
+import { resourceScope, type CallObserver, type ConsentGate, type ConsentRequest, type ConsentResource } from './seams.js';
 
 /** How long a handler gets to stop after its signal fires before the call is answered anyway (§6.5). */
 export const ABORT_GRACE_MS = 5000;
@@ -31,10 +36,21 @@ export interface Identity {
 export interface DispatcherOptions {
   identity: Identity;
   registry: FunctionRegistry;
+  /** The live grants every call's resources are checked against before consent (default: none). */
+  grants?: GrantStore;
+  /**
+   * True for a built-in handler's functions: only they see the grants in `resources()`; a third-party
+   * adapter's resources are still checked, by id, but it is never shown what the user shared.
+   */
+  seesGrants?: (source: string) => boolean;
   journal: Journal;
   consent: ConsentGate;
   observers?: CallObserver[];
   blobs: BlobClient;
+  /** Where calls' temp files go (ctx.tempFile/tempDir); default a folder under the OS temp dir. */
+  temp?: TempArea;
+  /** The language of prompt sentences (default en). */
+  locale?: Locale;
   log: Logger;
   maxConcurrentCalls: number;
   dedupeRetentionS: number;
@@ -94,6 +110,12 @@ class CallAbort implements AbortLike {
   }
 }
 
+/** A call's resources as checked before consent, and the lock keys they give. */
+interface Resolved {
+  resources: ConsentResource[];
+  locks: readonly string[];
+}
+
 /** The journal could not take the call: it must not run. */
 class JournalFault extends Error {
   constructor(override readonly cause: unknown) {
@@ -112,6 +134,8 @@ interface InFlight {
   reg: RegisteredFunction;
   state: CallState;
   seq: number;
+  /** This call's execution budget (its `timeout_ms`, capped), once it has started: the timeout message names it. */
+  budgetMs?: number;
   /**
    * Fires on cancel, lease expiry and shutdown at any stage, and on timeout once the execution budget
    * runs (it starts after consent, so a prompt never sees a timeout reason).
@@ -430,12 +454,24 @@ export class Dispatcher {
       return errorOutcome(t, 'cancelled', 'cancelled', r.kind === 'lease' ? 'The call was cancelled because the bridge did not come back in time.' : 'The call was cancelled.', 'none', r.kind === 'lease' ? { reason: 'lease_expired' } : undefined);
     };
 
+    // The first half of the policy step (§6.1): the resources the call touches, checked against the
+    // grants. A refusal here is final and journalled like any outcome; nobody is asked.
+    let resolved: Resolved;
+    try {
+      resolved = await this.resolveResources(call, args);
+    } catch (e) {
+      const err = e instanceof WireError ? e : new WireError('execution_failed', 'The function could not work out what this call touches.');
+      if (!(e instanceof WireError)) log.error({ err: String(e) }, 'resources() threw an unexpected error');
+      const refused = err.type === 'permission_denied' || err.type === 'invalid_arguments';
+      return errorOutcome(t, refused ? 'rejected' : 'failed', err.type, err.message, 'none', err.details, err.retryable);
+    }
     const req: { -readonly [K in keyof ConsentRequest]: ConsentRequest[K] } = {
       callId: call.callId,
       descriptor: d,
       args,
       summary: '',
-      resource: def.resource ? safe(() => def.resource!(args), '*') : '*',
+      resource: resourceScope(resolved.resources),
+      resources: resolved.resources,
       requester: p.requester,
       workspaceId: p.workspace_id,
       userId: p.user_id,
@@ -447,10 +483,12 @@ export class Dispatcher {
       // The user will be asked: journal the call first, then describe it in one sentence.
       await this.accept(call, 'accepted', null);
       this.setState(call, 'accepted', t.acceptedAt);
-      req.summary = `Run ${d.name}.`;
+      const locale = this.o.locale ?? 'en';
+      req.summary = strings.render(coreMessage('core.call.generic', { name: d.name }), locale);
       if (def.describe) {
         try {
-          req.summary = await def.describe(args);
+          const said = await def.describe(args, resolved.resources);
+          req.summary = typeof said === 'string' ? said : strings.render(said, locale);
         } catch (e) {
           log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
         }
@@ -469,7 +507,7 @@ export class Dispatcher {
       return errorOutcome(t, 'rejected', e.type, e.message, 'none', e.details, e.retryable);
     }
 
-    const lockNames = def.locks ? safe(() => def.locks!(args), d.locks) : d.locks;
+    const lockNames = resolved.locks;
     const timeoutMs = Math.min(p.timeout_ms ?? d.timeout_ms_default, d.timeout_ms_max);
     // Fast path: when its locks are free, the call is journalled directly as running once it has a
     // concurrency slot (usually at once; otherwise after a short wait that is not journalled and that a
@@ -534,15 +572,55 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * Runs the function's `resources()` and checks each resource of a declared grant kind against the
+   * live grants (whatever the handler checked itself): outside every grant, or read-only for a write,
+   * throws `permission_denied`. The grant's alias labels it and its `ask: always` carries over.
+   */
+  private async resolveResources(call: InFlight, args: Record<string, unknown>): Promise<Resolved> {
+    const def = call.reg.def;
+    const d = call.reg.descriptor;
+    if (!def.resources) return { resources: [], locks: d.locks };
+    const grants = this.o.grants && this.o.seesGrants?.(call.reg.source) !== false ? this.o.grants : NO_GRANTS;
+    const r = def.resources(args, { grants });
+    const list: readonly CallResource[] = r instanceof Promise ? await r : r;
+    const resources: ConsentResource[] = [];
+    const locks: string[] = [];
+    for (const x of list) {
+      const writes = x.access ? x.access === 'write' : !(d.risk?.read_only ?? false);
+      const c = this.o.grants?.check(x, writes);
+      if (c && 'refused' in c) throw new WireError('permission_denied', c.refused, { details: { reason: 'not_granted', kind: x.kind } });
+      const g = c?.grant;
+      const label = x.label ?? g?.alias;
+      const ask = x.ask ?? g?.ask;
+      resources.push({ kind: x.kind, id: x.id, granted: g !== undefined, ...(label !== undefined ? { label } : {}), ...(ask ? { ask } : {}) });
+      if (x.lock !== false) locks.push(x.lock ?? `${x.kind}:${x.id}`);
+    }
+    return { resources, locks: [...new Set(locks)] };
+  }
+
   /** Starts the execution budget: the call's signal fires with a timeout reason when it runs out. */
   private startBudget(call: InFlight, ms: number): NodeJS.Timeout {
+    call.budgetMs = ms;
     return setTimeout(() => this.abort(call, 'timeout'), ms);
+  }
+
+  private fallbackTemp: TempArea | undefined;
+
+  /** The temp area: the configured one, else (unit tests) a private folder under the OS temp dir. */
+  private tempArea(): TempArea {
+    if (this.o.temp) return this.o.temp;
+    this.fallbackTemp ??= new TempArea(join(tmpdir(), `aios-device-calls-${process.pid}`));
+    return this.fallbackTemp;
   }
 
   private async execute(call: InFlight, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
     const d = call.reg.descriptor;
     const t = call.times;
+    const temp = this.tempArea().scope(call.callId);
     const ctx: CallContext = {
+      tempFile: (ext) => temp.tempFile(ext),
+      tempDir: () => temp.tempDir(),
       callId: call.callId,
       functionId: call.fn,
       get signal() {
@@ -562,6 +640,8 @@ export class Dispatcher {
       (v) => ({ ok: true as const, v }),
       (e: unknown) => ({ ok: false as const, e }),
     );
+    // The call's temp files go when its handler settles, however the call ended (even after its outcome).
+    void settled.then(() => temp.close()).catch((e: unknown) => log.warn({ err: String(e) }, 'a call\'s temporary files could not be removed'));
     // Whichever comes first: the handler settles, or the call is aborted (`abort` wakes this).
     const first = await new Promise<Awaited<typeof settled> | 'aborted'>((resolve) => {
       if (call.ab.aborted) return resolve('aborted');
@@ -592,7 +672,7 @@ export class Dispatcher {
     const side: SideEffects = stopped !== 'grace' && !call.committed ? (stopped.ok ? 'possible' : 'none') : 'possible';
     switch (kind) {
       case 'timeout':
-        return errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${Math.min(d.timeout_ms_max, d.timeout_ms_default)} ms budget and was stopped.`, side);
+        return errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${call.budgetMs ?? Math.min(d.timeout_ms_max, d.timeout_ms_default)} ms budget and was stopped.`, side);
       case 'shutdown':
         return errorOutcome(t, 'unknown', 'execution_interrupted', 'The device client stopped while this call was running.', side === 'none' ? 'none' : 'possible');
       case 'lease':
@@ -668,13 +748,5 @@ class CallLogger implements Logger {
   }
   child(b: Record<string, unknown>): Logger {
     return this.l.child(b);
-  }
-}
-
-function safe<T>(fn: () => T, fallback: T): T {
-  try {
-    return fn();
-  } catch {
-    return fallback;
   }
 }

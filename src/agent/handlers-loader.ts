@@ -5,7 +5,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Handler, HandlerEnv, Logger } from '../sdk/index.js';
+import type { GrantKind, Handler, HandlerEnv, Logger } from '../sdk/index.js';
+import { catalogueDirs, instantiate, type LoadedHandler } from '../sdk/instance.js';
 import { BUILTIN_HANDLERS_DIR, MODULE_EXT } from '../version.js';
 import type { FunctionRegistry } from './registry.js';
 
@@ -14,6 +15,8 @@ export interface HandlerLoadResult {
   name: string;
   functions: string[];
   error?: string;
+  /** The running handler (its lifecycle hooks), when it loaded. */
+  instance?: LoadedHandler;
 }
 
 /** Names of the built-in handler folders. */
@@ -25,29 +28,61 @@ export function builtinHandlerNames(dir = BUILTIN_HANDLERS_DIR): string[] {
     .sort();
 }
 
-/** Imports and registers handlers; returns what happened to each. */
+/** What the loader does with the grant kinds the handlers declare. */
+export interface GrantKindSink {
+  registerKinds(owner: string, kinds: readonly GrantKind[]): void;
+}
+
+/**
+ * Imports every handler first (so all grant kinds are known), lets `afterImport` check the config's
+ * grants against them (it throws to refuse the start), then creates and registers each handler.
+ * A handler that fails to import or create is logged and skipped.
+ */
 export async function loadHandlers(
   names: readonly string[],
   registry: FunctionRegistry,
   envFor: (name: string) => HandlerEnv,
   log: Logger,
   dir = BUILTIN_HANDLERS_DIR,
+  grants?: { sink: GrantKindSink; afterImport(): void },
 ): Promise<HandlerLoadResult[]> {
   const results: HandlerLoadResult[] = [];
+  const imported: Handler[] = [];
+  const failed = (name: string, e: unknown): void => {
+    const error = (e as Error).message;
+    log.error({ handler: name, err: error }, 'handler failed to load; its functions are unavailable');
+    results.push({ name, functions: [], error });
+  };
   for (const name of names) {
     try {
       const mod = (await import(pathToFileURL(join(dir, name, 'index' + MODULE_EXT)).href)) as { default?: Handler };
       const h = mod.default;
       if (!h || typeof h.create !== 'function') throw new Error('its module has no default Handler export');
       if (h.name !== name) throw new Error(`its handler name "${h.name}" does not match its folder`);
-      const defs = await h.create(envFor(name));
-      registry.register(name, defs);
-      results.push({ name, functions: defs.map((d) => d.descriptor.id) });
+      if (h.grantKinds?.length) {
+        if (!grants) throw new Error('it declares grant kinds, which only built-in handlers may do');
+        grants.sink.registerKinds(name, h.grantKinds);
+      }
+      imported.push(h);
     } catch (e) {
-      const error = (e as Error).message;
-      log.error({ handler: name, err: error }, 'handler failed to load; its functions are unavailable');
-      results.push({ name, functions: [], error });
+      failed(name, e);
     }
   }
-  return results;
+  grants?.afterImport();
+  for (const h of imported) {
+    try {
+      const instance = await instantiate(h, envFor(h.name), { catalogueDirs: catalogueDirs(h.name, dir) });
+      const defs = instance.functions;
+      try {
+        registry.register(h.name, defs);
+      } catch (e) {
+        await instance.dispose();
+        throw e;
+      }
+      results.push({ name: h.name, functions: defs.map((d) => d.descriptor.id), instance });
+    } catch (e) {
+      failed(h.name, e);
+    }
+  }
+  return results.sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
 }

@@ -600,6 +600,7 @@ export class Journal {
     try {
       this.checkpoint();
       this.retryAfter = 0;
+      this.onBackgroundCheckpoint();
     } catch (e) {
       this.onCheckpointError(e);
       this.retryAfter = Date.now() + INDEX_RETRY_MS;
@@ -611,6 +612,9 @@ export class Journal {
 
   /** Told about a checkpoint that failed in the background (the agent logs it). */
   onCheckpointError: (e: unknown) => void = () => undefined;
+
+  /** Told when a background catch-up has written the table (tests wait on it instead of sleeping). */
+  onBackgroundCheckpoint: () => void = () => undefined;
 }
 
 /** Writes the whole string (a short write is continued, never left half-done). */

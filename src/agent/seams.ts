@@ -13,13 +13,39 @@ export interface ConsentRequest {
   readonly args: Record<string, unknown>;
   /** One sentence from the handler's `describe()` (or a generic one). */
   readonly summary: string;
-  /** Scope for remembered decisions (from the handler's `resource()`), '*' when none. */
+  /**
+   * Scope for remembered decisions: the resource set the prompt shows (`resourceScope`), '*' when the
+   * call has none.
+   */
   readonly resource: string;
+  /** The resources the call touches, checked against the grants before consent (empty when none). */
+  readonly resources?: readonly ConsentResource[];
   readonly requester: Requester | undefined;
   readonly workspaceId: string;
   readonly userId: string;
   /** How long a prompt may wait for the user (confirm_timeout_ms). */
   readonly timeoutMs: number;
+}
+
+/** One resource of a call as consent sees it (after the grant check). */
+export interface ConsentResource {
+  readonly kind: string;
+  readonly id: string;
+  /** What people see (the grant's alias), when it has one. */
+  readonly label?: string;
+  /** True when a grant covers it (a resource of a kind nobody declared is never granted). */
+  readonly granted: boolean;
+  /** `always`: the call asks whatever its level. */
+  readonly ask?: 'always';
+}
+
+/**
+ * The scope key of a remembered decision for a call's resources: `kind:id` of each, sorted, one per
+ * line (so a decision on a move from A to B covers exactly A and B); '*' for a call with none.
+ */
+export function resourceScope(resources: readonly Pick<ConsentResource, 'kind' | 'id'>[]): string {
+  if (!resources.length) return '*';
+  return [...new Set(resources.map((r) => `${r.kind}:${r.id}`))].sort().join('\n');
 }
 
 /** The gate's answer. `error` is set exactly when the call must not run. */

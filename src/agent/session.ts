@@ -38,7 +38,25 @@ export interface SessionOptions {
   onStatus?(s: BridgeStatus): void;
   onFatal?(f: FatalStop): void;
   /** Backoff parameters (§1); tests shorten them. */
-  backoff?: { baseMs: number; capMs: number; resetAfterMs: number };
+  backoff?: Backoff;
+  /** The jitter's source, [0, 1) (tests pin it). */
+  random?: () => number;
+}
+
+/** Reconnect backoff parameters (PROTOCOL.md §1). */
+export interface Backoff {
+  baseMs: number;
+  capMs: number;
+  /** A session that stays up this long resets the backoff. */
+  resetAfterMs: number;
+}
+
+/** §1's defaults: 0.5 s base, 30 s cap, reset after 60 s up. */
+export const DEFAULT_BACKOFF: Backoff = { baseMs: 500, capMs: 30_000, resetAfterMs: 60_000 };
+
+/** The wait before retry number `attempt` (0 = the first): full jitter under a doubling, capped ceiling. */
+export function backoffDelay(attempt: number, b: Backoff, random: () => number = Math.random): number {
+  return random() * Math.min(b.capMs, b.baseMs * 2 ** attempt);
 }
 
 /** The bridge connection a session method was called on. */
@@ -112,6 +130,20 @@ export class DeviceSession {
     clearTimeout(this.retryTimer);
     this.ws?.terminate();
     if (!this.ws) this.connect();
+  }
+
+  /**
+   * Drops the connection and connects again without waiting out the backoff (the tray's "reconnect",
+   * `trial`'s link cut). Calls keep running; their outcomes are reported on the new session (§6.8).
+   */
+  dropAndReconnect(): void {
+    if (this.stopped) return;
+    this.attempt = 0;
+    if (this.ws) this.ws.terminate();
+    else {
+      clearTimeout(this.retryTimer);
+      void this.connect();
+    }
   }
 
   /** Sends a notification to the bridge if the session is up. */
@@ -258,7 +290,7 @@ export class DeviceSession {
     this.setStatus('connected');
     this.o.log.info({ session_id: res.session_id }, 'connected to bridge');
     clearTimeout(this.upTimer);
-    this.upTimer = setTimeout(() => (this.attempt = 0), this.o.backoff?.resetAfterMs ?? 60_000);
+    this.upTimer = setTimeout(() => (this.attempt = 0), (this.o.backoff ?? DEFAULT_BACKOFF).resetAfterMs);
     this.upTimer.unref();
     await this.flushOutbox(peer);
   }
@@ -317,10 +349,8 @@ export class DeviceSession {
     if (this.stopped) return;
     this.setStatus('connecting');
     clearTimeout(this.retryTimer);
-    const b = this.o.backoff ?? { baseMs: 500, capMs: 30_000, resetAfterMs: 60_000 };
-    const ceiling = Math.min(b.capMs, b.baseMs * 2 ** this.attempt);
+    const delay = backoffDelay(this.attempt, this.o.backoff ?? DEFAULT_BACKOFF, this.o.random);
     this.attempt = Math.min(this.attempt + 1, 30);
-    const delay = Math.random() * ceiling; // full jitter
     this.retryTimer = setTimeout(() => void this.connect(), delay);
   }
 

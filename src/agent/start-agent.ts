@@ -21,12 +21,15 @@ import type { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { join } from 'node:path';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
 import { showNotice } from './user-notice.js';
+import { GrantStore } from './grant-store.js';
 import type { CallObserver } from './seams.js';
 
 /** A running agent and how to stop it. */
 export interface RunningAgent {
   agent: Agent;
   consent: ConsentService;
+  /** The live grants (control.grants.* and the tray's settings change them). */
+  grants: GrantStore;
   /** The device key: from login (keychain), or a local one for a provisioned device. */
   deviceKey: DeviceKey;
   discovery: Discovery;
@@ -43,6 +46,8 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   const creds = extra.tokens ? undefined : await loginCredentials(config);
   if (creds) config = withLogin(config, creds);
   const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true });
+  // One live grant store for the handlers, the dispatcher's resource check and control.grants.*.
+  const grants = new GrantStore({ dataDir: config.data_dir, log: log.child({ component: 'grants' }) });
   const tokens: TokenProvider = extra.tokens ?? (creds ? tokenProvider(creds.tokens) : configTokenProvider(config));
   creds?.tokens.start((e) => log.warn({ err: String(e) }, 'token refresh failed; will retry'));
   const blobs = config.bridge?.url ? new HttpBlobClient({ baseUrl: config.bridge.url, token: () => tokens.getAccessToken() }) : undefined;
@@ -61,6 +66,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     agent = new Agent(config, {
       log,
       consent,
+      grants,
       observers: [consent, metrics],
       tokens,
       ...(blobs ? { blobs } : {}),
@@ -89,7 +95,17 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   const key = creds?.key ?? (await loadOrCreateDeviceKey(new FileSecretStore(join(config.data_dir, 'device-key.json')), agent.identity.deviceId));
   try {
     await agent.load();
-    const control = createControlMethods(consent) as unknown as Record<string, RpcMethod>;
+    // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
+    consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
+    void agent.setPaused(consent.isPaused());
+    const control = {
+      ...(createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>),
+      // Drops the bridge link and reconnects at once (docs/qa-trial.md: the trial's reconnect check).
+      'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
+        if (p?.dry_run !== true) agent.session?.dropAndReconnect();
+        return { ok: true, status: agent.session?.status ?? 'offline' };
+      }) as unknown as RpcMethod,
+    };
     discovery = await startDiscovery(agent, config, key, log, [control]);
     const endpoint = discovery.endpoint;
     if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));
@@ -110,6 +126,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   return {
     agent,
     consent,
+    grants,
     deviceKey: key,
     discovery: d,
     endpoint: d.endpoint,

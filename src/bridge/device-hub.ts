@@ -43,6 +43,8 @@ export interface DeviceHubOptions {
 export class DeviceHub extends EventEmitter {
   private readonly wss: WebSocketServer;
   private readonly live = new Map<string, DeviceConnection>();
+  /** The last hello the bridge refused, per workspace/device, until one succeeds (in memory: a restart forgets it). */
+  private readonly refusedHellos = new Map<string, RefusedHello>();
   private readonly deviceRequests = new Map<string, (conn: DeviceConnection, params: unknown) => unknown>();
 
   constructor(private readonly o: DeviceHubOptions) {
@@ -62,6 +64,11 @@ export class DeviceHub extends EventEmitter {
     if (workspaceId !== undefined) return this.live.get(deviceKey(workspaceId, deviceId));
     for (const c of this.live.values()) if (c.identity.device_id === deviceId) return c;
     return undefined;
+  }
+
+  /** The last refused hello of a device (e.g. `client_outdated`), if its latest attempt was refused. */
+  lastRefusedHello(workspaceId: string, deviceId: string): RefusedHello | undefined {
+    return this.refusedHellos.get(deviceKey(workspaceId, deviceId));
   }
 
   /** True when the device (in that workspace, when given) has a live session. */
@@ -110,8 +117,15 @@ export class DeviceHub extends EventEmitter {
     peer.onRequest(METHODS.hello, (params) => {
       if (conn) throw new WireError('not_ready', 'This connection already said hello.');
       const hello = params as HelloParams;
-      this.checkHello(hello, identity);
       const key = deviceKey(identity.workspace_id, identity.device_id);
+      try {
+        this.checkHello(hello, identity);
+      } catch (e) {
+        // Kept so that a runtime (and `trial`) can tell an outdated device from one that is merely offline.
+        if (e instanceof WireError) this.refusedHellos.set(key, { type: e.type, message: e.message, at: new Date().toISOString(), client_version: String(hello.client?.version ?? '') });
+        throw e;
+      }
+      this.refusedHellos.delete(key);
       const previous = this.live.get(key);
       conn = { sessionId: 'ses_' + randomUUID(), identity, hello, peer, connectedAt: new Date().toISOString() };
       this.live.set(key, conn);
@@ -163,6 +177,14 @@ export class DeviceHub extends EventEmitter {
     for (const c of this.live.values()) c.peer.close(CLOSE.goingAway, 'bridge stopping');
     this.wss.close();
   }
+}
+
+/** A hello the bridge refused. */
+export interface RefusedHello {
+  type: string;
+  message: string;
+  at: string;
+  client_version: string;
 }
 
 function refuse(socket: Duplex, status: number, text: string, error: { type: string; message: string }): void {

@@ -42,6 +42,8 @@ export interface RuntimeApiOptions {
   publicUrl: () => string;
   /** Checks a device's Adapter Card against the key pinned at its login (BridgeServer.checkCard). */
   cardCheck?: (identity: { workspace_id: string; user_id: string; device_id: string }, card: Record<string, unknown>) => Promise<CardCheck>;
+  /** The bridge's `min_client_version`, shown with each device so an outdated one is recognised. */
+  minClientVersion?: string;
 }
 
 /** Serves `/v1/calls…`, `/v1/devices…` and `/skills`. Returns false for other paths. */
@@ -98,7 +100,12 @@ export class RuntimeApi {
         return sendJson(res, 200, { devices: this.o.store.devices(ws).map((d) => this.deviceView(d, false)) });
       }
       const d = this.o.store.getDevice(ws, parts[2]!);
-      if (!d) throw new HttpError(404, 'not_found', 'No such device in this workspace.');
+      if (!d) {
+        // A device whose every hello was refused (e.g. client_outdated) has no record yet, but is not unknown.
+        const refused = parts.length === 3 ? this.o.hub.lastRefusedHello(ws, parts[2]!) : undefined;
+        if (refused) return sendJson(res, 200, { device_id: parts[2], workspace_id: ws, online: false, client_version: refused.client_version, min_client_version: this.o.minClientVersion ?? null, last_refused_hello: refused, functions: [] });
+        throw new HttpError(404, 'not_found', 'No such device in this workspace.');
+      }
       if (parts.length === 3) {
         const v = this.deviceView(d, true);
         // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
@@ -130,7 +137,12 @@ export class RuntimeApi {
       functions_revision: d.functions_revision,
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
-    if (full) v['adapter_card'] = d.adapter_card;
+    if (full) {
+      v['adapter_card'] = d.adapter_card;
+      v['min_client_version'] = this.o.minClientVersion ?? null;
+      v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.hello.protocol_version ?? null;
+      v['last_refused_hello'] = this.o.hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
+    }
     return v;
   }
 

@@ -2,6 +2,7 @@
  * The reference bridge: one HTTP server carrying the device WebSocket endpoint (`/v1/device`), the
  * runtime API, and mounts for device login and blobs. Writes `<data_dir>/bridge.json` when ready.
  */
+import { serveStaticDir, underMount } from '../protocol/static-files.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { rmSync } from 'node:fs';
 import { ensurePrivateDir } from '../storage/private-dir.js';
@@ -10,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { BridgeConfig } from '../config/bridge-config.js';
 import { METHODS, type Descriptor, type FunctionListResult } from '../protocol/messages.js';
 import type { Logger } from '../sdk/index.js';
-import { APP_VERSION } from '../version.js';
+import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
@@ -24,6 +25,9 @@ import { bearer } from './auth.js';
 import { writeJsonFileSync } from '../storage/json-file.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
+
+/** The bridge console's page (resources/console). */
+const CONSOLE_DIR = join(PROJECT_ROOT, 'resources', 'console');
 export type HttpMount = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
 export interface BridgeOptions {
@@ -91,6 +95,7 @@ export class BridgeServer {
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
       cardCheck: (d, card) => this.checkCard(d, card),
+      minClientVersion: config.min_client_version,
     });
     this.blobs = new BlobStore({
       dir: join(config.data_dir, 'blobs'),
@@ -167,6 +172,8 @@ export class BridgeServer {
     }
     try {
       if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok', version: APP_VERSION });
+      // The QA console: a static page that signs in with a runtime token and uses the runtime API.
+      if (underMount(url.pathname, '/console')) return await serveStaticDir(req, res, url.pathname, '/console', CONSOLE_DIR);
       if (await this.api.handle(req, res, url)) return;
       for (const m of this.mounts) if (await m(req, res, url)) return;
       sendError(res, 404, 'not_found', 'No such route.');

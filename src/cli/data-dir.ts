@@ -2,6 +2,7 @@
  * The `--data-dir` / `--config` pair of the commands that work on an agent's data directory (consent,
  * adapters, keys): which directory, and the agent config when one is named, read once per command.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { defaultDataDir, loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
@@ -34,4 +35,25 @@ export function dataDirOf(o: DirOpts): string {
 /** Adds `--data-dir` and `--config`; `configUse` says what the config is read for. */
 export function withDirOptions(c: Command, configUse = 'data_dir'): Command {
   return c.option('--data-dir <dir>', "the agent's data directory").option('--config <file>', `read ${configUse} from this agent config file`);
+}
+
+/** The demo's agent data directory, relative to the folder `npm start` runs in. */
+export const DEMO_DATA_DIR = path.join('.demo', 'agent-data');
+
+/** Which data directory a command acts on, and how it was chosen (said to the user when it was not named). */
+export interface ChosenDataDir {
+  dir: string;
+  /** 'option' (--data-dir or --config), 'demo' (the demo's, found in this folder) or 'default'. */
+  from: 'option' | 'demo' | 'default';
+}
+
+/**
+ * `--data-dir` or `--config` when given; otherwise the demo's agent when the command runs where the
+ * demo keeps it (`npm start` from the repository), else the default data directory. `status` and the
+ * user's controls choose alike, so `pause` acts on the agent `status` shows.
+ */
+export function chooseDataDir(o: DirOpts): ChosenDataDir {
+  if (o.dataDir || o.config) return { dir: dataDirOf(o), from: 'option' };
+  if (existsSync(DEMO_DATA_DIR)) return { dir: path.resolve(DEMO_DATA_DIR), from: 'demo' };
+  return { dir: defaultDataDir(), from: 'default' };
 }

@@ -11,8 +11,9 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerLoginCommands } from './commands/login.js';
 import { registerConsentCommands } from './commands/consent.js';
 import { registerAdapterCommands } from './commands/adapters.js';
+import { registerTrialCommand } from './commands/trial.js';
 import { UsageError } from './process.js';
-import { EXIT_USAGE } from './runtime-client.js';
+import { BridgeUnreachableError, EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './runtime-client.js';
 
 /** Builds the command tree (exported for tests). */
 export function buildProgram(): Command {
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerLoginCommands(program);
   registerConsentCommands(program);
   registerAdapterCommands(program);
+  registerTrialCommand(program);
   return program;
 }
 
@@ -40,6 +42,11 @@ async function main(): Promise<void> {
     if (e instanceof ConfigError) {
       process.stderr.write(`config error in ${e.file}:\n${e.problems.map((p) => `  - ${p}`).join('\n')}\n`);
       process.exitCode = EXIT_USAGE;
+      return;
+    }
+    if (e instanceof BridgeUnreachableError) {
+      process.stderr.write(`aios-device: ${e.message}\n`);
+      process.exitCode = EXIT_BRIDGE_UNREACHABLE;
       return;
     }
     if (e instanceof UsageError) {

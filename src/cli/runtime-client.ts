@@ -3,6 +3,7 @@
  */
 import { readFileSync, existsSync } from 'node:fs';
 import type { CallRecord } from '../bridge/store.js';
+import { UsageError } from './process.js';
 
 /** Where a runtime reaches the bridge and as whom. */
 export interface RuntimeProfile {
@@ -20,6 +21,17 @@ export class BridgeHttpError extends Error {
   }
 }
 
+/** The bridge did not answer at all (down, wrong address): nothing was sent to a device. */
+export class BridgeUnreachableError extends Error {
+  constructor(readonly url: string, readonly reason: string) {
+    super(`cannot reach the bridge at ${url} (${reason}); is it running, and is that its address?`);
+    this.name = 'BridgeUnreachableError';
+  }
+}
+
+/** What to do when no device is named (a runtime profile written by hand may lack `device_id`). */
+export const NO_DEVICE = 'no device: the runtime profile has no device_id; pass --device ID (`aios-device status` lists the devices the bridge knows)';
+
 /** Reads a runtime profile file (written by `aios-device demo`). */
 export function readProfile(file: string): RuntimeProfile {
   if (!existsSync(file)) throw new Error(`no runtime profile at ${file}: start \`npm start\` first, or pass --bridge, --token and --workspace`);
@@ -31,11 +43,19 @@ export class RuntimeClient {
   constructor(readonly profile: RuntimeProfile) {}
 
   private async req<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const res = await fetch(this.profile.bridge_url.replace(/\/$/, '') + path, {
-      method,
-      headers: { Authorization: `Bearer ${this.profile.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    const url = this.profile.bridge_url.replace(/\/$/, '') + path;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: { Authorization: `Bearer ${this.profile.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (e) {
+      // fetch says only "fetch failed": the person needs the address that did not answer, and why.
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      throw new BridgeUnreachableError(this.profile.bridge_url, cause?.code ?? cause?.message ?? (e as Error).message);
+    }
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -53,7 +73,7 @@ export class RuntimeClient {
   /** POST /v1/calls. */
   async call(fn: string, args: Record<string, unknown>, opts: { device_id?: string; call_id?: string; timeout_ms?: number; confirm_timeout_ms?: number; wait?: boolean; wait_timeout_ms?: number; requester?: { kind: string; id?: string; name?: string } } = {}): Promise<{ status: number; record: CallRecord }> {
     const device = opts.device_id ?? this.profile.device_id;
-    if (!device) throw new Error('no device: pass --device');
+    if (!device) throw new UsageError(NO_DEVICE);
     const body: Record<string, unknown> = { workspace_id: this.profile.workspace_id, device_id: device, function: fn, arguments: args, wait: opts.wait ?? true };
     for (const k of ['call_id', 'timeout_ms', 'confirm_timeout_ms', 'wait_timeout_ms', 'requester'] as const) if (opts[k] !== undefined) body[k] = opts[k];
     const r = await this.req<CallRecord>('POST', '/v1/calls', body);
@@ -66,6 +86,11 @@ export class RuntimeClient {
 
   async cancel(callId: string, reason?: string): Promise<CallRecord> {
     return (await this.req<CallRecord>('POST', `/v1/calls/${encodeURIComponent(callId)}/cancel`, reason ? { reason } : {})).body;
+  }
+
+  /** GET /v1/devices/{id}/functions/{fn}: one function's descriptor as the device published it. */
+  async descriptor(deviceId: string, fn: string): Promise<Record<string, unknown>> {
+    return (await this.req<Record<string, unknown>>('GET', `/v1/devices/${encodeURIComponent(deviceId)}/functions/${encodeURIComponent(fn)}`)).body;
   }
 
   async devices(): Promise<{ devices: Record<string, unknown>[] }> {
@@ -91,7 +116,11 @@ export class RuntimeClient {
 export const EXIT_BY_STATE: Record<string, number> = { completed: 0, failed: 1, rejected: 2, cancelled: 3, expired: 4, unknown: 5 };
 /** Exit code when the call is not finished when `invoke` stops waiting. */
 export const EXIT_PENDING = 6;
+/** Exit code when the call completed but its output breaks the function's output_schema (a handler defect). */
+export const EXIT_OUTPUT_INVALID = 7;
 /** Exit code when the bridge refused the request (HTTP error). */
 export const EXIT_BRIDGE_ERROR = 10;
+/** Exit code when the bridge could not be reached at all. */
+export const EXIT_BRIDGE_UNREACHABLE = 11;
 /** Exit code for usage and config errors. */
 export const EXIT_USAGE = 64;

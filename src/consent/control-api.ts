@@ -8,6 +8,7 @@ import { ANSWER_KINDS, type PromptAnswerKind } from './prompt.js';
 import type { ConsentService } from './gate.js';
 import type { DecisionScope } from './decisions-store.js';
 import { parseSince } from './audit-log.js';
+import { GrantError, type GrantStore } from '../agent/grant-store.js';
 
 /** Per-request context from the local endpoint. */
 export interface ControlContext {
@@ -44,9 +45,19 @@ const optStr = (p: Record<string, unknown>, k: string): string | undefined => {
   return typeof v === 'string' ? v : bad(`${k} must be a string`);
 };
 
-/** Builds the control method table over a consent service. */
-export function createControlMethods(svc: ConsentService): ControlMethods {
-  const methods: Record<string, (p: Record<string, unknown>) => unknown> = {
+/** Runs a grant change; a refused one is invalid params saying why (and naming the key). */
+function grantChange<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof GrantError) bad(e.message);
+    throw e;
+  }
+}
+
+/** Builds the control method table over a consent service (and the live grants, when given). */
+export function createControlMethods(svc: ConsentService, grants?: GrantStore): ControlMethods {
+  const methods: Record<string, (p: Record<string, unknown>, ctx: ControlContext) => unknown> = {
     'control.status': () => svc.status(),
     'control.pause': () => svc.pause('ui'),
     'control.resume': () => svc.resume(),
@@ -67,13 +78,34 @@ export function createControlMethods(svc: ConsentService): ControlMethods {
       }
       const scope = optStr(p, 'scope');
       if (scope !== undefined && scope !== 'session' && scope !== 'always') bad('scope must be session or always');
+      const resourceScope = optStr(p, 'resource_scope');
+      if (resourceScope !== undefined && resourceScope !== 'shown' && resourceScope !== 'any') bad('resource_scope must be shown or any');
       const ok = svc.ui.answer(
         id,
         // Defaults as docs/consent.md and the terminal prompt have them: a remembered deny lasts until revoked.
-        answer === 'close' ? 'closed' : { answer: answer as PromptAnswerKind, scope: (scope as DecisionScope | undefined) ?? (answer === 'deny_remember' ? 'always' : 'session') },
+        answer === 'close'
+          ? 'closed'
+          : {
+              answer: answer as PromptAnswerKind,
+              scope: (scope as DecisionScope | undefined) ?? (answer === 'deny_remember' ? 'always' : 'session'),
+              ...(resourceScope ? { resource_scope: resourceScope } : {}),
+            },
       );
       if (!ok) bad('no such prompt is showing (it may have been answered, withdrawn or timed out)');
       return { ok: true };
+    },
+    // One way to be the one who answers prompts: attach, then heartbeat (PROTOCOL.md §8, docs/consent.md).
+    'control.prompts.attach': (p, ctx) => {
+      const name = optStr(p, 'name') ?? 'ui';
+      return svc.ui.attach(name.slice(0, 100), ctx.onClose);
+    },
+    'control.prompts.heartbeat': (p) => {
+      const id = optStr(p, 'answerer_id') ?? bad('answerer_id is required');
+      return { ok: svc.ui.heartbeat(id) };
+    },
+    'control.prompts.detach': (p) => {
+      const id = optStr(p, 'answerer_id') ?? bad('answerer_id is required');
+      return { detached: svc.ui.detach(id) };
     },
     'control.ui.focus': (p) => {
       svc.ui.setFocused(p['focused'] === true);
@@ -89,6 +121,25 @@ export function createControlMethods(svc: ConsentService): ControlMethods {
       if (typeof id !== 'number' || !Number.isInteger(id)) bad('id must be an integer');
       return { revoked: svc.decisions.revoke(id) };
     },
+    ...(grants
+      ? {
+          // The live grants: config (the ceiling) plus the user's changes, persisted in the data folder.
+          'control.grants.list': (p: Record<string, unknown>) => {
+            const kind = optStr(p, 'kind');
+            return { kinds: grants.kindNames(), grants: kind ? { [kind]: grants.list(kind) } : grants.snapshot() };
+          },
+          'control.grants.add': (p: Record<string, unknown>) => {
+            const kind = optStr(p, 'kind') ?? bad('kind is required');
+            if (p['entry'] === undefined) bad('entry is required (one entry as grants.<kind> takes it)');
+            return { grant: grantChange(() => grants.add(kind, p['entry'])) };
+          },
+          'control.grants.remove': (p: Record<string, unknown>) => {
+            const kind = optStr(p, 'kind') ?? bad('kind is required');
+            const id = optStr(p, 'id') ?? bad('id is required (the grant\'s id or alias)');
+            return { removed: grants.remove(kind, id) };
+          },
+        }
+      : {}),
     'control.activity.list': (p) => {
       const limit = p['limit'];
       if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) bad('limit must be a positive integer');
@@ -106,10 +157,8 @@ export function createControlMethods(svc: ConsentService): ControlMethods {
   for (const [name, fn] of Object.entries(methods)) {
     out[name] = async (params, ctx) => {
       if (!ctx?.authenticated) throw new WireError('unauthorized', 'The local token is missing or wrong.');
-      // A WebSocket UI is attached until it disconnects; an HTTP caller only for a while.
-      if (ctx.notify && ctx.onClose) svc.ui.attach(ctx.notify, ctx.onClose);
-      else svc.ui.touch();
-      return fn(obj(params));
+      // No call marks a UI present except control.prompts.attach (a status poll must not draw prompts).
+      return fn(obj(params), ctx);
     };
   }
   return out;

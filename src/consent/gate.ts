@@ -7,7 +7,7 @@ import type { Writable } from 'node:stream';
 import type { ConsentDecision, ConsentGate, ConsentRequest, CallObserver } from '../agent/seams.js';
 import type { ConfirmationInfo } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
-import type { Grants, Logger } from '../sdk/index.js';
+import type { Logger } from '../sdk/index.js';
 import { openConsentDb, type Db } from './db.js';
 import { watchChanges } from '../storage/sqlite.js';
 import { DecisionsStore } from './decisions-store.js';
@@ -20,7 +20,6 @@ import type { PromptProvider, PromptResult, PromptView } from './prompt.js';
 import { TtyPromptProvider, type TtyInput } from './providers/tty.js';
 import { UiPromptProvider } from './providers/ui.js';
 import { CONTROL_EVENTS, ControlEvents } from './control-events.js';
-import { grantMatcher } from './resource-grants.js';
 import { notifyPromptWaiting } from './notify.js';
 
 /** `confirmations.provider`. */
@@ -32,7 +31,6 @@ export interface ConsentConfig {
   confirmations?: { provider?: ProviderChoice; timeout_ms?: number };
   policy?: AdminPolicy;
   functions?: { disabled?: string[] };
-  grants?: Grants;
 }
 
 /** Wiring that is not configuration. */
@@ -49,7 +47,10 @@ export interface ConsentServiceOptions {
   auditInWorker?: boolean;
   /** How often to look for a pause/resume made by another process (ms; 0 = never). Default 1000. */
   pausePollMs?: number;
-  /** Overrides the default `grants`-based check for `medium` functions. */
+  /**
+   * Whether a call that names no checked resources (`ConsentRequest.resources` absent) is on a granted
+   * resource; default: never (such a `medium` call asks).
+   */
   isResourceGranted?: (functionId: string, resource: string) => boolean;
 }
 
@@ -91,7 +92,7 @@ export class ConsentService implements ConsentGate, CallObserver {
   private readonly timeoutMs: number;
   private readonly policy: AdminPolicy;
   private readonly disabled: ReadonlySet<string>;
-  private readonly granted: (functionId: string, resource: string, writes: boolean) => boolean;
+  private readonly granted: (functionId: string, resource: string) => boolean;
   private readonly log: Logger | undefined;
   private lastPaused: boolean;
   private poll: NodeJS.Timeout | undefined;
@@ -107,9 +108,7 @@ export class ConsentService implements ConsentGate, CallObserver {
     this.timeoutMs = config.confirmations?.timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
     this.policy = config.policy ?? {};
     this.disabled = new Set(config.functions?.disabled ?? []);
-    const byGrants = grantMatcher(config.grants ?? {});
-    const custom = opts.isResourceGranted;
-    this.granted = custom ? (f, r) => custom(f, r) : (_f, r, w) => byGrants(r, w);
+    this.granted = opts.isResourceGranted ?? (() => false);
 
     this.db = openConsentDb(config.data_dir);
     this.decisions = new DecisionsStore(this.db, this.sessionId);
@@ -127,6 +126,7 @@ export class ConsentService implements ConsentGate, CallObserver {
 
     const notify = opts.notify ?? ((v: PromptView) => notifyPromptWaiting(v, this.log));
     this.ui = new UiPromptProvider(this.events, notify);
+    this.ui.onPresenceChange = () => this.emitStatus();
     this.tty = new TtyPromptProvider(opts.tty?.input, opts.tty?.output);
     this.queue = new PromptQueue(() => this.provider(), () => this.emitStatus());
 
@@ -152,13 +152,17 @@ export class ConsentService implements ConsentGate, CallObserver {
 
   private verdict(req: ConsentRequest): PolicyVerdict {
     const d = req.descriptor;
-    const writes = d.risk ? !d.risk.read_only : true;
+    const rs = req.resources;
+    // Checked resources (the dispatcher refused the call before consent if one was outside every
+    // grant): granted when there is at least one and a grant covers each.
+    const granted = rs ? rs.length > 0 && rs.every((r) => r.granted) : undefined;
     return decidePolicy({
       descriptor: d,
       resource: req.resource,
       adminPolicy: this.policy,
       remembered: this.decisions.lookup(req.userId, d.id, req.resource),
-      isResourceGranted: (f, r) => this.granted(f, r, writes),
+      isResourceGranted: (f, r) => granted ?? this.granted(f, r),
+      askAlways: rs?.some((r) => r.ask === 'always') ?? false,
       paused: this.isPaused(),
     });
   }
@@ -209,12 +213,15 @@ export class ConsentService implements ConsentGate, CallObserver {
       permission_level: req.descriptor.permission_level,
       risk: req.descriptor.risk ?? null,
       resource: req.resource,
+      resources: (req.resources ?? []).map((r) => ({ kind: r.kind, id: r.id, ...(r.label !== undefined ? { label: r.label } : {}) })),
+      // "Any" (remember for every resource of this function) is offered only when the call names resources.
+      remember_any: v.rememberable && (req.resources?.length ?? 0) > 0,
       rememberable: v.rememberable,
       created_at: new Date(now).toISOString(),
       expires_at: new Date(now + timeoutMs).toISOString(),
     };
     const r = await this.queue.ask(view, req.args, timeoutMs, signal);
-    const decision = this.fromPrompt(r, req, v.rememberable);
+    const decision = this.fromPrompt(r, req, v.rememberable, view.remember_any);
     this.log?.info(
       { call_id: req.callId, function: req.descriptor.id, decision: decision.confirmation.decision, remembered: decision.confirmation.remembered },
       'consent decided by prompt',
@@ -222,7 +229,7 @@ export class ConsentService implements ConsentGate, CallObserver {
     return decision;
   }
 
-  private fromPrompt(r: PromptResult, req: ConsentRequest, rememberable: boolean): ConsentDecision {
+  private fromPrompt(r: PromptResult, req: ConsentRequest, rememberable: boolean, anyOffered: boolean): ConsentDecision {
     switch (r.kind) {
       case 'withdrawn': return this.withdrawn();
       case 'unavailable': return this.unavailable();
@@ -244,7 +251,8 @@ export class ConsentService implements ConsentGate, CallObserver {
           this.decisions.remember({
             userId: req.userId,
             functionId: req.descriptor.id,
-            resource: req.resource,
+            // The resources the prompt showed; every resource only when the user chose "any".
+            resource: anyOffered && r.answer.resource_scope === 'any' ? '*' : req.resource,
             effect: allow ? 'allow' : 'deny',
             scope: r.answer.scope ?? 'session',
           });
@@ -331,6 +339,8 @@ export class ConsentService implements ConsentGate, CallObserver {
   close(): void {
     if (this.poll) clearInterval(this.poll);
     this.poll = undefined;
+    this.ui.onPresenceChange = () => {};
+    this.ui.close();
     this.unwatch();
     if (this.db.open) this.audit.close();
     if (this.db.open) this.db.close();

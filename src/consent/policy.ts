@@ -21,8 +21,10 @@ export interface PolicyInput {
   adminPolicy: AdminPolicy;
   /** The user's remembered decision for this function and resource, if any. */
   remembered: { effect: 'allow' | 'deny' } | undefined;
-  /** True when the user has shared this resource with the agent (config `grants`). */
+  /** True when the user has shared this resource with the agent (every resource of the call is granted). */
   isResourceGranted: (functionId: string, resource: string) => boolean;
+  /** A grant the call touches says `ask: always`: the call asks, whatever its level, and is never remembered. */
+  askAlways?: boolean;
   paused: boolean;
 }
 
@@ -85,6 +87,7 @@ export function decidePolicy(i: PolicyInput): PolicyVerdict {
   if (alwaysAsks(d)) {
     return { action: 'ask', rememberable: false, reason: d.permission_level === 'critical' ? 'critical function' : 'function always asks' };
   }
+  if (i.askAlways) return { action: 'ask', rememberable: false, reason: 'the grant says ask always' };
   if (i.remembered?.effect === 'deny') {
     return { action: 'deny', by: 'remembered', error: 'user_rejected', required: true, reason: 'denied earlier by the user' };
   }

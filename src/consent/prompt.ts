@@ -14,6 +14,11 @@ export const ANSWER_KINDS: readonly PromptAnswerKind[] = ['allow_once', 'allow_r
 export interface PromptAnswer {
   answer: PromptAnswerKind;
   scope?: DecisionScope;
+  /**
+   * What a remember answer covers: the resources the prompt showed (default), or `any` resource of
+   * this function (only when the prompt offered it: `remember_any`).
+   */
+  resource_scope?: 'shown' | 'any';
 }
 
 /** A prompt as shown to the user (and broadcast to the UI). Carries no argument values. */
@@ -30,8 +35,12 @@ export interface PromptView {
   user_id: string;
   permission_level: PermissionLevel;
   risk: Risk | null;
-  /** The resource a remembered answer would be scoped to. */
+  /** The resource set a remembered answer would be scoped to (`kind:id` lines), '*' when none. */
   resource: string;
+  /** The resources the call touches, with the names people know them by (`label`: a grant's alias). */
+  resources: { kind: string; id: string; label?: string }[];
+  /** True when the user may remember the answer for any resource of this function ("any"). */
+  remember_any: boolean;
   /** False for critical / always-confirm functions: only allow once and deny are offered. */
   rememberable: boolean;
   created_at: string;

@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { FunctionDefinition, Handler, HandlerEnv } from '../sdk/index.js';
+import type { AnyFunctionDefinition, FunctionDefinition, Handler, HandlerEnv } from '../sdk/index.js';
+import { asInstance } from '../sdk/instance.js';
 import { jcs } from '../protocol/hash.js';
 import { skillToDescriptor } from './card.js';
 import { sha256Tag } from './code-binding.js';
@@ -28,9 +29,11 @@ export async function loadAdapterCode(dir: string, card: AdapterCard, binding: C
     throw new Error(`the code failed to load: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }
   if (!isHandler(mod.default)) throw new Error('the code has no default export that is a Handler ({ name, create })');
-  let defs: FunctionDefinition<never, unknown>[];
+  // Grant kinds belong to built-in handlers: an adapter names resources of existing kinds only.
+  if (mod.default.grantKinds?.length) throw new Error('the handler declares grant kinds; third-party adapters may only use the kinds built-in handlers declare');
+  let defs: readonly AnyFunctionDefinition[];
   try {
-    defs = await mod.default.create(env);
+    defs = asInstance(await mod.default.create(env)).functions;
   } catch (e) {
     throw new Error(`the handler failed to start: ${(e as Error).message.split('\n')[0]}`, { cause: e });
   }
@@ -39,9 +42,8 @@ export async function loadAdapterCode(dir: string, card: AdapterCard, binding: C
     const impl = byId.get(skill.id);
     if (!impl) throw new Error(`skill ${skill.id} has no implementation in the code`);
     const def: FunctionDefinition<never, unknown> = { descriptor: skillToDescriptor(skill, card.adapter), run: (args, ctx) => impl.run(args, ctx) };
-    if (impl.locks) def.locks = (a) => impl.locks?.(a) ?? [];
-    if (impl.describe) def.describe = (a) => impl.describe?.(a) ?? '';
-    if (impl.resource) def.resource = (a) => impl.resource?.(a) ?? '*';
+    if (impl.describe) def.describe = (a, r) => impl.describe?.(a, r) ?? '';
+    if (impl.resources) def.resources = (a, c) => impl.resources?.(a, c) ?? [];
     return def;
   });
 }

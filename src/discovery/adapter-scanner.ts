@@ -85,12 +85,20 @@ export async function readCandidate(dir: string, name: string, rootIndex: number
   }
 }
 
-/** Reads every adapter folder under the directories (missing directories are skipped). */
-export async function scanAdapterDirs(dirs: readonly string[]): Promise<AdapterCandidate[]> {
+/** Why a manifest lying loose in an adapters directory is not loaded (said once per scan, in the log). */
+export const LOOSE_MANIFEST_REASON = 'an adapter is a folder: move this file to <adapter id>/tool.aios.yaml, next to its code, to load it';
+
+/**
+ * Reads every adapter folder under the directories (missing directories are skipped). A `*.yaml`,
+ * `*.yml` or `*.json` file lying directly in a directory is not an adapter (its code and signature have
+ * no folder); `onLoose` is told about it, so it is never ignored without a word.
+ */
+export async function scanAdapterDirs(dirs: readonly string[], onLoose?: (file: string) => void): Promise<AdapterCandidate[]> {
   const out: AdapterCandidate[] = [];
   for (const [rootIndex, root] of dirs.entries()) {
     const ents = await readdir(root, { withFileTypes: true }).catch(() => []);
     for (const ent of ents.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (ent.isFile() && /\.(ya?ml|json)$/i.test(ent.name) && !ent.name.startsWith('.')) onLoose?.(join(root, ent.name));
       if (!ent.isDirectory() || ent.name.startsWith('.')) continue;
       const c = await readCandidate(join(root, ent.name), ent.name, rootIndex);
       if (c) out.push(c);

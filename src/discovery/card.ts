@@ -39,13 +39,16 @@ export function buildDeviceCard(meta: DeviceCardMeta, descriptors: readonly Desc
   if (meta.homepage) adapter.homepage = meta.homepage;
   return {
     adapter,
-    capabilities: { streaming: false, batch_operations: false, async_tasks: true, push_notifications: true, state_transition_history: true },
+    capabilities: { ...DEVICE_CAPABILITIES },
     skills: [...descriptors].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) as CardSkill[],
     authentication: { required: true, schemes: ['bearer'] },
     endpoints: { rpc: `${http}/rpc`, http, health: '/health', metrics: '/metrics' },
     extensions: [],
   };
 }
+
+/** What this agent's calls support (the device card's `capabilities`, and its built-in adapters'). */
+export const DEVICE_CAPABILITIES = { streaming: false, batch_operations: false, async_tasks: true, push_notifications: true, state_transition_history: true } as const;
 
 /** Timeouts a skill gets when its card does not say. */
 export const DEFAULT_SKILL_TIMEOUT_MS = 30_000;

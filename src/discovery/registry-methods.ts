@@ -28,7 +28,8 @@ export type RefreshScope = 'local' | 'remote' | 'all';
 export const SubscribeParams = Type.Object({ events: Type.Array(Event, { minItems: 1 }) }, { additionalProperties: false });
 export type SubscribeEvent = Static<typeof Event>;
 export const UnsubscribeParams = Type.Object({ subscription_id: Type.String({ minLength: 1 }) }, { additionalProperties: false });
-export const AddRemoteParams = Type.Object({ url: Type.String({ minLength: 1 }) }, { additionalProperties: false });
+/** `ca`: an extra CA certificate (PEM) for the adapter's origin, as `adapters add --ca` reads it (local endpoint only). */
+export const AddRemoteParams = Type.Object({ url: Type.String({ minLength: 1 }), ca: Type.Optional(Type.String({ minLength: 1, maxLength: 65536 })) }, { additionalProperties: false });
 export const RemoveRemoteParams = Type.Object({ adapter_id: Type.String({ minLength: 1 }) }, { additionalProperties: false });
 
 /** Registry method names, including the two client extensions used by `aios-device adapters add|remove`. */

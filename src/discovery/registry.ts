@@ -11,9 +11,10 @@ import { dirname, join } from 'node:path';
 import { jcs } from '../protocol/hash.js';
 import { PROTOCOL_VERSION, type ToolsChanged } from '../protocol/messages.js';
 import { RPC, RpcError } from '../protocol/errors.js';
-import type { DescriptorInput, FunctionDefinition, HandlerEnv, Logger } from '../sdk/index.js';
+import { NO_GRANTS, type DescriptorInput, type FunctionDefinition, type HandlerEnv, type Logger } from '../sdk/index.js';
 import type { RpcContext, RpcMethod } from '../endpoint/rpc-methods.js';
-import { defaultAdapterDirs, scanAdapterDirs, selectByPriority, type AdapterCandidate } from './adapter-scanner.js';
+import { defaultAdapterDirs, LOOSE_MANIFEST_REASON, scanAdapterDirs, selectByPriority, type AdapterCandidate } from './adapter-scanner.js';
+import { DEVICE_CAPABILITIES } from './card.js';
 import { AdapterWatcher, COALESCE_MS } from './adapter-watcher.js';
 import { boundFiles, sha256Tag } from './code-binding.js';
 import { defaultDesktopDirs, processRunning, scanDesktopEntries, type DesktopEntry } from './desktop-entries.js';
@@ -23,7 +24,7 @@ import {
   AddRemoteParams, checkParams, InfoParams, RefreshParams, REGISTRY_METHODS, RemoveRemoteParams, SearchParams,
   SubscribeParams, UnsubscribeParams, type RefreshScope, type SubscribeEvent,
 } from './registry-methods.js';
-import { fetchRemoteCard, remoteFunctions } from './remote-adapter.js';
+import { fetchRemoteCard, remoteFunctions, unreachableFunctions } from './remote-adapter.js';
 import type { TrustStore } from './trust-store.js';
 import { writeJsonFile } from '../storage/json-file.js';
 import { silentLogger } from '../agent/logger.js';
@@ -96,6 +97,10 @@ interface RemoteRecord {
   id: string;
   name: string;
   added_at: string;
+  /** An extra CA (PEM) trusted for this adapter's origin (`adapters add --ca`), kept so every later fetch and call uses it. */
+  ca?: string;
+  /** The verified card as it was when added (unsigned): its skills stay listed, answering unavailable, while the origin is down. */
+  card?: Omit<AdapterCard, 'signature'>;
 }
 
 const hash = (v: unknown) => createHash('sha256').update(jcs(v)).digest('base64url');
@@ -135,11 +140,24 @@ export class AdapterRegistry extends EventEmitter {
     this.desktopDirs = [...new Set(opts.desktopDirs ?? defaultDesktopDirs())];
   }
 
+  /** The last card each remote adapter served (for when its origin is down). */
+  private readonly lastRemoteCards = new Map<string, Omit<AdapterCard, 'signature'>>();
+
+  /** Loose manifests already reported (each is said once, not at every rescan). */
+  private readonly looseSeen = new Set<string>();
+
+  private warnLoose(file: string): void {
+    if (this.looseSeen.has(file)) return;
+    this.looseSeen.add(file);
+    this.log.warn({ file }, `not loaded: ${LOOSE_MANIFEST_REASON}`);
+  }
+
   /** Lists a built-in handler as an adapter; its functions stay with the agent's own function registry. */
   addBuiltin(meta: { id: string; name: string; version: string; description?: string }, descriptors: readonly DescriptorInput[]): void {
     const card: Omit<AdapterCard, 'signature'> = {
       adapter: { ...meta, protocol_version: PROTOCOL_VERSION },
-      capabilities: {},
+      // Built-in handlers run inside the agent: they can do what the device's own card says it can.
+      capabilities: { ...DEVICE_CAPABILITIES },
       skills: descriptors.map((d) => ({ ...d })) as CardSkill[],
     };
     const status: AdapterStatus = { available: true, software_installed: true, software_running: true };
@@ -199,13 +217,21 @@ export class AdapterRegistry extends EventEmitter {
    * fetched first, outside that queue (a local rescan does not wait for a slow origin).
    */
   refresh(scope: RefreshScope): Promise<RegistryChange['adapters']> {
-    if (scope === 'local') return this.enqueue(() => this.doRefresh(scope, []));
+    if (scope === 'local') return this.enqueue(async () => this.doRefresh(scope, await this.withTrustReloaded([])));
     const run = this.remoteChain.then(async () => {
+      await this.opts.trust.reloadImported();
       const remote = await this.remoteEntries();
       return this.enqueue(() => this.doRefresh(scope, remote));
     });
     this.remoteChain = run.catch(() => undefined);
     return run;
+  }
+
+  /** Picks up keys imported by another process (`keys import`) before a scan; passes `v` through. */
+  private async withTrustReloaded<T>(v: T): Promise<T> {
+    const added = await this.opts.trust.reloadImported();
+    if (added.length) this.log.info({ kids: added }, 'newly imported signing keys are trusted');
+    return v;
   }
 
   private enqueue<T>(step: () => Promise<T>): Promise<T> {
@@ -215,12 +241,13 @@ export class AdapterRegistry extends EventEmitter {
   }
 
   /** Fetches, verifies and registers a remote adapter, and remembers it. Throws RemoteAdapterError. */
-  async addRemote(url: string): Promise<AdapterEntry> {
-    const remote = await fetchRemoteCard(url, { trust: this.opts.trust, ca: this.opts.remoteCa, signal: this.stopping.signal });
+  async addRemote(url: string, ca?: string): Promise<AdapterEntry> {
+    const remote = await fetchRemoteCard(url, { trust: this.opts.trust, ca: ca ?? this.opts.remoteCa, signal: this.stopping.signal });
     const id = remote.card.adapter.id;
     const clash = this.entries.get(id);
     if (clash && clash.kind !== 'remote') throw new Error(`adapter id ${id} is already used by a ${clash.kind} adapter`);
-    await this.editRemoteStore((records) => [...records.filter((r) => r.id !== id), { url: remote.url, id, name: remote.card.adapter.name, added_at: new Date().toISOString() }]);
+    const { signature: _sig, ...card } = remote.card;
+    await this.editRemoteStore((records) => [...records.filter((r) => r.id !== id), { url: remote.url, id, name: remote.card.adapter.name, added_at: new Date().toISOString(), card, ...(ca ? { ca } : {}) }]);
     await this.refresh('remote');
     const entry = this.entries.get(id);
     if (!entry) throw new Error(`adapter ${id} was stored, but the adapter registry is stopping; it loads at the next start`);
@@ -282,7 +309,8 @@ export class AdapterRegistry extends EventEmitter {
         return {};
       },
       [REGISTRY_METHODS.addRemote]: async (params) => {
-        const e = await this.addRemote(checkParams(AddRemoteParams, params).url).catch((err: Error) => {
+        const p = checkParams(AddRemoteParams, params);
+        const e = await this.addRemote(p.url, p.ca).catch((err: Error) => {
           throw new RpcError(RPC.invalid_params, err.message);
         });
         return this.info(e.id);
@@ -336,7 +364,7 @@ export class AdapterRegistry extends EventEmitter {
   private handlerEnv(id: string): HandlerEnv {
     if (this.opts.handlerEnv) return this.opts.handlerEnv(id);
     return {
-      grants: {},
+      grants: NO_GRANTS,
       options: {},
       dataDir: join(this.opts.dataDir ?? tmpdir(), 'adapter-data', id),
       log: this.log.child({ adapter: id }),
@@ -351,7 +379,9 @@ export class AdapterRegistry extends EventEmitter {
       files[f] = sha256Tag(await readFile(join(c.dir, f)).catch(() => Buffer.alloc(0)));
     }
     const installed = await softwareInstalled(c.card, this.desktop);
-    const inputs = hash({ raw: c.raw ?? c.card ?? null, error: c.error ?? null, files, installed, dev: this.opts.developerMode === true, dir: c.dir });
+    // The trusted keys are an input too: a key imported since the last scan may make a refused adapter load.
+    const trusted = this.opts.trust.list().map((k) => k.kid).sort();
+    const inputs = hash({ raw: c.raw ?? c.card ?? null, error: c.error ?? null, files, installed, dev: this.opts.developerMode === true, dir: c.dir, trusted });
     if (previous?.kind === 'local' && previous.inputs === inputs) return previous;
     const p = await prepareLocalAdapter(c, { trust: this.opts.trust, developerMode: this.opts.developerMode === true, desktop: this.desktop, env: () => this.handlerEnv(c.id) });
     if (p.status.warning) this.log.warn({ adapter: c.id, dir: c.dir }, p.status.warning);
@@ -391,13 +421,26 @@ export class AdapterRegistry extends EventEmitter {
   private async remoteEntry(r: RemoteRecord): Promise<AdapterEntry> {
     const base = { id: r.id, kind: 'remote' as const, source: { kind: 'remote' as const, url: r.url } };
     try {
-      const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca: this.opts.remoteCa, signal: this.stopping.signal });
+      const ca = r.ca ?? this.opts.remoteCa;
+      const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca, signal: this.stopping.signal });
       if (remote.card.adapter.id !== r.id) throw new Error(`the card now names adapter ${remote.card.adapter.id}`);
       const { signature: _s, ...card } = remote.card;
-      const functions = remoteFunctions(remote, { ca: this.opts.remoteCa });
+      const functions = remoteFunctions(remote, { ca });
       const status: AdapterStatus = { available: true, software_installed: true, software_running: true };
+      this.lastRemoteCards.set(r.id, card);
       return { ...base, card, status, functions, fingerprint: hash({ card, status }) };
     } catch (e) {
+      // Down (or no longer verifying): its known skills stay, answering device_unavailable with the reason.
+      const known = this.lastRemoteCards.get(r.id) ?? r.card;
+      if (Array.isArray(known?.skills) && known.skills.length && known.adapter?.id === r.id) {
+        const reason = (e as Error).message;
+        const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason };
+        try {
+          return { ...base, card: known, status, functions: unreachableFunctions(known, reason), fingerprint: hash({ card: known, status }) };
+        } catch {
+          // A stored card damaged by hand: listed without its skills, as if it had never been fetched.
+        }
+      }
       const card = { adapter: { id: r.id, name: r.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
       const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason: (e as Error).message };
       return { ...base, card, status, functions: [], fingerprint: hash({ card, status }) };
@@ -415,7 +458,7 @@ export class AdapterRegistry extends EventEmitter {
     };
     if (scope === 'local' || scope === 'all') {
       this.desktop = await scanDesktopEntries(this.desktopDirs);
-      const { selected, shadowed } = selectByPriority(await scanAdapterDirs(this.dirs));
+      const { selected, shadowed } = selectByPriority(await scanAdapterDirs(this.dirs, (file) => this.warnLoose(file)));
       for (const s of shadowed) this.log.debug({ adapter: s.id, dir: s.dir }, 'adapter description shadowed by a higher-priority one');
       for (const c of selected) {
         if (next.has(c.id)) continue;

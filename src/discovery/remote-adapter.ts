@@ -151,7 +151,12 @@ export function remoteFunctions(remote: RemoteCard, opts: Pick<RemoteOptions, 'c
         } catch (e) {
           if (ctx.signal.aborted) throw e;
           const sent = e instanceof HttpsJsonError && e.sent;
-          throw new WireError('device_unavailable', 'The remote adapter could not be reached.', { sideEffects: sent ? 'possible' : 'none', retryable: !sent });
+          const adapter = remote.card.adapter.id;
+          throw new WireError('device_unavailable', `The remote adapter ${adapter} could not be reached: ${(e as Error).message}`, {
+            sideEffects: sent ? 'possible' : 'none',
+            retryable: !sent,
+            details: { adapter, reason: 'adapter_unreachable', url: remote.rpcUrl },
+          });
         }
         if (res && typeof res === 'object' && res['error'] && typeof res['error'] === 'object') {
           throw WireError.fromPlain(res['error'] as Record<string, unknown>) ?? new WireError('execution_failed', 'The remote adapter refused the call.');
@@ -160,4 +165,20 @@ export function remoteFunctions(remote: RemoteCard, opts: Pick<RemoteOptions, 'c
       },
     } satisfies FunctionDefinition<never, unknown>;
   });
+}
+
+/**
+ * The skills of a remote adapter that is down, as functions that answer `device_unavailable` naming the
+ * adapter and why: a caller learns the adapter is unreachable, not that the function does not exist.
+ */
+export function unreachableFunctions(card: Pick<AdapterCard, 'adapter' | 'skills'>, reason: string): FunctionDefinition<never, unknown>[] {
+  const adapter = card.adapter.id;
+  return card.skills.map((skill) => ({
+    descriptor: skillToDescriptor(skill, card.adapter),
+    run(): Promise<never> {
+      return Promise.reject(
+        new WireError('device_unavailable', `The remote adapter ${adapter} is unreachable: ${reason}`, { sideEffects: 'none', retryable: true, details: { adapter, reason: 'adapter_unreachable' } }),
+      );
+    },
+  }));
 }

@@ -120,6 +120,17 @@ export class TrustStore {
     return added.map((k) => k.kid as string);
   }
 
+  /**
+   * Reads the imported-keys file again (another process, `aios-device keys import`, may have added keys
+   * since this store loaded). Returns the key ids that are new here.
+   */
+  async reloadImported(): Promise<string[]> {
+    if (!this.importedFile || !existsSync(this.importedFile)) return [];
+    const before = new Set(this.keys.keys());
+    await this.addFile(this.importedFile, 'imported');
+    return [...this.keys.keys()].filter((k) => !before.has(k));
+  }
+
   private add(jwk: JWK, source: TrustSource): void {
     const kid = jwk.kid;
     if (!kid || this.keys.has(kid)) return;

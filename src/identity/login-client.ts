@@ -82,7 +82,7 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
   out.write(`Waiting for approval (the code expires in ${Math.round(grant.expires_in / 60)} minute(s))…\n`);
 
   const tokens = await poll(client, grant.device_code, grant.interval ?? 5, grant.expires_in, out, opts.signal);
-  if (tokens.device_id !== deviceId) throw new LoginError('bridge_error', 'The bridge bound the tokens to another device id; nothing was stored.');
+  if (tokens.device_id !== deviceId) throw new LoginError('bridge_error', 'The bridge bound the tokens to another device id; no sign-in was stored.');
   await opts.store.set(tokensAccount(deviceId), JSON.stringify(toStoredTokens(tokens, Date.now())));
   const state: LoginState = {
     bridge_url: client.origin,
@@ -118,7 +118,7 @@ async function poll(
     try {
       await sleep(intervalMs, undefined, signal ? { signal } : undefined);
     } catch {
-      throw new LoginError('cancelled', 'Login cancelled; nothing was stored.');
+      throw new LoginError('cancelled', 'Login cancelled; no sign-in was stored (the device keeps its id and key for the next login).');
     }
     try {
       return await client.pollToken(deviceCode);
@@ -131,7 +131,7 @@ async function poll(
           intervalMs += 5_000; // RFC 8628 §3.5: cumulative for the rest of this login
           break;
         case 'access_denied':
-          throw new LoginError('access_denied', 'The sign-in request was denied on the approval page; nothing was stored.');
+          throw new LoginError('access_denied', 'The sign-in request was denied on the approval page; no sign-in was stored (the device keeps its id and key for the next login).');
         case 'expired_token':
           throw new LoginError('expired_token', 'The code expired before it was approved; run `aios-device login` again for a new code.');
         case 'bridge_unreachable':

@@ -3,9 +3,17 @@
  * A handler is a folder under `handlers/` with a manifest (`tool.aios.yaml`) and a module whose default
  * export is a `Handler`.
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { BlobRef, type Descriptor, type Requester } from '../protocol/messages.js';
 import { WireError, type ErrorType, type SideEffects } from '../protocol/errors.js';
+import type { CallResource, GrantKind, GrantsView, ResourceContext } from './grants.js';
+import type { Message } from '../i18n/catalogue.js';
+import type { CallTemp } from './temp.js';
+
+export * from './grants.js';
+export { optionalNative, type OptionalNativeOptions, type NativeFailureReason } from './native.js';
+export type { Message, MessageParams, Locale } from '../i18n/catalogue.js';
+export type { CallTemp };
 
 export { WireError };
 export type { Descriptor, Requester, BlobRef, ErrorType, SideEffects };
@@ -40,8 +48,11 @@ export interface BlobClient {
   downloadToFile(ref: BlobRef, path: string, signal?: AbortSignal): Promise<void>;
 }
 
-/** What a running call gets. */
-export interface CallContext {
+/**
+ * What a running call gets. `tempFile(ext?)` / `tempDir()` (CallTemp) make 0600 files / 0700 folders in a
+ * private folder that is removed when the call ends, however it ends.
+ */
+export interface CallContext extends CallTemp {
   readonly callId: string;
   readonly functionId: string;
   /** Fires on timeout, cancel, lease expiry or shutdown. Handlers must stop promptly and release resources. */
@@ -58,18 +69,10 @@ export interface CallContext {
   commit(): void;
 }
 
-/** Grants as configured (PROTOCOL.md §11 `grants`). */
-export interface Grants {
-  files?: { path: string; access: 'read' | 'read_write'; name?: string }[];
-  serial?: string[];
-  printers?: string[];
-  cameras?: string[];
-  bluetooth?: string[];
-}
-
 /** What a handler gets when it is created. */
 export interface HandlerEnv {
-  readonly grants: Grants;
+  /** The grants as they are now (live: config plus what the user added or removed). */
+  readonly grants: GrantsView;
   /** The handler's own section of the config, if any (`handlers.<name>`). */
   readonly options: Record<string, unknown>;
   readonly dataDir: string;
@@ -83,19 +86,23 @@ export interface HandlerEnv {
 export interface FunctionDefinition<I = Record<string, unknown>, O = unknown> {
   readonly descriptor: DescriptorInput;
   /**
-   * Resources to lock for these (validated) arguments, e.g. `serial:/dev/ttyUSB0`. Defaults to
+   * The resources these (validated) arguments touch, resolved BEFORE policy and confirmation (the first
+   * half of PROTOCOL.md §6.1's policy step). Check here everything that can be checked without side
+   * effects: throw `fail('permission_denied', …)` for a resource outside every grant and
+   * `fail('invalid_arguments', …)` for a call that cannot succeed; the call then ends `rejected` with
+   * `side_effects: none` and nobody is asked. Each resource is locked by `${kind}:${id}` unless it says
+   * otherwise. Without it the call has no resource (remembered decisions cover the function) and locks
    * `descriptor.locks`.
    */
-  locks?(args: I): string[];
+  resources?(args: I, ctx: ResourceContext): readonly CallResource[] | Promise<readonly CallResource[]>;
   /**
-   * One plain sentence saying what will happen, for the confirmation prompt, built from the validated
-   * arguments (e.g. "Overwrite report.docx in Documents (14 KB)"). May look at the file system.
+   * What will happen, for the confirmation prompt and the activity list, built from the validated
+   * arguments and the resolved resources: a key of the handler's catalogue (handlers/<name>/i18n, keys
+   * `<name>.…`) and its parameters, rendered in the user's language (e.g. `{ key: 'files.write.overwrite',
+   * params: { name: 'report.docx', … } }` → "Overwrite report.docx in Documents (14 KB now, 15 KB after)").
+   * A plain string is accepted from third-party adapters (no catalogue). May look at the file system.
    */
-  describe?(args: I): string | Promise<string>;
-  /**
-   * The resource a remembered decision is scoped to (e.g. the granted folder or the port); defaults to '*'.
-   */
-  resource?(args: I): string;
+  describe?(args: I, resources: readonly CallResource[]): Description | Promise<Description>;
   /** Runs the call. Throw `WireError` for typed failures; anything else becomes `execution_failed`. */
   run(args: I, ctx: CallContext): Promise<O>;
 }
@@ -104,12 +111,71 @@ export interface FunctionDefinition<I = Record<string, unknown>, O = unknown> {
 export interface Handler {
   /** Folder name and manifest id. */
   readonly name: string;
-  create(env: HandlerEnv): FunctionDefinition<never, unknown>[] | Promise<FunctionDefinition<never, unknown>[]>;
+  /** The grant kinds this handler owns (built-in handlers only; third-party adapters use existing kinds). */
+  readonly grantKinds?: readonly GrantKind[];
+  /**
+   * Builds the handler's functions, once, when the agent loads it. Return the functions, or an instance
+   * with lifecycle hooks (pooled ports and connections are closed in `dispose` and `onPause`).
+   */
+  create(env: HandlerEnv): HandlerCreated | Promise<HandlerCreated>;
 }
 
-/** Identity helper for typed function definitions. */
-export function defineFunction<I, O>(def: FunctionDefinition<I, O>): FunctionDefinition<I, O> {
-  return def;
+/** Any function definition, whatever its argument and output types (what a handler returns). */
+// `never` arguments: a definition of any argument type is assignable here (parameters are contravariant).
+export type AnyFunctionDefinition = FunctionDefinition<never, unknown>;
+
+/** A created handler: its functions and optional lifecycle hooks. */
+export interface HandlerInstance {
+  readonly functions: readonly AnyFunctionDefinition[];
+  /** The agent stops or unloads the handler: close ports, connections, timers. Awaited (bounded by the agent). */
+  dispose?(): void | Promise<void>;
+  /** The user paused all calls: release devices other programs may want. */
+  onPause?(): void | Promise<void>;
+  /** The user resumed calls. */
+  onResume?(): void | Promise<void>;
+}
+
+/** What `create()` may return: the functions alone, or an instance with hooks. */
+export type HandlerCreated = readonly AnyFunctionDefinition[] | HandlerInstance;
+
+/** The prompt sentence of a call: a catalogue message (built-in handlers) or a plain sentence. */
+export type Description = Message | string;
+
+/** A function declared with TypeBox schemas: argument and output types come from them. */
+export interface TypedFunctionSpec<IS extends TSchema, OS extends TSchema> extends Omit<FunctionDefinition<Static<IS>, Static<OS>>, 'descriptor'> {
+  readonly descriptor: Omit<DescriptorInput, 'input_schema' | 'output_schema'> & { readonly input_schema: IS; readonly output_schema: OS };
+}
+
+/**
+ * Declares a function. With TypeBox schemas in `descriptor.input_schema` / `output_schema`, `run`'s
+ * arguments and result (and `resources`', `describe`'s arguments) are typed from them, with no casts.
+ * The descriptor keeps plain JSON Schema (TypeBox's symbol keys dropped), which is what goes on the wire.
+ */
+export function defineFunction<IS extends TSchema, OS extends TSchema>(spec: TypedFunctionSpec<IS, OS>): FunctionDefinition<Static<IS>, Static<OS>>;
+/** Legacy form: plain JSON Schemas and explicitly given types (kept for third-party adapters). */
+export function defineFunction<I, O>(def: FunctionDefinition<I, O>): FunctionDefinition<I, O>;
+export function defineFunction(def: FunctionDefinition<unknown, unknown>): FunctionDefinition<unknown, unknown> {
+  const d = def.descriptor;
+  return { ...def, descriptor: { ...d, input_schema: plainSchema(d.input_schema), output_schema: plainSchema(d.output_schema) } };
+}
+
+/** A JSON Schema as plain JSON: TypeBox's symbol keys (Kind, Optional) dropped, so the descriptor hashes and compares as sent. */
+function plainSchema(s: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
+}
+
+/** The same function, with every error its `run` throws passed through `map` (e.g. OS errors to wire errors). */
+export function mapErrors<I, O>(def: FunctionDefinition<I, O>, map: (e: unknown) => unknown): FunctionDefinition<I, O> {
+  return {
+    ...def,
+    async run(args, ctx) {
+      try {
+        return await def.run(args, ctx);
+      } catch (e) {
+        throw map(e);
+      }
+    },
+  };
 }
 
 /** Identity helper for handlers. */

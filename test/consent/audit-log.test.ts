@@ -1,3 +1,4 @@
+import { alive } from '../helpers/wait.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openConsentDb } from '../../src/consent/db.js';
@@ -152,9 +153,14 @@ test('a background batch that cannot be written is reported and retried, not thr
   try {
     const errors: unknown[] = [];
     const writer = flakyWriter(db, 1);
-    const log = new AuditLog(db, 30, undefined, writer, (e) => errors.push(e));
+    let reported!: () => void;
+    const firstError = new Promise<void>((r) => (reported = r));
+    const log = new AuditLog(db, 30, undefined, writer, (e) => {
+      errors.push(e);
+      reported();
+    });
     log.record(entryAt('a', new Date()));
-    await new Promise((r) => setTimeout(r, 60));
+    await alive(firstError); // the timer's batch failed and said so (a throw from the timer would crash the test process)
     assert.equal(errors.length, 1);
     assert.equal(writer.attempts, 1);
     log.record(entryAt('b', new Date()));

@@ -4,6 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import WebSocket from 'ws';
 import { LocalEndpoint, LOCAL_RPC_SUBPROTOCOL } from '../../src/endpoint/local-endpoint.js';
 import { ConsentService } from '../../src/consent/gate.js';
@@ -41,7 +42,7 @@ function client(ws: WebSocket) {
   };
 }
 
-test('a UI attached over WS /rpc gets the prompt, answers it, and auto picks it while it stays connected', async () => {
+test('a UI attached over WS /rpc (control.prompts.attach) gets the prompt, answers it, and auto picks it until it disconnects', async () => {
   const t = tempDir();
   const svc = new ConsentService({ data_dir: t.dir, confirmations: { provider: 'auto' } }, { pausePollMs: 0, notify: () => {} });
   const ep = new LocalEndpoint({ dataDir: t.dir, port: 0, socketPath: null, version: 'test' });
@@ -64,7 +65,11 @@ test('a UI attached over WS /rpc gets the prompt, answers it, and auto picks it 
     const req = request(descriptor('camera.capture', 'high'));
     assert.equal(svc.status().active_provider, 'none', 'no UI yet (and no TTY in tests)');
     assert.equal(((await ui.call('control.status')).result as { paused: boolean }).paused, false);
-    assert.equal(svc.needsPrompt(req), true, 'the connected UI is now the prompt provider');
+    assert.equal(svc.needsPrompt(req), false, 'a status call (a monitoring script) never makes a UI the answerer');
+    assert.equal(svc.status().active_provider, 'none');
+    const att = (await ui.call('control.prompts.attach', { name: 'test page' })).result as { answerer_id: string; heartbeat_ms: number };
+    assert.ok(att.answerer_id && att.heartbeat_ms > 0);
+    assert.equal(svc.needsPrompt(req), true, 'the attached UI is now the prompt provider');
 
     const decided = svc.decide(req, new AbortController().signal);
     const prompt = await ui.note(CONTROL_EVENTS.prompt);
@@ -82,12 +87,9 @@ test('a UI attached over WS /rpc gets the prompt, answers it, and auto picks it 
     const closed = new Promise((r) => ws.once('close', r));
     ws.close();
     await closed;
-    // The UI went away: prompts are no longer sent to it.
-    const deadline = Date.now() + 5000;
-    while (svc.status().active_provider !== 'none') {
-      assert.ok(Date.now() < deadline, 'the closed UI still counts as attached');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    // The UI went away: its connection's close detaches it at once, so prompts are no longer sent to it.
+    if (svc.status().active_provider !== 'none') await once(svc.events, CONTROL_EVENTS.status);
+    assert.equal(svc.status().active_provider, 'none', 'the closed UI still counts as attached');
   } finally {
     await ep.stop?.();
     svc.close();

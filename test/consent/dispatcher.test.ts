@@ -14,7 +14,9 @@ import { ConsentService, type ProviderChoice } from '../../src/consent/gate.js';
 import { createControlMethods } from '../../src/consent/control-api.js';
 import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
 import type { PromptView } from '../../src/consent/prompt.js';
-import { defineFunction, type BlobClient, type FunctionDefinition } from '../../src/sdk/index.js';
+import { Type } from '@sinclair/typebox';
+import { defineFunction, defineGrantKind, type BlobClient, type FunctionDefinition } from '../../src/sdk/index.js';
+import { GrantStore } from '../../src/agent/grant-store.js';
 import type { InvokeParams, PermissionLevel } from '../../src/protocol/messages.js';
 import { tempDir } from './helpers.js';
 
@@ -22,7 +24,11 @@ const ID = { workspaceId: 'ws_demo', userId: 'usr_demo', deviceId: 'dev_demo' };
 const LEVELS: PermissionLevel[] = ['public', 'low', 'medium', 'high', 'critical'];
 const noBlobs = {} as BlobClient;
 
-function rig(provider: ProviderChoice, grants = {}) {
+/** A `serial` grant kind declared the way a built-in handler would (entries: port paths). */
+const serialKind = defineGrantKind({ kind: 'serial', entry: Type.String({ minLength: 1 }), normalize: (e) => ({ id: e }) });
+
+/** With `grants`, the `serial` kind is declared and the ports are granted; without, no kind is declared (resources only ask). */
+function rig(provider: ProviderChoice, grants?: Record<string, unknown[]>) {
   const t = tempDir();
   const ran: string[] = [];
   const log = pino({ level: 'silent' });
@@ -37,16 +43,21 @@ function rig(provider: ProviderChoice, grants = {}) {
         output_schema: { type: 'object' }, timeout_ms_default: 5000, timeout_ms_max: 10000, cancellable: true, locks: [],
       },
       describe: (a) => `Send PING to ${a.port}`,
-      resource: (a) => `serial:${a.port}`,
+      resources: (a) => [{ kind: 'serial', id: a.port }],
       run: async () => (ran.push(level), { ok: true }),
     }),
   );
   registry.register('test', defs as unknown as FunctionDefinition<never, unknown>[]);
   registry.settle();
   const journal = new Journal(path.join(t.dir, 'journal.sqlite'), { workspaceId: ID.workspaceId, deviceId: ID.deviceId });
-  const consent = new ConsentService({ data_dir: t.dir, confirmations: { provider, timeout_ms: 60_000 }, grants }, { pausePollMs: 0, notify: () => {} });
+  const consent = new ConsentService({ data_dir: t.dir, confirmations: { provider, timeout_ms: 60_000 } }, { pausePollMs: 0, notify: () => {} });
+  const store = new GrantStore();
+  if (grants) {
+    store.registerKinds('test', [serialKind]);
+    assert.deepEqual(store.setConfig(grants), []);
+  }
   const dispatcher = new Dispatcher({
-    identity: ID, registry, journal, consent, observers: [consent], blobs: noBlobs, log, maxConcurrentCalls: 4,
+    identity: ID, registry, grants: store, journal, consent, observers: [consent], blobs: noBlobs, log, maxConcurrentCalls: 4,
     dedupeRetentionS: 86_400, defaultConfirmTimeoutMs: 60_000, maxOutputBytes: 1 << 20, notify: () => {},
     deliverable: () => false,
   });

@@ -15,7 +15,7 @@ function service(provider: 'ui' | 'none' | 'auto', extra: Partial<ConstructorPar
   const t = tempDir();
   const notified: string[] = [];
   const svc = new ConsentService(
-    { data_dir: t.dir, confirmations: { provider, timeout_ms: 60_000 }, grants: { files: [{ path: '/srv/shared', access: 'read_write' }] }, ...extra },
+    { data_dir: t.dir, confirmations: { provider, timeout_ms: 60_000 }, ...extra },
     { pausePollMs: 0, notify: (v) => notified.push(v.call_id) },
   );
   const api = createControlMethods(svc);
@@ -38,7 +38,8 @@ test('provider none: public and low run, medium without a grant / high / critica
       assert.equal(d.error, undefined);
       assert.deepEqual(d.confirmation, { required: false, decision: 'not_required', decided_by: 'policy', remembered: false });
     }
-    const granted = await s.svc.decide(request(descriptor('t.medium', 'medium'), { resource: 'files:/srv/shared/a.txt' }), never);
+    // The dispatcher checked the resource against the grants before consent: a granted folder.
+    const granted = await s.svc.decide(request(descriptor('t.medium', 'medium'), { resource: 'files:/srv/shared', resources: [{ kind: 'files', id: '/srv/shared', granted: true }] }), never);
     assert.equal(granted.error, undefined, 'medium on a granted folder runs without asking');
     for (const level of ['medium', 'high', 'critical'] as const) {
       const req = request(descriptor('t.' + level, level), { resource: 'files:/home/me/private' });
@@ -254,14 +255,44 @@ test('every control method answers unauthorized without the local token', async 
   }
 });
 
-test('auto picks the UI once one has called the control API, and nothing before that (no TTY here)', async () => {
+test('auto picks the UI only once one attached as the answerer: control.status never does; detach ends it', async () => {
   const s = service('auto');
   try {
     const req = request(descriptor('camera.capture', 'high'));
     if (!process.stdin.isTTY) assert.equal(s.svc.needsPrompt(req), false);
     await s.call('control.status');
+    await s.call('control.prompts.list');
+    assert.equal(((await s.call('control.status')) as { active_provider: string }).active_provider, process.stdin.isTTY ? 'tty' : 'none', 'status and list calls mark no UI present');
+    const a = (await s.call('control.prompts.attach', { name: 'tray' })) as { answerer_id: string };
     assert.equal(s.svc.needsPrompt(req), true);
     assert.equal(((await s.call('control.status')) as { active_provider: string }).active_provider, 'ui');
+    assert.deepEqual(await s.call('control.prompts.heartbeat', { answerer_id: a.answerer_id }), { ok: true });
+    assert.deepEqual(await s.call('control.prompts.detach', { answerer_id: a.answerer_id }), { detached: true });
+    assert.equal(((await s.call('control.status')) as { active_provider: string }).active_provider, process.stdin.isTTY ? 'tty' : 'none');
+    assert.deepEqual(await s.call('control.prompts.heartbeat', { answerer_id: a.answerer_id }), { ok: false }, 'a detached answerer must attach again');
+  } finally {
+    s.done();
+  }
+});
+
+test('presence lapses within seconds once the heartbeat stops (the status event says so)', async () => {
+  const s = service('auto');
+  try {
+    const req = request(descriptor('camera.capture', 'high'));
+    const a = (await s.call('control.prompts.attach', { name: 'page' })) as { answerer_id: string; heartbeat_ms: number; lapse_ms: number };
+    assert.ok(a.lapse_ms <= 10_000, 'lapses within seconds');
+    const started = Date.now();
+    assert.equal(s.svc.status().active_provider, 'ui');
+    // No heartbeat from here on: the next status event is the lapse. (The agent's lapse timer does not hold
+    // the process open; this guard does, and fails the test if the lapse never comes.)
+    const guard = setTimeout(() => assert.fail('presence did not lapse within 30 s'), 30_000);
+    const [st] = (await once(s.svc.events, CONTROL_EVENTS.status).finally(() => clearTimeout(guard))) as [{ active_provider: string }];
+    assert.equal(st.active_provider, 'none');
+    assert.ok(Date.now() - started >= a.heartbeat_ms, 'not before a heartbeat was missed');
+    if (!process.stdin.isTTY) {
+      const d = await s.svc.decide(req, new AbortController().signal);
+      assert.equal(d.error?.type, 'confirmation_unavailable', 'prompts no longer go to the lapsed page');
+    }
   } finally {
     s.done();
   }

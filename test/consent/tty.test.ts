@@ -27,14 +27,15 @@ after(() => {
 });
 
 /** Starts the fixture in a new tmux session; returns helpers bound to it. */
-function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataDir?: string } = {}) {
+function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataDir?: string; resources?: boolean } = {}) {
   const name = `s${++sessions}`;
   const dataDir = opts.dataDir ?? path.join(tmp.dir, `data-${name}`);
   const result = path.join(tmp.dir, `result-${name}.jsonl`);
   const cmd = ['node', '--import', 'tsx', FIXTURE, dataDir, result, opts.level ?? 'high', String(opts.timeoutMs ?? 60_000), String(opts.calls ?? 1)]
     .map((a) => `'${a}'`)
     .join(' ');
-  tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', '-c', process.cwd(), `sh -c "${cmd.replace(/"/g, '\\"')}; echo FIXTURE-EXITED; sleep 600"`);
+  const env = opts.resources ? 'AIOS_TEST_RESOURCES=1 ' : '';
+  tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', '-c', process.cwd(), `sh -c "${env}${cmd.replace(/"/g, '\\"')}; echo FIXTURE-EXITED; sleep 600"`);
   const screen = (): string => tmux('capture-pane', '-p', '-t', name, '-S', '-100');
   const waitFor = async (pred: (s: string) => boolean, what: string): Promise<string> => {
     const deadline = Date.now() + 20_000;
@@ -100,6 +101,33 @@ test('tty: "r" then "f" remembers; the next call, in this run and the next, skip
   const again = start({ dataDir: t.dataDir });
   const [r] = await again.results(1);
   assert.equal(r!.prompted, false, 'an "always" decision survives a restart');
+});
+
+test('tty: a call that names resources shows them, and "remember" covers only them unless "any" is chosen', async () => {
+  const only = start({ calls: 2, resources: true });
+  const s = await only.waitFor(PROMPT, 'the prompt');
+  assert.match(s, /Applies to: Out 0/);
+  only.keys('r');
+  await only.waitFor((x) => x.includes('[o] only Out 0 or [n] any resource'), 'the what question');
+  only.keys('o');
+  await only.waitFor((x) => x.includes('[s] this session or [f] forever'), 'the scope question');
+  only.keys('s');
+  await only.waitFor((x) => x.includes('Applies to: Out 1'), 'a prompt for the second folder: not covered');
+  only.keys('d');
+  const [a1, a2] = await only.results(2);
+  assert.equal(a1!.confirmation['remembered'], true);
+  assert.equal(a2!.prompted, true);
+
+  const any = start({ calls: 2, resources: true });
+  await any.waitFor(PROMPT, 'the prompt');
+  any.keys('r');
+  await any.waitFor((x) => x.includes('[n] any resource'), 'the what question');
+  any.keys('n');
+  await any.waitFor((x) => x.includes('[s] this session'), 'the scope question');
+  any.keys('s');
+  const [, b2] = await any.results(2);
+  assert.equal(b2!.prompted, false, '"any" covers the next folder too');
+  assert.equal(b2!.confirmation['decided_by'], 'remembered');
 });
 
 test('tty: "r" then "s" remembers for this run only', async () => {

@@ -10,6 +10,7 @@ import { TrustStore, parseJwks } from '../../src/discovery/trust-store.js';
 import { signAdapterDir } from '../../src/discovery/adapter-tools.js';
 import { LocalEndpoint } from '../../src/endpoint/local-endpoint.js';
 import type { CallContext } from '../../src/sdk/index.js';
+import { standaloneTemp } from '../../src/sdk/temp.js';
 
 const EXAMPLE = new URL('../../examples/hello-adapter/', import.meta.url).pathname;
 let root: string;
@@ -27,7 +28,7 @@ async function makeKey(kid: string) {
 
 function ctx(): CallContext {
   const log = { debug() {}, info() {}, warn() {}, error() {}, child: () => log };
-  return { callId: 'c1', functionId: 'x', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {} };
+  return { callId: 'c1', functionId: 'x', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {}, ...standaloneTemp() };
 }
 
 /** Copies the example into staging, lets the test change it, then renames it in (one atomic "drop"). */

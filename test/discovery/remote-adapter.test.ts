@@ -13,6 +13,7 @@ import { signCard, signingPayload } from '../../src/discovery/card-sign.js';
 import { fetchRemoteCard } from '../../src/discovery/remote-adapter.js';
 import { WireError } from '../../src/protocol/errors.js';
 import type { CallContext } from '../../src/sdk/index.js';
+import { standaloneTemp } from '../../src/sdk/temp.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -41,7 +42,7 @@ function baseCard(protocol_version = '1.0') {
 
 function ctx(callId: string): CallContext {
   const log = { debug() {}, info() {}, warn() {}, error() {}, child: () => log };
-  return { callId, functionId: 'remote.echo', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {} };
+  return { callId, functionId: 'remote.echo', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {}, ...standaloneTemp() };
 }
 
 before(async () => {

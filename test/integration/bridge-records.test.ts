@@ -23,8 +23,9 @@ test('a running call\'s states reach the store while it runs; its outcome replac
     assert.deepEqual(during.timeline.map((t) => t.state), ['submitted', 'accepted', 'running']);
     assert.equal((await s.client.getCall(record.call_id)).state, 'running', 'the API shows the live state');
     await until(() => stored(s, record.call_id)?.outcome !== undefined, 10_000, 'the outcome saved');
-    // Past the end of the turn in which states and outcome arrived: nothing stale overwrote the outcome.
-    await new Promise((r) => setTimeout(r, 50));
+    // A barrier instead of a sleep: frames on one session arrive in order, so once a later call has
+    // completed, every note the first call sent has been handled; nothing stale overwrote the outcome.
+    await s.client.call('diagnostics.echo', { value: 'barrier' });
     const after = stored(s, record.call_id)!;
     assert.equal(after.state, 'completed');
     assert.equal(after.outcome?.state, 'completed');
@@ -39,7 +40,8 @@ test('a fast call (states and outcome in one frame burst) is stored completed, w
   try {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push((await s.client.call('diagnostics.echo', { value: i })).record.call_id);
-    await new Promise((r) => setTimeout(r, 50));
+    await s.client.call('diagnostics.echo', { value: 'barrier' }); // in-order frames: every earlier note is handled
+
     for (const id of ids) {
       const c = stored(s, id)!;
       assert.equal(c.outcome?.state, 'completed', id);

@@ -176,7 +176,10 @@ describe('discovery on a running agent', () => {
     try {
       cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adaptersDir, 'org.example.hello'), { recursive: true });
       await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge learns hello.greet');
-      await new Promise((r) => setTimeout(r, 500));
+      await until(() => announced >= 2, 5000, 'both announcements');
+      // Every announcement of one change is sent in the same turn; a ping answered on the same session
+      // after them is a barrier, so a third (for the first session's subscription) would be counted by now.
+      await s.bridge.hub.get(ids.device_id)!.peer.request(METHODS.ping, {}, 5000);
       // The agent's own tools_changed, and one for the live subscription; none for the first session's.
       assert.equal(announced, 2);
     } finally {

@@ -77,7 +77,7 @@ describe('device login in Chromium', () => {
     assert.match((await page.textContent('#result')) ?? '', /denied/);
     await page.close();
     assert.equal(await run.exit, 1);
-    assert.match(run.stderr(), /The sign-in request was denied on the approval page; nothing was stored\./);
+    assert.match(run.stderr(), /The sign-in request was denied on the approval page; no sign-in was stored \(the device keeps its id and key for the next login\)\./);
   });
 
   it('an expired code ends the CLI with a clear message, and the page refuses the code', async () => {

@@ -1,4 +1,5 @@
 /** The journal: migrations over rows, group commit, replay data, recovery, outbox, retention. */
+import { alive } from '../helpers/wait.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -16,6 +17,7 @@ const outcome = (id: string, state: Outcome['state'] = 'completed'): Outcome => 
   call_id: id, function: 'f.x', state, output: { ok: true }, output_valid: true, error: null, replayed: false,
   accepted_at: new Date().toISOString(), started_at: new Date().toISOString(), finished_at: new Date().toISOString(), duration_ms: 1,
 });
+
 
 test('migrations 2 and 3 apply to a version-1 database that holds rows, keeping them', () => {
   const dir = tempDir();
@@ -79,9 +81,10 @@ test('the table catches up once the journal is quiet, and at once past its row b
     const count = j.db.prepare('SELECT count(*) n FROM calls');
     const n = () => (count.get() as { n: number }).n;
     const at = new Date().toISOString();
+    const caughtUp = new Promise<void>((r) => (j.onBackgroundCheckpoint = r));
     await Promise.all(Array.from({ length: 10 }, (_, i) => j.accept('q' + i, 'f.x', 'd', at)));
     assert.equal(n(), 0, 'not while calls keep coming');
-    await new Promise((r) => setTimeout(r, 200));
+    await alive(caughtUp);
     assert.equal(n(), 10, 'caught up after a quiet spell');
     assert.equal(readFileSync(j.logPath, 'utf8'), '');
     await Promise.all(Array.from({ length: 8192 }, (_, i) => j.accept('b' + i, 'f.x', 'd', at)));
@@ -198,13 +201,18 @@ test('a table that cannot be written loses nothing: rows stay readable, the log 
   try {
     let j = new Journal(path, scope);
     const errors: unknown[] = [];
-    j.onCheckpointError = (e) => errors.push(e);
+    let failed!: () => void;
+    const firstFailure = new Promise<void>((r) => (failed = r));
+    j.onCheckpointError = (e) => {
+      errors.push(e);
+      failed();
+    };
     j.db.exec(`CREATE TRIGGER no_room BEFORE INSERT ON calls BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
     const at = new Date().toISOString();
     await Promise.all(Array.from({ length: 600 }, (_, i) => j.accept('r' + i, 'f.x', 'd', at, 'running', at)));
     await j.finish(outcome('r1'), false);
     // The catch-up runs once the journal is quiet; it fails, and says so.
-    for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await alive(firstFailure);
     assert.ok(errors.length >= 1, 'the failed checkpoint was reported');
     assert.match(String(errors[0]), /disk is full/);
     // Past the row bound, writes do not retry the failing checkpoint each time (the retry timer does).

@@ -1,5 +1,7 @@
 /** Lock manager ordering and aborts; the function registry's checks, hashes, revision and coalescing. */
+import { once } from 'node:events';
 import { test } from 'node:test';
+import { alive } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { LockManager, LockAbortedError } from '../../src/agent/locks.js';
 import { FunctionRegistry, DescriptorError } from '../../src/agent/registry.js';
@@ -50,12 +52,12 @@ test('replacing a source announces only what changed in it', async () => {
   // The wiring replaces every adapter's functions whenever any adapter changes.
   r.replaceSource('adapter:a', [def(desc('a.one')), def(desc('a.two'))]);
   r.replaceSource('adapter:b', [def(desc('b.one', { name: 'renamed' })), def(desc('b.two'))]);
-  await new Promise((res) => setTimeout(res, 400));
+  await alive(once(r, 'changed')); // the coalesced announcement: every change above was made before its timer
   assert.equal(events.length, 1);
   assert.deepEqual(events[0]!.updated.map((x) => x.id), ['b.one'], 'a.* did not change and is not announced');
   assert.deepEqual(events[0]!.added.map((x) => x.id), ['b.two']);
   r.replaceSource('adapter:b', [def(desc('b.two'))]);
-  await new Promise((res) => setTimeout(res, 400));
+  await alive(once(r, 'changed')); // the coalesced announcement: every change above was made before its timer
   assert.deepEqual(events[1]!.removed.map((x) => x.id), ['b.one'], 'a function the source no longer has is removed');
   assert.ok(r.get('a.one') && r.get('b.two') && !r.get('b.one'));
 });
@@ -72,7 +74,7 @@ test('changes are coalesced into one tools_changed with a strictly increasing re
   r.register('x', [def(desc('a.one', { name: 'renamed' })), def(desc('a.two'))]);
   r.unregisterSource('y');
   r.register('z', [def(desc('c.one'))]);
-  await new Promise((res) => setTimeout(res, 400));
+  await alive(once(r, 'changed')); // the coalesced announcement: every change above was made before its timer
   assert.equal(events.length, 1);
   assert.deepEqual(events[0]!.added.map((x) => x.id), ['c.one']);
   assert.deepEqual(events[0]!.updated.map((x) => x.id), ['a.one']);

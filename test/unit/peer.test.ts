@@ -12,14 +12,21 @@ function pair(gate?: (m: string) => void) {
 
 test('requests are correlated by id, out of order', async () => {
   const { client, server } = pair();
+  // 'slow' is asked first and answers only after 'fast' has been answered: out of order, by construction.
+  let release!: () => void;
+  const fastAnswered = new Promise<void>((r) => (release = r));
+  const answered: string[] = [];
   server.onRequest('slow', async () => {
-    await new Promise((r) => setTimeout(r, 30));
+    await fastAnswered;
     return 'slow';
   });
   server.onRequest('fast', () => 'fast');
-  const [s, f] = await Promise.all([client.request('slow'), client.request('fast')]);
+  const slow = client.request('slow').then((v) => (answered.push('slow'), v));
+  const fast = client.request('fast').then((v) => (answered.push('fast'), release(), v));
+  const [s, f] = await Promise.all([slow, fast]);
   assert.equal(s, 'slow');
   assert.equal(f, 'fast');
+  assert.deepEqual(answered, ['fast', 'slow']);
 });
 
 test('method not found is -32601; malformed params of a protocol method are -32602 with pointers', async () => {
@@ -51,11 +58,16 @@ test('parse errors and invalid requests get the standard codes', async () => {
   const [a, b] = createLinkedPair();
   new JsonRpcPeer(b);
   const got: string[] = [];
-  a.onmessage = (t) => got.push(t);
+  let allThree!: () => void;
+  const answered = new Promise<void>((r) => (allThree = r));
+  a.onmessage = (t) => {
+    got.push(t);
+    if (got.length === 3) allThree();
+  };
   a.send('{oops');
   a.send(JSON.stringify({ jsonrpc: '1.0', id: 5, method: 'x' }));
   a.send(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'x' }]));
-  await new Promise((r) => setTimeout(r, 10));
+  await answered;
   const codes = got.map((t) => (JSON.parse(t) as { error: { code: number } }).error.code);
   assert.deepEqual(codes, [-32700, -32600, -32600]);
 });

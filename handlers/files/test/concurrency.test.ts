@@ -7,21 +7,24 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { LockManager } from '../../../src/agent/locks.js';
-import { call, fakeCtx, makeFns, makeWorld, startBlobServer, type Fns, type World } from './harness.js';
+import { call, fakeCtx, grantStore, lockKeys, makeFns, makeWorld, startBlobServer, worldGrants, type Fns, type World } from './harness.js';
+import type { GrantStore } from '../../../src/agent/grant-store.js';
 
 let w: World;
 let fns: Fns;
+let store: GrantStore;
 
 before(async () => {
   w = await makeWorld();
-  fns = await makeFns(w);
+  store = grantStore(worldGrants(w));
+  fns = await makeFns(w, { store });
 });
 after(() => w.cleanup());
 
 /** Runs a call the way the host does: take the function's locks, run, release. */
 async function hostCall(locks: LockManager, id: string, args: Record<string, unknown>) {
   const fn = fns.get(id)!;
-  const release = await locks.acquireAll(fn.locks ? fn.locks(args) : fn.descriptor.locks);
+  const release = await locks.acquireAll(await lockKeys(fn, args, store));
   try {
     return await fn.run(args, fakeCtx());
   } finally {
@@ -36,10 +39,10 @@ test('every spelling of a file gets the same lock string', async () => {
   await fs.promises.symlink(path.join(w.docs, 'logs'), path.join(w.docs, 'logs-link'));
   const fn = fns.get('files.write_text')!;
   const keys = new Set([
-    ...fn.locks!({ root: 'Documents', path: 'logs/app.log', text: '' }),
-    ...fn.locks!({ root: 'Documents', path: './logs//app.log', text: '' }),
-    ...fn.locks!({ path: path.join(w.docs, 'logs', 'app.log'), text: '' }),
-    ...fn.locks!({ root: 'Documents', path: 'logs-link/app.log', text: '' }),
+    ...(await lockKeys(fn, { root: 'Documents', path: 'logs/app.log', text: '' }, store)),
+    ...(await lockKeys(fn, { root: 'Documents', path: './logs//app.log', text: '' }, store)),
+    ...(await lockKeys(fn, { path: path.join(w.docs, 'logs', 'app.log'), text: '' }, store)),
+    ...(await lockKeys(fn, { root: 'Documents', path: 'logs-link/app.log', text: '' }, store)),
   ]);
   assert.equal(keys.size, 1, [...keys].join(', '));
   assert.match([...keys][0]!, /^file:\//);

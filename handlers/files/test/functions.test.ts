@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WireError } from '../../../src/sdk/index.js';
 import { schemaValidator } from '../../../src/protocol/schema-validator.js';
-import { call, fakeCtx, makeFns, makeWorld, startBlobServer, worldGrants, type Fns, type World } from './harness.js';
+import { strings, type Locale } from '../../../src/i18n/index.js';
+import { catalogueDirs, loadHandlerCatalogue } from '../../../src/sdk/instance.js';
+import { call, fakeCtx, grantStore, lockKeys, makeFns, makeWorld, resourcesOf, startBlobServer, worldGrants, type Fns, type World } from './harness.js';
 
 let w: World;
 let fns: Fns;
@@ -68,14 +70,24 @@ test('write_text creates, refuses to overwrite unless asked, overwrites and appe
   assert.deepEqual(left, [], 'no temp files left behind');
 });
 
-test('describe gives one plain sentence for the prompt', async () => {
+test('describe gives one plain sentence for the prompt, from the catalogue, in English and Chinese', async () => {
+  assert.ok(loadHandlerCatalogue('files', catalogueDirs('files')), 'handlers/files/i18n is found');
+  const say = async (id: string, a: Record<string, unknown>, locale: Locale) => {
+    const fn = fns.get(id)!;
+    const d = await fn.describe!(a, await resourcesOf(fn, a, grantStore(worldGrants(w))));
+    assert.equal(typeof d, 'object', 'a catalogue message, not a hard-coded sentence');
+    return strings.render(d as Exclude<typeof d, string>, locale);
+  };
   await fs.promises.writeFile(path.join(w.docs, 'report.docx'), Buffer.alloc(14_000));
-  const d = await fns.get('files.write_text')!.describe!({ root: 'Documents', path: 'report.docx', text: 'x'.repeat(2000), mode: 'overwrite' });
-  assert.equal(d, 'Overwrite report.docx in Documents (14 KB now, 2 KB after)');
+  const write = { root: 'Documents', path: 'report.docx', text: 'x'.repeat(2000), mode: 'overwrite' };
+  assert.equal(await say('files.write_text', write, 'en'), 'Overwrite report.docx in Documents (14 KB now, 2 KB after)');
+  assert.equal(await say('files.write_text', write, 'zh-CN'), '覆盖 “Documents”中的 report.docx（当前 14 KB，写入后 2 KB）');
   await fs.promises.mkdir(path.join(w.docs, 'old', 'sub'), { recursive: true });
   for (let i = 0; i < 5; i++) await fs.promises.writeFile(path.join(w.docs, 'old', 'sub', `f${i}.txt`), 'x');
-  const del = await fns.get('files.delete')!.describe!({ root: 'Documents', path: 'old', recursive: true });
-  assert.equal(del, 'Move folder old/ in Documents and its 6 entries to the trash');
+  const del = { root: 'Documents', path: 'old', recursive: true };
+  assert.equal(await say('files.delete', del, 'en'), 'Move folder old/ in Documents and its 6 entries to the trash');
+  assert.equal(await say('files.delete', del, 'zh-CN'), '将 “Documents”中的文件夹 old/ 及其中的 6 个项目 移到回收站');
+  assert.equal(await say('files.write_text', { root: 'Documents', path: 'one.txt', text: 'x' }, 'en'), 'Create one.txt in Documents (1 byte)');
 });
 
 test('write to a read-only share is refused', async () => {
@@ -249,16 +261,17 @@ test('with nested shared folders, consent and locks name the folder the call rea
   const inner = path.join(w.docs, 'nested-share');
   await fs.promises.mkdir(inner, { recursive: true });
   const g = worldGrants(w);
-  const nested = await makeFns(w, { grants: { files: [...(g.files ?? []), { path: inner, access: 'read' }] } });
+  const store = grantStore({ files: [...(g['files'] ?? []), { path: inner, access: 'read' }] });
+  const nested = await makeFns(w, { store });
   const read = nested.get('files.read_text')!;
   const abs = path.join(inner, 'x.txt');
-  assert.equal(read.resource!({ path: abs }), `folder:${inner}`, 'the nested grant, as locate() picks it');
-  assert.equal(read.resource!({ path: path.join(w.docs, 'y.txt') }), `folder:${w.docs}`);
+  assert.deepEqual((await resourcesOf(read, { path: abs }, store)).map((r) => [r.kind, r.id, r.label]), [['files', inner, 'nested-share']], 'the nested grant, as locate() picks it');
+  assert.deepEqual((await resourcesOf(read, { path: path.join(w.docs, 'y.txt') }, store)).map((r) => r.id), [w.docs]);
   // A write's lock names the file by its real path, the same whichever folder it is named through.
   const write = nested.get('files.write_text')!;
   const real = path.join(await fs.promises.realpath(inner), 'x.txt');
-  assert.deepEqual(write.locks!({ path: abs }), [`file:${real}`]);
-  assert.deepEqual(write.locks!({ path: path.join('nested-share', 'x.txt'), root: 'Documents' }), [`file:${real}`]);
+  await assert.rejects(lockKeys(write, { path: abs }, store), (e: Error & { type?: string }) => e.type === 'permission_denied', 'the innermost grant is read-only');
+  assert.deepEqual(await lockKeys(write, { path: path.join('nested-share', 'x.txt'), root: 'Documents' }, store), [`file:${real}`]);
 });
 
 test('a listing over max_walk_entries fails like a recursive copy or delete does (too_many_entries)', async () => {

@@ -8,7 +8,9 @@ import path from 'node:path';
 import http from 'node:http';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { BlobClient, CallContext, FunctionDefinition, Grants, HandlerEnv, Logger, Progress } from '../../../src/sdk/index.js';
+import type { BlobClient, CallContext, CallResource, FunctionDefinition, HandlerEnv, Logger, Progress } from '../../../src/sdk/index.js';
+import { standaloneTemp } from '../../../src/sdk/temp.js';
+import { GrantStore } from '../../../src/agent/grant-store.js';
 import { BlobStore } from '../../../src/bridge/blob-store.js';
 import { HttpBlobClient } from '../../../src/agent/blob-client.js';
 import handler from '../index.js';
@@ -42,6 +44,7 @@ export function fakeCtx(opts: { blobs?: BlobClient; onProgress?: (p: Progress, c
     controller,
     committed: false,
     progressSeen: [],
+    ...standaloneTemp('files-test'),
     progress(p) {
       ctx.progressSeen.push(p);
       opts.onProgress?.(p, ctx);
@@ -78,6 +81,29 @@ export async function makeWorld(): Promise<World> {
   return { base, outside, sentinel, docs, ro, dataDir, cleanup: () => fs.promises.rm(base, { recursive: true, force: true }) };
 }
 
+/** The config's `grants` section, as a test writes it. */
+export type Grants = Record<string, unknown[]>;
+
+/** A live grant store with the files kind over a `grants` section (throws naming a bad key). */
+export function grantStore(grants: Grants, dataDir?: string): GrantStore {
+  const store = new GrantStore({ dataDir });
+  store.registerKinds('files', handler.grantKinds ?? []);
+  const problems = store.setConfig(grants);
+  if (problems.length) throw new Error(problems.join('; '));
+  return store;
+}
+
+/** The resources a call names (as the host resolves them before consent). */
+export async function resourcesOf(fn: FunctionDefinition<Record<string, unknown>, unknown>, args: Record<string, unknown>, store: GrantStore): Promise<readonly CallResource[]> {
+  return fn.resources ? await fn.resources(args, { grants: store }) : [];
+}
+
+/** The lock keys the host takes for a call (`${kind}:${id}` unless a resource says otherwise). */
+export async function lockKeys(fn: FunctionDefinition<Record<string, unknown>, unknown>, args: Record<string, unknown>, store: GrantStore): Promise<string[]> {
+  if (!fn.resources) return [...fn.descriptor.locks];
+  return (await resourcesOf(fn, args, store)).flatMap((r) => (r.lock === false ? [] : [r.lock ?? `${r.kind}:${r.id}`]));
+}
+
 /** Default grants for a world. */
 export function worldGrants(w: World): Grants {
   return {
@@ -92,9 +118,9 @@ export function worldGrants(w: World): Grants {
 export type Fns = Map<string, FunctionDefinition<Record<string, unknown>, unknown>>;
 
 /** Creates the handler as the host would. */
-export async function makeFns(w: World, opts: { grants?: Grants; options?: Record<string, unknown> } = {}): Promise<Fns> {
+export async function makeFns(w: World, opts: { grants?: Grants; store?: GrantStore; options?: Record<string, unknown> } = {}): Promise<Fns> {
   const env: HandlerEnv = {
-    grants: opts.grants ?? worldGrants(w),
+    grants: opts.store ?? grantStore(opts.grants ?? worldGrants(w)),
     options: opts.options ?? {},
     dataDir: w.dataDir,
     log: nullLog,

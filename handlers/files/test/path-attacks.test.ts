@@ -10,12 +10,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { WireError } from '../../../src/sdk/index.js';
-import { call, fakeCtx, makeFns, makeWorld, snapshot, type Fns, type World } from './harness.js';
+import { call, fakeCtx, grantStore, makeFns, makeWorld, snapshot, type Fns, type World } from './harness.js';
 import { resolvePath, type PathContext } from '../paths.js';
 import { openFileForRead, withDir } from '../handles.js';
 import { atomicWrite } from '../atomic-write.js';
 import { DEFAULT_LIMITS } from '../limits.js';
-import { parseRoots } from '../roots.js';
+import { rootsOf } from '../roots.js';
 import { writeAll } from '../io.js';
 
 let w: World;
@@ -25,7 +25,7 @@ let pctx: PathContext;
 before(async () => {
   w = await makeWorld();
   fns = await makeFns(w);
-  pctx = { roots: parseRoots([{ path: w.docs, access: 'read_write' }]), limits: DEFAULT_LIMITS };
+  pctx = { roots: rootsOf(grantStore({ files: [{ path: w.docs, access: 'read_write' }] }).list('files')), limits: DEFAULT_LIMITS };
 });
 after(() => w.cleanup());
 

@@ -104,19 +104,29 @@ export function registerAdapterCommands(program: Command): void {
       const dataDir = dataDirOf(o);
       const agent = await findRunningAgent(dataDir);
       try {
-        if (agent && !o.ca) {
-          const info = (await callLocal(agent, REGISTRY_METHODS.addRemote, { url })) as { adapter: { id: string }; status: { available: boolean; reason?: string } };
+        // The CA travels with the adapter's record: the running agent (and every later start) uses it for this origin.
+        const ca = (await readCa(o.ca))?.toString('utf8');
+        if (agent) {
+          const info = (await callLocal(agent, REGISTRY_METHODS.addRemote, { url, ...(ca ? { ca } : {}) })) as { adapter: { id: string }; status: { available: boolean; reason?: string } };
           process.stdout.write(`✓ added ${info.adapter.id} to the running agent (${info.status.available ? 'available' : `unavailable: ${info.status.reason}`})\n`);
           return;
         }
-        const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: await trustOf(o), dataDir, remoteCa: await readCa(o.ca), watch: false, inferFromDesktop: false });
-        const e = await reg.addRemote(url);
-        process.stdout.write(`✓ added ${e.id} (${e.card.skills.length} skills); the agent loads it at its next start${agent ? ' or `adapters refresh`' : ''}\n`);
+        const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: await trustOf(o), dataDir, watch: false, inferFromDesktop: false });
+        const e = await reg.addRemote(url, ca);
+        process.stdout.write(`✓ added ${e.id} (${e.card.skills.length} skills); no agent runs with ${dataDir}: it loads the adapter when it starts\n`);
       } catch (e) {
         fail(`✗ ${(e as Error).message}`);
       }
     },
   );
+
+  withDirOptions(adapters.command('refresh').description('make the running agent rescan its adapter folders, trusted keys and remote adapters now')).action(async (o: DirOpts) => {
+    const dataDir = dataDirOf(o);
+    const agent = await findRunningAgent(dataDir);
+    if (!agent) fail(`✗ no agent is running with ${dataDir}; it scans when it starts`);
+    const c = (await callLocal(agent, REGISTRY_METHODS.refresh, { scope: 'all' }, 60_000)) as { added: unknown[]; removed: unknown[]; updated: unknown[] };
+    process.stdout.write(`✓ rescanned: ${c.added.length} added, ${c.removed.length} removed, ${c.updated.length} changed\n`);
+  });
 
   withDirOptions(adapters.command('remove <adapter-id>').description('forget a remote adapter')).action(async (id: string, o: DirOpts) => {
     const dataDir = dataDirOf(o);
@@ -177,6 +187,12 @@ export function registerAdapterCommands(program: Command): void {
       const trust = await TrustStore.load({ files: configOf(o)?.trust?.keys ?? [], importedFile: importedKeysFile(dataDirOf(o)) });
       const added = await trust.importJwks(JSON.parse(await readFile(file, 'utf8')));
       process.stdout.write(added.length ? `✓ now trusting ${added.join(', ')}\n` : 'these keys were already trusted\n');
+      // The running agent reads the imported keys again and rescans, so adapters signed with them load now.
+      const agent = await findRunningAgent(dataDirOf(o));
+      if (agent && added.length) {
+        await callLocal(agent, REGISTRY_METHODS.refresh, { scope: 'all' }, 60_000);
+        process.stdout.write('✓ the running agent rescanned its adapters with these keys\n');
+      }
     } catch (e) {
       fail(`✗ ${(e as Error).message}`);
     }

@@ -10,10 +10,20 @@ import { DecisionsStore } from '../../consent/decisions-store.js';
 import { AuditLog, parseSince, type AuditEntry } from '../../consent/audit-log.js';
 import { UsageError } from '../process.js';
 import { PauseState } from '../../consent/pause-state.js';
-import { configOf, dataDirOf, withDirOptions, type DirOpts } from '../data-dir.js';
+import { chooseDataDir, configOf, withDirOptions, type ChosenDataDir, type DirOpts } from '../data-dir.js';
+import { findRunningAgent } from '../../endpoint/local-client.js';
+
+/** Says which data folder a command acts on when the user did not name one (stderr: JSON output stays clean). */
+function sayDataDir(c: ChosenDataDir): void {
+  if (c.from === 'option') return;
+  const why = c.from === 'demo' ? "the demo's agent, found in this folder" : 'the default data folder';
+  process.stderr.write(`Acting on ${c.dir} (${why}); pass --data-dir or --config for another agent.\n`);
+}
 
 function withDb<T>(o: DirOpts, fn: (db: Db) => T): T {
-  const db = openConsentDb(dataDirOf(o));
+  const chosen = chooseDataDir(o);
+  sayDataDir(chosen);
+  const db = openConsentDb(chosen.dir);
   try {
     return fn(db);
   } finally {
@@ -49,6 +59,12 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
 }
 
+
+/** A pause written where no agent runs changes nothing now: say so, rather than let "Paused" mislead. */
+async function sayIfNoAgent(o: DirOpts): Promise<void> {
+  const { dir } = chooseDataDir(o);
+  if (!(await findRunningAgent(dir))) process.stderr.write(`No agent is running with the data folder ${dir}; this applies to the agent that next starts with it.\n`);
+}
 
 function requester(e: AuditEntry): string {
   if (!e.requester_kind) return '-';
@@ -131,15 +147,17 @@ export function registerConsentCommands(program: Command): void {
 
   withDirOptions(program.command('pause'))
     .description('pause all calls: they are refused with `paused` until you resume')
-    .action((o: DirOpts) => {
+    .action(async (o: DirOpts) => {
       withDb(o, (db) => new PauseState(db).set(true, 'cli'));
       process.stdout.write('Paused: calls are refused until you run `aios-device resume`.\n');
+      await sayIfNoAgent(o);
     });
 
   withDirOptions(program.command('resume'))
     .description('resume calls after a pause')
-    .action((o: DirOpts) => {
+    .action(async (o: DirOpts) => {
       withDb(o, (db) => new PauseState(db).set(false, 'cli'));
       process.stdout.write('Resumed: calls are accepted again.\n');
+      await sayIfNoAgent(o);
     });
 }

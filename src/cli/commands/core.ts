@@ -5,17 +5,20 @@ import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
 import type { Command } from 'commander';
-import { defaultDataDir, loadAgentConfig } from '../../config/agent-config.js';
+import { loadAgentConfig } from '../../config/agent-config.js';
 import { findRunningAgent } from '../../endpoint/local-client.js';
 import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../agent/logger.js';
 import { startAgent } from '../../agent/start-agent.js';
 import { startBridge } from '../../bridge/start-bridge.js';
-import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
+import { BridgeHttpError, NO_DEVICE, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
 import { onShutdownSignals, UsageError } from '../process.js';
 import { HttpBlobClient } from '../../agent/blob-client.js';
 import type { BlobRef } from '../../protocol/messages.js';
-import { dataDirOf, withDirOptions, type DirOpts } from '../data-dir.js';
+import { chooseDataDir, withDirOptions, type DirOpts } from '../data-dir.js';
+import { CONSENT_DB_FILE, openConsentDb } from '../../consent/db.js';
+import { PauseState, type PauseInfo } from '../../consent/pause-state.js';
+import { schemaValidator } from '../../protocol/schema-validator.js';
 
 /** Default runtime profile written by the demo. */
 export const DEFAULT_PROFILE = '.demo/runtime.json';
@@ -119,6 +122,10 @@ export function registerCoreCommands(program: Command): void {
       if (o['json']) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
       else printRecord(record);
       process.exitCode = record.outcome ? (EXIT_BY_STATE[record.outcome.state] ?? 1) : EXIT_PENDING;
+      if (record.outcome?.state === 'completed' && record.outcome.output_valid === false) {
+        await printOutputViolations(client, record.device_id, fn, record.outcome.output);
+        process.exitCode = EXIT_OUTPUT_INVALID;
+      }
       const save = o['saveBlob'] as string | undefined;
       if (save && record.outcome?.state === 'completed') {
         const ref = findBlobRef(record.outcome.output);
@@ -138,9 +145,32 @@ export function registerCoreCommands(program: Command): void {
     }
   });
 
+  runtimeOptions(
+    program
+      .command('cancel <call_id>')
+      .description('cancel a call that is waiting or running, as the runtime side can; exit 0 once it ended cancelled')
+      .option('--reason <text>', 'why, recorded with the cancellation')
+      .option('--json', 'print the whole call record as JSON'),
+  ).action(async (callId: string, o: Record<string, unknown>) => {
+    const client = new RuntimeClient(profileFrom(o));
+    try {
+      const record = await client.cancel(callId, o['reason'] as string | undefined);
+      if (o['json']) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
+      else printRecord(record);
+      const state = record.outcome?.state;
+      if (state === 'cancelled') return;
+      process.stderr.write(state ? `the call had already ended ${state}; nothing was cancelled\n` : 'the call has not ended yet\n');
+      process.exitCode = state ? 1 : EXIT_PENDING;
+    } catch (e) {
+      if (!(e instanceof BridgeHttpError)) throw e;
+      process.stderr.write(`bridge refused the cancel (${e.status}): ${e.error.type}: ${e.error.message}\n`);
+      process.exitCode = EXIT_BRIDGE_ERROR;
+    }
+  });
+
   runtimeOptions(program.command('functions').description('list the functions a device offers').option('--json', 'print JSON')).action(async (o: Record<string, unknown>) => {
     const p = profileFrom(o);
-    if (!p.device_id) throw new UsageError('pass --device');
+    if (!p.device_id) throw new UsageError(NO_DEVICE);
     const d = await new RuntimeClient(p).device(p.device_id);
     const fns = (d['functions'] ?? []) as { id: string; name: string; permission_level: string; description: string }[];
     if (o['json']) process.stdout.write(JSON.stringify(fns, null, 2) + '\n');
@@ -152,11 +182,12 @@ export function registerCoreCommands(program: Command): void {
   ).action(async (o: Record<string, unknown>) => {
     const out: Record<string, unknown> = {};
     // Without --data-dir/--config: the demo's agent when run from the repository (`npm start`), else the usual data directory.
-    const dirOpts = o as DirOpts;
-    const dataDir = dirOpts.dataDir || dirOpts.config ? dataDirOf(dirOpts) : existsSync('.demo/agent-data') ? '.demo/agent-data' : defaultDataDir();
+    const dataDir = chooseDataDir(o as DirOpts).dir;
     // endpoint.json outlives a crash: the agent counts as running only if its process answers /health.
     const agent = await findRunningAgent(dataDir);
-    out['agent'] = agent ? { running: true, ...agent.endpoint, since: statSync(join(dataDir, 'endpoint.json')).mtime.toISOString() } : { running: false, data_dir: dataDir };
+    out['agent'] = agent ? { running: true, ...agent.endpoint, data_dir: dataDir, since: statSync(join(dataDir, 'endpoint.json')).mtime.toISOString() } : { running: false, data_dir: dataDir };
+    const paused = readPaused(dataDir);
+    if (paused) (out['agent'] as Record<string, unknown>)['paused'] = paused;
     try {
       out['devices'] = (await new RuntimeClient(profileFrom(o)).devices()).devices;
     } catch (e) {
@@ -165,13 +196,48 @@ export function registerCoreCommands(program: Command): void {
     if (o['json']) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
     else {
       const agent = out['agent'] as Record<string, unknown> | undefined;
-      if (agent) process.stdout.write(agent['pid'] ? `agent: running (pid ${String(agent['pid'])}, version ${String(agent['version'])})\n` : 'agent: not running\n');
+      if (agent) process.stdout.write(agent['pid'] ? `agent: running (pid ${String(agent['pid'])}, version ${String(agent['version'])}, data ${dataDir})\n` : `agent: not running (data ${dataDir})\n`);
+      const p = agent?.['paused'] as PauseInfo | undefined;
+      if (p?.paused) process.stdout.write(`paused: yes, since ${String(p.since)} by ${String(p.by)}; calls are refused until \`aios-device resume\`\n`);
+      else if (p) process.stdout.write('paused: no\n');
       if (out['bridge']) process.stdout.write(`bridge: ${String((out['bridge'] as { error: string }).error)}\n`);
       for (const d of (out['devices'] ?? []) as Record<string, unknown>[]) {
         process.stdout.write(`device ${String(d['device_id'])}: ${d['online'] ? 'online' : 'offline'}  ${String(d['name'] ?? '')}  ${String(d['platform'] ?? '')} ${String(d['client_version'] ?? '')}  ${(d['functions'] as unknown[]).length} functions\n`);
       }
     }
   });
+}
+
+/**
+ * Says on stderr where a completed call's output breaks the function's output_schema: the device only
+ * reports `output_valid: false`, so the pointers come from checking the output against the descriptor
+ * the device published.
+ */
+async function printOutputViolations(client: RuntimeClient, deviceId: string, fn: string, output: unknown): Promise<void> {
+  process.stderr.write(`✗ the output does not match ${fn}'s output_schema (a defect in the function; the call itself ran)\n`);
+  try {
+    const d = await client.descriptor(deviceId, fn);
+    const schema = d['output_schema'];
+    const found = schema && typeof schema === 'object' ? schemaValidator.validate(schema, output) : [];
+    for (const v of found) process.stderr.write(`  ${v.pointer || '/'}: ${v.message}\n`);
+  } catch (e) {
+    process.stderr.write(`  (the function's output_schema could not be read from the bridge: ${(e as Error).message})\n`);
+  }
+}
+
+/** The paused flag of the agent with this data directory, or undefined when it has no consent database yet. */
+function readPaused(dataDir: string): PauseInfo | undefined {
+  if (!existsSync(join(dataDir, CONSENT_DB_FILE))) return undefined;
+  try {
+    const db = openConsentDb(dataDir);
+    try {
+      return new PauseState(db).get();
+    } finally {
+      db.close();
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 /** The first blob reference (§9) found in an output, depth first. */
@@ -186,14 +252,21 @@ export function findBlobRef(v: unknown): BlobRef | undefined {
   return undefined;
 }
 
+/** Says what a replay means: a call_id seen before, whose outcome comes back; whether it ever ran depends on the call. */
+function replayNote(startedAt: string | null | undefined): string {
+  return startedAt
+    ? ' (replayed: this call_id already ran; its stored outcome is returned and nothing ran again)'
+    : ' (replayed: this call_id was seen before and never ran; its stored outcome is returned)';
+}
+
 /** Prints a call record for people. */
-export function printRecord(r: { call_id: string; function: string; state: string; outcome?: { state: string; output?: unknown; error: { type: string; message: string; details?: unknown } | null; replayed: boolean; duration_ms: number | null } }): void {
+export function printRecord(r: { call_id: string; function: string; state: string; outcome?: { state: string; started_at?: string | null; output?: unknown; output_valid?: boolean; error: { type: string; message: string; details?: unknown } | null; replayed: boolean; duration_ms: number | null } }): void {
   const o = r.outcome;
   if (!o) {
     process.stdout.write(`${r.function} ${r.call_id}: ${r.state} (not finished yet; \`GET /v1/calls/${r.call_id}\` later)\n`);
     return;
   }
-  const head = `${o.state === 'completed' ? '✓' : '✗'} ${o.state} ${r.function} call_id=${r.call_id}${o.replayed ? ' (replayed: this call_id already ran; the stored outcome is returned)' : ''}${o.duration_ms !== null ? ` ${o.duration_ms} ms` : ''}`;
+  const head = `${o.state === 'completed' && o.output_valid !== false ? '✓' : '✗'} ${o.state}${o.output_valid === false ? ' (output_valid: false)' : ''} ${r.function} call_id=${r.call_id}${o.replayed ? replayNote(o.started_at) : ''}${o.duration_ms !== null ? ` ${o.duration_ms} ms` : ''}`;
   process.stdout.write(head + '\n');
   if (o.error) {
     process.stdout.write(`  ${o.error.type}: ${o.error.message}\n`);

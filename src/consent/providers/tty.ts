@@ -34,10 +34,15 @@ export class TtyPromptProvider implements PromptProvider {
       const secondsLeft = (): number => Math.max(0, Math.ceil((expires - Date.now()) / 1000));
       const wasRaw = this.input.isRaw === true;
       const useRaw = this.input.isTTY === true && typeof this.input.setRawMode === 'function';
-      let step: 'main' | 'scope' = 'main';
+      let step: 'main' | 'what' | 'scope' = 'main';
+      // What a remembered answer covers: the resources shown, or (only when offered and chosen) any.
+      let resourceScope: 'shown' | 'any' = 'shown';
+      const shown = view.resources.map((r) => r.label ?? r.id).join(', ');
 
       const choices = (): string =>
-        step === 'scope'
+        step === 'what'
+          ? `Remember for [o] only ${shown} or [n] any resource of this function?  [Esc] back`
+          : step === 'scope'
           ? 'Remember for [s] this session or [f] forever?  [Esc] back'
           : view.rememberable
             ? '[a] allow once  [r] allow & remember  [d] deny  [x] deny & remember  [v] view arguments  [q] close'
@@ -58,9 +63,21 @@ export class TtyPromptProvider implements PromptProvider {
             if (this.input === process.stdin) process.kill(process.pid, 'SIGINT');
             return;
           }
+          if (step === 'what') {
+            if (k === 'o' || k === 'n') {
+              resourceScope = k === 'n' ? 'any' : 'shown';
+              step = 'scope';
+              out(`\r\u001b[K  ${choices()}\n`);
+              tick();
+            }
+            if (k === ESC) { step = 'main'; out(`\r\u001b[K  ${choices()}\n`); tick(); }
+            continue;
+          }
           if (step === 'scope') {
-            if (k === 's') return done({ answer: 'allow_remember', scope: 'session' }, 'Allowed, remembered for this session.');
-            if (k === 'f') return done({ answer: 'allow_remember', scope: 'always' }, 'Allowed, remembered until you revoke it.');
+            const on = resourceScope === 'any' ? { resource_scope: 'any' as const } : {};
+            const what = resourceScope === 'any' ? ' for any resource' : '';
+            if (k === 's') return done({ answer: 'allow_remember', scope: 'session', ...on }, `Allowed, remembered${what} for this session.`);
+            if (k === 'f') return done({ answer: 'allow_remember', scope: 'always', ...on }, `Allowed, remembered${what} until you revoke it.`);
             if (k === ESC) { step = 'main'; out(`\r\u001b[K  ${choices()}\n`); tick(); }
             continue;
           }
@@ -68,7 +85,7 @@ export class TtyPromptProvider implements PromptProvider {
           if (k === 'd') return done({ answer: 'deny' }, 'Denied.');
           if (k === 'q' || k === ESC) return done('closed', 'Closed: denied.');
           if (k === 'x' && view.rememberable) return done({ answer: 'deny_remember', scope: 'always' }, 'Denied, remembered until you revoke it.');
-          if (k === 'r' && view.rememberable) { step = 'scope'; out(`\r\u001b[K  ${choices()}\n`); tick(); }
+          if (k === 'r' && view.rememberable) { step = view.remember_any ? 'what' : 'scope'; out(`\r\u001b[K  ${choices()}\n`); tick(); }
           if (k === 'v') {
             const json = JSON.stringify(args, null, 2).split('\n').map((l) => `    ${l}`).join('\n');
             out(`\r\u001b[K  Arguments:\n${json}\n  ${choices()}\n`);
@@ -99,6 +116,7 @@ export class TtyPromptProvider implements PromptProvider {
           `  ${describeRequester(view)} in workspace ${view.workspace_id} asks to:\n` +
           `    ${view.function_name}\n` +
           `    ${view.sentence}\n` +
+          (shown ? `  Applies to: ${shown}\n` : '') +
           `  Risk: ${describeRisk(view)}\n` +
           `  ${choices()}\n`,
       );

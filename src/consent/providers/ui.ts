@@ -12,16 +12,27 @@ interface Open {
   resolve(a: PromptAnswer | 'closed'): void;
 }
 
-/** How long a UI counts as attached after its last authenticated control call. */
-export const UI_PRESENCE_MS = 60_000;
+/** How often an attached answerer must send `control.prompts.heartbeat`. */
+export const ANSWERER_HEARTBEAT_MS = 2000;
+/** An answerer whose heartbeat stops counts as gone this long after its last beat. */
+export const ANSWERER_LAPSE_MS = 3 * ANSWERER_HEARTBEAT_MS;
+
+interface Answerer {
+  name: string;
+  lastBeat: number;
+  /** Fires when the presence lapses, so the status (active_provider) is told at once. */
+  timer: NodeJS.Timeout | undefined;
+}
 
 /** UI prompt provider. */
 export class UiPromptProvider implements PromptProvider {
   readonly name = 'ui' as const;
   private readonly open = new Map<string, Open>();
-  private lastSeen = -Infinity;
-  private present: boolean | undefined;
+  private readonly answerers = new Map<string, Answerer>();
   private focused = false;
+  private nextId = 1;
+  /** Called when an answerer comes, goes or lapses. */
+  onPresenceChange: () => void = () => {};
 
   constructor(
     private readonly events: ControlEvents,
@@ -29,39 +40,69 @@ export class UiPromptProvider implements PromptProvider {
     private readonly now: () => number = Date.now,
   ) {}
 
-  private connections = 0;
-  private readonly seen = new WeakSet<object>();
-
   /**
-   * Attached when the endpoint says so (`setPresent`); else while a UI that made a control call over
-   * `WS /rpc` stays connected, or when one made a control call over HTTP in the last minute.
+   * True while an answerer is attached (`control.prompts.attach`) and its heartbeat is recent. Nothing
+   * else counts: a monitoring script's `control.status` never makes prompts go to nobody.
    */
   available(): boolean {
-    if (this.present !== undefined) return this.present;
-    return this.connections > 0 || this.now() - this.lastSeen < UI_PRESENCE_MS;
+    const now = this.now();
+    for (const a of this.answerers.values()) if (now - a.lastBeat < ANSWERER_LAPSE_MS) return true;
+    return false;
   }
 
-  /**
-   * Counts a WebSocket connection as an attached UI until it closes. `conn` identifies the connection
-   * (the endpoint's per-connection notify function) so repeated calls count once.
-   */
-  attach(conn: object, onClose: (cb: () => void) => void): void {
-    if (this.seen.has(conn)) return;
-    this.seen.add(conn);
-    this.connections++;
-    onClose(() => {
-      this.connections--;
-    });
+  /** Attaches an answerer; `onClose` (its connection's) detaches it when the connection ends. */
+  attach(name: string, onClose?: (cb: () => void) => void): { answerer_id: string; heartbeat_ms: number; lapse_ms: number } {
+    const id = `ans_${this.nextId++}`;
+    const a: Answerer = { name, lastBeat: this.now(), timer: undefined };
+    this.answerers.set(id, a);
+    this.arm(id, a);
+    onClose?.(() => this.detach(id));
+    this.onPresenceChange();
+    return { answerer_id: id, heartbeat_ms: ANSWERER_HEARTBEAT_MS, lapse_ms: ANSWERER_LAPSE_MS };
   }
 
-  /** Records an authenticated control call (a sign that a UI is attached). */
-  touch(): void {
-    this.lastSeen = this.now();
+  /** Keeps an answerer present; false when it is unknown (lapsed or detached: attach again). */
+  heartbeat(id: string): boolean {
+    const a = this.answerers.get(id);
+    if (!a || this.now() - a.lastBeat >= ANSWERER_LAPSE_MS) {
+      if (a) this.detach(id);
+      return false;
+    }
+    a.lastBeat = this.now();
+    this.arm(id, a);
+    return true;
   }
 
-  /** Lets the local endpoint say for certain whether a UI is connected (undefined = use `touch`). */
-  setPresent(present: boolean | undefined): void {
-    this.present = present;
+  /** Ends an answerer's presence at once; false when it was not attached. */
+  detach(id: string): boolean {
+    const a = this.answerers.get(id);
+    if (!a) return false;
+    clearTimeout(a.timer);
+    this.answerers.delete(id);
+    this.onPresenceChange();
+    return true;
+  }
+
+  /** The answerers attached now (for status). */
+  attached(): { answerer_id: string; name: string }[] {
+    const now = this.now();
+    return [...this.answerers].filter(([, a]) => now - a.lastBeat < ANSWERER_LAPSE_MS).map(([answerer_id, a]) => ({ answerer_id, name: a.name }));
+  }
+
+  /** Forgets every answerer and stops their timers (the service is closing). */
+  close(): void {
+    for (const a of this.answerers.values()) clearTimeout(a.timer);
+    this.answerers.clear();
+  }
+
+  /** Detaches an answerer once its heartbeat is overdue. */
+  private arm(id: string, a: Answerer): void {
+    clearTimeout(a.timer);
+    a.timer = setTimeout(() => {
+      if (this.answerers.get(id) === a && this.now() - a.lastBeat >= ANSWERER_LAPSE_MS) this.detach(id);
+      else if (this.answerers.get(id) === a) this.arm(id, a);
+    }, ANSWERER_LAPSE_MS);
+    a.timer.unref();
   }
 
   /** The UI reports whether it is in front; no desktop notification is needed while it is. */

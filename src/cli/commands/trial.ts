@@ -1,0 +1,97 @@
+/**
+ * `aios-device trial`: runs the end-plugin guide's trial checklist against a live bridge and device and
+ * writes the report (docs/qa-trial.md). Exit 0 only when every required check passed.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { runTrial } from '../../trial/run-trial.js';
+import { renderHtml } from '../../trial/report.js';
+import type { CheckResult } from '../../trial/types.js';
+import { readProfile } from '../runtime-client.js';
+import { UsageError } from '../process.js';
+import { DEFAULT_PROFILE } from './core.js';
+
+/** Exit code of a trial whose required checks did not all pass. */
+export const EXIT_TRIAL_FAILED = 1;
+
+const collect = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
+
+const MARK: Record<string, string> = { pass: '✓', fail: '✗', skipped: '–', not_run: '?' };
+
+/** Registers `trial`. */
+export function registerTrialCommand(program: Command): void {
+  program
+    .command('trial')
+    .description('run the trial checklist (试运行) against a live bridge and device, through the runtime API; exit 0 only when every required check passed')
+    .option('--bridge <url>', 'bridge base URL (default: the runtime profile\'s)')
+    .option('--runtime <file>', `runtime profile JSON (default ${DEFAULT_PROFILE})`)
+    .option('--runtime-token-file <file>', 'read the runtime token from this file (or set AIOS_RUNTIME_TOKEN)')
+    .option('--runtime-token <token>', 'the runtime token (visible to other users in the process list: prefer the file or the environment)')
+    .option('--workspace <id>', 'workspace id (default: the profile\'s)')
+    .option('--device <id>', 'device to try; give it twice for the several-devices check', collect, [])
+    .option('--only <ids>', 'run only these checks (comma-separated ids or prefixes, e.g. contract,faults.timeout)', collect, [])
+    .option('--skip <ids>', 'skip these checks', collect, [])
+    .option('--unattended', 'answer the device\'s prompts (allow once) by attaching to its local endpoint; needs --control local')
+    .option('--allow-effects', 'call functions with side effects, only on scratch resources the run creates (needs --control local)')
+    .option('--control <mode>', 'control of the device: none, or local (same machine: its local endpoint)', 'none')
+    .option('--agent-data-dir <dir>', 'the agent\'s data folder, for --control local (endpoint.json and local-token)')
+    .option('--allow-not-run <ids>', 'required checks that may be not run without failing the trial', collect, [])
+    .option('--expect-workspace <id>', 'the workspace the device must be signed in to (default: --workspace)')
+    .option('--expect-user <id>', 'the user the device must be signed in as')
+    .option('--report <file>', 'write the HTML report here')
+    .option('--json <file>', 'write the JSON report here')
+    .action(async (o: Record<string, unknown>) => {
+      const env = process.env;
+      const explicit = (o['bridge'] as string | undefined) ?? env['AIOS_BRIDGE_URL'];
+      const profileFile = (o['runtime'] as string | undefined) ?? env['AIOS_RUNTIME_PROFILE'];
+      const profile = explicit && !profileFile ? undefined : safeProfile(resolve(profileFile ?? DEFAULT_PROFILE), !!explicit);
+      let token = env['AIOS_RUNTIME_TOKEN'] ?? profile?.token;
+      if (o['runtimeTokenFile']) token = readFileSync(o['runtimeTokenFile'] as string, 'utf8').trim();
+      if (o['runtimeToken']) {
+        process.stderr.write('warning: --runtime-token shows the token in the process list; use --runtime-token-file or AIOS_RUNTIME_TOKEN\n');
+        token = o['runtimeToken'] as string;
+      }
+      const bridge = explicit ?? profile?.bridge_url;
+      const workspace = (o['workspace'] as string | undefined) ?? env['AIOS_WORKSPACE'] ?? profile?.workspace_id;
+      const devices = (o['device'] as string[]).length ? (o['device'] as string[]) : profile?.device_id ? [profile.device_id] : [];
+      if (!bridge) throw new UsageError('missing the bridge: pass --bridge or a --runtime profile');
+      if (!token) throw new UsageError('missing the runtime token: pass --runtime-token-file, set AIOS_RUNTIME_TOKEN, or use a --runtime profile');
+      if (!workspace) throw new UsageError('missing the workspace: pass --workspace or a --runtime profile');
+      if (!devices.length) throw new UsageError('missing the device: pass --device (twice for two devices)');
+      const control = o['control'] as string;
+      if (control !== 'none' && control !== 'local') throw new UsageError('--control must be none or local');
+      const report = await runTrial({
+        bridge,
+        runtimeToken: token,
+        workspace,
+        devices,
+        only: o['only'] as string[],
+        skip: o['skip'] as string[],
+        unattended: !!o['unattended'],
+        allowEffects: !!o['allowEffects'],
+        allowNotRun: o['allowNotRun'] as string[],
+        control,
+        ...(o['agentDataDir'] ? { agentDataDir: resolve(o['agentDataDir'] as string) } : {}),
+        ...(o['expectWorkspace'] ? { expectWorkspace: o['expectWorkspace'] as string } : {}),
+        ...(o['expectUser'] ? { expectUser: o['expectUser'] as string } : {}),
+        cli: { node: process.execPath, args: [...process.execArgv, process.argv[1]!] },
+        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(7)} ${c.id}${c.required ? '' : ' (optional)'}: ${c.message}\n`),
+      });
+      if (o['json']) writeFileSync(o['json'] as string, JSON.stringify(report, null, 2) + '\n');
+      if (o['report']) writeFileSync(o['report'] as string, renderHtml(report));
+      const s = report.summary;
+      process.stdout.write(`\n${report.ok ? 'trial passed' : 'trial FAILED'}: ${s.pass} passed, ${s.fail} failed, ${s.skipped} skipped, ${s.not_run} not run${s.required_failed.length ? `; required and not passed: ${s.required_failed.join(', ')}` : ''}\n`);
+      if (o['report']) process.stdout.write(`report: ${o['report'] as string}\n`);
+      process.exitCode = report.ok ? 0 : EXIT_TRIAL_FAILED;
+    });
+}
+
+function safeProfile(file: string, optional: boolean) {
+  try {
+    return readProfile(file);
+  } catch (e) {
+    if (optional) return undefined;
+    throw new UsageError((e as Error).message);
+  }
+}

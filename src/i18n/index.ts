@@ -1,0 +1,19 @@
+/**
+ * The process-wide string catalogue: core strings loaded here, each handler's added when it loads
+ * (handlers/<name>/i18n). See catalogue.ts for the format and the fallback rule.
+ */
+import { Catalogue, type Message } from './catalogue.js';
+import { en, zhCN, type CoreKey } from './core.js';
+
+export * from './catalogue.js';
+export type { CoreKey };
+
+/** The catalogue every part of the agent renders from. */
+export const strings = new Catalogue();
+strings.add('core', 'en', en);
+strings.add('core', 'zh-CN', zhCN);
+
+/** A core message, with its key checked at compile time. */
+export function coreMessage(key: CoreKey, params?: Message['params']): Message {
+  return params ? { key, params } : { key };
+}

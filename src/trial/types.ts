@@ -1,0 +1,49 @@
+/** The trial's results: checks, verdicts, evidence and the report they make (docs/qa-trial.md). */
+
+/** A check's verdict. `not_run` means the trial could not run it here (never a pass). */
+export type Verdict = 'pass' | 'fail' | 'skipped' | 'not_run';
+
+/** One request and what came back, as the report shows it on click. */
+export interface Evidence {
+  label: string;
+  request?: unknown;
+  response?: unknown;
+  ms?: number;
+}
+
+/** One check's result. */
+export interface CheckResult {
+  id: string;
+  title: string;
+  /** The line of the end-plugin guide's trial checklist (试运行与联调) this check stands for. */
+  guide: string;
+  required: boolean;
+  verdict: Verdict;
+  message: string;
+  evidence: Evidence[];
+}
+
+/** The whole report, as written to `--json` and rendered to `--report`. */
+export interface TrialReport {
+  tool: { name: string; version: string; protocol_version: string };
+  started_at: string;
+  finished_at: string;
+  bridge: string;
+  devices: string[];
+  environment: { platform: string; arch: string; node: string; bridge_min_client_version?: string | null; clients: Record<string, unknown>[] };
+  options: Record<string, unknown>;
+  summary: { pass: number; fail: number; skipped: number; not_run: number; required_failed: string[] };
+  ok: boolean;
+  checks: CheckResult[];
+}
+
+/** The guide's lines, in its words and ours (the report maps every check to one of these). */
+export const GUIDE_LINES: Record<string, { zh: string; en: string }> = {
+  '1': { zh: '客户端版本支持当前端插件协议', en: 'The client version supports the current end-plugin protocol' },
+  '2': { zh: '设备登录了正确用户和工作空间', en: 'The device is signed in to the right user and workspace' },
+  '3': { zh: '函数标识、输入参数和输出参数与平台一致', en: 'Function ids, input and output parameters match the platform' },
+  '4': { zh: '文件、摄像头、麦克风或设备权限已经授予', en: 'File, camera, microphone or device permissions are granted' },
+  '5': { zh: '断网、设备离线、权限拒绝和执行超时都有可见错误', en: 'Network loss, device offline, permission denied and timeouts all surface as visible errors' },
+  '6': { zh: '高风险本地操作在执行前获得用户确认', en: 'High-risk local operations are confirmed by the user before they run' },
+  extra: { zh: '建议覆盖：多设备、离线重连、版本过旧、重复调用、执行中取消、返回字段缺失', en: 'Also: several devices of one user, reconnect after offline, outdated client, duplicate call, cancel while running, missing output fields' },
+};
