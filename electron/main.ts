@@ -122,10 +122,19 @@ async function start(): Promise<void> {
     state.problem = `stopped (${f.type})`;
     refreshTray();
   });
+  // A new sign-in picked up while running (`aios-device logout` + `login`): the session is back.
+  agent.on('signin', (s) => {
+    if (s.reconnecting) state.problem = undefined;
+    refreshTray();
+  });
 
   ipc = registerIpc(ipcMain, {
     methods: createControlMethods(consent),
-    health: () => ({ status: 'ok', bridge: agent.session?.status ?? 'offline', version: APP_VERSION }),
+    // Like the local endpoint's /health: why the session stopped for good and what to do, while it is stopped.
+    health: () => {
+      const stopped = agent.stopped();
+      return { status: 'ok', bridge: agent.session?.status ?? 'offline', version: APP_VERSION, ...(stopped ? { stopped } : {}) };
+    },
     isTrustedUrl: isRendererUrl,
     onRefused: (channel) => log?.warn({ channel }, 'refused an IPC request from a page that is not ours'),
   });

@@ -44,7 +44,7 @@ if (!only.length) {
 const files = only.length ? only : [...findTests('test'), ...findTests('handlers'), ...findTests('examples')].sort();
 process.stdout.write(`\n== tests: ${files.length} files\n`);
 // TAP explicitly: it is the piped default only up to Node 22, and the summary below reads its lines.
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', '--test-concurrency=2', '--test-timeout=300000', ...files], {
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', '--test-concurrency=2', '--test-timeout=900000', ...files], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, AIOS_TEST: '1' },
 });

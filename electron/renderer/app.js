@@ -240,7 +240,10 @@
     text.className = 'grow';
     const when = c.finished_at ? new Date(c.finished_at).toLocaleTimeString() : '';
     const by = c.requester_name || c.requester_id || c.requester_kind || 'unknown';
-    text.textContent = `${c.function_id} — ${c.state}${c.error_type ? ` (${c.error_type})` : ''} · ${by}`;
+    const on = (c.resources ?? []).map((r) => r.label).join(', ');
+    // The sentence the prompt showed, when the call was put to the user; else the function and resources.
+    const what = c.sentence || `${c.function_id}${on ? ` on ${on}` : ''}`;
+    text.textContent = `${what} — ${c.state}${c.error_type ? ` (${c.error_type})` : ''} · ${by}`;
     const time = document.createElement('time');
     time.className = 'muted';
     time.textContent = when;

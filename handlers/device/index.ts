@@ -7,5 +7,8 @@ import { notifyFunction } from './notify.js';
 
 export default defineHandler({
   name: 'device',
+  title: 'Device basics',
+  description: 'Facts about this device (OS, host name, app version, uptime, functions) and desktop notifications to its user.',
+  about: 'Built-in adapter: facts about this device and desktop notifications.',
   create: (env) => [infoFunction(env), notifyFunction(env)],
 });

@@ -93,5 +93,9 @@ const confirm = defineFunction({
 
 export default defineHandler({
   name: 'diagnostics',
-  create: (env) => (env.options['enabled'] === true ? [echo, wait, confirm] : []),
+  title: 'Call-path diagnostics',
+  description: 'Echo and wait functions that let QA check validation, deduplication, timeouts, cancellation, locks and progress end to end.',
+  about: 'Built-in adapter for QA trial runs: exercises the call path without touching the machine.\nOff unless the config says `handlers: { diagnostics: { enabled: true } }`.',
+  optIn: true,
+  create: () => [echo, wait, confirm],
 });

@@ -54,19 +54,9 @@ function decodeCursor(c: string | undefined): number {
 
 const byName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-interface ListArgs {
-  root?: string;
-  path?: string;
-  glob?: string;
-  sort?: 'name' | 'size' | 'modified';
-  order?: 'asc' | 'desc';
-  limit?: number;
-  cursor?: string;
-}
-
 /** files.list_dir */
 export function listDir(env: FilesEnv) {
-  return defineFunction<ListArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.list_dir',
       name: 'List a shared folder',
@@ -147,7 +137,7 @@ export function listDir(env: FilesEnv) {
 
 /** files.stat */
 export function statFn(env: FilesEnv) {
-  return defineFunction<{ root?: string; path: string }, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.stat',
       name: 'Get file information',
@@ -186,18 +176,9 @@ export function statFn(env: FilesEnv) {
   });
 }
 
-interface SearchArgs {
-  root?: string;
-  path?: string;
-  pattern: string;
-  type?: 'file' | 'directory' | 'any';
-  max_results?: number;
-  max_depth?: number;
-}
-
 /** files.search */
 export function searchFn(env: FilesEnv) {
-  return defineFunction<SearchArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.search',
       name: 'Find files by name',

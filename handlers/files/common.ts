@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import type { CallResource, DescriptorInput, Logger } from '../../src/sdk/index.js';
 import type { PathArg, PathContext } from './paths.js';
 import type { Staging } from './staging.js';
@@ -24,16 +24,25 @@ export const PathStr = Type.String({ maxLength: 4096, description: 'Path relativ
 /** Properties for one path argument. */
 export const pathProps = { root: Type.Optional(RootArg), path: PathStr };
 
-/** A closed object schema, as plain JSON (TypeBox's symbol keys stripped). */
-export function schema(props: Record<string, TSchema>, required?: string[]): Record<string, unknown> {
+/**
+ * A closed object schema. `required`, when given, must name exactly the properties not wrapped in
+ * Type.Optional (checked here), so the types TypeScript infers and the schema the agent validates agree.
+ */
+export function schema<P extends TProperties>(props: P, required?: readonly string[]): TObject<P> {
   const s = Type.Object(props, { additionalProperties: false });
-  const plain = JSON.parse(JSON.stringify(s)) as Record<string, unknown>;
-  if (required) plain['required'] = required;
-  return plain;
+  const computed = [...(s.required ?? [])].sort();
+  if (required && JSON.stringify([...required].sort()) !== JSON.stringify(computed)) {
+    throw new Error(`schema(): required ${JSON.stringify(required)} does not match the non-optional properties ${JSON.stringify(computed)}`);
+  }
+  return s;
 }
 
-/** Descriptor defaults for this handler. */
-export function descriptor(d: Pick<DescriptorInput, 'id' | 'name' | 'description' | 'permission_level' | 'risk' | 'input_schema' | 'output_schema'> & Partial<DescriptorInput>): DescriptorInput {
+/** The descriptor fields a function must state; the rest default to this handler's values. */
+type DescriptorSpec<IS extends TSchema, OS extends TSchema> = Pick<DescriptorInput, 'id' | 'name' | 'description' | 'permission_level' | 'risk'> &
+  Partial<Omit<DescriptorInput, 'input_schema' | 'output_schema'>> & { input_schema: IS; output_schema: OS };
+
+/** Descriptor defaults for this handler (the schemas keep their TypeBox types, for defineFunction). */
+export function descriptor<IS extends TSchema, OS extends TSchema>(d: DescriptorSpec<IS, OS>): Omit<DescriptorInput, 'input_schema' | 'output_schema'> & { input_schema: IS; output_schema: OS } {
   return {
     version: '1.0.0',
     capability_type: 'file',

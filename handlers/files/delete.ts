@@ -11,13 +11,13 @@ import { askedMsg, countEntries, countMsg, folderMsg, msg, sizeMsg, whereMsg } f
 import { withDir } from './handles.js';
 import { deny, resolvePath, type Resolved } from './paths.js';
 
-type TrashFn = (paths: string[], opts: { glob: boolean }) => Promise<void>;
+type TrashFn = (typeof import('trash'))['default'];
 let trashModule: Promise<TrashFn | null> | undefined;
 
 /** The trash function, or null where there is no OS trash (or the package cannot load). */
 function loadTrash(): Promise<TrashFn | null> {
   trashModule ??= ['linux', 'darwin', 'win32'].includes(process.platform)
-    ? import('trash').then((m) => m.default as unknown as TrashFn, () => null)
+    ? import('trash').then((m) => m.default, () => null)
     : Promise.resolve(null);
   return trashModule;
 }
@@ -36,7 +36,7 @@ async function target(env: FilesEnv, a: DeleteArgs): Promise<Resolved> {
 
 /** files.delete */
 export function deleteFn(env: FilesEnv) {
-  return defineFunction<DeleteArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.delete',
       name: 'Delete a file or folder',

@@ -45,6 +45,9 @@ export function filesFunctions(fe: FilesEnv): AnyFunctionDefinition[] {
 
 export default defineHandler({
   name: 'files',
+  title: 'Shared files',
+  description: 'List, search, read and write files inside folders the user has shared, with path safety, size limits and blobs for large files.',
+  about: 'Built-in adapter: read and write what the user has shared (grants.files), and nothing else.\ndocs/handlers/files.md explains the grant model and the limits.',
   grantKinds: [filesGrants],
   async create(env) {
     return filesFunctions(await filesEnv(env));

@@ -12,15 +12,9 @@ import { copyHandle } from './io.js';
 import { checkWritableName, isDeniedName, isHiddenName } from './limits.js';
 import { checkHardlinks, checkWalked, deny, isInside, locateForCreate, resolvePath, type PathArg, type Resolved } from './paths.js';
 
-interface MkdirArgs {
-  root?: string;
-  path: string;
-  parents?: boolean;
-}
-
 /** files.mkdir */
 export function mkdirFn(env: FilesEnv) {
-  return defineFunction<MkdirArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.mkdir',
       name: 'Create a folder',
@@ -149,7 +143,7 @@ const TwoPathOutput = schema({
 
 /** files.move */
 export function moveFn(env: FilesEnv) {
-  return defineFunction<TwoPathArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.move',
       name: 'Move or rename',
@@ -250,7 +244,7 @@ async function copyTree(env: FilesEnv, from: VerifiedDir, to: VerifiedDir, ctx: 
 
 /** files.copy */
 export function copyFn(env: FilesEnv) {
-  return defineFunction<TwoPathArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.copy',
       name: 'Copy a file or folder',

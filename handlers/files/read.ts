@@ -105,18 +105,9 @@ async function readLines(fh: FileHandle, startLine: number, count: number | unde
   return { buf: Buffer.concat(parts), offset: Math.max(offset, 0), lines: lines + (tail ? 1 : 0), eof: true };
 }
 
-interface ReadTextArgs {
-  root?: string;
-  path: string;
-  offset?: number;
-  length?: number;
-  start_line?: number;
-  line_count?: number;
-}
-
 /** files.read_text */
 export function readText(env: FilesEnv) {
-  return defineFunction<ReadTextArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.read_text',
       name: 'Read a text file',
@@ -173,14 +164,6 @@ export function readText(env: FilesEnv) {
   });
 }
 
-interface ReadBytesArgs {
-  root?: string;
-  path: string;
-  offset?: number;
-  length?: number;
-  as_blob?: boolean;
-}
-
 /** Copies a range of a verified handle to a staging file and uploads it as a blob. */
 async function uploadRange(env: FilesEnv, fh: FileHandle, start: number, len: number, mediaType: string, ctx: CallContext) {
   return env.staging.with(async (p) => {
@@ -202,7 +185,7 @@ async function uploadRange(env: FilesEnv, fh: FileHandle, start: number, len: nu
 
 /** files.read_bytes */
 export function readBytes(env: FilesEnv) {
-  return defineFunction<ReadBytesArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.read_bytes',
       name: 'Read a file',

@@ -107,16 +107,9 @@ async function describeWrite(env: FilesEnv, a: { root?: string; path: string; mo
   }
 }
 
-interface WriteTextArgs {
-  root?: string;
-  path: string;
-  text: string;
-  mode?: WriteMode;
-}
-
 /** files.write_text */
 export function writeText(env: FilesEnv) {
-  return defineFunction<WriteTextArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.write_text',
       name: 'Write a text file',
@@ -133,19 +126,10 @@ export function writeText(env: FilesEnv) {
   });
 }
 
-interface WriteBytesArgs {
-  root?: string;
-  path: string;
-  encoding?: 'base64';
-  data?: string;
-  blob?: BlobRef;
-  mode?: WriteMode;
-}
-
 /** files.write_bytes */
 export function writeBytes(env: FilesEnv) {
   const inlineChars = Math.ceil(env.limits.inlineMaxBytes / 3) * 4;
-  return defineFunction<WriteBytesArgs, unknown>({
+  return defineFunction({
     descriptor: descriptor({
       id: 'files.write_bytes',
       name: 'Write a file',

@@ -23,6 +23,7 @@ import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
 import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } from './session.js';
 import { writeJsonFileSync } from '../storage/json-file.js';
+import { stopAdvice, type SignInKind, type StopAdvice } from './stop-advice.js';
 import { ensurePrivateDir } from '../storage/private-dir.js';
 import { publishedDescriptors } from '../discovery/skill-index.js';
 import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
@@ -92,6 +93,8 @@ export interface AgentEvents {
   status: [BridgeStatus];
   /** The session gave up for good (outdated client, replaced, unauthorized). */
   fatal: [FatalStop];
+  /** A new sign-in was stored while running: `reconnecting` when it was picked up, else why not (for the console). */
+  signin: [{ reconnecting: boolean; message: string }];
 }
 
 export class Agent extends EventEmitter<AgentEvents> {
@@ -105,6 +108,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   readonly session: DeviceSession | undefined;
   readonly identity: { workspaceId: string; userId: string; deviceId: string; deviceName: string };
   handlerResults: HandlerLoadResult[] = [];
+  /** Where the bridge token comes from (says what to do after a fatal stop); set by whoever wires the tokens. */
+  signInKind: SignInKind = 'config';
   /** Calls' private temp files (ctx.tempFile/tempDir), under the data dir; swept at start-up. */
   readonly temp: TempArea;
   private paused = false;
@@ -249,6 +254,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     const file = join(this.config.data_dir, 'endpoint.json');
     writeJsonFileSync(file, { pid: process.pid, ...info, version: APP_VERSION }, 0o600);
     return file;
+  }
+
+  /** Why the bridge session stopped for good and what to do, while it is stopped (status, /health, the tray). */
+  stopped(): StopAdvice | undefined {
+    const f = this.session?.fatal;
+    return f ? stopAdvice(f, this.signInKind) : undefined;
   }
 
   /** Reconnect now (resume from sleep, network change). */

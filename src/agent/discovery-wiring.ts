@@ -122,7 +122,10 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
     endpoint.setCardProvider((authenticated) => (authenticated ? card : anonymousCard) ?? {});
     endpoint.setJwksProvider(() => ({ keys: [key.publicJwk] }));
     endpoint.setDescriptorsProvider(() => published(true));
-    endpoint.setHealthProvider(() => ({ bridge: agent.session?.status ?? 'offline' }));
+    endpoint.setHealthProvider(() => {
+      const stopped = agent.stopped();
+      return { bridge: agent.session?.status ?? 'offline', ...(stopped ? { stopped } : {}) };
+    });
     endpoint.addMethods(adapters.registryMethods());
     for (const m of extraMethods) endpoint.addMethods(m);
   }

@@ -125,6 +125,8 @@ class JournalFault extends Error {
 
 interface InFlight {
   callId: string;
+  /** The resources the call touches, once resolved (for the audit row: the names people know them by). */
+  resources?: readonly ConsentResource[];
   /** The accept is queued in (or committed to) the journal. */
   journalled: boolean;
   /** The `accepted` notification went out. */
@@ -337,10 +339,10 @@ export class Dispatcher {
     return outcome;
   }
 
-  private observe(outcome: Outcome, descriptor: Descriptor | undefined, p: InvokeParams): void {
+  private observe(outcome: Outcome, descriptor: Descriptor | undefined, p: InvokeParams, resources?: readonly ConsentResource[]): void {
     for (const obs of this.o.observers ?? []) {
       try {
-        obs.onFinished({ outcome, descriptor, args: descriptor ? p.arguments : undefined, requester: p.requester, workspaceId: p.workspace_id, userId: p.user_id });
+        obs.onFinished({ outcome, descriptor, args: descriptor ? p.arguments : undefined, requester: p.requester, workspaceId: p.workspace_id, userId: p.user_id, ...(resources ? { resources } : {}) });
       } catch (e) {
         this.o.log.error({ err: String(e) }, 'call observer failed');
       }
@@ -404,7 +406,7 @@ export class Dispatcher {
       const ok = outcome.state === 'completed' || outcome.state === 'cancelled';
       const line = { call_id: call.callId, function: call.fn, state: outcome.state, duration_ms: outcome.duration_ms, ...(ok ? {} : { error_type: outcome.error?.type }) };
       this.callLine(ok ? 'info' : 'warn', line, 'call finished');
-      this.observe(outcome, d, p);
+      this.observe(outcome, d, p, call.resources);
     });
     return outcome;
   }
@@ -465,6 +467,7 @@ export class Dispatcher {
       const refused = err.type === 'permission_denied' || err.type === 'invalid_arguments';
       return errorOutcome(t, refused ? 'rejected' : 'failed', err.type, err.message, 'none', err.details, err.retryable);
     }
+    call.resources = resolved.resources;
     const req: { -readonly [K in keyof ConsentRequest]: ConsentRequest[K] } = {
       callId: call.callId,
       descriptor: d,

@@ -34,6 +34,12 @@ interface UserGrants {
 }
 
 const USER_FILE = 'user-grants.json';
+
+/** The user's grant changes as stored in a data folder (for the CLI, which loads no handlers). */
+export function readUserGrants(dataDir: string): { added: { kind: string; entry: unknown }[]; removed: { kind: string; id: string }[] } {
+  const u = new GrantStore({ dataDir }).userChanges();
+  return { added: u.added, removed: u.removed };
+}
 const noResolve: NormalizeContext = { resolvePath: (p) => p };
 
 /** The grants of one agent: kinds, the admin config, the user's changes, and the live result. */
@@ -49,6 +55,11 @@ export class GrantStore implements GrantsView {
   constructor(private readonly opts: { dataDir?: string | undefined; log?: Logger | undefined } = {}) {
     this.events.setMaxListeners(0);
     this.user = this.readUser();
+  }
+
+  /** What the user added and removed (as stored). */
+  userChanges(): { added: { kind: string; entry: unknown }[]; removed: { kind: string; id: string }[] } {
+    return { added: [...this.user.added], removed: [...this.user.removed] };
   }
 
   /** Registers the grant kinds of a handler; a kind owned by another handler is an error. */

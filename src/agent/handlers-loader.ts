@@ -71,7 +71,12 @@ export async function loadHandlers(
   grants?.afterImport();
   for (const h of imported) {
     try {
-      const instance = await instantiate(h, envFor(h.name), { catalogueDirs: catalogueDirs(h.name, dir) });
+      const env = envFor(h.name);
+      if (h.optIn && env.options['enabled'] !== true) {
+        results.push({ name: h.name, functions: [] });
+        continue;
+      }
+      const instance = await instantiate(h, env, { catalogueDirs: catalogueDirs(h.name, dir) });
       const defs = instance.functions;
       try {
         registry.register(h.name, defs);

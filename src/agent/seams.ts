@@ -81,6 +81,8 @@ export interface FinishedCall {
   requester: Requester | undefined;
   workspaceId: string;
   userId: string;
+  /** The resources the call touched, as checked before consent (absent when it got no further). */
+  resources?: readonly ConsentResource[];
 }
 
 /** Receives every finished call (for the audit trail and metrics). */

@@ -19,6 +19,9 @@ import { METHODS } from '../protocol/messages.js';
 import type { RpcMethod } from '../endpoint/rpc-methods.js';
 import type { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { join } from 'node:path';
+import { watch } from 'node:fs';
+import { LOGIN_FILE, readLoginState } from '../identity/login-state.js';
+import { SIGNED_IN_AGAIN, signedInElsewhere, stopAdvice } from './stop-advice.js';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
 import { showNotice } from './user-notice.js';
 import { GrantStore } from './grant-store.js';
@@ -43,13 +46,16 @@ export interface RunningAgent {
 export async function startAgent(config: AgentConfig, log: Logger, extra: Partial<AgentOptions> = {}): Promise<RunningAgent> {
   // Before anything reads or writes there: the data folder is private, or the agent does not start.
   if (ensurePrivateDir(config.data_dir)) log.warn({ data_dir: config.data_dir }, 'the data folder could be read by other users; it is now mode 0700');
-  const creds = extra.tokens ? undefined : await loginCredentials(config);
+  let creds = extra.tokens ? undefined : await loginCredentials(config);
   if (creds) config = withLogin(config, creds);
   const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true });
   // One live grant store for the handlers, the dispatcher's resource check and control.grants.*.
   const grants = new GrantStore({ dataDir: config.data_dir, log: log.child({ component: 'grants' }) });
-  const tokens: TokenProvider = extra.tokens ?? (creds ? tokenProvider(creds.tokens) : configTokenProvider(config));
-  creds?.tokens.start((e) => log.warn({ err: String(e) }, 'token refresh failed; will retry'));
+  // Through `current`, so that a new sign-in (`logout` + `login` while this runs) replaces the tokens in place.
+  let current: TokenProvider | undefined = creds ? tokenProvider(creds.tokens) : undefined;
+  const tokens: TokenProvider = extra.tokens ?? (current ? { getAccessToken: () => current!.getAccessToken(), onUnauthorized: () => current!.onUnauthorized!() } : configTokenProvider(config));
+  const onRefreshError = (e: Error) => log.warn({ err: String(e) }, 'token refresh failed; will retry');
+  creds?.tokens.start(onRefreshError);
   const blobs = config.bridge?.url ? new HttpBlobClient({ baseUrl: config.bridge.url, token: () => tokens.getAccessToken() }) : undefined;
   // Calls feed /metrics once the endpoint exists (the observer is registered before it is built).
   let discovery: Discovery | undefined;
@@ -80,11 +86,38 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     consent.close();
     throw e;
   }
+  agent.signInKind = creds ? 'login' : 'config';
   agent.on('fatal', (f) => {
-    log.error({ type: f.type }, `bridge session stopped: ${f.message}`);
-    if (f.type === 'client_outdated') void showNotice('AIOS Device needs an update', 'The bridge no longer accepts this version. Install the latest AIOS Device to reconnect.', log);
-    if (f.type === 'unauthorized') void showNotice('AIOS Device is signed out', 'The bridge refused this device. Sign in again with `aios-device login`.', log);
+    const advice = stopAdvice(f, agent.signInKind);
+    log.error({ type: f.type, action: advice.action }, `bridge session stopped: ${f.message}`);
+    if (f.type === 'client_outdated') void showNotice('AIOS Device needs an update', advice.action, log);
+    if (f.type === 'unauthorized') void showNotice('AIOS Device is signed out', advice.action, log);
   });
+  // A sign-in stored while the agent runs (login.json rewritten) is picked up without a restart.
+  const loginWatch = creds && !extra.tokens
+    ? watchLogin(config.data_dir, async () => {
+        // A logout removes the file: nothing to pick up until the next login writes it.
+        if (!(await readLoginState(config.data_dir))) return;
+        const next = await loginCredentials(config).catch((e: unknown) => {
+          log.warn({ err: String(e) }, 'a new sign-in was stored but could not be read');
+          return undefined;
+        });
+        if (!next || next.state.logged_in_at === creds?.state.logged_in_at) return;
+        const id = agent.identity;
+        if (next.state.device_id !== id.deviceId || next.state.workspace_id !== id.workspaceId || next.state.user_id !== id.userId) {
+          agent.emit('signin', { reconnecting: false, message: signedInElsewhere(`workspace ${next.state.workspace_id}, user ${next.state.user_id}, device ${next.state.device_id}`) });
+          return;
+        }
+        creds?.tokens.stop();
+        creds = next;
+        current = tokenProvider(next.tokens);
+        next.tokens.start(onRefreshError);
+        log.info({}, 'new sign-in picked up; reconnecting');
+        agent.emit('signin', { reconnecting: true, message: SIGNED_IN_AGAIN });
+        agent.session?.stop();
+        agent.session?.start();
+      }, log)
+    : undefined;
   let lastReconnects = 0;
   agent.on('status', (st) => {
     if (st === 'connected' && agent.session && agent.session.reconnects > lastReconnects) {
@@ -113,6 +146,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     if (bad.length) throw new ConfigError(config.source, bad);
     agent.connect();
   } catch (e) {
+    loginWatch?.close();
     await discovery?.stop().catch(() => undefined);
     await agent.stop().catch(() => undefined);
     creds?.tokens.stop();
@@ -132,6 +166,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     endpoint: d.endpoint,
     endpointFile,
     async stop() {
+      loginWatch?.close();
       await agent.stop();
       await d.stop();
       creds?.tokens.stop();
@@ -188,4 +223,32 @@ function withLogin(config: AgentConfig, creds: DeviceCredentials): AgentConfig {
       device_name: config.identity?.device_name ?? s.device_name,
     },
   };
+}
+
+/**
+ * Calls `changed` (debounced) when `login.json` in the data directory is written, e.g. by `aios-device
+ * login` in another process. The folder is watched, not the file: a login replaces the file by renaming.
+ */
+function watchLogin(dataDir: string, changed: () => Promise<void>, log: Logger): { close(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let running = Promise.resolve();
+  try {
+    const w = watch(dataDir, (_event, name) => {
+      if (name !== LOGIN_FILE) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        running = running.then(changed).catch((e: unknown) => log.warn({ err: String(e) }, 'could not apply the new sign-in'));
+      }, 200);
+    });
+    w.on('error', (e) => log.warn({ err: String(e) }, 'stopped watching for a new sign-in'));
+    return {
+      close() {
+        clearTimeout(timer);
+        w.close();
+      },
+    };
+  } catch (e) {
+    log.warn({ err: String(e) }, 'cannot watch for a new sign-in; restart the agent after signing in again');
+    return { close: () => undefined };
+  }
 }

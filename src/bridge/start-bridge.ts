@@ -9,6 +9,7 @@ import type { Logger } from '../sdk/index.js';
 import { openDatabase } from '../storage/sqlite.js';
 import { OAuthService } from './oauth/oauth-routes.js';
 import { BridgeServer } from './server.js';
+import { signInDisabledMount } from './sign-in-disabled.js';
 import type { DeviceIdentity } from './auth.js';
 
 /** A running bridge. */
@@ -41,7 +42,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   const o = oauth;
   const server = new BridgeServer(config, {
     log,
-    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)], pinnedKey: (id: DeviceIdentity) => o.devicePublicJwk(id) } : {}),
+    ...(o ? { deviceAuth: [o], mounts: [(q, s, u) => o.handleHttp(q, s, u)], pinnedKey: (id: DeviceIdentity) => o.devicePublicJwk(id) } : { mounts: [signInDisabledMount] }),
   });
   late.server = server;
   const srv = server;

@@ -3,33 +3,11 @@
  * `aios-device`: one binary, subcommands. Errors print one clear line; exit codes are documented in
  * docs/cli.md.
  */
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
-import { APP_VERSION } from '../version.js';
-import { registerCoreCommands } from './commands/core.js';
-import { registerDemoCommand } from './commands/demo.js';
-import { registerLoginCommands } from './commands/login.js';
-import { registerConsentCommands } from './commands/consent.js';
-import { registerAdapterCommands } from './commands/adapters.js';
-import { registerTrialCommand } from './commands/trial.js';
 import { UsageError } from './process.js';
+import { buildProgram } from './program.js';
 import { BridgeUnreachableError, EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './runtime-client.js';
-
-/** Builds the command tree (exported for tests). */
-export function buildProgram(): Command {
-  const program = new Command('aios-device')
-    .description('AIOS Device: the trusted end-side client for AIOS device functions')
-    .version(APP_VERSION)
-    .showHelpAfterError()
-    .exitOverride();
-  registerCoreCommands(program);
-  registerDemoCommand(program);
-  registerLoginCommands(program);
-  registerConsentCommands(program);
-  registerAdapterCommands(program);
-  registerTrialCommand(program);
-  return program;
-}
 
 async function main(): Promise<void> {
   try {

@@ -68,6 +68,8 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     lease_ms: c.lease_ms ?? 300_000,
     runtime_rate_limit: c.runtime_rate_limit ?? { per_second: 200, burst: 400 },
     max_message_bytes: c.max_message_bytes ?? 1024 * 1024,
+    // Like data_dir: relative to the config's folder, not to where the bridge was started.
+    ...(c.log?.file && source !== '(inline)' ? { log: { ...c.log, file: resolvePath(source, c.log.file) } } : {}),
   };
 }
 

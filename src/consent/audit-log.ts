@@ -18,6 +18,8 @@ export interface AuditEntry {
   workspace_id: string | null;
   user_id: string | null;
   args_summary: unknown;
+  /** The resources the call touched, by the names people know them by (a grant's alias); null when none were resolved. */
+  resources: { kind: string; label: string }[] | null;
   decision: string | null;
   decided_by: string | null;
   remembered: boolean;
@@ -89,6 +91,7 @@ export class AuditLog {
         o.confirmation?.decision ?? null, o.confirmation?.decided_by ?? null, o.confirmation?.remembered ? 1 : 0,
         o.state, o.error?.type ?? null, o.duration_ms ?? null, o.accepted_at ?? null,
         o.finished_at ?? this.now().toISOString(),
+        c.resources?.length ? JSON.stringify(c.resources.map((r) => ({ kind: r.kind, label: r.label ?? r.id }))) : null,
       ]);
     // Off the call path: rows wait up to AUDIT_BATCH_MS and go in one commit (they are also written
     // before every read and at close; a crash can lose at most that window of audit rows, never a
@@ -165,11 +168,12 @@ export class AuditLog {
     const limit = Math.max(1, Math.min(f.limit ?? 100, 10_000));
     const rows = this.db
       .prepare(`SELECT * FROM audit ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id DESC LIMIT ${limit}`)
-      .all(...args) as (Omit<AuditEntry, 'remembered' | 'args_summary'> & { remembered: number; args_summary: string | null })[];
+      .all(...args) as (Omit<AuditEntry, 'remembered' | 'args_summary' | 'resources'> & { remembered: number; args_summary: string | null; resources: string | null })[];
     return rows.map((r) => ({
       ...r,
       remembered: r.remembered === 1,
       args_summary: r.args_summary === null ? null : (JSON.parse(r.args_summary) as unknown),
+      resources: r.resources === null ? null : (JSON.parse(r.resources) as AuditEntry['resources']),
     }));
   }
 }

@@ -144,12 +144,18 @@ export function createControlMethods(svc: ConsentService, grants?: GrantStore): 
       const limit = p['limit'];
       if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)) bad('limit must be a positive integer');
       return {
-        calls: svc.audit.list({
-          functionId: optStr(p, 'function'),
-          state: optStr(p, 'state'),
-          since: sinceOf(optStr(p, 'since')),
-          limit: limit as number | undefined,
-        }),
+        // A call that was put to the user also carries the sentence its prompt showed (kept in memory only).
+        calls: svc.audit
+          .list({
+            functionId: optStr(p, 'function'),
+            state: optStr(p, 'state'),
+            since: sinceOf(optStr(p, 'since')),
+            limit: limit as number | undefined,
+          })
+          .map((c) => {
+            const sentence = svc.sentenceOf(c.call_id);
+            return sentence ? { ...c, sentence } : c;
+          }),
       };
     },
   };

@@ -61,6 +61,20 @@ export const MIGRATIONS: readonly Migration[] = [
   CREATE INDEX audit_function ON audit (function_id, finished_at);
   `),
   },
+  {
+    version: 2,
+    name: 'audit rows name the resources a call touched',
+    // JSON array of `{ kind, label }` (a grant's alias, else the id), as the prompt showed them.
+    up: (db) => db.exec(`ALTER TABLE audit ADD COLUMN resources TEXT`),
+  },
+  {
+    version: 3,
+    name: 'forget remembered allows for any resource recorded before prompts named their resources',
+    // Before resources were checked ahead of consent, a prompt for a call outside every share could store
+    // `allow <function> *` and later calls into any share ran unasked. Such rows cannot be told apart from
+    // a deliberate choice, so they go: the user is asked once more. Denies stay.
+    up: (db) => db.exec(`DELETE FROM decisions WHERE resource = '*' AND effect = 'allow'`),
+  },
 ];
 
 /** The schema version this build writes. */

@@ -67,6 +67,8 @@ export interface ConsentStatus {
 }
 
 const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
+/** How many prompted calls keep their sentence for the activity list. */
+const SENTENCES_KEPT = 500;
 
 const info = (c: ConfirmationInfo): ConfirmationInfo => c;
 /** Shared by every call that needed no confirmation (outcomes are never changed after they are built). */
@@ -94,6 +96,8 @@ export class ConsentService implements ConsentGate, CallObserver {
   private readonly disabled: ReadonlySet<string>;
   private readonly granted: (functionId: string, resource: string) => boolean;
   private readonly log: Logger | undefined;
+  /** The prompt sentences of recent calls, for the activity list; in memory only (never in the audit). */
+  private readonly sentences = new Map<string, string>();
   private lastPaused: boolean;
   private poll: NodeJS.Timeout | undefined;
   private readonly unwatch: () => void;
@@ -220,6 +224,7 @@ export class ConsentService implements ConsentGate, CallObserver {
       created_at: new Date(now).toISOString(),
       expires_at: new Date(now + timeoutMs).toISOString(),
     };
+    this.rememberSentence(req.callId, req.summary);
     const r = await this.queue.ask(view, req.args, timeoutMs, signal);
     const decision = this.fromPrompt(r, req, v.rememberable, view.remember_any);
     this.log?.info(
@@ -277,6 +282,16 @@ export class ConsentService implements ConsentGate, CallObserver {
       confirmation: info({ required: true, decision: 'unavailable', decided_by: 'system', remembered: false }),
       error: new WireError('confirmation_unavailable', 'This call needs the user to confirm it, and no prompt can be shown.'),
     };
+  }
+
+  /** The sentence the prompt of a call showed, while it is among the last SENTENCES_KEPT prompted calls. */
+  sentenceOf(callId: string): string | undefined {
+    return this.sentences.get(callId);
+  }
+
+  private rememberSentence(callId: string, sentence: string): void {
+    this.sentences.set(callId, sentence);
+    if (this.sentences.size > SENTENCES_KEPT) this.sentences.delete(this.sentences.keys().next().value!);
   }
 
   isPaused(): boolean {

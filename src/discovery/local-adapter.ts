@@ -27,6 +27,8 @@ export interface PreparedAdapter {
   card: AdapterCard | undefined;
   status: AdapterStatus;
   functions: FunctionDefinition<never, unknown>[];
+  /** Runs the adapter code's dispose hook (when its code was loaded). */
+  dispose?: () => Promise<void>;
   /** Verified key id, when signed. */
   kid?: string;
 }
@@ -97,10 +99,10 @@ export async function prepareLocalAdapter(
   }
   if (!installed) return refuse(`requires ${card.requirements?.software?.name ?? 'software'}, which is not installed`, card);
   try {
-    const functions = await loadAdapterCode(cand.dir, card, binding, opts.env());
+    const { functions, dispose } = await loadAdapterCode(cand.dir, card, binding, opts.env());
     const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
     if (warning) status.warning = warning;
-    const out: PreparedAdapter = { card, status, functions };
+    const out: PreparedAdapter = { card, status, functions, dispose };
     if (kid) out.kid = kid;
     return out;
   } catch (e) {

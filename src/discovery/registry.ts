@@ -46,6 +46,8 @@ export interface AdapterEntry {
   inputs?: string;
   /** Executable to look for when asked whether the software runs. */
   executable?: string;
+  /** The loaded code's dispose hook (local adapters); run once the entry is replaced, removed or stopped. */
+  dispose?: () => Promise<void>;
 }
 
 /** `{ id, name }` pairs of a change. */
@@ -195,6 +197,7 @@ export class AdapterRegistry extends EventEmitter {
     this.subscribers.clear();
     await this.remoteChain.catch(() => undefined);
     await this.chain.catch(() => undefined);
+    await Promise.all([...this.entries.values()].map((e) => e.dispose?.()));
   }
 
   /** Every adapter, sorted by id. */
@@ -388,6 +391,7 @@ export class AdapterRegistry extends EventEmitter {
     if (!p.status.available) this.log.warn({ adapter: c.id, dir: c.dir, reason: p.status.reason }, 'adapter unavailable');
     const { signature: _s, ...card } = p.card ?? { adapter: { id: c.id, name: c.id, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
     const entry: AdapterEntry = { id: c.id, kind: 'local', card, status: p.status, functions: p.functions, source: { kind: 'local', path: c.dir }, fingerprint: '', inputs };
+    if (p.dispose) entry.dispose = p.dispose;
     const exe = card.requirements?.software?.detection?.executable;
     if (exe) entry.executable = exe;
     // `inputs` is part of it: new code behind the same descriptors is still an update the agent must pick up.
@@ -478,6 +482,9 @@ export class AdapterRegistry extends EventEmitter {
     }
     this.resolveClashes(next);
     this.entries = next;
+    // Code no entry uses any more (replaced, removed, or refused for a clash) is told to let go.
+    const live = new Set([...next.values()].filter((e) => e.functions.length).map((e) => e.dispose));
+    for (const e of before.values()) if (e.dispose && !live.has(e.dispose)) void e.dispose();
     const change = diff(before, next);
     this.watcher?.resync();
     if (change.adapters.added.length || change.adapters.removed.length || change.adapters.updated.length) {

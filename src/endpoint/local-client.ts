@@ -11,7 +11,7 @@ import { LOCAL_TOKEN_FILE } from './local-token.js';
  * The running agent's address (and the whole of its `endpoint.json`), or undefined when none is
  * recorded or it does not answer.
  */
-export async function findRunningAgent(dataDir: string): Promise<{ http: string; token: string; endpoint: Record<string, unknown> } | undefined> {
+export async function findRunningAgent(dataDir: string): Promise<{ http: string; token: string; endpoint: Record<string, unknown>; health: Record<string, unknown> } | undefined> {
   try {
     const ep = JSON.parse(await readFile(join(dataDir, 'endpoint.json'), 'utf8')) as { http?: unknown; pid?: unknown };
     if (typeof ep.http !== 'string') return undefined;
@@ -24,7 +24,9 @@ export async function findRunningAgent(dataDir: string): Promise<{ http: string;
     }
     const token = (await readFile(join(dataDir, LOCAL_TOKEN_FILE), 'utf8')).trim();
     const health = await fetch(`${ep.http}/health`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
-    return health?.ok ? { http: ep.http, token, endpoint: ep } : undefined;
+    if (!health?.ok) return undefined;
+    const body = (await health.json().catch(() => ({}))) as Record<string, unknown>;
+    return { http: ep.http, token, endpoint: ep, health: body };
   } catch {
     return undefined;
   }

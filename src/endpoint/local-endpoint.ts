@@ -25,6 +25,12 @@ import { CARD_PATH, JWKS_PATH } from '../discovery/remote-adapter.js';
 /** Bridge state shown by `/health`. */
 export type BridgeState = 'connected' | 'connecting' | 'offline';
 
+/** What `/health` says about the bridge: its state, and why the session stopped for good (and what to do) when it did. */
+export interface HealthInfo {
+  bridge: BridgeState;
+  stopped?: { type: string; message: string; action: string };
+}
+
 /** Constructor options. */
 export interface LocalEndpointOptions {
   /** Loopback address to bind (default 127.0.0.1). */
@@ -80,7 +86,7 @@ export class LocalEndpoint {
   private cardProvider: ((authenticated: boolean) => object | Promise<object>) | undefined;
   private jwksProvider: Provider<object> | undefined;
   private descriptorsProvider: Provider<readonly Descriptor[]> = () => [];
-  private healthProvider: Provider<{ bridge: BridgeState }> = () => ({ bridge: 'offline' });
+  private healthProvider: Provider<HealthInfo> = () => ({ bridge: 'offline' });
   private hasPublicMethods = false;
 
   constructor(opts: LocalEndpointOptions) {
@@ -114,7 +120,7 @@ export class LocalEndpoint {
   }
 
   /** The bridge state shown by `/health`. */
-  setHealthProvider(p: Provider<{ bridge: BridgeState }>): void {
+  setHealthProvider(p: Provider<HealthInfo>): void {
     this.healthProvider = p;
   }
 
@@ -307,7 +313,7 @@ export class LocalEndpoint {
       }
       case 'health': {
         const h = await this.healthProvider();
-        return json(200, { status: 'ok', bridge: h.bridge, version: this.opts.version });
+        return json(200, { status: 'ok', bridge: h.bridge, version: this.opts.version, ...(h.stopped ? { stopped: h.stopped } : {}) });
       }
       case 'metrics':
         if (!authenticated) return this.unauthorized(res);

@@ -113,6 +113,19 @@ export interface Handler {
   readonly name: string;
   /** The grant kinds this handler owns (built-in handlers only; third-party adapters use existing kinds). */
   readonly grantKinds?: readonly GrantKind[];
+  /** What people call it (tool.aios.yaml `tool.name`), e.g. "Shared files". */
+  readonly title?: string;
+  /** One sentence on what it offers (tool.aios.yaml `tool.description`). */
+  readonly description?: string;
+  /** The handler's version (tool.aios.yaml `tool.version`; default 1.0.0). */
+  readonly version?: string;
+  /** A note for readers of the manifest (written there as a comment), e.g. how it is switched on. */
+  readonly about?: string;
+  /**
+   * Off unless the config says `handlers.<name>.enabled: true` (e.g. QA-only functions). Its functions are
+   * the same either way, which keeps its manifest independent of the config.
+   */
+  readonly optIn?: boolean;
   /**
    * Builds the handler's functions, once, when the agent loads it. Return the functions, or an instance
    * with lifecycle hooks (pooled ports and connections are closed in `dispose` and `onPause`).

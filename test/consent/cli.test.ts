@@ -56,7 +56,8 @@ test('decisions list / revoke and grants, with the data dir read from --config',
     assert.match(list.stdout, /allow\s+serial\.request\s+serial:\/dev\/ttyUSB0\s+always/);
     assert.match(list.stdout, /deny\s+camera\.capture/);
     const grants = await cli('grants', '--config', config, '--json');
-    const g = JSON.parse(grants.stdout) as { configured: { serial: string[] }; remembered: { function_id: string }[] };
+    const g = JSON.parse(grants.stdout) as { configured: { serial: string[] }; user: { added: unknown[] }; remembered: { function_id: string }[] };
+    assert.deepEqual(g.user, { added: [], removed: [] }, 'no changes by the user yet');
     assert.deepEqual(g.configured.serial, ['/dev/ttyUSB0']);
     assert.deepEqual(g.remembered.map((x) => x.function_id), ['serial.request'], 'grants lists allows only');
 
@@ -83,8 +84,8 @@ test('activity shows the audit trail with filters, as a table or JSON', async ()
     svc.onFinished({ outcome: { ...outcome('c1', 'device.info', 'completed'), replayed: true }, descriptor: undefined, args: {}, requester: who, workspaceId: 'ws', userId: 'u' });
 
     const table = await cli('activity', '--data-dir', t.dir);
-    assert.match(table.stdout, /FINISHED\s+FUNCTION\s+REQUESTER\s+STATE/);
-    assert.match(table.stdout, /camera\.capture\s+Front-desk assistant \(agent\)\s+rejected/);
+    assert.match(table.stdout, /FINISHED\s+FUNCTION\s+ON\s+REQUESTER\s+STATE/);
+    assert.match(table.stdout, /camera\.capture\s+-\s+Front-desk assistant \(agent\)\s+rejected/);
     assert.equal(table.stdout.trim().split('\n').length, 3, 'a replayed outcome is not a second call');
 
     const json = JSON.parse((await cli('activity', '--data-dir', t.dir, '--state', 'rejected', '--json')).stdout) as { call_id: string; error_type: string }[];

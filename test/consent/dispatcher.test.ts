@@ -25,7 +25,11 @@ const LEVELS: PermissionLevel[] = ['public', 'low', 'medium', 'high', 'critical'
 const noBlobs = {} as BlobClient;
 
 /** A `serial` grant kind declared the way a built-in handler would (entries: port paths). */
-const serialKind = defineGrantKind({ kind: 'serial', entry: Type.String({ minLength: 1 }), normalize: (e) => ({ id: e }) });
+const serialKind = defineGrantKind({
+  kind: 'serial',
+  entry: Type.Union([Type.String({ minLength: 1 }), Type.Object({ path: Type.String(), ask: Type.Optional(Type.Literal('always')) }, { additionalProperties: false })]),
+  normalize: (e) => (typeof e === 'string' ? { id: e } : { id: e.path, ask: e.ask }),
+});
 
 /** With `grants`, the `serial` kind is declared and the ports are granted; without, no kind is declared (resources only ask). */
 function rig(provider: ProviderChoice, grants?: Record<string, unknown[]>) {
@@ -101,6 +105,40 @@ test('medium runs without a prompt once the port is granted', async () => {
     const o = await r.invoke('medium');
     assert.equal(o.state, 'completed');
     assert.deepEqual(o.confirmation, { required: false, decision: 'not_required', decided_by: 'policy', remembered: false });
+  } finally {
+    await r.done();
+  }
+});
+
+test('a grant that says ask: always makes even a low call on it ask, and offers no remember', async () => {
+  const r = rig('ui', { serial: [{ path: '/dev/ttyUSB0', ask: 'always' }] });
+  try {
+    const shown = r.nextPrompt();
+    const call = r.invoke('low');
+    const p = await shown;
+    assert.equal(p.rememberable, false);
+    assert.equal(p.remember_any, false);
+    await r.answer(p.prompt_id, 'allow_once');
+    const o = await call;
+    assert.equal(o.state, 'completed');
+    assert.deepEqual(o.confirmation, { required: true, decision: 'allowed', decided_by: 'user', remembered: false });
+  } finally {
+    await r.done();
+  }
+});
+
+test('a resource of a declared kind outside every grant is refused before consent, at every level, with no prompt', async () => {
+  const r = rig('ui', { serial: ['/dev/ttyS9'] });
+  try {
+    let prompts = 0;
+    r.consent.events.on(CONTROL_EVENTS.prompt, () => prompts++);
+    for (const level of LEVELS) {
+      const o = await r.invoke(level);
+      assert.equal(`${o.state}/${o.error?.type}/${o.error?.side_effects}`, 'rejected/permission_denied/none', level);
+      assert.equal(o.confirmation, undefined);
+    }
+    assert.equal(prompts, 0);
+    assert.deepEqual(r.ran, []);
   } finally {
     await r.done();
   }

@@ -155,6 +155,9 @@ describe('a grant kind declared by a handler alone', () => {
       const stored = readFileSync(join(s.dir, 'agent', 'user-grants.json'), 'utf8');
       assert.match(stored, /late/);
       assert.ok(existsSync(s.agentConfig) && !readFileSync(s.agentConfig, 'utf8').includes('late'));
+      const listed2 = await cliRun(['grants', '--data-dir', join(s.dir, 'agent'), '--json']);
+      const user = (JSON.parse(listed2.out) as { user: { added: { kind: string }[]; removed: { kind: string; id: string }[] } }).user;
+      assert.deepEqual(user.added.map((a) => a.kind), [KIND, 'files'], '`aios-device grants` shows the user\'s changes');
     });
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openConsentDb, SCHEMA_VERSION, CONSENT_DB_FILE } from '../../src/consent/db.js';
 import { DecisionsStore } from '../../src/consent/decisions-store.js';
+import { AuditLog } from '../../src/consent/audit-log.js';
 import { tempDir } from './helpers.js';
 
 test('migration 1 creates the schema in a data directory that already holds other files and rows', () => {
@@ -13,7 +14,7 @@ test('migration 1 creates the schema in a data directory that already holds othe
     const pre = new Database(path.join(t.dir, CONSENT_DB_FILE));
     pre.exec('CREATE TABLE legacy (x TEXT); INSERT INTO legacy VALUES (\'kept\')');
     pre.close();
-    const db = openConsentDb(t.dir);
+    const db = openConsentDb(t.dir, { upTo: 1 });
     assert.equal(db.pragma('user_version', { simple: true }), 1);
     assert.deepEqual(db.prepare('SELECT x FROM legacy').all(), [{ x: 'kept' }]);
     const store = new DecisionsStore(db, 's1');
@@ -48,6 +49,53 @@ test('a database written by a newer build is refused with a message that says to
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
     assert.throws(() => openConsentDb(t.dir), /newer/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('migration 2 adds the audit rows\' resources to a database that holds audit rows and decisions', () => {
+  const t = tempDir();
+  try {
+    const v1 = openConsentDb(t.dir, { upTo: 1 });
+    v1.prepare(`INSERT INTO audit (call_id, function_id, state, finished_at) VALUES ('c1', 'files.read_text', 'completed', '2026-12-01T00:00:00.000Z')`).run();
+    new DecisionsStore(v1, null).remember({ userId: 'u', functionId: 'a.b', resource: 'files:/srv/a', effect: 'allow', scope: 'always' });
+    v1.close();
+    const v2 = openConsentDb(t.dir, { upTo: 2 });
+    assert.equal(v2.pragma('user_version', { simple: true }), 2);
+    const log = new AuditLog(v2, 30);
+    const [old] = log.list();
+    assert.equal(old?.call_id, 'c1');
+    assert.equal(old?.resources, null, 'an old row names no resources');
+    const at = new Date().toISOString();
+    log.record({
+      outcome: { call_id: 'c2', function: 'files.read_text', state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: at, started_at: at, finished_at: at, duration_ms: 1 },
+      descriptor: undefined, args: undefined, requester: undefined, workspaceId: 'w', userId: 'u',
+      resources: [{ kind: 'files', id: '/srv/a', label: 'Documents', granted: true }],
+    });
+    assert.deepEqual(log.list()[0]?.resources, [{ kind: 'files', label: 'Documents' }], 'the alias, not the path');
+    assert.equal(new DecisionsStore(v2).list().length, 1, 'decisions survive');
+    log.close();
+    v2.close();
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('migration 3 drops remembered allows for any resource (they may come from prompts that showed none), keeps the rest', () => {
+  const t = tempDir();
+  try {
+    const v2 = openConsentDb(t.dir, { upTo: 2 });
+    const old = new DecisionsStore(v2, null);
+    old.remember({ userId: 'u', functionId: 'files.write_text', resource: '*', effect: 'allow', scope: 'always' });
+    old.remember({ userId: 'u', functionId: 'files.write_text', resource: 'files:/srv/a', effect: 'allow', scope: 'always' });
+    old.remember({ userId: 'u', functionId: 'camera.capture', resource: '*', effect: 'deny', scope: 'always' });
+    v2.close();
+    const v3 = openConsentDb(t.dir);
+    assert.equal(v3.pragma('user_version', { simple: true }), 3);
+    const left = new DecisionsStore(v3).list().map((d) => `${d.effect} ${d.function_id} ${d.resource}`).sort();
+    assert.deepEqual(left, ['allow files.write_text files:/srv/a', 'deny camera.capture *']);
+    v3.close();
   } finally {
     t.cleanup();
   }

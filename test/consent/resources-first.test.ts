@@ -128,5 +128,8 @@ describe('resources are checked before consent (files handler, a page attached)'
 
     const { decisions } = (await ui.call('control.decisions.list')) as { decisions: { function_id: string; resource: string }[] };
     assert.deepEqual(decisions.map((d) => [d.function_id, d.resource]), [['files.write_text', `files:${rootA}`]], 'scoped to A, never *');
+    // The activity list names the folder by its alias, as the prompt did.
+    const { calls } = (await ui.call('control.activity.list', { function: 'files.write_text', limit: 3 })) as { calls: { call_id: string; resources: { kind: string; label: string }[] | null }[] };
+    assert.deepEqual(calls.find((c) => c.call_id === b.callId)?.resources, [{ kind: 'files', label: 'B' }]);
   });
 });

@@ -164,10 +164,11 @@ test('CLI: adapter verify <url> and adapters add <url> with --ca', async () => {
   assert.match(a.stdout, /✓ added com\.example\.remote \(2 skills\)/);
   const stored = JSON.parse(await readFile(join(dir, 'cli-data', 'remote-adapters.json'), 'utf8'));
   assert.equal(stored.adapters[0].url, `${origin}/.well-known/aios-adapter.json`);
-  // Listed with no agent running: fetched again (without --ca its certificate is not trusted), shown with the reason.
+  // The CA is kept with the adapter: a later listing (or the agent's next start) fetches it again with that CA.
+  assert.match(stored.adapters[0].ca, /BEGIN CERTIFICATE/);
   const l = await run(process.execPath, [...cli, 'adapters', 'list', '--data-dir', join(dir, 'cli-data')]);
-  assert.match(l.stdout, /✗ com\.example\.remote 0\.0\.0 {2}Remote echo/);
-  assert.match(l.stdout, /could not be fetched/, 'one reason for every fetch failure (issue 13: no port probing by error text)');
+  assert.match(l.stdout, /✓ com\.example\.remote 2\.0\.0 {2}Remote echo/);
+  assert.match(a.stdout, /no agent runs with .*: it loads the adapter when it starts/);
   await assert.rejects(run(process.execPath, [...cli, 'adapter', 'verify', origin, '--data-dir', join(dir, 'cli-data')]), (e: any) => e.code === 1 && /✗/.test(e.stderr));
 });
 

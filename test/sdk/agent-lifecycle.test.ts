@@ -32,7 +32,8 @@ test('start-up sweeps stale temp files; pause/resume (also from another process)
     writeHookHandler(handlers, hookLog);
     const dataDir = join(dir, 'agent');
     const stale = join(dataDir, 'tmp', 'calls', 'crashed-call-1234');
-    mkdirSync(stale, { recursive: true });
+    mkdirSync(dataDir, { mode: 0o700 }); // a private data folder, as an earlier run of the agent left it
+    mkdirSync(stale, { recursive: true, mode: 0o700 });
     writeFileSync(join(stale, 'left-behind.png'), 'x');
     const config = normalizeAgentConfig({ identity: { ...ids }, data_dir: dataDir, local_endpoint: { enabled: false } });
     const running = await startAgent(config, silentLogger(), { handlers: ['hooky'], handlersDir: handlers });

@@ -11,6 +11,7 @@ import { AuditLog, parseSince, type AuditEntry } from '../../consent/audit-log.j
 import { UsageError } from '../process.js';
 import { PauseState } from '../../consent/pause-state.js';
 import { chooseDataDir, configOf, withDirOptions, type ChosenDataDir, type DirOpts } from '../data-dir.js';
+import { readUserGrants } from '../../agent/grant-store.js';
 import { findRunningAgent } from '../../endpoint/local-client.js';
 
 /** Says which data folder a command acts on when the user did not name one (stderr: JSON output stays clean). */
@@ -74,17 +75,22 @@ function requester(e: AuditEntry): string {
 /** Adds the consent commands to the `aios-device` program. */
 export function registerConsentCommands(program: Command): void {
   withDirOptions(program.command('grants'))
-    .description('list what you have shared: configured grants and remembered "allow" answers')
+    .description('list what you have shared: configured grants, your changes to them, and remembered "allow" answers')
     .option('--json', 'print JSON')
     .action((o: DirOpts & { json?: boolean }) => {
       const configured = o.config ? (configOf(o)?.grants ?? {}) : undefined;
       const remembered = withDb(o, (db) => new DecisionsStore(db).list({ effect: 'allow' }));
+      // Added or removed through the tray / control.grants.* (the config stays the ceiling).
+      const user = readUserGrants(chooseDataDir(o).dir);
       if (o.json) {
-        process.stdout.write(JSON.stringify({ configured: configured ?? null, remembered }, null, 2) + '\n');
+        process.stdout.write(JSON.stringify({ configured: configured ?? null, user, remembered }, null, 2) + '\n');
         return;
       }
       if (configured !== undefined) {
         process.stdout.write(`Configured grants (${o.config}):\n${JSON.stringify(configured, null, 2)}\n\n`);
+      }
+      if (user.added.length || user.removed.length) {
+        process.stdout.write(`Your changes (added / removed):\n${JSON.stringify(user, null, 2)}\n\n`);
       }
       printRows(remembered, false, {
         empty: 'No remembered allows.',
@@ -140,8 +146,8 @@ export function registerConsentCommands(program: Command): void {
       );
       printRows(rows, o.json, {
         empty: 'No calls recorded.',
-        header: ['FINISHED', 'FUNCTION', 'REQUESTER', 'STATE', 'DECISION', 'BY', 'ERROR', 'MS'],
-        row: (e) => [e.finished_at, e.function_id, requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-', e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms)],
+        header: ['FINISHED', 'FUNCTION', 'ON', 'REQUESTER', 'STATE', 'DECISION', 'BY', 'ERROR', 'MS'],
+        row: (e) => [e.finished_at, e.function_id, e.resources?.map((r) => r.label).join(', ') || '-', requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-', e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms)],
       });
     });
 

@@ -11,6 +11,8 @@ import { findRunningAgent } from '../../endpoint/local-client.js';
 import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../agent/logger.js';
 import { startAgent } from '../../agent/start-agent.js';
+import type { Agent } from '../../agent/agent.js';
+import { stopAdviceText, type StopAdvice } from '../../agent/stop-advice.js';
 import { startBridge } from '../../bridge/start-bridge.js';
 import { BridgeHttpError, NO_DEVICE, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
 import { onShutdownSignals, UsageError } from '../process.js';
@@ -88,6 +90,7 @@ export function registerCoreCommands(program: Command): void {
       const log = createLogger({ ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
       const a = await startAgent(cfg, log);
       process.stderr.write(`agent ready: ${a.agent.registry.ids().length} functions; endpoint file ${a.endpointFile}\n`);
+      tellConsole(a.agent);
       onShutdownSignals(() => a.stop());
     });
 
@@ -190,7 +193,10 @@ export function registerCoreCommands(program: Command): void {
     const dataDir = chooseDataDir(o as DirOpts).dir;
     // endpoint.json outlives a crash: the agent counts as running only if its process answers /health.
     const agent = await findRunningAgent(dataDir);
-    out['agent'] = agent ? { running: true, ...agent.endpoint, data_dir: dataDir, since: statSync(join(dataDir, 'endpoint.json')).mtime.toISOString() } : { running: false, data_dir: dataDir };
+    const stopped = agent?.health['stopped'];
+    out['agent'] = agent
+      ? { running: true, ...agent.endpoint, data_dir: dataDir, since: statSync(join(dataDir, 'endpoint.json')).mtime.toISOString(), bridge: agent.health['bridge'], ...(stopped ? { stopped } : {}) }
+      : { running: false, data_dir: dataDir };
     const paused = readPaused(dataDir);
     if (paused) (out['agent'] as Record<string, unknown>)['paused'] = paused;
     try {
@@ -202,6 +208,9 @@ export function registerCoreCommands(program: Command): void {
     else {
       const agent = out['agent'] as Record<string, unknown> | undefined;
       if (agent) process.stdout.write(agent['pid'] ? `agent: running (pid ${String(agent['pid'])}, version ${String(agent['version'])}, data ${dataDir})\n` : `agent: not running (data ${dataDir})\n`);
+      const st = agent?.['stopped'] as StopAdvice | undefined;
+      if (st) process.stdout.write(stopAdviceText(st));
+      else if (agent?.['bridge']) process.stdout.write(`agent's bridge connection: ${String(agent['bridge'])}\n`);
       const p = agent?.['paused'] as PauseInfo | undefined;
       if (p?.paused) process.stdout.write(`paused: yes, since ${String(p.since)} by ${String(p.by)}; calls are refused until \`aios-device resume\`\n`);
       else if (p) process.stdout.write('paused: no\n');
@@ -228,6 +237,15 @@ async function printOutputViolations(client: RuntimeClient, deviceId: string, fn
   } catch (e) {
     process.stderr.write(`  (the function's output_schema could not be read from the bridge: ${(e as Error).message})\n`);
   }
+}
+
+/** Tells the agent's console why the bridge session stopped for good and what to do, and when a new sign-in is picked up. */
+export function tellConsole(agent: Agent): void {
+  agent.on('fatal', () => {
+    const a = agent.stopped();
+    if (a) process.stderr.write(stopAdviceText(a));
+  });
+  agent.on('signin', (s) => process.stderr.write(s.message));
 }
 
 /** The paused flag of the agent with this data directory, or undefined when it has no consent database yet. */

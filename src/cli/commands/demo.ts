@@ -14,6 +14,8 @@ import { startAgent } from '../../agent/start-agent.js';
 import { startBridge } from '../../bridge/start-bridge.js';
 import { writeJsonFileSync } from '../../storage/json-file.js';
 import { onShutdownSignals } from '../process.js';
+import { hashPassword } from '../../bridge/oauth/password.js';
+import { tellConsole } from './core.js';
 
 const token = (prefix: string) => prefix + randomBytes(24).toString('base64url');
 
@@ -60,6 +62,25 @@ export function prepareDemo(dir: string, port: number): { bridgeConfig: string; 
   return { bridgeConfig, agentConfig, profile, shared };
 }
 
+/** The demo user's password file, next to the demo's configs. */
+export const DEMO_PASSWORD_FILE = 'demo-password';
+
+/**
+ * Gives the demo bridge a user who can approve device sign-ins (its password generated once, kept in
+ * `demo-password`, printed at start), so a newcomer can try `aios-device login` end to end. A demo made
+ * before this existed gets the user added on its next start.
+ */
+export async function ensureDemoUser(dir: string, bridgeConfig: string): Promise<{ name: string; password: string }> {
+  const pwFile = join(dir, DEMO_PASSWORD_FILE);
+  const doc = YAML.parse(readFileSync(bridgeConfig, 'utf8')) as { users?: { name?: string }[] };
+  if (doc.users?.length && existsSync(pwFile)) return { name: doc.users[0]?.name ?? 'demo', password: readFileSync(pwFile, 'utf8').trim() };
+  const password = randomBytes(9).toString('base64url');
+  writeFileSync(pwFile, password + '\n', { mode: 0o600 });
+  const user = { id: 'usr_demo', name: 'demo', password_hash: await hashPassword(password), workspaces: ['ws_demo'] };
+  writeYaml(bridgeConfig, { ...doc, users: [user], device_poll_interval_s: 1 });
+  return { name: user.name, password };
+}
+
 function writeYaml(file: string, value: unknown): void {
   writeFileSync(file, YAML.stringify(value), { mode: 0o600 });
 }
@@ -81,6 +102,7 @@ export function registerDemoCommand(program: Command): void {
     .action(async (o: { dir: string; port: number }) => {
       const dir = resolve(o.dir);
       const files = prepareDemo(dir, o.port);
+      const demoUser = await ensureDemoUser(dir, files.bridgeConfig);
       const bcfg = loadBridgeConfig(files.bridgeConfig);
       const acfg = loadAgentConfig(files.agentConfig);
       const blog = createLogger({ name: 'aios-bridge', file: join(dir, 'bridge.log') });
@@ -94,6 +116,7 @@ export function registerDemoCommand(program: Command): void {
         await bridge.stop().catch(() => undefined);
         throw new Error(`the demo's agent could not start, so the demo stopped: ${e.message}`, { cause: e });
       });
+      tellConsole(agent.agent);
       const r = relative(process.cwd(), dir);
       const rel = r && !r.startsWith('..') ? r : dir;
       const cli = existsSync(resolve('dist/src/cli/main.js')) ? 'node dist/src/cli/main.js' : 'npx aios-device';
@@ -113,6 +136,11 @@ export function registerDemoCommand(program: Command): void {
           `  ${cli} invoke device.info --call-id demo-1${profileNote}     # run it twice: the second answer is replayed`,
           `  ${cli} functions${profileNote}`,
           `  curl -s -H 'Authorization: Bearer ${token}' ${bridge.url}/v1/devices`,
+          '',
+          'Device sign-in (the browser approval flow) is on, with a demo user:',
+          `  user "${demoUser.name}", password ${demoUser.password}   (kept in ${join(rel, DEMO_PASSWORD_FILE)})`,
+          `  ${cli} login --bridge ${bridge.url} --data-dir ${join(rel, 'login-try')} --token-file ${join(rel, 'login-try', 'tokens.json')}`,
+          `  then approve the printed code at ${bridge.url}/device as that user`,
           '',
           'Ctrl-C stops both.',
           '',
