@@ -59,7 +59,7 @@ export async function benchMediaPhoto(rounds = 15): Promise<MediaPhotoReport> {
     const env: HandlerEnv = { grants, options: { backend: 'ffmpeg', probe: false, devices: [SOURCE] }, dataDir: base, log, appVersion: '0', listFunctions: () => [] };
     const fns = ((await handler.create(env)) as HandlerInstance).functions as FunctionDefinition[];
     const photo = fns.find((f) => f.descriptor.id === 'camera.capture_photo')!;
-    const ctx = (): CallContext => ({ callId: `bench-${Math.random()}`, functionId: 'camera.capture_photo', signal: new AbortController().signal, requester: undefined, log, blobs, progress() {}, commit() {}, tempFile: (e) => t.tempFile(e), tempDir: () => t.tempDir() });
+    const ctx = (): CallContext => ({ callId: `bench-${Math.random()}`, functionId: 'camera.capture_photo', signal: new AbortController().signal, requester: undefined, log, blobs, resources: [], progress() {}, commit() {}, tempFile: (e) => t.tempFile(e), tempDir: () => t.tempDir() });
     const viaHandler = async () => {
       const t = performance.now();
       const out = (await photo.run({ format: 'jpeg' } as never, ctx())) as { width: number; height: number };

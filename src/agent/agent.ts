@@ -26,6 +26,7 @@ import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } 
 import { writeJsonFileSync } from '../storage/json-file.js';
 import { stopAdvice, type SignInKind, type StopAdvice } from './stop-advice.js';
 import { ensurePrivateDir } from '../storage/private-dir.js';
+import { publishedDescriptors } from '../discovery/skill-index.js';
 import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
@@ -99,6 +100,8 @@ export interface AgentEvents {
 
 export class Agent extends EventEmitter<AgentEvents> {
   readonly registry: FunctionRegistry;
+  /** True for a function `functions.disabled` turns off: it is published nowhere and answers unknown_function. */
+  readonly isDisabled: (functionId: string) => boolean;
   /** The live grants: config, user changes, the kinds the built-in handlers declared. */
   readonly grants: GrantStore;
   readonly journal: Journal;
@@ -132,6 +135,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.journal = new Journal(join(config.data_dir, 'journal.sqlite'), { workspaceId: this.identity.workspaceId, deviceId: this.identity.deviceId }, sync);
     this.registry = new FunctionRegistry({ get: (k) => this.journal.metaGet(k), set: (k, v) => this.journal.metaSet(k, v) });
     const consent = opts.consent ?? new RefusingConsentGate(new Set(config.functions?.disabled ?? []));
+    this.isDisabled = (id) => consent.isDisabled(id);
     this.temp = new TempArea(join(config.data_dir, 'tmp', 'calls'));
     this.dispatcher = new Dispatcher({
       temp: this.temp,
@@ -167,7 +171,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         log: this.log,
         maxMessageBytes: config.limits.max_message_bytes,
         methods: {
-          [METHODS.functionList]: () => ({ functions: this.registry.descriptors(), revision: this.registry.revision }),
+          [METHODS.functionList]: () => ({ functions: publishedDescriptors(this.registry.descriptors(), { authenticated: true, disabled: this.isDisabled }), revision: this.registry.revision }),
           ...(opts.methods ?? {}),
         },
         onStatus: (s) => this.emit('status', s),

@@ -29,6 +29,7 @@ export function ctx(onProgress?: (p: Progress, c: TestCtx) => void): TestCtx {
     functionId: 'bluetooth.test',
     signal: controller.signal,
     requester: undefined,
+    resources: [],
     log: recordingLog,
     blobs: { uploadFile: () => Promise.reject(new Error('no blobs')), downloadToFile: () => Promise.reject(new Error('no blobs')) },
     controller,

@@ -53,6 +53,11 @@ export function prepareDemo(dir: string, port: number): { bridgeConfig: string; 
   // This run's port, in the three files (tokens and data stay as they are).
   update(bridgeConfig, YAML.parse, (b: { listen?: object }) => ({ ...b, listen: { host: '127.0.0.1', ...b.listen, port } }), writeYaml);
   update(agentConfig, YAML.parse, (a: { bridge?: object }) => ({ ...a, bridge: { ...a.bridge, url: `ws://127.0.0.1:${port}/v1/device` } }), writeYaml);
+  // Each demo folder its own local socket, so two demos (or a demo and an installed agent) do not collide.
+  const sock = join(dir, 'agent.sock');
+  if (process.platform !== 'win32' && Buffer.byteLength(sock) < 100) {
+    update(agentConfig, YAML.parse, (a: { local_endpoint?: { socket?: unknown } }) => (a.local_endpoint?.socket !== undefined ? a : { ...a, local_endpoint: { ...a.local_endpoint, socket: sock } }), writeYaml);
+  }
   update(profile, JSON.parse, (r: object) => ({ ...r, bridge_url: `http://127.0.0.1:${port}` }), (f, v) => writeJsonFileSync(f, v, 0o600));
   return { bridgeConfig, agentConfig, profile, shared };
 }
@@ -130,7 +135,11 @@ export function registerDemoCommand(program: Command): void {
         if ((e.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') throw e;
         throw new Error(`port ${o.port} is already in use; start the demo with --port <another port>`, { cause: e });
       });
-      const agent = await startAgent(acfg, alog);
+      // The demo is the two together: an agent that cannot start stops the bridge too, and says why.
+      const agent = await startAgent(acfg, alog).catch(async (e: Error) => {
+        await bridge.stop().catch(() => undefined);
+        throw new Error(`the demo's agent could not start, so the demo stopped: ${e.message}`, { cause: e });
+      });
       tellConsole(agent.agent);
       const r = relative(process.cwd(), dir);
       const rel = r && !r.startsWith('..') ? r : dir;
