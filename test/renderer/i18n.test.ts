@@ -38,30 +38,29 @@ test('the page catalogues: same keys and placeholders in en and zh-CN, every key
 
 /** Visible text nodes outside `[data-value]` (agent data) that are not wrapped in ⟦…⟧, plus the title if not. */
 async function unwrappedText(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const bad: string[] = [];
+  // Browser code as text: the project type-checks without the DOM library.
+  return page.evaluate(`(() => {
+    const bad = [];
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const text = n.textContent!.trim();
-      const el = n.parentElement!;
+      const text = n.textContent.trim();
+      const el = n.parentElement;
       if (!text || el.closest('[data-value]')) continue;
       // The <option>s of a closed <select> have no box; the select itself is visible.
-      const box = el.closest('select') ?? el;
-      if (!box.checkVisibility()) continue;
+      if (!(el.closest('select') ?? el).checkVisibility()) continue;
       if (!(text.startsWith('⟦') && text.endsWith('⟧'))) bad.push(text);
     }
-    if (!(document.title.startsWith('⟦') && document.title.endsWith('⟧'))) bad.push(`title: ${document.title}`);
+    if (!(document.title.startsWith('⟦') && document.title.endsWith('⟧'))) bad.push('title: ' + document.title);
     return bad;
-  });
+  })()`);
 }
 
 async function axe(page: Page, screen: string): Promise<void> {
   // Runs through the DevTools protocol, which the page's CSP does not apply to.
   await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run();
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-  });
+  const violations = await page.evaluate<{ id: string; impact: string; nodes: number }[]>(
+    'axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))',
+  );
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(bad, [], `axe-core on ${screen}`);
 }
@@ -95,7 +94,7 @@ test('pseudo-locale: every visible text outside agent data comes from the catalo
     assert.deepEqual(await unwrappedText(s.page), [], 'activity and paused');
 
     // The check can fail: a text that did not come from the catalogue is reported.
-    await s.page.evaluate(() => document.querySelector('main')!.append(Object.assign(document.createElement('p'), { textContent: 'Hard-coded' })));
+    await s.page.evaluate("document.querySelector('main').append(Object.assign(document.createElement('p'), { textContent: 'Hard-coded' }))");
     assert.deepEqual(await unwrappedText(s.page), ['Hard-coded']);
     assert.deepEqual(s.problems, []);
   } finally {
