@@ -330,6 +330,33 @@
     const r = await state.transport.call('control.activity.list', { limit: 20 });
     renderList('activity', 'no-activity', r.calls, activityRow);
   }
+  function grantRow(g) {
+    const li = document.createElement('li');
+    li.dataset.kind = g.kind;
+    li.dataset.id = g.id;
+    const text = document.createElement('span');
+    text.className = 'grow';
+    const name = g.alias ? t('ui.settings.named', { alias: g.alias, id: g.id }) : g.id;
+    text.textContent = g.access
+      ? t('ui.settings.grant_access', { kind: g.kind, name, access: t(g.access === 'read_write' ? 'ui.settings.read_write' : 'ui.settings.read') })
+      : t('ui.settings.grant', { kind: g.kind, name });
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.textContent = t('ui.settings.remove');
+    remove.addEventListener('click', () => act(async () => {
+      await state.transport.call('control.grants.remove', { kind: g.kind, id: g.id });
+      await refreshGrants();
+    }));
+    li.append(text, remove);
+    return li;
+  }
+  /** Shared folders and devices: every kind the agent lists (the Electron IPC has no grants methods yet: hidden there). */
+  async function refreshGrants() {
+    if (!state.transport.needsToken) return;
+    const r = await state.transport.call('control.grants.list');
+    $('settings').hidden = false;
+    renderList('grants', 'no-grants', Object.values(r.grants).flat(), grantRow);
+  }
   async function refreshStatus() {
     state.status = await state.transport.call('control.status');
     renderStatus();
@@ -342,7 +369,7 @@
       setPill('bridge-state', 'ui.pill.bridge', 'unknown');
     }
   }
-  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth()]);
+  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), refreshGrants()]);
 
   /** Runs a user action; its error is shown instead of thrown. */
   async function act(fn) {
@@ -413,6 +440,18 @@
       state.shownArgsFor = p.prompt_id;
       $('prompt-args-toggle').textContent = t('ui.prompt.hide_args');
     }));
+    $('share-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      void act(async () => {
+        const entry = { path: $('share-path').value.trim(), access: $('share-access').value };
+        const alias = $('share-alias').value.trim();
+        if (alias) entry.alias = alias;
+        await state.transport.call('control.grants.add', { kind: 'files', entry });
+        $('share-path').value = '';
+        $('share-alias').value = '';
+        await refreshGrants();
+      });
+    });
     // The agent skips the desktop notification while this page is in front.
     const focus = () => state.transport && void state.transport.call('control.ui.focus', { focused: document.visibilityState === 'visible' && document.hasFocus() }).catch(() => undefined);
     window.addEventListener('focus', focus);
