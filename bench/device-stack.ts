@@ -25,6 +25,8 @@ export interface AgentSettings {
   nodeArgs?: string[];
   /** Added to the agent child's environment. */
   env?: Record<string, string>;
+  /** Added to the agent's config (e.g. grants; `handlers` sections are merged with the defaults). */
+  config?: Record<string, unknown>;
 }
 
 export interface DeviceStack {
@@ -80,7 +82,8 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       journal: { synchronous: agentSettings.synchronous },
       ...(process.env['BENCH_AGENT_SLOTS'] ? { limits: { max_concurrent_calls: Number(process.env['BENCH_AGENT_SLOTS']) } } : {}),
       log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
-      handlers: { diagnostics: { enabled: true } },
+      ...agentSettings.config,
+      handlers: { diagnostics: { enabled: true }, ...(agentSettings.config?.['handlers'] as Record<string, unknown> | undefined) },
     };
     agent = await startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
     await waitOnline(url, runtime);

@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     })) as unknown as FunctionDefinition<Record<string, unknown>, Record<string, unknown>>[];
     const fn = (id: string) => defs.find((d) => d.descriptor.id === id)!;
     const blobs = new HttpBlobClient({ baseUrl: `http://127.0.0.1:${port}`, token: () => TOKEN });
-    const ctx = (): CallContext => ({ callId: 'bench', functionId: 'bench', signal: new AbortController().signal, requester: undefined, log, blobs, progress() {}, commit() {}, ...standaloneTemp('bench') });
+    const ctx = (): CallContext => ({ callId: 'bench', functionId: 'bench', signal: new AbortController().signal, requester: undefined, log, blobs, progress() {}, commit() {}, resources: [], ...standaloneTemp('bench') });
 
     globalThis.gc?.();
     const baseline = process.memoryUsage();

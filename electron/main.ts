@@ -26,6 +26,7 @@ import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
 import { isRendererUrl, RENDERER_URL } from './renderer-url.js';
 import { trayMenuTemplate, trayStatusLine, type TrayState } from './tray-menu.js';
 import { createWindow, denyPermissions, hardenContents } from './window.js';
+import { createCaptureWindow } from './capture-window.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Project root in development (dist/electron/ → ../..); packaged resources sit in process.resourcesPath. */
@@ -139,9 +140,12 @@ async function start(): Promise<void> {
     onRefused: (channel) => log?.warn({ channel }, 'refused an IPC request from a page that is not ours'),
   });
   for (const name of Object.values(CONTROL_EVENTS)) consent.events.on(name, (params: unknown) => ipc?.broadcast(name, params));
-  consent.events.on(CONTROL_EVENTS.status, (s: { paused: boolean; prompts_waiting: number }) => {
+  consent.events.on(CONTROL_EVENTS.status, (s: { paused: boolean; prompts_waiting: number; handlers?: { media?: { capturing?: { kind: string }[]; providers?: { name: string }[] } } }) => {
     state.paused = s.paused;
     state.promptsWaiting = s.prompts_waiting;
+    // The media handler's entry: what is capturing now (the icon state) and which capture page is attached.
+    state.capturing = (s.handlers?.media?.capturing ?? []).map((c) => c.kind);
+    state.captureProviders = (s.handlers?.media?.providers ?? []).map((p) => p.name);
     refreshTray();
   });
   // A prompt needs the user: bring the window up (it is the `ui` provider's screen). The window can always
@@ -154,6 +158,9 @@ async function start(): Promise<void> {
   }, answerer.heartbeat_ms);
   app.once('before-quit', () => clearInterval(beat));
   consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
+  // The media handler's capture provider: a hidden window running the capture page (docs/handlers/media.md).
+  const ep = running.endpoint?.info();
+  if (ep && running.endpoint) createCaptureWindow({ http: ep.http, token: running.endpoint.localToken });
 
   watcher = watchConnectivity(
     (why) => {

@@ -11,6 +11,10 @@ export interface TrayState {
   promptsWaiting: number;
   /** Set when the agent is not running (bad config, fatal stop): shown instead of the bridge state. */
   problem?: string;
+  /** Device kinds capturing now (media handler status: `camera`, `microphone`, `screen`). */
+  capturing?: string[];
+  /** Names of the capture pages attached as media providers (the tray's own hidden window among them). */
+  captureProviders?: string[];
 }
 
 /** What the menu items do. */
@@ -26,6 +30,7 @@ export function trayStatusLine(s: TrayState): string {
   if (s.problem) return `AIOS Device: ${s.problem}`;
   const parts = [s.paused ? 'paused' : s.bridge];
   if (s.promptsWaiting > 0) parts.push(`${s.promptsWaiting} waiting for you`);
+  for (const kind of new Set(s.capturing ?? [])) parts.push(`${kind} in use`);
   return `AIOS Device: ${parts.join(', ')}`;
 }
 
@@ -34,6 +39,7 @@ export function trayMenuTemplate(s: TrayState, a: TrayActions): MenuItemConstruc
   const running = s.problem === undefined;
   return [
     { label: trayStatusLine(s), enabled: false },
+    ...(s.captureProviders?.length ? [{ label: `Capture provider: ${s.captureProviders.join(', ')}`, enabled: false }] : []),
     { type: 'separator' },
     { label: 'Open', click: () => a.open(), enabled: running },
     s.paused

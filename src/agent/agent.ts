@@ -18,6 +18,7 @@ import { TempArea } from '../sdk/temp.js';
 import { localeFromEnv, type Locale } from '../i18n/index.js';
 import { Dispatcher } from './dispatcher.js';
 import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './handlers-loader.js';
+import { HostServicesHub } from './host-services.js';
 import { Journal } from './journal.js';
 import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
@@ -25,6 +26,7 @@ import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } 
 import { writeJsonFileSync } from '../storage/json-file.js';
 import { stopAdvice, type SignInKind, type StopAdvice } from './stop-advice.js';
 import { ensurePrivateDir } from '../storage/private-dir.js';
+import { publishedDescriptors } from '../discovery/skill-index.js';
 import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
@@ -98,6 +100,8 @@ export interface AgentEvents {
 
 export class Agent extends EventEmitter<AgentEvents> {
   readonly registry: FunctionRegistry;
+  /** True for a function `functions.disabled` turns off: it is published nowhere and answers unknown_function. */
+  readonly isDisabled: (functionId: string) => boolean;
   /** The live grants: config, user changes, the kinds the built-in handlers declared. */
   readonly grants: GrantStore;
   readonly journal: Journal;
@@ -107,6 +111,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   handlerResults: HandlerLoadResult[] = [];
   /** Where the bridge token comes from (says what to do after a fatal stop); set by whoever wires the tokens. */
   signInKind: SignInKind = 'config';
+  /** What built-in handlers contribute to the local endpoint and the status. */
+  readonly hostServices: HostServicesHub;
   /** Calls' private temp files (ctx.tempFile/tempDir), under the data dir; swept at start-up. */
   readonly temp: TempArea;
   private paused = false;
@@ -117,6 +123,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   constructor(readonly config: AgentConfig, private readonly opts: AgentOptions) {
     super();
     this.log = opts.log;
+    this.hostServices = new HostServicesHub(opts.log.child({ component: 'host-services' }));
     const id = config.identity ?? {};
     if (!id.workspace_id || !id.user_id || !id.device_id) {
       throw new Error('identity.workspace_id, identity.user_id and identity.device_id are required until this device signs in with `aios-device login`');
@@ -128,6 +135,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.journal = new Journal(join(config.data_dir, 'journal.sqlite'), { workspaceId: this.identity.workspaceId, deviceId: this.identity.deviceId }, sync);
     this.registry = new FunctionRegistry({ get: (k) => this.journal.metaGet(k), set: (k, v) => this.journal.metaSet(k, v) });
     const consent = opts.consent ?? new RefusingConsentGate(new Set(config.functions?.disabled ?? []));
+    this.isDisabled = (id) => consent.isDisabled(id);
     this.temp = new TempArea(join(config.data_dir, 'tmp', 'calls'));
     this.dispatcher = new Dispatcher({
       temp: this.temp,
@@ -163,7 +171,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         log: this.log,
         maxMessageBytes: config.limits.max_message_bytes,
         methods: {
-          [METHODS.functionList]: () => ({ functions: this.registry.descriptors(), revision: this.registry.revision }),
+          [METHODS.functionList]: () => ({ functions: publishedDescriptors(this.registry.descriptors(), { authenticated: true, disabled: this.isDisabled }), revision: this.registry.revision }),
           ...(opts.methods ?? {}),
         },
         onStatus: (s) => this.emit('status', s),
@@ -317,6 +325,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       log: this.log.child({ handler: name }),
       appVersion: APP_VERSION,
       listFunctions: () => this.registry.ids(),
+      ...(withGrants ? { host: this.hostServices.forHandler(name) } : {}),
     };
   }
 }

@@ -13,6 +13,7 @@ import { defaultAdapterDirs } from '../discovery/adapter-scanner.js';
 import { defaultDesktopDirs } from '../discovery/desktop-entries.js';
 import { buildDeviceCard } from '../discovery/card.js';
 import { signCard } from '../discovery/card-sign.js';
+import { publishedDescriptors } from '../discovery/skill-index.js';
 import { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { defaultSocketPath } from '../endpoint/socket-path.js';
 import type { RpcMethod } from '../endpoint/rpc-methods.js';
@@ -91,6 +92,9 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
 
   const deviceId = agent.identity.deviceId;
   let card: Record<string, unknown> | undefined;
+  // The card without credentials lists no private skill; each variant is signed on its own.
+  let anonymousCard: Record<string, unknown> | undefined;
+  const published = (authenticated: boolean) => publishedDescriptors(agent.registry.descriptors(), { authenticated, disabled: agent.isDisabled });
   const endpoint = config.local_endpoint?.enabled === false
     ? undefined
     : new LocalEndpoint({
@@ -104,8 +108,9 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
       });
   const http = endpoint ? (await endpoint.start()).http : undefined;
   const sign = async () => {
-    const unsigned = buildDeviceCard({ deviceId, deviceName: agent.identity.deviceName, version: APP_VERSION, http: http ?? '' }, agent.registry.descriptors());
-    card = (await signCard(unsigned, key)) as unknown as Record<string, unknown>;
+    const meta = { deviceId, deviceName: agent.identity.deviceName, version: APP_VERSION, http: http ?? '' };
+    card = (await signCard(buildDeviceCard(meta, published(true)), key)) as unknown as Record<string, unknown>;
+    anonymousCard = (await signCard(buildDeviceCard(meta, published(false)), key)) as unknown as Record<string, unknown>;
   };
   await sign();
   agent.registry.on('changed', (c: ToolsChanged) => {
@@ -114,9 +119,9 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
   });
 
   if (endpoint) {
-    endpoint.setCardProvider(() => card ?? {});
+    endpoint.setCardProvider((authenticated) => (authenticated ? card : anonymousCard) ?? {});
     endpoint.setJwksProvider(() => ({ keys: [key.publicJwk] }));
-    endpoint.setDescriptorsProvider(() => agent.registry.descriptors());
+    endpoint.setDescriptorsProvider(() => published(true));
     endpoint.setHealthProvider(() => {
       const stopped = agent.stopped();
       return { bridge: agent.session?.status ?? 'offline', ...(stopped ? { stopped } : {}) };

@@ -624,6 +624,7 @@ export class Dispatcher {
     const ctx: CallContext = {
       tempFile: (ext) => temp.tempFile(ext),
       tempDir: () => temp.tempDir(),
+      resources: call.resources ?? [],
       callId: call.callId,
       functionId: call.fn,
       get signal() {

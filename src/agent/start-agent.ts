@@ -139,9 +139,11 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
         return { ok: true, status: agent.session?.status ?? 'offline' };
       }) as unknown as RpcMethod,
     };
-    discovery = await startDiscovery(agent, config, key, log, [control]);
+    discovery = await startDiscovery(agent, config, key, log, [control, agent.hostServices.methods() as Record<string, RpcMethod>]);
     const endpoint = discovery.endpoint;
     if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));
+    consent.setHandlerStatus(() => agent.hostServices.status());
+    agent.hostServices.onChange(() => consent.statusChanged());
     const bad = checkAdminPolicy(config.policy ?? {}, agent.registry.descriptors());
     if (bad.length) throw new ConfigError(config.source, bad);
     agent.connect();

@@ -64,6 +64,8 @@ export interface ConsentStatus {
   active_provider: 'ui' | 'tty' | 'none';
   prompts_waiting: number;
   session_id: string;
+  /** Built-in handlers' own entries (e.g. `media`: captures running, capture page attached), when any. */
+  handlers?: Record<string, Record<string, unknown>>;
 }
 
 const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
@@ -342,7 +344,25 @@ export class ConsentService implements ConsentGate, CallObserver {
       active_provider: this.provider()?.name ?? 'none',
       prompts_waiting: this.queue?.size() ?? 0,
       session_id: this.sessionId,
+      ...this.handlerStatusEntry(),
     };
+  }
+
+  private handlerStatus: (() => Record<string, Record<string, unknown>>) | undefined;
+
+  /** Where `status()` reads the handlers' entries from (the agent's host services). */
+  setHandlerStatus(source: () => Record<string, Record<string, unknown>>): void {
+    this.handlerStatus = source;
+  }
+
+  /** Tells status listeners (tray, UI) that something in `status()` changed outside consent. */
+  statusChanged(): void {
+    this.emitStatus();
+  }
+
+  private handlerStatusEntry(): { handlers?: Record<string, Record<string, unknown>> } {
+    const h = this.handlerStatus?.();
+    return h && Object.keys(h).length ? { handlers: h } : {};
   }
 
   private emitStatus(): void {

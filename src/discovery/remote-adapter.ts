@@ -34,8 +34,9 @@ export interface RemoteCard {
 
 /** A remote adapter could not be registered; the message is the reason shown to the user. */
 export class RemoteAdapterError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** `cause` keeps the network detail for the owner's debugging; it never goes on the wire. */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'RemoteAdapterError';
   }
 }
@@ -69,6 +70,9 @@ export function protocolCompatible(version: string): boolean {
   return version.split('.')[0] === PROTOCOL_VERSION.split('.')[0];
 }
 
+/** The one answer for every failure to fetch a card or its origin's keys. */
+export const COULD_NOT_FETCH = 'the card could not be fetched (nothing usable answered at that address over https)';
+
 /** Fetches and verifies a remote card; throws `RemoteAdapterError` with the reason. */
 export async function fetchRemoteCard(input: string, opts: RemoteOptions): Promise<RemoteCard> {
   const url = cardUrlFor(input);
@@ -77,7 +81,9 @@ export async function fetchRemoteCard(input: string, opts: RemoteOptions): Promi
   try {
     raw = await httpsJson('GET', url, undefined, net);
   } catch (e) {
-    throw new RemoteAdapterError(`the card could not be fetched: ${(e as Error).message}`);
+    // One message whatever went wrong (refused, reset, not TLS, an HTTP status, not JSON): the reason
+    // text would let a caller with the local token map which loopback ports are open (issue 13).
+    throw new RemoteAdapterError(COULD_NOT_FETCH, { cause: e });
   }
   let keySource: RemoteCard['keySource'] = 'trust-store';
   let verified;
@@ -89,8 +95,8 @@ export async function fetchRemoteCard(input: string, opts: RemoteOptions): Promi
       let keys: JWK[];
       try {
         keys = parseJwks(await httpsJson('GET', new URL(JWKS_PATH, url.origin), undefined, net));
-      } catch (e) {
-        throw new RemoteAdapterError(`the origin's JWKS could not be used: ${(e as Error).message}`);
+      } catch {
+        throw new RemoteAdapterError(COULD_NOT_FETCH);
       }
       return keys.find((k) => k.kid === kid);
     });

@@ -30,6 +30,15 @@ export function isVisible(d: Pick<Descriptor, 'access'>, authenticated: boolean)
   return authenticated || d.access !== 'private';
 }
 
+/**
+ * The one rule of what is published, everywhere (the bridge's function list, both Adapter Card variants,
+ * the skill index and descriptors): a function `functions.disabled` turns off is published nowhere; a
+ * `private` one only to a caller with credentials. `restricted` ones stay listed (§7.2).
+ */
+export function publishedDescriptors(all: readonly Descriptor[], o: { authenticated: boolean; disabled: (id: string) => boolean }): Descriptor[] {
+  return all.filter((d) => !o.disabled(d.id) && isVisible(d, o.authenticated));
+}
+
 /** URL of a skill's full descriptor under `baseUrl`. */
 export function descriptorUrl(baseUrl: string, id: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/skills/${encodeURIComponent(id)}/descriptor.json`;

@@ -83,7 +83,7 @@ export class LocalEndpoint {
   private servers: Server[] = [];
   private token = '';
   private started: EndpointInfo | undefined;
-  private cardProvider: Provider<object> | undefined;
+  private cardProvider: ((authenticated: boolean) => object | Promise<object>) | undefined;
   private jwksProvider: Provider<object> | undefined;
   private descriptorsProvider: Provider<readonly Descriptor[]> = () => [];
   private healthProvider: Provider<HealthInfo> = () => ({ bridge: 'offline' });
@@ -104,7 +104,8 @@ export class LocalEndpoint {
   }
 
   /** Serves the signed Adapter Card (§7.1) from this provider. */
-  setCardProvider(p: Provider<object>): void {
+  /** The Adapter Card for a caller with (true) or without (false) credentials; the two are signed separately. */
+  setCardProvider(p: (authenticated: boolean) => object | Promise<object>): void {
     this.cardProvider = p;
   }
 
@@ -288,7 +289,7 @@ export class LocalEndpoint {
     }
     switch (route) {
       case 'card':
-        return this.serveCard(req, res);
+        return this.serveCard(req, res, authenticated);
       case 'jwks': {
         if (!this.jwksProvider) return this.send(res, 503, 'application/json', errorJson('not_ready', 'No signing key yet.'));
         return json(200, await this.jwksProvider(), { 'Cache-Control': 'max-age=300' });
@@ -335,20 +336,20 @@ export class LocalEndpoint {
   }
 
   private async providerInfo(): Promise<{ name: string; url?: string }> {
-    const card = (this.cardProvider ? await this.cardProvider() : undefined) as { adapter?: { name?: unknown } } | undefined;
+    const card = (this.cardProvider ? await this.cardProvider(false) : undefined) as { adapter?: { name?: unknown } } | undefined;
     const name = typeof card?.adapter?.name === 'string' ? card.adapter.name : 'aios-device';
     return this.started ? { name, url: this.started.http } : { name };
   }
 
-  private async serveCard(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async serveCard(req: IncomingMessage, res: ServerResponse, authenticated: boolean): Promise<void> {
     if (!this.cardProvider) {
       this.send(res, 503, 'application/json', errorJson('not_ready', 'The adapter card is not ready yet.'));
       return;
     }
-    const body = JSON.stringify(await this.cardProvider());
+    const body = JSON.stringify(await this.cardProvider(authenticated));
     const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
     // no-cache (not max-age): functions can change at any time, and the ETag makes revalidation cheap.
-    const headers = { ETag: etag, 'Cache-Control': 'no-cache' };
+    const headers = { ETag: etag, 'Cache-Control': 'no-cache', Vary: 'Authorization' };
     const inm = req.headers['if-none-match'];
     if (inm && inm.split(',').map((s) => s.trim()).includes(etag)) {
       res.writeHead(304, headers);

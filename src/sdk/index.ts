@@ -60,6 +60,8 @@ export interface CallContext extends CallTemp {
   readonly requester: Requester | undefined;
   readonly log: Logger;
   readonly blobs: BlobClient;
+  /** The resources `resources()` resolved for this call (label = the grant's alias); empty without it. */
+  readonly resources: readonly CallResource[];
   /** Report progress (throttled). */
   progress(p: Progress): void;
   /**
@@ -80,6 +82,21 @@ export interface HandlerEnv {
   readonly appVersion: string;
   /** Registered function ids (for device.info). */
   listFunctions(): string[];
+  /** What the agent offers built-in handlers besides calls; absent for third-party adapters. */
+  readonly host?: HostServices;
+}
+
+/** A JSON-RPC method a built-in handler serves on the local endpoint's `/rpc` (local token required). */
+export type LocalMethod = (params: unknown, conn: { notify?: (method: string, params: unknown) => void; onClose?: (cb: () => void) => void }) => Promise<unknown>;
+
+/** Agent services for built-in handlers: local-endpoint methods, a status entry, desktop notices. */
+export interface HostServices {
+  /** Serves these methods on the local endpoint (`WS /rpc` gives them a back channel); names start with `<handler>.`. */
+  addLocalMethods(methods: Record<string, LocalMethod>): void;
+  /** Sets (undefined clears) this handler's entry in the agent status (`control.status` → `handlers.<name>`). */
+  setStatus(status: Record<string, unknown> | undefined): void;
+  /** Shows a desktop notice to the person at the machine (the agent's own notice mechanism); never throws. */
+  notice(title: string, message: string): Promise<void>;
 }
 
 /** One function a handler provides. */

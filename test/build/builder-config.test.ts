@@ -29,7 +29,7 @@ interface BuilderConfig {
   asarUnpack: string[];
   icon: string;
   linux: { target: string[]; icon: string };
-  mac: { target: string[]; icon: string };
+  mac: { target: string[]; icon: string; entitlements?: string; entitlementsInherit?: string; extendInfo?: Record<string, unknown> };
   win: { target: string[]; icon: string };
   deb?: { depends?: string[] };
 }
@@ -124,7 +124,16 @@ test('every path the config names exists (or, for build output, its source does)
   }
   for (const p of c.asarUnpack.filter((x) => x.startsWith('node_modules/'))) need('asarUnpack', globBase(p) || dirname(p));
   for (const icon of [c.icon, c.linux.icon, c.mac.icon, c.win.icon]) need('icon', icon);
+  for (const e of [c.mac.entitlements, c.mac.entitlementsInherit]) if (e) need('mac.entitlements', e);
   assert.deepEqual(missing, []);
+});
+
+test('macOS: camera and microphone usage descriptions and entitlements (the media handler)', () => {
+  const c = load();
+  const info = c.mac.extendInfo ?? {};
+  for (const k of ['NSCameraUsageDescription', 'NSMicrophoneUsageDescription']) assert.match(String(info[k] ?? ''), /^AIOS Device uses the .+ only when you confirm/, k);
+  const plist = readFileSync(join(ROOT, c.mac.entitlements ?? 'missing'), 'utf8');
+  for (const k of ['com.apple.security.device.camera', 'com.apple.security.device.audio-input']) assert.match(plist, new RegExp(`<key>${k.replace(/\./g, '\\.')}</key>\\s*<true/>`), k);
 });
 
 test('the app icon is a PNG of at least 512×512 (what dmg and nsis need to derive their formats)', () => {

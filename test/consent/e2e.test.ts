@@ -161,6 +161,7 @@ function promptScenarios(h: () => Harness, remember: 'remember_session' | 'remem
     const rows = (await decisionsCli(dataDir)).filter((d) => d.function_id === 'files.write_text');
     assert.equal(rows.length, 1, JSON.stringify(rows));
     assert.deepEqual([rows[0]!.effect, rows[0]!.scope], ['allow', remember === 'remember_always' ? 'always' : 'session']);
+    assert.equal(rows[0]!.resource, `files:${shared}`, 'scoped to the folder the prompt showed, never *');
     const revoke = await cliRun(['decisions', 'revoke', String(rows[0]!.id), '--data-dir', dataDir]);
     assert.equal(revoke.code, 0, revoke.err);
     assert.match(revoke.out, /Revoked decision/);
@@ -386,6 +387,11 @@ describe('tty provider: the agent runs in a real terminal (tmux); the person rea
           st.keys('a');
         } else {
           st.keys('r');
+          // A call that names resources first asks what to remember for: only the ones shown.
+          if (prompt.includes('Applies to:')) {
+            await st.waitFor((x) => last(x).includes('[o] only'), 'the what question');
+            st.keys('o');
+          }
           await st.waitFor((x) => last(x).includes('Remember for [s] this session or [f] forever?'), 'the scope question');
           st.keys(a === 'remember_session' ? 's' : 'f');
         }

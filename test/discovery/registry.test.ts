@@ -28,7 +28,7 @@ async function makeKey(kid: string) {
 
 function ctx(): CallContext {
   const log = { debug() {}, info() {}, warn() {}, error() {}, child: () => log };
-  return { callId: 'c1', functionId: 'x', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {}, ...standaloneTemp() };
+  return { callId: 'c1', functionId: 'x', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {}, resources: [], ...standaloneTemp() };
 }
 
 /** Copies the example into staging, lets the test change it, then renames it in (one atomic "drop"). */

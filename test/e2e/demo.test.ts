@@ -25,6 +25,8 @@ test('demo starts both, prints what to run, and the printed invoke works; Ctrl-C
   try {
     await until(() => demo.out.includes('Ctrl-C stops both'), 60_000, 'demo banner');
     assert.match(demo.out, /invoke device\.info/);
+    // How to grant a serial port, with the config file to edit.
+    assert.match(demo.out, /none is granted[\s\S]*agent\.yaml[\s\S]*grants:\n\s+serial:\n\s+- \{ path: \/dev\/ttyUSB0, alias: scale, baud: 9600 \}/);
     const profile = join(dir, 'demo', 'runtime.json');
     assert.match(demo.out, new RegExp(`--runtime ${profile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     const r = await cliRun(['invoke', 'device.info', '--call-id', 'same-demo', '--runtime', profile]);

@@ -57,7 +57,8 @@ describe('a signed-in agent that is revoked, then signed in again', () => {
   });
 
   test('revoked: the console and status say why and what to do; a new login is picked up without a restart', async () => {
-    mkdirSync(data(), { recursive: true });
+    // Private, as the agent requires of a data folder it did not create.
+    mkdirSync(data(), { recursive: true, mode: 0o700 });
     await loginApproved(url, data(), 'alice', 'alice-pw', 'ws_b');
     const acfg = join(dir, 'agent.json');
     writeFileSync(acfg, JSON.stringify({ data_dir: data(), local_endpoint: { host: '127.0.0.1', port: 0, socket: false } }));
@@ -65,7 +66,10 @@ describe('a signed-in agent that is revoked, then signed in again', () => {
     const state = JSON.parse(readFileSync(join(data(), 'login.json'), 'utf8')) as { device_id: string };
     const rt = new RuntimeClient({ bridge_url: url, token: 'rt_qa', workspace_id: 'ws_b', device_id: state.device_id });
     // The bridge knows the device once it first connects: until then the lookup is a 404.
-    const online = (want: boolean) => until(async () => (await rt.device(state.device_id).catch(() => ({ online: false })))['online'] === want, 30_000, want ? 'online' : 'offline');
+    const online = (want: boolean) =>
+      until(async () => (await rt.device(state.device_id).catch(() => ({ online: false })))['online'] === want, 30_000, want ? 'online' : 'offline').catch((e: Error) => {
+        throw new Error(`${e.message}; the agent said:\n${agent?.err ?? ''}`);
+      });
     await online(true);
     assert.equal((await rt.call('device.info', {})).record.outcome?.state, 'completed');
 

@@ -50,8 +50,10 @@ describe('discovery on a running agent', () => {
     const ok = verify('sha256', input, { key: createPublicKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' }, Buffer.from(sig!, 'base64url'));
     assert.equal(ok, true);
     assert.ok(card.skills.some((k) => k.id === 'device.info'));
+    // With credentials the complete card (private skills too) is served: the one in hello (issue 13, Low 4).
+    const full = (await (await fetch(`${http}/.well-known/aios-adapter.json`, { headers: { Authorization: `Bearer ${s.running.discovery.endpoint!.localToken}` } })).json()) as typeof card;
     const dev = await s.client.device(ids.device_id);
-    assert.deepEqual(dev['adapter_card'], card, 'the bridge holds the same signed card from hello');
+    assert.deepEqual(dev['adapter_card'], full, 'the bridge holds the same signed card from hello');
   });
 
   test('/ui/ serves only the tray page\'s own files, with its policy and no CORS', async () => {

@@ -21,7 +21,7 @@ writeFileSync(join(i18n, 'i18n', 'zh-CN.json'), JSON.stringify({ 'kit_t.save': '
 after(() => rmSync(i18n, { recursive: true, force: true }));
 
 /** What the test handler's hooks and temp files saw. */
-const seen = { temp: [] as string[], hooks: [] as string[] };
+const seen = { temp: [] as string[], hooks: [] as string[], resources: [] as unknown[] };
 
 const slots = defineGrantKind({
   kind: 'kit_slot',
@@ -46,6 +46,7 @@ const save = defineFunction({
   // args.text is a string and resources are typed: no casts anywhere in this definition.
   describe: (args, resources) => ({ key: 'kit_t.save', params: { bytes: Buffer.byteLength(args.text), target: { key: 'kit_t.slot', params: { name: resources[0]?.label ?? args.slot } } } }),
   async run(args, ctx) {
+    seen.resources.push(...ctx.resources.map((r) => ({ kind: r.kind, id: r.id, label: r.label })));
     const file = await ctx.tempFile('.txt');
     const dir = await ctx.tempDir();
     seen.temp.push(file, dir);
@@ -88,6 +89,7 @@ test('a call runs with validated, typed arguments; its sentence comes from the c
     assert.equal(host.blobs.get(output.blob).toString(), 'hello', 'the in-memory blob client holds the upload');
     assert.deepEqual(host.prompts.map((p) => p.sentence), ['Save 5 bytes to slot left']);
     assert.deepEqual(host.prompts[0]!.resources, [{ kind: 'kit_slot', id: 'slot-L', label: 'left' }]);
+    assert.deepEqual(seen.resources, [{ kind: 'kit_slot', id: 'slot-L', label: 'left' }], 'run() sees the resolved resources in ctx.resources');
     assert.ok(host.progress.some((p) => p.message === 'written'), 'progress is captured');
     for (const p of seen.temp) assert.ok(p.startsWith(join(host.dataDir, 'tmp', 'calls')), 'temp files live under the data dir');
     await waitFor(() => seen.temp.every((p) => !existsSync(p)), 'temp files removed after success');

@@ -44,6 +44,7 @@ export function fakeCtx(opts: { blobs?: BlobClient; onProgress?: (p: Progress, c
     controller,
     committed: false,
     progressSeen: [],
+    resources: [],
     ...standaloneTemp('files-test'),
     progress(p) {
       ctx.progressSeen.push(p);

@@ -57,6 +57,7 @@ export function ctxFor(blobs: BlobClient, onProgress?: (p: Progress, ctx: TestCt
     requester: undefined,
     log: recLog,
     blobs,
+    resources: [],
     controller,
     progressSeen: [],
     // Per-call temp space, as the host gives it; removed when the test process ends.

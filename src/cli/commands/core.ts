@@ -1,6 +1,7 @@
 /**
  * The core subcommands: bridge, run, invoke, functions, status.
  */
+import { coreMessage, strings } from '../../i18n/index.js';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
@@ -25,14 +26,17 @@ import { schemaValidator } from '../../protocol/schema-validator.js';
 /** Default runtime profile written by the demo. */
 export const DEFAULT_PROFILE = '.demo/runtime.json';
 
-function profileFrom(opts: { runtime?: string; bridge?: string; token?: string; workspace?: string; device?: string }): RuntimeProfile {
+function profileFrom(opts: { runtime?: string; bridge?: string; token?: string; tokenFile?: string; workspace?: string; device?: string }): RuntimeProfile {
   const env = process.env;
+  // A token on the command line is visible to every user of the machine (ps); kept working, with a warning.
+  if (opts.token) process.stderr.write(strings.render(coreMessage('core.cli.token_in_argv')) + '\n');
+  const fromFile = opts.tokenFile ? readFileSync(opts.tokenFile === '-' ? 0 : opts.tokenFile, 'utf8').trim() : undefined;
   const file = opts.runtime ?? env['AIOS_RUNTIME_PROFILE'] ?? DEFAULT_PROFILE;
   const explicit = opts.bridge ?? env['AIOS_BRIDGE_URL'];
   const base: Partial<RuntimeProfile> = explicit ? {} : readProfile(resolve(file));
   const p = {
     bridge_url: explicit ?? base.bridge_url,
-    token: opts.token ?? env['AIOS_RUNTIME_TOKEN'] ?? base.token,
+    token: opts.token ?? fromFile ?? env['AIOS_RUNTIME_TOKEN'] ?? base.token,
     workspace_id: opts.workspace ?? env['AIOS_WORKSPACE'] ?? base.workspace_id,
     device_id: opts.device ?? env['AIOS_DEVICE'] ?? base.device_id,
   };
@@ -44,7 +48,8 @@ function runtimeOptions(c: Command): Command {
   return c
     .option('--runtime <file>', `runtime profile JSON (default ${DEFAULT_PROFILE}, written by the demo)`)
     .option('--bridge <url>', 'bridge base URL (overrides the profile)')
-    .option('--token <token>', 'runtime token (or AIOS_RUNTIME_TOKEN)')
+    .option('--token-file <file>', 'read the runtime token from a file, or - for stdin (keeps it out of the process list)')
+    .option('--token <token>', 'runtime token (visible in the process list: prefer --token-file or AIOS_RUNTIME_TOKEN)')
     .option('--workspace <id>', 'workspace id')
     .option('--device <id>', 'device id');
 }

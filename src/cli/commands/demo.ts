@@ -53,6 +53,11 @@ export function prepareDemo(dir: string, port: number): { bridgeConfig: string; 
   // This run's port, in the three files (tokens and data stay as they are).
   update(bridgeConfig, YAML.parse, (b: { listen?: object }) => ({ ...b, listen: { host: '127.0.0.1', ...b.listen, port } }), writeYaml);
   update(agentConfig, YAML.parse, (a: { bridge?: object }) => ({ ...a, bridge: { ...a.bridge, url: `ws://127.0.0.1:${port}/v1/device` } }), writeYaml);
+  // Each demo folder its own local socket, so two demos (or a demo and an installed agent) do not collide.
+  const sock = join(dir, 'agent.sock');
+  if (process.platform !== 'win32' && Buffer.byteLength(sock) < 100) {
+    update(agentConfig, YAML.parse, (a: { local_endpoint?: { socket?: unknown } }) => (a.local_endpoint?.socket !== undefined ? a : { ...a, local_endpoint: { ...a.local_endpoint, socket: sock } }), writeYaml);
+  }
   update(profile, JSON.parse, (r: object) => ({ ...r, bridge_url: `http://127.0.0.1:${port}` }), (f, v) => writeJsonFileSync(f, v, 0o600));
   return { bridgeConfig, agentConfig, profile, shared };
 }
@@ -87,6 +92,30 @@ function update<T extends object>(file: string, parse: (text: string) => unknown
   if (JSON.stringify(after) !== JSON.stringify(before)) write(file, after);
 }
 
+/** An example port name for this platform (docs/handlers/serial.md, "Platforms"). */
+function examplePort(platform: NodeJS.Platform): string {
+  if (platform === 'win32') return 'COM3';
+  if (platform === 'darwin') return '/dev/cu.usbserial-1410';
+  return '/dev/ttyUSB0';
+}
+
+/** The demo's lines about serial ports: which are granted, or how to grant one. */
+export function serialHelp(granted: readonly unknown[], agentConfig: string, listCommand: string, platform: NodeJS.Platform = process.platform): string[] {
+  if (granted.length) {
+    const names = granted.map((g) => (typeof g === 'string' ? g : ((g as { alias?: string; path?: string }).alias ?? (g as { path?: string }).path ?? '?')));
+    return [`Serial ports granted: ${names.join(', ')}. Try:`, `  ${listCommand}`];
+  }
+  return [
+    'Serial ports (a scale, a barcode reader): none is granted. To let the agent use one, find its name',
+    `with \`${listCommand}\`, add it to ${agentConfig} and restart the demo:`,
+    '  grants:',
+    '    serial:',
+    `      - { path: ${examplePort(platform)}, alias: scale, baud: 9600 }`,
+    `Runtimes then say port: "scale"; prompts show "scale". A bare path (- ${examplePort(platform)}) works too.`,
+    'See docs/handlers/serial.md (port names per platform, the dialout group on Linux).',
+  ];
+}
+
 /** Registers `demo`. */
 export function registerDemoCommand(program: Command): void {
   program
@@ -106,7 +135,11 @@ export function registerDemoCommand(program: Command): void {
         if ((e.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') throw e;
         throw new Error(`port ${o.port} is already in use; start the demo with --port <another port>`, { cause: e });
       });
-      const agent = await startAgent(acfg, alog);
+      // The demo is the two together: an agent that cannot start stops the bridge too, and says why.
+      const agent = await startAgent(acfg, alog).catch(async (e: Error) => {
+        await bridge.stop().catch(() => undefined);
+        throw new Error(`the demo's agent could not start, so the demo stopped: ${e.message}`, { cause: e });
+      });
       tellConsole(agent.agent);
       const r = relative(process.cwd(), dir);
       const rel = r && !r.startsWith('..') ? r : dir;
@@ -132,6 +165,8 @@ export function registerDemoCommand(program: Command): void {
           `  user "${demoUser.name}", password ${demoUser.password}   (kept in ${join(rel, DEMO_PASSWORD_FILE)})`,
           `  ${cli} login --bridge ${bridge.url} --data-dir ${join(rel, 'login-try')} --token-file ${join(rel, 'login-try', 'tokens.json')}`,
           `  then approve the printed code at ${bridge.url}/device as that user`,
+          '',
+          ...serialHelp(acfg.grants?.serial ?? [], relative(process.cwd(), files.agentConfig) || files.agentConfig, `${cli} invoke serial.list_ports${profileNote}`),
           '',
           'Ctrl-C stops both.',
           '',

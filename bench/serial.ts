@@ -1,0 +1,157 @@
+/**
+ * The serial handler's benchmark (issue 15), in one run and on one machine:
+ *   1. a raw serialport round trip on a socat pty: write `W\r\n`, read `  12.34 kg\r\n` (the bindings
+ *      directly, no handler);
+ *   2. `device.info` through the whole path (HTTP → bridge → agent, each in its own process);
+ *   3. `serial.request` through the same whole path, to a scale on another pty pair.
+ * The scale runs in its own process for 1 and 3. Prints the table and the target's ratio:
+ *   serial.request p50 ≤ device.info p50 + 1.5 × raw p50, i.e. (serial − info) / raw ≤ 1.5.
+ *
+ * Run: npm run bench:serial [-- --warmup N --latency N --throughput N --concurrency N --rounds N --json]
+ */
+import http from 'node:http';
+import { rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { SerialPort } from 'serialport';
+import { startPtyPair, type PtyPair } from '../test/peers/serial-pty.js';
+import { benchFile, isMain, positiveInt, runMain, startChild, type BenchChild } from './child.js';
+import { BENCH_IDS, startDeviceStack, type DeviceStack } from './device-stack.js';
+import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
+
+const ANSWER = '  12.34 kg\r\n';
+
+/** The raw round trip: the bindings on ttyA, one exchange at a time. */
+async function openRaw(path: string): Promise<BenchTarget> {
+  const port = await SerialPort.binding.open({ path, baudRate: 9600 });
+  const buf = Buffer.alloc(256);
+  const cmd = Buffer.from('W\r\n');
+  let chain: Promise<unknown> = Promise.resolve();
+  const exchange = async () => {
+    await port.write(cmd);
+    let got = '';
+    while (!got.endsWith('\r\n')) {
+      const { bytesRead } = await port.read(buf, 0, buf.length);
+      got += buf.toString('latin1', 0, bytesRead);
+    }
+    if (got !== ANSWER) throw new Error(`raw: unexpected answer ${JSON.stringify(got)}`);
+  };
+  return {
+    name: 'raw serialport round trip (pty)',
+    // One port, one exchange at a time: calls in flight queue here as they would on the device.
+    call: () => (chain = chain.then(exchange, exchange)),
+    close: () => port.close(),
+  };
+}
+
+/** POST /v1/calls with wait: true, checked by `ok`, over keep-alive connections. */
+function httpCaller(stack: DeviceStack, concurrency: number, fn: string, args: unknown, ok: (output: unknown) => boolean) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const url = new URL('/v1/calls', stack.url);
+  const body = JSON.stringify({ workspace_id: BENCH_IDS.workspace_id, device_id: BENCH_IDS.device_id, function: fn, arguments: args, wait: true });
+  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), authorization: `Bearer ${stack.runtimeToken}` };
+  const call = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          const rec = JSON.parse(text) as { state?: string; outcome?: { output?: unknown } };
+          if (res.statusCode !== 200 || rec.state !== 'completed' || !ok(rec.outcome?.output)) reject(new Error(`${fn} answered ${res.statusCode}: ${text.slice(0, 300)}`));
+          else resolve();
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  return { call, close: () => agent.destroy() };
+}
+
+/** What one run measured. */
+export interface SerialBenchReport {
+  date: string;
+  node: string;
+  cpus: number;
+  counts: BenchCounts;
+  results: BenchResult[];
+  /** (serial.request p50 − device.info p50) / raw p50; the target is ≤ 1.5. */
+  overheadRatio: number;
+  met: boolean;
+}
+
+/** Starts the pty pairs, the scale, the bridge and the agent; measures the three targets interleaved. */
+export async function runSerialBench(counts: BenchCounts, say: (l: string) => void = () => undefined): Promise<SerialBenchReport> {
+  const pairs: PtyPair[] = [];
+  let scaleChild: BenchChild<unknown> | undefined;
+  let stack: DeviceStack | undefined;
+  const open: BenchTarget[] = [];
+  try {
+    say('starting two socat pty pairs and the scale');
+    pairs.push(await startPtyPair(), await startPtyPair());
+    const [rawPair, agentPair] = pairs as [PtyPair, PtyPair];
+    scaleChild = await startChild(benchFile('serial-scale-child'), [rawPair.b, agentPair.b]);
+    say('starting bridge and agent');
+    stack = await startDeviceStack({ synchronous: 'normal', log: 'info', config: { grants: { serial: [agentPair.a] } } }, 'child');
+    const raw = await openRaw(rawPair.a);
+    open.push(raw);
+    const info = httpCaller(stack, counts.concurrency, 'device.info', {}, (o) => typeof (o as { hostname?: unknown })?.hostname === 'string');
+    open.push({ name: 'device.info, whole path', call: info.call, close: async () => info.close() });
+    const req = httpCaller(stack, counts.concurrency, 'serial.request', { port: agentPair.a, write: { text: 'W\r\n' }, until: { delimiter: '\r\n' } }, (o) => (o as { text?: unknown })?.text === ANSWER);
+    open.push({ name: 'serial.request, whole path', call: req.call, close: async () => req.close() });
+    const results = await measureTargets(open, counts, say);
+    const [r, i, s] = results as [BenchResult, BenchResult, BenchResult];
+    const overheadRatio = (s.latency.p50Us - i.latency.p50Us) / r.latency.p50Us;
+    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts, results, overheadRatio, met: overheadRatio <= 1.5 };
+  } finally {
+    for (const t of open.reverse()) await t.close().catch(() => undefined);
+    await stack?.stop();
+    await scaleChild?.stop();
+    for (const p of pairs) {
+      await p.kill('SIGTERM');
+      rmSync(p.dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** The report as text. */
+export function formatSerialReport(r: SerialBenchReport): string {
+  const c = r.counts;
+  const rows = r.results.map((x) => [x.name, x.latency.p50Us.toFixed(0), x.latency.p99Us.toFixed(0), x.throughput.callsPerS.toFixed(0)]);
+  const head = ['benchmark', 'p50 µs', 'p99 µs', `calls/s (${c.concurrency} in flight)`];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  const [raw, info, ser] = r.results as [BenchResult, BenchResult, BenchResult];
+  return [
+    `${r.date}  Node ${r.node}  ${r.cpus} CPUs  warm-up ${c.warmup}; ${c.rounds} interleaved rounds of ${c.latencyN} sequential calls and ${c.throughputN} calls ${c.concurrency} in flight; medians over rounds`,
+    '',
+    line(head),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    '',
+    `serial.request p50 − device.info p50 = ${(ser.latency.p50Us - info.latency.p50Us).toFixed(0)} µs = ${r.overheadRatio.toFixed(2)} × the raw round trip's p50 (${raw.latency.p50Us.toFixed(0)} µs)`,
+    `target: ≤ 1.5 × (serial.request p50 ≤ device.info p50 + 1.5 × raw p50): ${r.met ? 'met' : 'NOT met'}`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const env = (n: string, d: number) => process.env[`BENCH_${n}`] ?? String(d);
+  const { values } = parseArgs({
+    options: {
+      warmup: { type: 'string', default: env('WARMUP', 200) },
+      latency: { type: 'string', default: env('LATENCY', 500) },
+      throughput: { type: 'string', default: env('THROUGHPUT', 500) },
+      concurrency: { type: 'string', default: env('CONCURRENCY', 4) },
+      rounds: { type: 'string', default: env('ROUNDS', 3) },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const report = await runSerialBench(
+    { warmup: positiveInt(values.warmup, 'warmup'), latencyN: positiveInt(values.latency, 'latency'), throughputN: positiveInt(values.throughput, 'throughput'), concurrency: positiveInt(values.concurrency, 'concurrency'), rounds: positiveInt(values.rounds, 'rounds') },
+    (l) => process.stderr.write(l + '\n'),
+  );
+  process.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatSerialReport(report)) + '\n');
+}
+
+if (isMain(import.meta.url)) runMain('bench:serial', main);

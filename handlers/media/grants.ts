@@ -1,0 +1,24 @@
+/**
+ * The media handler's grant kinds: `grants.cameras`, `grants.microphones`, `grants.screens`. An entry is
+ * `"*"`, a device id or label (`/dev/video0`, `"HD Webcam C270"`), or `{ id, alias }` where the alias is
+ * the name runtimes use and people see in prompts.
+ */
+import { Type } from '@sinclair/typebox';
+import { defineGrantKind, type GrantInput } from '../../src/sdk/index.js';
+
+const Entry = Type.Union([
+  Type.String({ minLength: 1 }),
+  Type.Object({ id: Type.String({ minLength: 1 }), alias: Type.Optional(Type.String({ minLength: 1, maxLength: 80 })) }, { additionalProperties: false }),
+]);
+
+const normalize = (e: string | { id: string; alias?: string }): GrantInput => (typeof e === 'string' ? { id: e } : { id: e.id, ...(e.alias ? { alias: e.alias } : {}) });
+
+/** A granted id covers a device by id, by label (case-insensitive; the device's label is the granted id), or `*`. */
+const covers = (grantId: string, requestedId: string): boolean => grantId === '*' || grantId === requestedId || grantId.toLowerCase() === requestedId.toLowerCase();
+
+/** `grants.cameras`. */
+export const cameraGrants = defineGrantKind({ kind: 'cameras', entry: Entry, normalize, covers });
+/** `grants.microphones`. */
+export const microphoneGrants = defineGrantKind({ kind: 'microphones', entry: Entry, normalize, covers });
+/** `grants.screens`. */
+export const screenGrants = defineGrantKind({ kind: 'screens', entry: Entry, normalize, covers });

@@ -1,0 +1,22 @@
+/**
+ * The handler's sentences, from its catalogues (i18n/en.json, i18n/zh-CN.json). Until the kit renders
+ * message keys per locale, the agent shows the English sentence; `render` is that renderer. The JSON is
+ * imported (not read from disk) so the build copies it next to the compiled handler.
+ */
+import en from './i18n/en.json' with { type: 'json' };
+import zhCN from './i18n/zh-CN.json' with { type: 'json' };
+
+/** The catalogues by locale. */
+export const CATALOGUES: Readonly<Record<string, Readonly<Record<string, string>>>> = { en, 'zh-CN': zhCN };
+
+/** A message key and its parameters (what the kit's describe() returns). */
+export interface Message {
+  key: string;
+  params: Record<string, string | number>;
+}
+
+/** Renders a message in a locale (English when the locale or key is missing). */
+export function render(m: Message, locale = 'en'): string {
+  const text = CATALOGUES[locale]?.[m.key] ?? CATALOGUES['en']![m.key] ?? m.key;
+  return text.replace(/\{(\w+)\}/g, (all, k: string) => (k in m.params ? String(m.params[k]) : all));
+}

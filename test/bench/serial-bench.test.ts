@@ -1,0 +1,19 @@
+/**
+ * The serial benchmark runs end to end with tiny counts: its pty pairs, scale process, bridge and agent
+ * start, all three targets answer correctly (each call checks its answer) and numbers come out. No
+ * timing assertions: performance is measured by `npm run bench:serial`, never by tests.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formatSerialReport, runSerialBench } from '../../bench/serial.js';
+
+test('the serial benchmark runs with tiny counts and reports the target ratio', { timeout: 180_000 }, async () => {
+  const r = await runSerialBench({ warmup: 2, latencyN: 5, throughputN: 8, concurrency: 2, rounds: 1 });
+  assert.deepEqual(r.results.map((x) => x.name), ['raw serialport round trip (pty)', 'device.info, whole path', 'serial.request, whole path']);
+  for (const x of r.results) {
+    assert.ok(Number.isFinite(x.latency.p50Us) && x.latency.p50Us > 0, x.name);
+    assert.equal(x.throughput.total, 8);
+  }
+  assert.ok(Number.isFinite(r.overheadRatio));
+  assert.match(formatSerialReport(r), /target: ≤ 1\.5/);
+});
