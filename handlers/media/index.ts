@@ -50,6 +50,8 @@ export type MediaOptions = Static<typeof MediaOptions>;
 
 export default defineHandler({
   name: 'media',
+  title: 'Camera, microphone and screen',
+  description: 'Photos, short video clips, audio recordings and screenshots from devices the user has shared, each one confirmed on the device.',
   grantKinds: [cameraGrants, microphoneGrants, screenGrants],
   create(env) {
     if (!Value.Check(MediaOptions, env.options)) {

@@ -34,6 +34,8 @@ export const printerGrants = defineGrantKind({
 
 export default defineHandler({
   name: 'printer',
+  title: 'Printers',
+  description: 'List printers, print PDF, images and text, send raw label/receipt printer data, and follow or cancel jobs, on printers the user shared.',
   grantKinds: [printerGrants],
   create(env) {
     const printers = new Printers(parseSettings(env.options));

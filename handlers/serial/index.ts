@@ -23,6 +23,8 @@ async function binding(): Promise<Binding> {
 
 export default defineHandler({
   name: 'serial',
+  title: 'Serial ports',
+  description: 'Talk to instruments on serial ports the user granted (scales, barcode readers, lab instruments, PLCs), one call per port at a time.',
   grantKinds: [serialGrants],
   create(env) {
     const pool = new PortPool({ binding, idleCloseMs: idleCloseMs(env.options) });

@@ -17,10 +17,10 @@ test('tool.id is the folder name and the handler name', () => {
 });
 
 test('manifest capabilities and permissions match the descriptors', async () => {
-  const y = parse(fs.readFileSync(path.join(dir, 'tool.aios.yaml'), 'utf8')) as { capabilities: { id: string; confirmation: string }[]; permissions: { capability: string; level: string }[] };
+  const y = parse(fs.readFileSync(path.join(dir, 'tool.aios.yaml'), 'utf8')) as { capabilities: { id: string; confirmation: string; permission: string }[] };
   const fns = await makeFns([]);
   assert.deepEqual(y.capabilities.map((c) => c.id).sort(), [...fns.keys()].sort());
-  for (const p of y.permissions) assert.equal(fns.get(p.capability)!.descriptor.permission_level, p.level, p.capability);
+  for (const c of y.capabilities) assert.equal(fns.get(c.id)!.descriptor.permission_level, c.permission, c.id);
   for (const c of y.capabilities) assert.equal(fns.get(c.id)!.descriptor.confirmation, c.confirmation, c.id);
 });
 

@@ -10,14 +10,14 @@ import { createTestHost } from '../../../src/sdk/testing.js';
 const dir = path.dirname(import.meta.dirname);
 
 test('tool.id is the folder name; capabilities and levels match the descriptors', async () => {
-  const y = parse(fs.readFileSync(path.join(dir, 'tool.aios.yaml'), 'utf8')) as { tool: { id: string }; capabilities: { id: string; confirmation: string }[]; permissions: { capability: string; level: string }[] };
+  const y = parse(fs.readFileSync(path.join(dir, 'tool.aios.yaml'), 'utf8')) as { tool: { id: string }; capabilities: { id: string; confirmation: string; permission: string }[] };
   assert.equal(y.tool.id, 'serial');
   assert.equal(handler.name, 'serial');
   const host = await createTestHost(handler, { grants: { serial: ['/dev/ttyUSB0'] } });
   const fns = new Map(host.handler.functions.map((d) => [d.descriptor.id, d]));
   await host.close();
   assert.deepEqual(y.capabilities.map((c) => c.id).sort(), [...fns.keys()].sort());
-  for (const p of y.permissions) assert.equal(fns.get(p.capability)!.descriptor.permission_level, p.level, p.capability);
+  for (const c of y.capabilities) assert.equal(fns.get(c.id)!.descriptor.permission_level, c.permission, c.id);
   for (const c of y.capabilities) assert.equal(fns.get(c.id)!.descriptor.confirmation, c.confirmation, c.id);
 });
 
