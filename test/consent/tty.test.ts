@@ -38,7 +38,7 @@ function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataD
   tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', '-c', process.cwd(), `sh -c "${env}${cmd.replace(/"/g, '\\"')}; echo FIXTURE-EXITED; sleep 600"`);
   const screen = (): string => tmux('capture-pane', '-p', '-t', name, '-S', '-100');
   const waitFor = async (pred: (s: string) => boolean, what: string): Promise<string> => {
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000; // generous: a wait only costs time when it fails (a loaded machine)
     for (;;) {
       const s = screen();
       if (pred(s)) return s;

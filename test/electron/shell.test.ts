@@ -141,14 +141,14 @@ test('arguments are validated before the agent sees them', async () => {
   }
 });
 
-test('our page can pause, resume and read health; it counts as an attached UI until its window is destroyed', async () => {
+test('our page can pause, resume and read health; its calls never make it the prompt answerer (the tray attaches from its main process); a destroyed window gets nothing', async () => {
   const s = setup();
   try {
     assert.equal(s.svc.status().active_provider, 'none');
     const paused = await s.ipcMain.invoke(IPC.pause, s.ours);
     assert.equal(paused.ok && (paused.value as { paused: boolean }).paused, true);
     assert.equal(s.svc.status().paused, true);
-    assert.equal(s.svc.status().active_provider, 'ui', 'the window is now the prompt provider');
+    assert.equal(s.svc.status().active_provider, 'none', 'a control call does not attach an answerer (control.prompts.attach does)');
     const resumed = await s.ipcMain.invoke(IPC.resume, s.ours);
     assert.equal(resumed.ok && (resumed.value as { paused: boolean }).paused, false);
     assert.deepEqual(await s.ipcMain.invoke(IPC.health, s.ours), { ok: true, value: { status: 'ok', bridge: 'connected', version: '9.9.9' } });
@@ -160,7 +160,7 @@ test('our page can pause, resume and read health; it counts as an attached UI un
 
     s.sender.destroy();
     assert.equal(s.reg.attached(), 0);
-    assert.equal(s.svc.status().active_provider, 'none', 'a closed window no longer receives prompts');
+    assert.equal(s.svc.status().active_provider, 'none', 'still no answerer');
     s.reg.broadcast('control/notification.status', { paused: true });
     assert.equal(s.sender.sent.length, 1, 'nothing is sent to a destroyed window');
   } finally {
