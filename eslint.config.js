@@ -31,7 +31,7 @@ const nodeGlobals = readonly([
 const browserGlobals = readonly([
   'window', 'document', 'location', 'history', 'navigator', 'console', 'URL', 'URLSearchParams', 'WebSocket', 'fetch',
   'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'requestAnimationFrame', 'HTMLElement', 'Event',
-  'CustomEvent', 'sessionStorage', 'prompt', 'AbortController', 'Intl', 'Date', 'globalThis', 'Node', 'TextDecoder',
+  'CustomEvent', 'sessionStorage', 'localStorage', 'prompt', 'AbortController', 'Intl', 'Date', 'globalThis', 'Node', 'TextDecoder',
 ]);
 
 export default tseslint.config(

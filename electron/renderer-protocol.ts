@@ -9,8 +9,9 @@ import { UI_TYPES as TYPES } from '../src/index.js';
 import { RENDERER_CSP, RENDERER_HOST, RENDERER_SCHEME } from './renderer-url.js';
 
 /** Declares the scheme; must run before the app is ready. */
+// supportFetchAPI: the page fetches its string catalogues (en.json, zh-CN.json) from the scheme.
 export function registerRendererScheme(): void {
-  protocol.registerSchemesAsPrivileged([{ scheme: RENDERER_SCHEME, privileges: { standard: true, secure: true } }]);
+  protocol.registerSchemesAsPrivileged([{ scheme: RENDERER_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
 }
 
 /** Serves files of `dir` (and nothing outside it) on the scheme; call once the app is ready. */

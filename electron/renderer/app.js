@@ -4,10 +4,55 @@
 //    `WS /rpc` on that same origin, with the local token from the URL fragment (#token=…) or typed in.
 // It calls the control methods of src/consent/control-api.ts and listens for control/notification.*.
 // Everything the agent sends is shown with textContent, never parsed as HTML.
+// Every sentence of the page comes from the string catalogues next to it (en.json, zh-CN.json: the kit's
+// flat `{ "ui.key": "text with {param}" }` format); what the agent sends (names, sentences, ids) is shown as
+// is, in elements marked `data-value`. `?lang=pseudo` renders every catalogue string as ⟦…⟧ (a test mode).
 'use strict';
-(() => {
+(async () => {
   const TOKEN_KEY = 'aios-local-token';
+  const LOCALE_KEY = 'aios-locale';
   const $ = (id) => document.getElementById(id);
+
+  // ---------------------------------------------------------------- strings
+  const i18n = { locale: 'en', table: {}, en: {} };
+
+  /** The locale: ?lang=…, else the one chosen before, else the browser's/OS's first language (Chinese → zh-CN, else en). */
+  function pickLocale() {
+    const asked = new URLSearchParams(location.search).get('lang');
+    if (asked === 'en' || asked === 'zh-CN' || asked === 'pseudo') return asked;
+    const saved = localStorage.getItem(LOCALE_KEY);
+    if (saved === 'en' || saved === 'zh-CN') return saved;
+    const tag = (navigator.languages && navigator.languages[0]) || navigator.language || 'en';
+    return /^zh([-_]|$)/i.test(tag) ? 'zh-CN' : 'en';
+  }
+
+  async function fetchTable(name) {
+    const res = await fetch(`${name}.json`, { cache: 'no-store', credentials: 'omit' });
+    if (!res.ok) throw new Error(`catalogue ${name}: ${res.status}`);
+    return res.json();
+  }
+
+  /** Loads `locale`'s catalogue (with en as the fallback of a missing key). */
+  async function loadLocale(locale) {
+    const en = await fetchTable('en');
+    let table = en;
+    if (locale === 'zh-CN') table = await fetchTable('zh-CN');
+    if (locale === 'pseudo') table = Object.fromEntries(Object.entries(en).map(([k, v]) => [k, `⟦${v}⟧`]));
+    Object.assign(i18n, { locale, table, en });
+  }
+
+  /** The Intl locale for dates and numbers (the pseudo-locale formats as English). */
+  const intlLocale = () => (i18n.locale === 'zh-CN' ? 'zh-CN' : 'en');
+
+  /** The sentence for `key` with `{param}`s filled; fallback en, then the key itself. */
+  function t(key, params = {}) {
+    const template = i18n.table[key] ?? i18n.en[key] ?? key;
+    return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
+  }
+  const has = (key) => Object.hasOwn(i18n.en, key);
+
+  const formatTime = (iso) => new Intl.DateTimeFormat(intlLocale(), { dateStyle: 'short', timeStyle: 'medium' }).format(new Date(iso));
+  const formatSeconds = (n) => new Intl.NumberFormat(intlLocale(), { style: 'unit', unit: 'second', unitDisplay: 'short' }).format(n);
 
   /** An error answer from the agent, with its wire type (revived from plain data, never instanceof). */
   const remoteError = (e) => Object.assign(new Error(e?.message ?? 'The agent refused.'), { type: e?.type ?? e?.data?.type ?? 'error' });
@@ -131,28 +176,37 @@
       return;
     }
     el.hidden = false;
-    el.textContent = e.message || String(e);
+    // A wire `message` is English (PROTOCOL §2): the page shows its own sentence for the error's type.
+    if (e.key) el.textContent = t(e.key);
+    else if (e.type && has(`ui.error.${e.type}`)) el.textContent = t(`ui.error.${e.type}`);
+    else el.textContent = t('ui.error.other', { type: e.type ?? 'error' });
+    state.lastError = e;
   }
 
-  function setPill(id, label, value) {
+  const pills = {};
+  /** A status pill: `labelKey` is the catalogue template (`Agent: {state}`), `value` the raw state. */
+  function setPill(id, labelKey, value) {
+    pills[id] = [labelKey, value];
     const el = $(id);
     el.dataset.state = value;
-    el.textContent = `${label}: ${value}`;
+    const stateKey = `ui.state.${value}`;
+    el.textContent = t(labelKey, { state: has(stateKey) ? t(stateKey) : t('ui.state.other', { state: value }) });
   }
 
   function riskText(p) {
     const flags = [];
     if (p.risk) {
-      if (p.risk.destructive) flags.push('destructive');
-      if (p.risk.physical) flags.push('acts on the physical world');
-      if (p.risk.read_only) flags.push('read-only');
-      if (!p.risk.idempotent) flags.push('not repeatable safely');
+      if (p.risk.destructive) flags.push(t('ui.risk.destructive'));
+      if (p.risk.physical) flags.push(t('ui.risk.physical'));
+      if (p.risk.read_only) flags.push(t('ui.risk.read_only'));
+      if (!p.risk.idempotent) flags.push(t('ui.risk.not_idempotent'));
     }
-    return `${p.permission_level} permission` + (flags.length ? ` · ${flags.join(', ')}` : '');
+    const level = has(`ui.risk.${p.permission_level}`) ? t(`ui.risk.${p.permission_level}`) : p.permission_level;
+    return flags.length ? t('ui.risk.level_flags', { level, flags: flags.join(t('ui.risk.separator')) }) : t('ui.risk.level', { level });
   }
 
   function requesterText(r) {
-    if (!r) return 'unknown';
+    if (!r) return t('ui.requester.unknown');
     return [r.name, r.id && `(${r.id})`, r.kind && `· ${r.kind}`].filter(Boolean).join(' ');
   }
 
@@ -162,7 +216,7 @@
 
   function renderCountdown() {
     const p = state.prompts[0];
-    if (p) $('prompt-countdown').textContent = `${secondsLeft(p)} s`;
+    if (p) $('prompt-countdown').textContent = formatSeconds(secondsLeft(p));
   }
 
   function renderPrompt() {
@@ -181,11 +235,11 @@
     $('prompt-risk').className = p.permission_level === 'high' || p.permission_level === 'critical' ? 'risk-high' : '';
     // The resources by the names people know them by (a grant's alias), else their ids.
     const shown = (p.resources ?? []).map((r) => r.label ?? r.id);
-    $('prompt-resource').textContent = shown.length ? shown.join(', ') : 'this function';
+    $('prompt-resource').textContent = shown.length ? shown.join(', ') : t('ui.prompt.this_function');
     for (const el of document.querySelectorAll('#prompt .remember')) el.hidden = !p.rememberable;
     // "Any" widens a remembered answer past what the prompt shows: offered only when the agent says so, never preset.
     $('prompt-any-label').hidden = !p.remember_any;
-    $('prompt-any-kind').textContent = p.resources?.[0]?.kind === 'files' ? 'shared folder' : 'resource';
+    $('prompt-any-text').textContent = t(p.resources?.[0]?.kind === 'files' ? 'ui.prompt.any_folder' : 'ui.prompt.any_resource');
     if ($('prompt').dataset.anyFor !== p.prompt_id) {
       $('prompt-any').checked = false;
       $('prompt').dataset.anyFor = p.prompt_id;
@@ -194,11 +248,11 @@
     if (state.shownArgsFor !== p.prompt_id) {
       $('prompt-args').hidden = true;
       $('prompt-args').textContent = '';
-      $('prompt-args-toggle').textContent = 'View arguments';
     }
+    $('prompt-args-toggle').textContent = t($('prompt-args').hidden ? 'ui.prompt.view_args' : 'ui.prompt.hide_args');
     const more = state.prompts.length - 1;
     $('prompt-queue').hidden = more < 1;
-    $('prompt-queue').textContent = `${more} more waiting after this one.`;
+    $('prompt-queue').textContent = t('ui.prompt.queue', { count: new Intl.NumberFormat(intlLocale()).format(more) });
     renderCountdown();
   }
 
@@ -206,11 +260,13 @@
     const s = state.status;
     const btn = $('pause');
     btn.disabled = !s;
-    btn.textContent = s?.paused ? 'Resume' : 'Pause';
-    if (s?.paused) setPill('bridge-state', 'Calls', 'paused');
+    btn.textContent = t(s?.paused ? 'ui.resume' : 'ui.pause');
+    if (s?.paused) setPill('bridge-state', 'ui.pill.calls', 'paused');
   }
 
+  const lists = {};
   function renderList(listId, emptyId, items, row) {
+    lists[listId] = [emptyId, items, row];
     const ul = $(listId);
     ul.replaceChildren(...items.map(row));
     $(emptyId).hidden = items.length > 0;
@@ -220,10 +276,14 @@
     const li = document.createElement('li');
     const text = document.createElement('span');
     text.className = 'grow';
-    text.textContent = `${d.effect === 'allow' ? 'Allow' : 'Deny'} ${d.function_id} on ${d.resource} (${d.scope === 'always' ? 'always' : 'this session'})`;
+    text.textContent = t(d.effect === 'allow' ? 'ui.decisions.allow' : 'ui.decisions.deny', {
+      function: d.function_id,
+      resource: d.resource,
+      scope: t(d.scope === 'always' ? 'ui.decisions.always' : 'ui.decisions.session'),
+    });
     const revoke = document.createElement('button');
     revoke.type = 'button';
-    revoke.textContent = 'Revoke';
+    revoke.textContent = t('ui.decisions.revoke');
     revoke.addEventListener('click', () => act(async () => {
       await state.transport.call('control.decisions.revoke', { id: d.id });
       await refreshDecisions();
@@ -238,15 +298,19 @@
     li.dataset.state = c.state;
     const text = document.createElement('span');
     text.className = 'grow';
-    const when = c.finished_at ? new Date(c.finished_at).toLocaleTimeString() : '';
-    const by = c.requester_name || c.requester_id || c.requester_kind || 'unknown';
+    const by = c.requester_name || c.requester_id || c.requester_kind || t('ui.requester.unknown');
     const on = (c.resources ?? []).map((r) => r.label).join(', ');
     // The sentence the prompt showed, when the call was put to the user; else the function and resources.
-    const what = c.sentence || `${c.function_id}${on ? ` on ${on}` : ''}`;
-    text.textContent = `${what} — ${c.state}${c.error_type ? ` (${c.error_type})` : ''} · ${by}`;
+    const what = c.sentence || (on ? t('ui.activity.on', { function: c.function_id, resources: on }) : c.function_id);
+    const callState = has(`ui.call.${c.state}`) ? t(`ui.call.${c.state}`) : c.state;
+    text.textContent = c.error_type ? t('ui.activity.row_error', { what, state: callState, error: c.error_type, by }) : t('ui.activity.row', { what, state: callState, by });
     const time = document.createElement('time');
     time.className = 'muted';
-    time.textContent = when;
+    time.dataset.value = '';
+    if (c.finished_at) {
+      time.dateTime = c.finished_at;
+      time.textContent = formatTime(c.finished_at);
+    }
     li.append(text, time);
     return li;
   }
@@ -266,6 +330,33 @@
     const r = await state.transport.call('control.activity.list', { limit: 20 });
     renderList('activity', 'no-activity', r.calls, activityRow);
   }
+  function grantRow(g) {
+    const li = document.createElement('li');
+    li.dataset.kind = g.kind;
+    li.dataset.id = g.id;
+    const text = document.createElement('span');
+    text.className = 'grow';
+    const name = g.alias ? t('ui.settings.named', { alias: g.alias, id: g.id }) : g.id;
+    text.textContent = g.access
+      ? t('ui.settings.grant_access', { kind: g.kind, name, access: t(g.access === 'read_write' ? 'ui.settings.read_write' : 'ui.settings.read') })
+      : t('ui.settings.grant', { kind: g.kind, name });
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.textContent = t('ui.settings.remove');
+    remove.addEventListener('click', () => act(async () => {
+      await state.transport.call('control.grants.remove', { kind: g.kind, id: g.id });
+      await refreshGrants();
+    }));
+    li.append(text, remove);
+    return li;
+  }
+  /** Shared folders and devices: every kind the agent lists (the Electron IPC has no grants methods yet: hidden there). */
+  async function refreshGrants() {
+    if (!state.transport.needsToken) return;
+    const r = await state.transport.call('control.grants.list');
+    $('settings').hidden = false;
+    renderList('grants', 'no-grants', Object.values(r.grants).flat(), grantRow);
+  }
   async function refreshStatus() {
     state.status = await state.transport.call('control.status');
     renderStatus();
@@ -273,12 +364,12 @@
   async function refreshHealth() {
     try {
       const h = await state.transport.health();
-      if (!state.status?.paused) setPill('bridge-state', 'Bridge', h.bridge);
+      if (!state.status?.paused) setPill('bridge-state', 'ui.pill.bridge', h.bridge);
     } catch {
-      setPill('bridge-state', 'Bridge', 'unknown');
+      setPill('bridge-state', 'ui.pill.bridge', 'unknown');
     }
   }
-  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth()]);
+  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), refreshGrants()]);
 
   /** Runs a user action; its error is shown instead of thrown. */
   async function act(fn) {
@@ -305,7 +396,7 @@
         if (!params.paused) void refreshHealth();
         break;
       case 'tray/notification.bridge':
-        if (!state.status?.paused) setPill('bridge-state', 'Bridge', params.bridge);
+        if (!state.status?.paused) setPill('bridge-state', 'ui.pill.bridge', params.bridge);
         break;
     }
   }
@@ -339,7 +430,7 @@
       if (!p) return;
       if (!pre.hidden) {
         pre.hidden = true;
-        $('prompt-args-toggle').textContent = 'View arguments';
+        $('prompt-args-toggle').textContent = t('ui.prompt.view_args');
         state.shownArgsFor = undefined;
         return;
       }
@@ -347,8 +438,20 @@
       pre.textContent = JSON.stringify(r.arguments, null, 2);
       pre.hidden = false;
       state.shownArgsFor = p.prompt_id;
-      $('prompt-args-toggle').textContent = 'Hide arguments';
+      $('prompt-args-toggle').textContent = t('ui.prompt.hide_args');
     }));
+    $('share-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      void act(async () => {
+        const entry = { path: $('share-path').value.trim(), access: $('share-access').value };
+        const alias = $('share-alias').value.trim();
+        if (alias) entry.alias = alias;
+        await state.transport.call('control.grants.add', { kind: 'files', entry });
+        $('share-path').value = '';
+        $('share-alias').value = '';
+        await refreshGrants();
+      });
+    });
     // The agent skips the desktop notification while this page is in front.
     const focus = () => state.transport && void state.transport.call('control.ui.focus', { focused: document.visibilityState === 'visible' && document.hasFocus() }).catch(() => undefined);
     window.addEventListener('focus', focus);
@@ -386,7 +489,7 @@
     transport.start(
       onEvent,
       (s) => {
-        setPill('agent-state', 'Agent', s);
+        setPill('agent-state', 'ui.pill.agent', s);
         if (s === 'connected') {
           if (transport.needsToken) void act(attachAnswerer);
           void act(refreshAll);
@@ -394,14 +497,14 @@
       },
       () => {
         sessionStorage.removeItem(TOKEN_KEY);
-        askForToken('The agent refused this token. Paste the current one from the local-token file.');
+        askForToken({ key: 'ui.token.refused' });
       },
     );
   }
 
   function askForToken(message) {
-    setPill('agent-state', 'Agent', 'disconnected');
-    if (message) showError(new Error(message));
+    setPill('agent-state', 'ui.pill.agent', 'disconnected');
+    if (message) showError(message);
     const form = $('token-form');
     form.hidden = false;
     form.onsubmit = (e) => {
@@ -415,6 +518,29 @@
     };
   }
 
+  /** Puts every string of the page in the current locale (static ones from data-i18n, the rest re-rendered). */
+  function applyLocale() {
+    document.documentElement.lang = intlLocale();
+    for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+    if (i18n.locale !== 'pseudo') $('lang').value = i18n.locale;
+    for (const [id, [labelKey, value]] of Object.entries(pills)) setPill(id, labelKey, value);
+    for (const [listId, [emptyId, items, row]] of Object.entries(lists)) renderList(listId, emptyId, items, row);
+    if (state.lastError && !$('error').hidden) showError(state.lastError);
+    renderStatus();
+    renderPrompt();
+  }
+
+  $('lang').addEventListener('change', () => act(async () => {
+    const locale = $('lang').value;
+    localStorage.setItem(LOCALE_KEY, locale);
+    await loadLocale(locale);
+    applyLocale();
+  }));
+
+  await loadLocale(pickLocale());
+  setPill('agent-state', 'ui.pill.agent', 'connecting');
+  setPill('bridge-state', 'ui.pill.bridge', 'unknown');
+  applyLocale();
   wireControls();
   if (window.aiosDevice) connect(ipcTransport(window.aiosDevice));
   else {

@@ -13,55 +13,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { normalizeAgentConfig } from '../../src/config/agent-config.js';
-import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { startAgent } from '../../src/agent/start-agent.js';
-import { silentLogger } from '../../src/agent/logger.js';
-import { BridgeServer } from '../../src/bridge/server.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { RENDERER_CSP } from '../../src/endpoint/static-ui.js';
-import { agentDoc, bridgeDoc, ids, tokens, until } from '../helpers/stack.js';
-
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-/** A real bridge, a real agent with `ui` confirmations, its endpoint, the page's server and Chromium. */
-async function setup() {
-  const dir = mkdtempSync(join(tmpdir(), 'aios-renderer-'));
-  const t = tokens();
-  const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t)), { log: silentLogger() });
-  const url = await bridge.start();
-  const config = normalizeAgentConfig(agentDoc(dir, url, t, { confirmations: { provider: 'ui', timeout_ms: 60_000 } }));
-  const running = await startAgent(config, silentLogger(), { backoff: { baseMs: 20, capMs: 200, resetAfterMs: 60_000 } });
-  await until(() => bridge.hub.isOnline(ids.device_id), 10_000, 'agent online');
-  const ep = running.endpoint;
-  assert.ok(ep?.info(), 'the agent runs its local endpoint');
-  const endpoint = { http: ep!.info()!.http, token: ep!.localToken };
-  const ui = { base: endpoint.http };
-  const context: BrowserContext = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
-  const page: Page = context.pages()[0] ?? (await context.newPage());
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  const client = new RuntimeClient({ bridge_url: url, token: t.runtime, workspace_id: ids.workspace_id, device_id: ids.device_id });
-  return {
-    dir,
-    running,
-    endpoint,
-    ui,
-    page,
-    client,
-    problems,
-    async stop() {
-      await context.close().catch(() => undefined);
-      await running.stop().catch(() => undefined);
-      await bridge.stop().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+import { setup } from './stack.js';
 
 test('the page shows a confirmation prompt from a real call and Deny ends the call rejected/user_rejected', async (t) => {
   const s = await setup();
@@ -84,7 +37,7 @@ test('the page shows a confirmation prompt from a real call and Deny ends the ca
     assert.equal(await s.page.locator('#prompt-sentence').textContent(), 'Run a diagnostic no-op that needs your confirmation.');
     assert.match((await s.page.locator('#prompt-risk').textContent()) ?? '', /^high permission/);
     assert.ok(((await s.page.locator('#prompt-requester').textContent()) ?? '').length > 0, 'the requester is shown');
-    const countdown = Number(/^(\d+) s$/.exec((await s.page.locator('#prompt-countdown').textContent()) ?? '')?.[1]);
+    const countdown = Number(/^(\d+) sec$/.exec((await s.page.locator('#prompt-countdown').textContent()) ?? '')?.[1]);
     assert.ok(countdown > 50 && countdown <= 60, `the countdown shows the time left (${countdown})`);
     for (const name of ['Allow once', 'Deny', 'View arguments']) assert.ok(await prompt.getByRole('button', { name, exact: true }).isVisible(), `${name} is offered`);
     // diagnostics.confirm always asks: remembering is not offered for it.

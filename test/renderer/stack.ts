@@ -1,0 +1,57 @@
+/**
+ * A real reference bridge, a real agent (`ui` confirmations, its local endpoint serving the page at `/ui/`)
+ * and Debian's Chromium, for the page's tests.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { normalizeAgentConfig } from '../../src/config/agent-config.js';
+import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
+import { startAgent } from '../../src/agent/start-agent.js';
+import { silentLogger } from '../../src/agent/logger.js';
+import { BridgeServer } from '../../src/bridge/server.js';
+import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { agentDoc, bridgeDoc, ids, tokens, until } from '../helpers/stack.js';
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** A real bridge, a real agent with `ui` confirmations, its endpoint, the page's server and Chromium. */
+export async function setup(opts: { locale?: string; agent?: Record<string, unknown> } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'aios-renderer-'));
+  const t = tokens();
+  const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t)), { log: silentLogger() });
+  const url = await bridge.start();
+  const config = normalizeAgentConfig(agentDoc(dir, url, t, { confirmations: { provider: 'ui', timeout_ms: 60_000 }, ...opts.agent }));
+  const running = await startAgent(config, silentLogger(), { backoff: { baseMs: 20, capMs: 200, resetAfterMs: 60_000 } });
+  await until(() => bridge.hub.isOnline(ids.device_id), 10_000, 'agent online');
+  const ep = running.endpoint;
+  assert.ok(ep?.info(), 'the agent runs its local endpoint');
+  const endpoint = { http: ep!.info()!.http, token: ep!.localToken };
+  const ui = { base: endpoint.http };
+  const context: BrowserContext = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: opts.locale ?? 'en-US' });
+  const page: Page = context.pages()[0] ?? (await context.newPage());
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  const client = new RuntimeClient({ bridge_url: url, token: t.runtime, workspace_id: ids.workspace_id, device_id: ids.device_id });
+  return {
+    dir,
+    running,
+    endpoint,
+    ui,
+    page,
+    client,
+    problems,
+    async stop() {
+      await context.close().catch(() => undefined);
+      await running.stop().catch(() => undefined);
+      await bridge.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
