@@ -106,7 +106,7 @@ test('no shared folder fails exactly permissions.granted; a prompt that never co
 test('a device below the bridge\'s minimum version fails client.version with client_outdated; nothing else is passed', { timeout: 600_000 }, async () => {
   const dir = tempDir();
   const t = tokens();
-  mkdirSync(join(dir, 'bridge'), { recursive: true });
+  mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 }); // a data folder others can read is refused
   const bcfg = join(dir, 'bridge.cfg.json');
   writeFileSync(bcfg, JSON.stringify(bridgeDoc(dir, t, { min_client_version: '99.0.0' })));
   const bridge = cli(['bridge', '--config', bcfg]);
