@@ -11,13 +11,12 @@
  * Run: npm run bench:bluetooth [-- --latency N --throughput N --concurrency N --rounds N --json]
  * Port 2846 is fixed by noble's binding: do not run this next to the bluetooth simulator tests.
  */
-import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { loadNoble } from '../handlers/bluetooth/noble-loader.js';
 import type { NobleCharacteristic, NoblePeripheral, NobleService } from '../handlers/bluetooth/noble-types.js';
 import { BleSimulator, type SimPeripheral } from '../handlers/bluetooth/test/simulator.js';
 import { isMain, positiveInt, runMain } from './child.js';
-import { BENCH_IDS, startDeviceStack } from './device-stack.js';
+import { runtimeCaller, startDeviceStack } from './device-stack.js';
 import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
 
 /** Two identical thermometers: a peripheral takes one central, and each side needs its own. */
@@ -66,31 +65,12 @@ async function openWholePath(concurrency: number): Promise<BenchTarget> {
     { synchronous: 'normal', log: 'silent', config: { grants: { bluetooth: ['be0c00000002'] }, handlers: { bluetooth: { binding: 'websocket', idle_ms: 600_000 } } } },
     'child',
   );
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const url = new URL('/v1/calls', stack.url);
-  const body = JSON.stringify({ workspace_id: BENCH_IDS.workspace_id, device_id: BENCH_IDS.device_id, function: 'bluetooth.read', arguments: { device: 'be0c00000002', service: '181a', characteristic: '2a6e' }, wait: true });
-  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), authorization: `Bearer ${stack.runtimeToken}` };
-  const call = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          const rec = JSON.parse(text) as { state?: string; outcome?: { output?: { hex?: string } } };
-          if (res.statusCode !== 200 || rec.state !== 'completed' || rec.outcome?.output?.hex !== '2003') reject(new Error(`bluetooth.read answered ${res.statusCode}: ${text.slice(0, 300)}`));
-          else resolve();
-        });
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const caller = runtimeCaller(stack, concurrency, 'bluetooth.read', { device: 'be0c00000002', service: '181a', characteristic: '2a6e' }, (o) => (o as { hex?: string } | undefined)?.hex === '2003');
   return {
     name: 'whole path (HTTP → bridge → agent → bluetooth.read → noble → simulator)',
-    call,
+    call: caller.call,
     async close() {
-      agent.destroy();
+      caller.close();
       await stack.stop();
     },
   };

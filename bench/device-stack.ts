@@ -3,6 +3,7 @@
  * runs either in the driver's process (the driver then plays the bridge and sends invokes itself) or
  * in a child process of its own (the full path, driven over HTTP).
  */
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,4 +108,32 @@ async function waitOnline(url: string, runtime: string): Promise<void> {
     if (Date.now() > end) throw new Error('the benchmark agent did not come online with diagnostics.echo');
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * A runtime's keep-alive client for one function through the whole path (`POST /v1/calls`, `wait: true`):
+ * each call must complete with an output `ok` accepts.
+ */
+export function runtimeCaller(stack: DeviceStack, concurrency: number, fn: string, args: unknown, ok: (output: unknown) => boolean) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const url = new URL('/v1/calls', stack.url);
+  const body = JSON.stringify({ workspace_id: BENCH_IDS.workspace_id, device_id: BENCH_IDS.device_id, function: fn, arguments: args, wait: true });
+  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), authorization: `Bearer ${stack.runtimeToken}` };
+  const call = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          const rec = JSON.parse(text) as { state?: string; outcome?: { output?: unknown } };
+          if (res.statusCode !== 200 || rec.state !== 'completed' || !ok(rec.outcome?.output)) reject(new Error(`${fn} answered ${res.statusCode}: ${text.slice(0, 300)}`));
+          else resolve();
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  return { call, close: () => agent.destroy() };
 }

@@ -9,14 +9,13 @@
  *
  * Run: npm run bench:serial [-- --warmup N --latency N --throughput N --concurrency N --rounds N --json]
  */
-import http from 'node:http';
 import { rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { SerialPort } from 'serialport';
 import { startPtyPair, type PtyPair } from '../test/peers/serial-pty.js';
 import { benchFile, isMain, positiveInt, runMain, startChild, type BenchChild } from './child.js';
-import { BENCH_IDS, startDeviceStack, type DeviceStack } from './device-stack.js';
+import { runtimeCaller, startDeviceStack, type DeviceStack } from './device-stack.js';
 import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
 
 const ANSWER = '  12.34 kg\r\n';
@@ -44,30 +43,6 @@ async function openRaw(path: string): Promise<BenchTarget> {
   };
 }
 
-/** POST /v1/calls with wait: true, checked by `ok`, over keep-alive connections. */
-function httpCaller(stack: DeviceStack, concurrency: number, fn: string, args: unknown, ok: (output: unknown) => boolean) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const url = new URL('/v1/calls', stack.url);
-  const body = JSON.stringify({ workspace_id: BENCH_IDS.workspace_id, device_id: BENCH_IDS.device_id, function: fn, arguments: args, wait: true });
-  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), authorization: `Bearer ${stack.runtimeToken}` };
-  const call = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          const rec = JSON.parse(text) as { state?: string; outcome?: { output?: unknown } };
-          if (res.statusCode !== 200 || rec.state !== 'completed' || !ok(rec.outcome?.output)) reject(new Error(`${fn} answered ${res.statusCode}: ${text.slice(0, 300)}`));
-          else resolve();
-        });
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-  return { call, close: () => agent.destroy() };
-}
 
 /** What one run measured. */
 export interface SerialBenchReport {
@@ -96,9 +71,9 @@ export async function runSerialBench(counts: BenchCounts, say: (l: string) => vo
     stack = await startDeviceStack({ synchronous: 'normal', log: 'info', config: { grants: { serial: [agentPair.a] } } }, 'child');
     const raw = await openRaw(rawPair.a);
     open.push(raw);
-    const info = httpCaller(stack, counts.concurrency, 'device.info', {}, (o) => typeof (o as { hostname?: unknown })?.hostname === 'string');
+    const info = runtimeCaller(stack, counts.concurrency, 'device.info', {}, (o) => typeof (o as { hostname?: unknown })?.hostname === 'string');
     open.push({ name: 'device.info, whole path', call: info.call, close: async () => info.close() });
-    const req = httpCaller(stack, counts.concurrency, 'serial.request', { port: agentPair.a, write: { text: 'W\r\n' }, until: { delimiter: '\r\n' } }, (o) => (o as { text?: unknown })?.text === ANSWER);
+    const req = runtimeCaller(stack, counts.concurrency, 'serial.request', { port: agentPair.a, write: { text: 'W\r\n' }, until: { delimiter: '\r\n' } }, (o) => (o as { text?: unknown })?.text === ANSWER);
     open.push({ name: 'serial.request, whole path', call: req.call, close: async () => req.close() });
     const results = await measureTargets(open, counts, say);
     const [r, i, s] = results as [BenchResult, BenchResult, BenchResult];
