@@ -404,7 +404,11 @@
     put('ad-resources', (c.resources ?? []).map((r) => `${r.kind}: ${r.label}`).join(', ') || dash);
     put('ad-accepted', c.accepted_at ? formatTime(c.accepted_at) : dash);
     put('ad-finished', c.finished_at ? formatTime(c.finished_at) : dash);
-    put('ad-duration', typeof c.duration_ms === 'number' ? formatDuration(c.duration_ms) : dash);
+    // A call that never ran has no run time: its time from acceptance to the end is what the user waited on.
+    const waited = c.accepted_at && c.finished_at ? Date.parse(c.finished_at) - Date.parse(c.accepted_at) : NaN;
+    if (typeof c.duration_ms === 'number') put('ad-duration', formatDuration(c.duration_ms));
+    else if (waited >= 0) put('ad-duration', t('ui.activity.details.not_run', { time: formatDuration(waited) }));
+    else put('ad-duration', dash);
     // The wire message is English and not kept (PROTOCOL §2): the page explains the error by its type.
     if (c.error_type) {
       const why = has(`ui.activity.error.${c.error_type}`) ? t(`ui.activity.error.${c.error_type}`) : t('ui.activity.error.other');
@@ -454,6 +458,8 @@
     // Suggestions come from everything recent, not only what the filters let through.
     const all = Object.keys(activityFilter()).length ? (await state.transport.call('control.activity.list', { limit: 500 })).calls : r.calls;
     fillSuggestions(all);
+    // For tests and scripts: how many refreshes have finished (a submit's answer is the next one).
+    $('activity').dataset.refreshes = String(Number($('activity').dataset.refreshes ?? 0) + 1);
   }
 
   /** The CSV columns, in order: the audit row's fields, the prompt's sentence, and the nested ones as JSON text. */
