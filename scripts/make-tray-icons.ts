@@ -7,9 +7,10 @@
  * the lower right, told apart by shape first (nothing, ring, cross, pause bars, three dots, "!", record
  * dot) so that the states differ in the monochrome template and without colour vision; the colour badge
  * has a white rim around a saturated fill, so it reads on light panels (the fill) and dark ones (the rim).
+ * Also writes docs/images/tray-icons.png, the states side by side for the user guide.
  * Run: `node --import tsx scripts/make-tray-icons.ts` (the output is committed; rerun only to change the art).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PNG } from 'pngjs';
 import { TRAY_ICON_STATES, type TrayIconState } from '../electron/tray-icon.js';
@@ -126,6 +127,35 @@ export function render(size: number, shade: Shader): PNG {
   return png;
 }
 
+/**
+ * The states side by side for docs/user-guide.md: the 2× colour icons on a light and a dark panel, then
+ * the templates on a light and a grey one, each magnified 3× (nearest neighbour, so pixels show as drawn).
+ */
+function contactSheet(dir: string): PNG {
+  const scale = 3;
+  const n = 32;
+  const cell = n * scale + 12;
+  const panels: [string, number][] = [['tray', 255], ['tray', 32], ['trayTemplate', 255], ['trayTemplate', 210]];
+  const out = new PNG({ width: cell * TRAY_ICON_STATES.length, height: cell * panels.length });
+  for (const [row, [prefix, bg]] of panels.entries()) {
+    for (let y = row * cell; y < (row + 1) * cell; y++) {
+      for (let x = 0; x < out.width; x++) out.data.set([bg, bg, bg, 255], (y * out.width + x) * 4);
+    }
+    for (const [k, state] of [...TRAY_ICON_STATES].reverse().entries()) {
+      const icon = PNG.sync.read(readFileSync(join(dir, `${prefix}-${state}@2x.png`)));
+      for (let y = 0; y < n * scale; y++) {
+        for (let x = 0; x < n * scale; x++) {
+          const si = (Math.floor(y / scale) * n + Math.floor(x / scale)) * 4;
+          const a = icon.data[si + 3]! / 255;
+          const o = ((row * cell + 6 + y) * out.width + k * cell + 6 + x) * 4;
+          for (let c = 0; c < 3; c++) out.data[o + c] = Math.round(icon.data[si + c]! * a + bg * (1 - a));
+        }
+      }
+    }
+  }
+  return out;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
   const dir = resolve(import.meta.dirname, '..', 'resources', 'icons');
   mkdirSync(dir, { recursive: true });
@@ -138,4 +168,7 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename
       }
     }
   }
+  const sheet = resolve(import.meta.dirname, '..', 'docs', 'images', 'tray-icons.png');
+  writeFileSync(sheet, PNG.sync.write(contactSheet(dir)));
+  process.stdout.write('wrote docs/images/tray-icons.png\n');
 }

@@ -13,12 +13,14 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { until } from '../helpers/stack.js';
 import { cliSetup } from './stack.js';
 
+const SCREENS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'screens');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
@@ -234,6 +236,8 @@ describe('prompts and the activity screen, keyboard only, against a CLI-started 
     const finished = (await s.page.locator('#ad-finished').textContent()) ?? '';
     assert.match(finished, /^\d{1,2}\/\d{1,2}\/\d{2}, \d{1,2}:\d{2}:\d{2}\s?[AP]M$/, 'en short date and time');
     await axe(s.page, 'activity with details');
+    mkdirSync(SCREENS, { recursive: true });
+    await s.page.screenshot({ path: join(SCREENS, 'en-activity-details.png'), fullPage: true });
 
     await s.page.keyboard.press('Escape');
     await details.waitFor({ state: 'hidden' });
