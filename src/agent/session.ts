@@ -83,8 +83,8 @@ export class DeviceSession {
   private stopped = true;
   private ready = false;
   private sessionId: string | undefined;
-  /** The protocol version the bridge answered in the current session's hello. */
-  private protocolVersion: string | undefined;
+  /** The bridge answered 1.1 or later in the current session's hello (decided once, read per note). */
+  private coalesce = false;
   private leaseMs = 300_000;
   private _status: BridgeStatus = 'offline';
   /** Counts successful hellos after the first (for metrics). */
@@ -159,7 +159,7 @@ export class DeviceSession {
 
   /** True while the session speaks 1.1 or later: state notes are coalesced (§6.2). */
   get coalescesNotes(): boolean {
-    return this.ready && this.protocolVersion !== undefined && coalescesStateNotes(this.protocolVersion);
+    return this.ready && this.coalesce;
   }
 
   private setStatus(s: BridgeStatus): void {
@@ -275,7 +275,7 @@ export class DeviceSession {
       // Ready as soon as the result arrives: the bridge may send requests right behind it.
       res = await peer.request<HelloResult>(METHODS.hello, hello, 15_000, (r) => {
         this.ready = true;
-        this.protocolVersion = r.protocol_version;
+        this.coalesce = coalescesStateNotes(r.protocol_version);
         this.o.outbox.online(link);
       });
     } catch (e) {
