@@ -12,7 +12,7 @@ import { isTerminal, METHODS, type CallStateNote, type InvokeParams, type Outcom
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../sdk/index.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
-import { deviceKey, type BridgeCallState, type BridgeStore, type StoredCall } from './store.js';
+import { deviceKey, type BridgeCallState, type BridgeStore, type StoredCall, type TimelineEntry } from './store.js';
 import type { DeviceIdentity } from './auth.js';
 
 const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
@@ -33,8 +33,18 @@ export interface SubmitRequest {
   requester?: Requester;
 }
 
-/** A call event for SSE subscribers. */
-export type CallEvent = { type: 'state'; data: CallStateNote } | { type: 'progress'; data: ProgressNote } | { type: 'outcome'; data: Outcome };
+/** A state the bridge learned, as SSE subscribers see it (their stream numbers it with `seq`). */
+export interface LearnedState {
+  call_id: string;
+  state: BridgeCallState;
+  at: string;
+}
+
+/**
+ * A call event for SSE subscribers: a state the bridge has just learned, a progress note, or the
+ * outcome. Never a derived state: SSE sends no back-dated events (§6.2).
+ */
+export type CallEvent = { type: 'state'; data: LearnedState } | { type: 'progress'; data: ProgressNote } | { type: 'outcome'; data: Outcome };
 
 /** Emits `event:<workspace>/<call_id>` with CallEvent and `settled:<workspace>/<call_id>` when terminal. */
 export class CallRouter extends EventEmitter {
@@ -181,7 +191,7 @@ export class CallRouter extends EventEmitter {
     const conn = this.sessionFor(call);
     if (!conn) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
     const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
-    this.accept(conn.identity, call, outcome, 'cancel result');
+    this.accept(conn, call, outcome, 'cancel result');
     return this.lookup(workspaceId, callId)!;
   }
 
@@ -195,7 +205,8 @@ export class CallRouter extends EventEmitter {
    * Takes a device's outcome for a call only from the session of the call's own identity and only when it
    * names this call and function; anything else is dropped and logged (ids only, no data).
    */
-  private accept(from: DeviceIdentity, call: StoredCall, o: Outcome, what: string): boolean {
+  private accept(conn: DeviceConnection, call: StoredCall, o: Outcome, what: string): boolean {
+    const from = conn.identity;
     const ok = owns(from, call) && typeof o === 'object' && o !== null && o.call_id === call.call_id && o.function === call.function;
     if (!ok) {
       this.log.warn(
@@ -206,7 +217,7 @@ export class CallRouter extends EventEmitter {
       return false;
     }
     const latest = this.lookup(call.workspace_id, call.call_id);
-    if (latest && !this.closed) this.finish(latest, o, false);
+    if (latest && !this.closed) this.finish(latest, o, false, conn.protocolVersion !== '1.0');
     return true;
   }
 
@@ -216,7 +227,7 @@ export class CallRouter extends EventEmitter {
     const budget = Math.max(1000, call.deadline_ms - Date.now());
     conn.peer
       .request<Outcome>(METHODS.invoke, call.params, budget)
-      .then((o) => void this.accept(conn.identity, call, o, 'invoke result'))
+      .then((o) => void this.accept(conn, call, o, 'invoke result'))
       .catch((e: unknown) => {
         if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError) return; // reconcile / deadline take over
         const w = e instanceof WireError ? e : new WireError('execution_failed', 'The device could not take the call.', { retryable: true });
@@ -245,7 +256,7 @@ export class CallRouter extends EventEmitter {
       try {
         const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, reason: 'bridge deadline' }, CANCEL_WAIT_MS);
         const latest = this.lookup(ws, callId);
-        if (latest && !latest.outcome && this.accept(conn.identity, latest, o, 'cancel result at the deadline')) return;
+        if (latest && !latest.outcome && this.accept(conn, latest, o, 'cancel result at the deadline')) return;
         if (latest?.outcome) return;
       } catch (e) {
         this.log.warn({ call_id: callId, err: String(e) }, 'cancel at the bridge deadline got no outcome');
@@ -264,14 +275,17 @@ export class CallRouter extends EventEmitter {
   /**
    * Records a terminal outcome. A device outcome never replaces another device outcome; it does
    * replace one the bridge produced itself at its deadline, because the device's is the truth.
+   * `derive`: the outcome came on a 1.1 session, which sends no note for a state that did not last;
+   * the timeline gets those states from the outcome's timestamps, marked derived (§6.2).
    */
-  private finish(call: StoredCall, o: Outcome, byBridge: boolean): void {
+  private finish(call: StoredCall, o: Outcome, byBridge: boolean, derive = false): void {
     if (this.closed || !isTerminal(o.state)) return;
     if (call.outcome && (byBridge || !call.bridge_outcome)) return;
     const now = new Date().toISOString();
     call.outcome = { ...o, replayed: false };
     call.bridge_outcome = byBridge;
     if (call.state !== o.state) call.timeline.push({ state: o.state, at: o.finished_at ?? now });
+    if (derive && !byBridge) call.timeline = withDerivedStates(call.timeline, o);
     call.state = o.state;
     call.updated_at = now;
     this.dirty.delete(call);
@@ -294,13 +308,15 @@ export class CallRouter extends EventEmitter {
       const key = `${call.workspace_id}/${call.call_id}`;
       if (method === METHODS.callState) {
         const s = (note as CallStateNote).state;
-        if (!call.outcome && !isTerminal(s) && call.state !== s) {
+        // Only a state the bridge did not know yet is news: a repeated note adds nothing to the record or the stream.
+        if (!call.outcome && DEVICE_NOTE_STATES.has(s) && typeof (note as CallStateNote).at === 'string' && call.state !== s && !call.timeline.some((t) => t.state === s)) {
+          const at = (note as CallStateNote).at;
           call.state = s as BridgeCallState;
-          call.timeline.push({ state: s, at: (note as CallStateNote).at });
+          call.timeline.push({ state: s, at });
           call.updated_at = new Date().toISOString();
           this.markDirty(call);
+          this.emit(`event:${key}`, { type: 'state', data: { call_id: call.call_id, state: s as BridgeCallState, at } } satisfies CallEvent);
         }
-        this.emit(`event:${key}`, { type: 'state', data: note as CallStateNote } satisfies CallEvent);
       } else {
         this.emit(`event:${key}`, { type: 'progress', data: note as ProgressNote } satisfies CallEvent);
       }
@@ -315,7 +331,7 @@ export class CallRouter extends EventEmitter {
     for (const o of p.outcomes) {
       const call = this.open.get(openKey(ws, dev, o.call_id)) ?? this.store.findByDevice(ws, dev, o.call_id);
       // A report for a call of another identity is dropped (and logged); it is acknowledged like an unknown one.
-      if (call) this.accept(conn.identity, call, o, 'call.report');
+      if (call) this.accept(conn, call, o, 'call.report');
       else this.log.warn({ workspace_id: ws, device_id: dev, call_id: String(o.call_id).slice(0, 80) }, 'dropped a device answer: a call.report names no call of this device');
       accepted.push(o.call_id);
     }
@@ -333,7 +349,7 @@ export class CallRouter extends EventEmitter {
       try {
         const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
         if ('error' in r) {
-          this.accept(conn.identity, call, r, 'call.get result');
+          this.accept(conn, call, r, 'call.get result');
         } else {
           // Still running on the device: its outcome comes as the response to a re-sent invoke (attach) or by report.
           this.forward(call);
@@ -356,6 +372,27 @@ export class CallRouter extends EventEmitter {
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.removeAllListeners();
   }
+}
+
+/** Where each state sits in a call's life (§6.2); the terminal ones share the last place. */
+const STATE_RANK: Record<string, number> = { submitted: 0, accepted: 1, awaiting_confirmation: 2, running: 3 };
+const rank = (s: string): number => STATE_RANK[s] ?? 4;
+/** The states a device's note may report (a terminal state travels in the outcome, never in a note). */
+const DEVICE_NOTE_STATES: ReadonlySet<string> = new Set(['accepted', 'awaiting_confirmation', 'running']);
+
+/**
+ * The timeline with the states a 1.1 device sent no note for, taken from the outcome's `accepted_at` and
+ * `started_at` and marked derived, in the order of a call's life. `awaiting_confirmation` is never derived:
+ * a device always sends it, and the outcome has no time for it.
+ */
+export function withDerivedStates(timeline: readonly TimelineEntry[], o: Outcome): TimelineEntry[] {
+  const add: TimelineEntry[] = [];
+  for (const [state, at] of [['accepted', o.accepted_at], ['running', o.started_at]] as const) {
+    if (typeof at === 'string' && at && !timeline.some((t) => t.state === state)) add.push({ state, at, derived: true });
+  }
+  if (!add.length) return [...timeline];
+  // A stable sort: entries of the same rank keep the order the bridge recorded them in.
+  return [...timeline, ...add].sort((a, b) => rank(a.state) - rank(b.state));
 }
 
 function openKey(workspaceId: string, deviceId: string, callId: string): string {

@@ -19,7 +19,17 @@ export interface CallRecord {
   outcome?: Outcome;
   created_at: string;
   updated_at: string;
-  timeline: { state: BridgeCallState; at: string }[];
+  timeline: TimelineEntry[];
+}
+
+/**
+ * One state in a call record's timeline. `derived`: the device sent no note for it (a 1.1 session
+ * coalesces notes, §6.2); the bridge took its time from the outcome's `accepted_at` or `started_at`.
+ */
+export interface TimelineEntry {
+  state: BridgeCallState;
+  at: string;
+  derived?: true;
 }
 
 /** What the bridge keeps about a call beyond the record. */
