@@ -24,6 +24,8 @@ export interface SimDeviceOptions {
   /** The version offered in hello (`1.1` by default). */
   protocolVersion?: string;
   adapterCard?: Record<string, unknown>;
+  /** The card as JSON text (thousands of devices in one process keep text, not object trees). */
+  adapterCardJson?: string;
   functions?: Descriptor[];
   /**
    * Notes sent before the response: `auto` (default) sends `accepted` and `running` on a 1.0 session and
@@ -79,6 +81,8 @@ export function echoOutcome(p: InvokeParams, accepted: Date, started: Date, fini
 export class SimDevice {
   ws: WebSocket | undefined;
   hello: HelloResult | undefined;
+  /** When the current session's hello succeeded (ms since the epoch). */
+  connectedAt = 0;
   /** Invokes answered on this object's life. */
   invokes = 0;
   private nextId = 1;
@@ -128,6 +132,7 @@ export class SimDevice {
         }).then(
           (h) => {
             this.hello = h;
+            this.connectedAt = Date.now();
             settled = true;
             const every = this.o.heartbeatMs ?? h.heartbeat_ms;
             this.pinger = setInterval(() => ws.readyState === WebSocket.OPEN && ws.ping(), every);
@@ -166,6 +171,13 @@ export class SimDevice {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject });
+      if (method === METHODS.hello && this.o.adapterCardJson) {
+        // The card spliced in as text: `{…params}` → `{…params,"adapter_card":<card>}`.
+        const head = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+        const cut = head.length - 2; // before the params' and the message's closing braces
+        if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(`${head.slice(0, cut)},"adapter_card":${this.o.adapterCardJson}}}`);
+        return;
+      }
       this.send({ jsonrpc: '2.0', id, method, params });
     });
   }

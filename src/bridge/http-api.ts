@@ -109,7 +109,9 @@ export class RuntimeApi {
       if (parts.length === 3) {
         const v = this.deviceView(d, true);
         // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
-        const check = d.adapter_card && this.o.cardCheck ? await this.o.cardCheck(d, d.adapter_card) : undefined;
+        const card = this.o.store.adapterCard(ws, d.device_id);
+        v['adapter_card'] = card;
+        const check = card && this.o.cardCheck ? await this.o.cardCheck(d, card) : undefined;
         v['adapter_card_verified'] = check?.verified ?? null;
         if (check?.problem) v['adapter_card_problem'] = check.problem;
         return sendJson(res, 200, v);
@@ -138,7 +140,6 @@ export class RuntimeApi {
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
     if (full) {
-      v['adapter_card'] = d.adapter_card;
       v['min_client_version'] = this.o.minClientVersion ?? null;
       v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.protocolVersion ?? null;
       v['last_refused_hello'] = this.o.hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
@@ -155,7 +156,7 @@ export class RuntimeApi {
     if (v.length) throw new HttpError(400, 'invalid_arguments', 'The request body does not match the calls API.', { violations: v });
     const b = body as SubmitRequest & { wait?: boolean; wait_timeout_ms?: number };
     if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
-    const { call, duplicate } = this.o.router.submit(b, (fn) => {
+    const { call, duplicate } = await this.o.router.submit(b, (fn) => {
       const d = this.o.store.getDevice(ws, b.device_id)?.functions.find((f) => f.id === fn);
       return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
     });
