@@ -31,14 +31,22 @@ export interface ScaleReport {
   bridge_loaded_rss_kb: number;
   rss_per_device_bytes: number;
   connect_all_ms: number;
+  /** The bridge's CPU time per device hello (upgrade, hello, card, function list): what bounds a storm on a busy machine. */
+  bridge_cpu_ms_per_connect: number;
   /** `reconnect_all_ms`: from the restarted bridge being ready until every device is back; `since_kill_ms` counts the bridge's own start too. */
-  restart?: { bridge_restart_ms: number; reconnect_all_ms: number; since_kill_ms: number; calls: number; calls_completed: number; slowest_call_ms: number; retries: number };
+  restart?: { bridge_restart_ms: number; reconnect_all_ms: number | null; reconnected: number; since_kill_ms: number | null; bridge_cpu_ms_per_reconnect: number; calls: number; calls_completed: number; slowest_call_ms: number; retries: number };
 }
 
 /** Resident set size of a process, in kB. */
 function rssKb(pid: number): number {
   const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : Number.NaN;
+}
+
+/** CPU time a process has used (user + system), in ms. */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // clock ticks of 10 ms
 }
 
 /** The soft open-files limit of a process. */
@@ -64,6 +72,8 @@ export interface ScaleOptions {
   calls: number;
   concurrency: number;
   restart: boolean;
+  /** How long to wait for every device to come back after the restart (120 s by default). */
+  reconnectLimitMs?: number;
   progress?: (line: string) => void;
 }
 
@@ -134,16 +144,21 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
       })));
       return sum;
     };
-    /** Waits until every device has a session that began at or after `since`; returns when that was seen. */
-    const waitAll = async (what: string, since: number, limitMs: number): Promise<number> => {
+    /**
+     * Waits until every device has a session that began at or after `since`; returns when that was seen
+     * (null if `limitMs` passed first) and how many were online then.
+     */
+    const waitAll = async (what: string, since: number, limitMs: number): Promise<{ at: number | null; n: number }> => {
       const t0 = Date.now();
       let last = -1;
       for (;;) {
         const n = await online(since);
-        if (n !== last) say(`${what}: ${n}/${o.devices} online after ${Date.now() - t0} ms`);
-        last = n;
-        if (n >= o.devices) return Date.now();
-        if (Date.now() - t0 > limitMs) throw new Error(`${what}: only ${n} of ${o.devices} devices came online in ${limitMs} ms`);
+        if (n !== last && (n - last >= o.devices / 20 || n >= o.devices)) {
+          say(`${what}: ${n}/${o.devices} online after ${Date.now() - t0} ms`);
+          last = n;
+        }
+        if (n >= o.devices) return { at: Date.now(), n };
+        if (Date.now() - t0 > limitMs) return { at: null, n };
         await sleep(250);
       }
     };
@@ -152,10 +167,14 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
     while (workers.some((w) => !reports.has(w))) await sleep(100);
     say(`connecting ${o.devices} devices`);
     const t0 = Date.now();
-    const connectMs = (await waitAll('connect', 0, Math.max(120_000, o.devices * 30))) - t0;
+    const cpu0 = cpuMs(bridge.proc.pid!);
+    const first = await waitAll('connect', 0, Math.max(120_000, o.devices * 60));
+    if (first.at === null) throw new Error(`only ${first.n} of ${o.devices} devices connected`);
+    const connectMs = first.at - t0;
     // Each device's hello is followed by the bridge reading its functions: let that finish before measuring.
     await sleep(Math.min(10_000, 2000 + o.devices / 2));
     const loaded = rssKb(bridge.proc.pid!);
+    const connectCpu = cpuMs(bridge.proc.pid!) - cpu0;
     say(`all connected in ${Date.now() - t0} ms; bridge RSS ${idle} kB idle, ${loaded} kB with ${o.devices} devices`);
     const report: ScaleReport = {
       devices: o.devices,
@@ -166,6 +185,7 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
       bridge_loaded_rss_kb: loaded,
       rss_per_device_bytes: Math.round(((loaded - idle) * 1024) / o.devices),
       connect_all_ms: connectMs,
+      bridge_cpu_ms_per_connect: connectCpu / o.devices,
     };
     if (o.restart) {
       say('killing the bridge and starting it again on the same port');
@@ -178,12 +198,15 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
       const picks = Array.from({ length: o.calls }, () => devices[Math.floor(Math.random() * devices.length)]!.device_id);
       const calls = picks.map((d) => callUntilDone(url, runtime, d, 60_000));
       const readyAt = Date.now();
-      const back = await waitAll('reconnect', killedAt, 120_000);
+      const back = await waitAll('reconnect', killedAt, o.reconnectLimitMs ?? 120_000);
+      const reconnectCpu = cpuMs(bridge.proc.pid!);
       const results = await Promise.all(calls);
       report.restart = {
         bridge_restart_ms: restartMs,
-        reconnect_all_ms: back - readyAt,
-        since_kill_ms: back - killedAt,
+        reconnect_all_ms: back.at === null ? null : back.at - readyAt,
+        reconnected: back.n,
+        since_kill_ms: back.at === null ? null : back.at - killedAt,
+        bridge_cpu_ms_per_reconnect: reconnectCpu / Math.max(1, back.n),
         calls: o.calls,
         calls_completed: results.filter((r) => r.ok).length,
         slowest_call_ms: Math.max(0, ...results.map((r) => r.ms)),
@@ -236,6 +259,7 @@ async function main(): Promise<void> {
       calls: { type: 'string', default: '100' },
       concurrency: { type: 'string', default: '256' },
       'no-restart': { type: 'boolean', default: false },
+      'reconnect-limit-ms': { type: 'string', default: '120000' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -245,6 +269,7 @@ async function main(): Promise<void> {
     calls: positiveInt(values.calls, 'calls'),
     concurrency: positiveInt(values.concurrency, 'concurrency'),
     restart: !values['no-restart'],
+    reconnectLimitMs: positiveInt(values['reconnect-limit-ms'], 'reconnect-limit-ms'),
     progress: (l) => process.stderr.write(l + '\n'),
   });
   if (values.json) {
@@ -254,10 +279,13 @@ async function main(): Promise<void> {
   const lines = [
     `${r.devices} simulated devices in ${r.workers} worker processes; signed Adapter Card ${r.card_bytes} bytes each; bridge open-files limit ${r.nofile_limit.bridge} (needed ${r.nofile_limit.needed})`,
     `bridge RSS idle ${r.bridge_idle_rss_kb} kB, with every device connected ${r.bridge_loaded_rss_kb} kB: ${(r.rss_per_device_bytes / 1000).toFixed(1)} kB per device   (target ≤ 20 kB)`,
-    `all devices connected in ${r.connect_all_ms} ms`,
+    `all devices connected in ${r.connect_all_ms} ms; the bridge used ${r.bridge_cpu_ms_per_connect.toFixed(2)} ms of CPU per device connecting`,
   ];
   if (r.restart) {
-    lines.push(`after a bridge restart (killed; ready again ${r.restart.bridge_restart_ms} ms later): all ${r.devices} back ${r.restart.reconnect_all_ms} ms after it was ready (${r.restart.since_kill_ms} ms after the kill)   (target ≤ 30 000 ms)`);
+    lines.push(r.restart.reconnect_all_ms === null
+      ? `after a bridge restart (killed; ready again ${r.restart.bridge_restart_ms} ms later): only ${r.restart.reconnected}/${r.devices} back within the limit   (target: all within 30 000 ms)`
+      : `after a bridge restart (killed; ready again ${r.restart.bridge_restart_ms} ms later): all ${r.devices} back ${r.restart.reconnect_all_ms} ms after it was ready (${r.restart.since_kill_ms} ms after the kill)   (target ≤ 30 000 ms)`);
+    lines.push(`the restarted bridge used ${r.restart.bridge_cpu_ms_per_reconnect.toFixed(2)} ms of CPU per device reconnecting (its start included)`);
     lines.push(`calls to ${r.restart.calls} random devices during the storm: ${r.restart.calls_completed} completed, slowest ${r.restart.slowest_call_ms} ms, ${r.restart.retries} retries of device_offline/not ready`);
   }
   process.stdout.write(lines.join('\n') + '\n');

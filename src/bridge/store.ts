@@ -172,6 +172,7 @@ export class BridgeStore {
    * of kilobytes of JSON), and this store is their only writer.
    */
   private readonly deviceCache = new Map<string, DeviceRecord>();
+  private deviceWrites: (() => void)[] = [];
 
   constructor(path: string) {
     // Exclusive: one bridge process owns its store; commits then take no file locks and no shared-memory index.
@@ -236,6 +237,29 @@ export class BridgeStore {
    * is written with its digest and never cached. `replace: false` leaves a known device as it is.
    */
   upsertDevice(d: DeviceUpdate, replace = true): void {
+    const key = deviceKey(d.workspace_id, d.device_id);
+    const cached = this.deviceCache.get(key);
+    if (cached && replace) {
+      const { adapter_card: card, ...rest } = d;
+      Object.assign(cached, rest, card !== undefined ? { adapter_card_digest: card ? cardDigest(card) : null } : {});
+    }
+    // Device writes of one turn share one commit (a reconnect storm is thousands of hellos, each with two
+    // writes). A device record is rebuilt by the device's next hello, so a crash may lose the last turn's.
+    this.deviceWrites.push(() => this.writeDevice(d, replace));
+    if (this.deviceWrites.length === 1) setImmediate(() => this.flushDevices());
+  }
+
+  /** Commits the queued device writes; every read from the devices table calls it first. */
+  flushDevices(): void {
+    if (!this.deviceWrites.length || !this.db.open) return;
+    const writes = this.deviceWrites;
+    this.deviceWrites = [];
+    this.db.transaction(() => {
+      for (const w of writes) w();
+    })();
+  }
+
+  private writeDevice(d: DeviceUpdate, replace: boolean): void {
     const row: Record<string, unknown> = { workspace_id: d.workspace_id, device_id: d.device_id };
     for (const k of DEVICE_COLUMNS) {
       if (!(k in d) || k === 'adapter_card_digest') continue;
@@ -250,12 +274,6 @@ export class BridgeStore {
     const updates = cols.filter((c) => c !== 'workspace_id' && c !== 'device_id').map((c) => `${c} = excluded.${c}`);
     statement(this.db, `INSERT INTO bridge_devices (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})
       ON CONFLICT(workspace_id, device_id) DO ${updates.length && replace ? 'UPDATE SET ' + updates.join(', ') : 'NOTHING'}`).run(row);
-    const key = deviceKey(d.workspace_id, d.device_id);
-    const cached = this.deviceCache.get(key);
-    if (cached && replace) {
-      const { adapter_card: _card, ...rest } = d;
-      Object.assign(cached, rest, 'adapter_card_digest' in row ? { adapter_card_digest: row['adapter_card_digest'] } : {});
-    }
   }
 
   /** A device's record in one workspace (shared: callers must not change it; `upsertDevice` replaces it). */
@@ -268,6 +286,7 @@ export class BridgeStore {
       this.deviceCache.set(key, cached);
       return cached;
     }
+    this.flushDevices();
     const r = statement(this.db, `${DEVICE_SELECT} WHERE workspace_id = ? AND device_id = ?`).get(workspaceId, deviceId) as Record<string, unknown> | undefined;
     if (!r) return undefined;
     const d = toDevice(r);
@@ -278,15 +297,18 @@ export class BridgeStore {
 
   /** The device's stored Adapter Card (read from the store each time: cards are not kept in memory). */
   adapterCard(workspaceId: string, deviceId: string): Record<string, unknown> | null {
+    this.flushDevices();
     const r = statement(this.db, `SELECT adapter_card FROM bridge_devices WHERE workspace_id = ? AND device_id = ?`).get(workspaceId, deviceId) as { adapter_card: string | null } | undefined;
     return r?.adapter_card ? (JSON.parse(r.adapter_card) as Record<string, unknown>) : null;
   }
 
   devices(workspaceId: string): DeviceRecord[] {
+    this.flushDevices();
     return (statement(this.db, `${DEVICE_SELECT} WHERE workspace_id = ? ORDER BY device_id`).all(workspaceId) as Record<string, unknown>[]).map(toDevice);
   }
 
   close(): void {
+    this.flushDevices();
     this.db.close();
   }
 }
