@@ -4,6 +4,7 @@
  * Run by the benchmarks: node --import tsx bench/agent-child.ts '<agent config JSON>'
  */
 import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { normalizeAgentConfig } from '../src/config/agent-config.js';
 import { TRANSPORT_CHANNELS } from '../src/protocol/ws-transport.js';
 import { createLogger, silentLogger } from '../src/agent/logger.js';
@@ -15,8 +16,10 @@ async function main(): Promise<void> {
   const log = cfg.log?.level && cfg.log.level !== 'silent' ? createLogger({ level: cfg.log.level, ...(cfg.log.file ? { file: cfg.log.file } : {}) }) : silentLogger();
   const stamps = process.env['BENCH_TIMELINE'] ? recordTimeline() : undefined;
   const running = await startAgent(cfg, log);
+  const delays = process.env['BENCH_STALL'] ? recordDelays() : undefined;
   exitOnSignal(() => {
     if (stamps) writeFileSync(process.env['BENCH_TIMELINE']!, stamps.join('\n'));
+    if (delays) writeFileSync(process.env['BENCH_STALL']!, JSON.stringify(delays()));
     return running.stop();
   });
   announceReady({ pid: process.pid, functions: running.agent.registry.ids().length });
@@ -42,6 +45,28 @@ function recordTimeline(): bigint[] {
     arrived = 0n;
   });
   return stamps;
+}
+
+/**
+ * For `bench/journal-stall.ts`: the event loop's delay, sampled at 1 ms resolution and cut into 100 ms
+ * windows, each `[wall-clock end ms, longest delay ms]`, so the driver can keep the windows of its run
+ * (start-up is not part of it). Returns the function that closes the last window and hands the list over.
+ */
+function recordDelays(): () => [number, number][] {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  const windows: [number, number][] = [];
+  const cut = () => {
+    windows.push([Date.now(), h.max / 1e6]);
+    h.reset();
+  };
+  const timer = setInterval(cut, 100);
+  return () => {
+    clearInterval(timer);
+    cut();
+    h.disable();
+    return windows;
+  };
 }
 
 main().catch((e: unknown) => {

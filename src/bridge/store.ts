@@ -3,7 +3,8 @@
  * A bridge restart loses no call record.
  */
 import type Database from 'better-sqlite3';
-import { openDatabase, migrate, statement, type Migration } from '../storage/sqlite.js';
+import { openDatabase, statement } from '../storage/sqlite.js';
+import { migrate, type Migration, type Schema } from '../storage/migrations.js';
 import type { CallState, Descriptor, InvokeParams, Outcome } from '../protocol/messages.js';
 
 /** Bridge-side states: the device's (§6.2) plus `submitted` (sent, no state heard back yet). */
@@ -115,6 +116,9 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/** The bridge store's schema, for the migration runner. */
+export const BRIDGE_SCHEMA: Schema = { name: 'bridge call store', migrations: BRIDGE_MIGRATIONS };
+
 /** Call and device persistence. */
 export class BridgeStore {
   readonly db: Database.Database;
@@ -126,7 +130,7 @@ export class BridgeStore {
 
   constructor(path: string) {
     this.db = openDatabase(path, 'NORMAL');
-    migrate(this.db, BRIDGE_MIGRATIONS);
+    migrate(this.db, BRIDGE_SCHEMA);
   }
 
   insertCall(c: StoredCall): void {
