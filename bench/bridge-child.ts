@@ -3,7 +3,7 @@
  * Run by the benchmarks: node --import tsx bench/bridge-child.ts '<bridge config JSON>'
  */
 import { normalizeBridgeConfig } from '../src/config/bridge-config.js';
-import { silentLogger } from '../src/agent/logger.js';
+import { silentLogger } from '../src/base/logger.js';
 import { BridgeServer } from '../src/bridge/server.js';
 import { announceReady, exitOnSignal } from './child.js';
 

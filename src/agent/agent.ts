@@ -23,11 +23,11 @@ import { Journal } from './journal.js';
 import { FunctionRegistry } from './registry.js';
 import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
 import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } from './session.js';
-import { writeJsonFileSync } from '../storage/json-file.js';
+import { writeJsonFileSync } from '../base/json-file.js';
 import { stopAdvice, type SignInKind, type StopAdvice } from './stop-advice.js';
 import { ensurePrivateDir } from '../storage/private-dir.js';
 import { publishedDescriptors } from '../discovery/skill-index.js';
-import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
+import { ADAPTER_ID_PATTERN } from '../protocol/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
 /** How long stop() waits for the handlers' dispose hooks. */

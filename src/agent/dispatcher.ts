@@ -16,7 +16,7 @@ import type { GrantStore } from './grant-store.js';
 import { TempArea } from '../sdk/temp.js';
 import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { Journal } from './journal.js';
-import { callLineWriter, type CallLineWriter } from './logger.js';
+import { callLineWriter, type CallLineWriter } from '../base/logger.js';
 import { LockAbortedError, LockManager, Semaphore, type AbortLike } from './locks.js';
 import { errorOutcome, finalOutcome, preAcceptOutcome, uuidv7Time, type CallTimes } from '../protocol/outcomes.js';
 import type { FunctionRegistry, RegisteredFunction } from './registry.js';

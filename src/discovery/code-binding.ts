@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, posix, relative, sep } from 'node:path';
-import type { CodeBinding } from './manifest-schemas.js';
+import type { CodeBinding } from '../protocol/manifest-schemas.js';
 
 /** File names never bound: the card itself (it carries the binding) and editor/OS litter. */
 const UNBOUND = new Set(['adapter.json', '.DS_Store', 'Thumbs.db']);

@@ -17,9 +17,9 @@ import { isAllowedOrigin, isLoopbackHost } from './host-check.js';
 import { bearerFrom, loadOrCreateLocalToken, tokenMatches } from './local-token.js';
 import { Metrics, METRICS_CONTENT_TYPE } from './metrics.js';
 import { isUiPath, serveUi } from './static-ui.js';
-import { RpcMethods, type RpcContext, type RpcMethod } from './rpc-methods.js';
+import { RpcMethods, type RpcContext, type RpcMethod } from '../protocol/rpc-methods.js';
 import { isNamedPipe, prepareSocketPath } from './socket-path.js';
-import { silentLogger } from '../agent/logger.js';
+import { silentLogger } from '../base/logger.js';
 import { CARD_PATH, JWKS_PATH } from '../discovery/remote-adapter.js';
 
 /** Bridge state shown by `/health`. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Document, type YAMLMap, type YAMLSeq } from 'yaml';
 import { GrantStore } from '../agent/grant-store.js';
-import { silentLogger } from '../agent/logger.js';
+import { silentLogger } from '../base/logger.js';
 import { APP_VERSION, MODULE_EXT } from '../version.js';
 import type { Handler } from './index.js';
 import { asInstance } from './instance.js';

@@ -2,7 +2,7 @@
  * Server side of JSON-RPC 2.0 for the local endpoint (`POST /rpc` and `WS /rpc`): method table, auth gate,
  * envelope errors, batches. Methods that are not marked public need the local token.
  */
-import { RPC, RpcError, WireError } from '../protocol/errors.js';
+import { RPC, RpcError, WireError } from './errors.js';
 
 /** What a method learns about the caller. */
 export interface RpcContext {
