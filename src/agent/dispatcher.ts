@@ -12,7 +12,7 @@ import { serializedResults, tooLong } from '../protocol/peer.js';
 import { isTerminal, type Descriptor, type CallState, type CallStateNote, type CancelParams, type InvokeParams, type Outcome, type ProgressNote, type CallStatus, type CallListParams } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { NO_GRANTS, type BlobClient, type CallContext, type CallResource, type Logger, type Progress } from '../sdk/index.js';
-import type { GrantStore } from './grant-store.js';
+import type { GrantStore } from '../grants/grant-store.js';
 import { TempArea } from '../sdk/temp.js';
 import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { Journal } from './journal.js';
@@ -20,7 +20,7 @@ import { callLineWriter, type CallLineWriter } from '../base/logger.js';
 import { LockAbortedError, LockManager, Semaphore, type AbortLike } from './locks.js';
 import { errorOutcome, finalOutcome, preAcceptOutcome, uuidv7Time, type CallTimes } from '../protocol/outcomes.js';
 import type { FunctionRegistry, RegisteredFunction } from './registry.js';
-import { resourceScope, type CallObserver, type ConsentGate, type ConsentRequest, type ConsentResource } from './seams.js';
+import { resourceScope, type CallObserver, type ConsentGate, type ConsentRequest, type ConsentResource } from '../seams/call-seams.js';
 
 /** How long a handler gets to stop after its signal fires before the call is answered anyway (§6.5). */
 export const ABORT_GRACE_MS = 5000;

@@ -24,8 +24,8 @@ import { LOGIN_FILE, readLoginState } from '../identity/login-state.js';
 import { SIGNED_IN_AGAIN, signedInElsewhere, stopAdvice } from '../agent/stop-advice.js';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
 import { showNotice } from '../base/user-notice.js';
-import { GrantStore } from '../agent/grant-store.js';
-import type { CallObserver } from '../agent/seams.js';
+import { GrantStore } from '../grants/grant-store.js';
+import type { CallObserver } from '../seams/call-seams.js';
 
 /** A running agent and how to stop it. */
 export interface RunningAgent {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Document, type YAMLMap, type YAMLSeq } from 'yaml';
-import { GrantStore } from '../agent/grant-store.js';
+import { GrantStore } from '../grants/grant-store.js';
 import { silentLogger } from '../base/logger.js';
 import { APP_VERSION, MODULE_EXT } from '../version.js';
 import type { Handler } from './index.js';
