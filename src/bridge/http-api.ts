@@ -10,7 +10,8 @@ import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
 import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
 import type { DeviceHub } from './device-hub.js';
-import { HttpError, RateLimiter, readJson, sendError, sendJson, statusForWireError } from './http-util.js';
+import { HttpError, RateLimiter, readJson, sendError, statusForWireError } from './http-util.js';
+import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
 import { publicRecord, type BridgeStore, type DeviceRecord } from './store.js';
 

@@ -16,7 +16,8 @@ import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator } from '
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { RuntimeApi, type CardCheck } from './http-api.js';
-import { RateLimiter, sendError, sendJson } from './http-util.js';
+import { RateLimiter, sendError } from './http-util.js';
+import { sendJson } from '../base/http-body.js';
 import { BridgeStore } from './store.js';
 import { BlobStore } from './blob-store.js';
 import type { JWK } from 'jose';

@@ -20,6 +20,7 @@ import { isUiPath, serveUi } from './static-ui.js';
 import { RpcMethods, type RpcContext, type RpcMethod } from '../protocol/rpc-methods.js';
 import { isNamedPipe, prepareSocketPath } from './socket-path.js';
 import { silentLogger } from '../base/logger.js';
+import { BodyTooLargeError, readBody, sendJson, sendText } from '../base/http-body.js';
 import { CARD_PATH, JWKS_PATH } from '../discovery/remote-adapter.js';
 
 /** Bridge state shown by `/health`. */
@@ -222,7 +223,7 @@ export class LocalEndpoint {
     const server = createServer((req, res) => {
       this.handle(req, res, viaSocket).catch((e: unknown) => {
         this.log.error({ err: (e as Error).message }, 'local endpoint request failed');
-        if (!res.headersSent) this.send(res, 500, 'application/json', errorJson('execution_failed', 'Internal error.'));
+        if (!res.headersSent) sendText(res, 500, 'application/json', errorJson('execution_failed', 'Internal error.'));
         else res.end();
       });
     });
@@ -238,17 +239,6 @@ export class LocalEndpoint {
       .map((s) => s.trim())
       .find((s) => s.startsWith('bearer.'));
     return tokenMatches(this.token, bearerFrom(req.headers.authorization) ?? proto?.slice('bearer.'.length));
-  }
-
-  private send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
-    res.writeHead(status, {
-      'Content-Type': type,
-      'Content-Length': Buffer.byteLength(body),
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': 'no-store',
-      ...headers,
-    });
-    res.end(body);
   }
 
   private routeOf(path: string): Route {
@@ -275,23 +265,22 @@ export class LocalEndpoint {
     const route = this.routeOf(url.pathname);
     res.on('finish', () => this.metrics.incHttp(route, res.statusCode));
     if (!isLoopbackHost(req.headers.host)) {
-      this.send(res, 403, 'application/json', errorJson('unauthorized', 'The Host header must name a loopback address.'));
+      sendText(res, 403, 'application/json', errorJson('unauthorized', 'The Host header must name a loopback address.'));
       return;
     }
     const authenticated = this.isAuthenticated(req, viaSocket);
-    const json = (status: number, value: unknown, headers: Record<string, string> = {}) =>
-      this.send(res, status, 'application/json; charset=utf-8', JSON.stringify(value), headers);
+    const json = (status: number, value: unknown, headers: Record<string, string> = {}) => sendJson(res, status, value, headers);
     const method = req.method ?? 'GET';
     const getOnly = route !== 'rpc' && route !== 'other';
     if (getOnly && method !== 'GET' && method !== 'HEAD') {
-      this.send(res, 405, 'application/json', errorJson('method_not_allowed', 'Method not allowed.'), { Allow: 'GET, HEAD' });
+      sendText(res, 405, 'application/json', errorJson('method_not_allowed', 'Method not allowed.'), { Allow: 'GET, HEAD' });
       return;
     }
     switch (route) {
       case 'card':
         return this.serveCard(req, res, authenticated);
       case 'jwks': {
-        if (!this.jwksProvider) return this.send(res, 503, 'application/json', errorJson('not_ready', 'No signing key yet.'));
+        if (!this.jwksProvider) return sendText(res, 503, 'application/json', errorJson('not_ready', 'No signing key yet.'));
         return json(200, await this.jwksProvider(), { 'Cache-Control': 'max-age=300' });
       }
       case 'skills': {
@@ -308,7 +297,7 @@ export class LocalEndpoint {
       case 'descriptor': {
         const id = decodePathSegment(DESCRIPTOR_PATH.exec(url.pathname)?.[1] ?? '');
         const d = id ? visibleDescriptor(await this.descriptorsProvider(), id, authenticated) : undefined;
-        if (!d) return this.send(res, 404, 'application/json', errorJson('unknown_function', 'No such skill.'));
+        if (!d) return sendText(res, 404, 'application/json', errorJson('unknown_function', 'No such skill.'));
         return json(200, d, { 'Cache-Control': 'no-cache', Vary: 'Authorization' });
       }
       case 'health': {
@@ -318,21 +307,21 @@ export class LocalEndpoint {
       case 'metrics':
         if (!authenticated) return this.unauthorized(res);
         if (!isAllowedOrigin(req.headers.origin)) return this.forbiddenOrigin(res);
-        return this.send(res, 200, METRICS_CONTENT_TYPE, this.metrics.render());
+        return sendText(res, 200, METRICS_CONTENT_TYPE, this.metrics.render());
       case 'rpc':
         return this.serveRpc(req, res, authenticated);
       default:
         if (this.opts.uiDir && isUiPath(url.pathname)) return serveUi(req, res, url.pathname, this.opts.uiDir);
-        return this.send(res, 404, 'application/json', errorJson('not_found', 'No such route.'));
+        return sendText(res, 404, 'application/json', errorJson('not_found', 'No such route.'));
     }
   }
 
   private unauthorized(res: ServerResponse): void {
-    this.send(res, 401, 'application/json', errorJson('unauthorized', 'This route needs the local token.'), { 'WWW-Authenticate': 'Bearer' });
+    sendText(res, 401, 'application/json', errorJson('unauthorized', 'This route needs the local token.'), { 'WWW-Authenticate': 'Bearer' });
   }
 
   private forbiddenOrigin(res: ServerResponse): void {
-    this.send(res, 403, 'application/json', errorJson('unauthorized', 'Requests from this origin are not accepted.'));
+    sendText(res, 403, 'application/json', errorJson('unauthorized', 'Requests from this origin are not accepted.'));
   }
 
   private async providerInfo(): Promise<{ name: string; url?: string }> {
@@ -343,7 +332,7 @@ export class LocalEndpoint {
 
   private async serveCard(req: IncomingMessage, res: ServerResponse, authenticated: boolean): Promise<void> {
     if (!this.cardProvider) {
-      this.send(res, 503, 'application/json', errorJson('not_ready', 'The adapter card is not ready yet.'));
+      sendText(res, 503, 'application/json', errorJson('not_ready', 'The adapter card is not ready yet.'));
       return;
     }
     const body = JSON.stringify(await this.cardProvider(authenticated));
@@ -356,41 +345,39 @@ export class LocalEndpoint {
       res.end();
       return;
     }
-    this.send(res, 200, 'application/json; charset=utf-8', body, headers);
+    sendText(res, 200, 'application/json; charset=utf-8', body, headers);
   }
 
   private async serveRpc(req: IncomingMessage, res: ServerResponse, authenticated: boolean): Promise<void> {
     if (req.method !== 'POST') {
-      this.send(res, 405, 'application/json', errorJson('method_not_allowed', 'Use POST or a WebSocket.'), { Allow: 'POST' });
+      sendText(res, 405, 'application/json', errorJson('method_not_allowed', 'Use POST or a WebSocket.'), { Allow: 'POST' });
       return;
     }
     if (!isAllowedOrigin(req.headers.origin)) return this.forbiddenOrigin(res);
     if (!authenticated && !this.hasPublicMethods) return this.unauthorized(res);
     // Only JSON: a cross-site form or text/plain post cannot reach a method.
     if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
-      this.send(res, 415, 'application/json', errorJson('invalid_arguments', 'Content-Type must be application/json.'));
+      sendText(res, 415, 'application/json', errorJson('invalid_arguments', 'Content-Type must be application/json.'));
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const c of req as AsyncIterable<Buffer>) {
-      size += c.length;
-      if (size > this.opts.maxBodyBytes) {
-        this.send(res, 413, 'application/json', errorJson('payload_too_large', 'The request body is too large.'));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
+    let body: Buffer;
+    try {
+      body = await readBody(req, this.opts.maxBodyBytes);
+    } catch (e) {
+      if (!(e instanceof BodyTooLargeError)) throw e;
+      sendText(res, 413, 'application/json', errorJson('payload_too_large', 'The request body is too large.'));
+      req.destroy();
+      return;
     }
     let refused = false;
-    const out = await this.rpc.handleText(Buffer.concat(chunks).toString('utf8'), { authenticated, onUnauthorized: () => (refused = true) });
+    const out = await this.rpc.handleText(body.toString('utf8'), { authenticated, onUnauthorized: () => (refused = true) });
     if (out === undefined) {
       res.writeHead(204, { 'Cache-Control': 'no-store' });
       res.end();
       return;
     }
     const status = refused ? 401 : 200;
-    this.send(res, status, 'application/json; charset=utf-8', out);
+    sendText(res, status, 'application/json; charset=utf-8', out);
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, viaSocket: boolean): void {
