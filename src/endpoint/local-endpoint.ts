@@ -18,6 +18,9 @@ import { bearerFrom, loadOrCreateLocalToken, tokenMatches } from './local-token.
 import { Metrics, METRICS_CONTENT_TYPE } from './metrics.js';
 import { isUiPath, serveUi } from './static-ui.js';
 import { RpcMethods, type RpcContext, type RpcMethod } from '../protocol/rpc-methods.js';
+import type { JsonRpcPeer } from '../protocol/peer.js';
+import { ExchangeTransport } from '../protocol/exchange-transport.js';
+import { WebSocketTransport } from '../protocol/ws-transport.js';
 import { isNamedPipe, prepareSocketPath } from './socket-path.js';
 import { silentLogger } from '../base/logger.js';
 import { BodyTooLargeError, readBody, sendJson, sendText } from '../base/http-body.js';
@@ -80,7 +83,7 @@ export class LocalEndpoint {
   private readonly log: Logger;
   private readonly rpc = new RpcMethods();
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, handleProtocols: (p) => (p.has(LOCAL_RPC_SUBPROTOCOL) ? LOCAL_RPC_SUBPROTOCOL : false) });
-  private readonly clients = new Map<WebSocket, { authenticated: boolean }>();
+  private readonly clients = new Map<WebSocket, { authenticated: boolean; peer: JsonRpcPeer }>();
   private servers: Server[] = [];
   private token = '';
   private started: EndpointInfo | undefined;
@@ -133,8 +136,7 @@ export class LocalEndpoint {
 
   /** Sends a JSON-RPC notification to every authenticated `WS /rpc` client. */
   broadcast(method: string, params: unknown): void {
-    const text = JSON.stringify({ jsonrpc: '2.0', method, params });
-    for (const [ws, c] of this.clients) if (c.authenticated && ws.readyState === ws.OPEN) ws.send(text);
+    for (const c of this.clients.values()) if (c.authenticated) c.peer.notify(method, params);
   }
 
   /** The local token (for the tray UI and tests); empty before `start()`. */
@@ -370,7 +372,9 @@ export class LocalEndpoint {
       return;
     }
     let refused = false;
-    const out = await this.rpc.handleText(body.toString('utf8'), { authenticated, onUnauthorized: () => (refused = true) });
+    const exchange = new ExchangeTransport();
+    this.rpc.open(exchange, { authenticated, onUnauthorized: () => (refused = true) }, { onError: this.rpcFault });
+    const out = await exchange.exchange(body.toString('utf8'));
     if (out === undefined) {
       res.writeHead(204, { 'Cache-Control': 'no-store' });
       res.end();
@@ -395,28 +399,21 @@ export class LocalEndpoint {
 
   private attach(ws: WebSocket, authenticated: boolean): void {
     const closers: (() => void)[] = [];
-    this.clients.set(ws, { authenticated });
+    const transport = new WebSocketTransport(ws);
     const ctx: RpcContext = {
       authenticated,
-      notify: (method, params) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ jsonrpc: '2.0', method, params }));
-      },
+      notify: (method, params) => void peer.notify(method, params),
       onClose: (cb) => closers.push(cb),
     };
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) {
-        ws.close(1003, 'binary frames are not accepted');
-        return;
-      }
-      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      void this.rpc.handleText(text, ctx).then((out) => {
-        if (out !== undefined && ws.readyState === ws.OPEN) ws.send(out);
-      });
-    });
-    ws.on('close', () => {
+    const peer = this.rpc.open(transport, ctx, { onError: this.rpcFault }, () => {
       this.clients.delete(ws);
       for (const cb of closers) cb();
     });
-    ws.on('error', () => undefined);
+    this.clients.set(ws, { authenticated, peer });
   }
+
+  /** Faults of /rpc that have no caller to answer (a method that crashed, a frame that could not be sent). */
+  private readonly rpcFault = (err: unknown, context: string): void => {
+    this.log.warn({ err: err instanceof Error ? err.message : String(err), context }, 'local rpc fault');
+  };
 }

@@ -1,8 +1,11 @@
 /**
- * Server side of JSON-RPC 2.0 for the local endpoint (`POST /rpc` and `WS /rpc`): method table, auth gate,
- * envelope errors, batches. Methods that are not marked public need the local token.
+ * A table of JSON-RPC methods served over `JsonRpcPeer` (the local endpoint's `POST /rpc` and `WS /rpc`):
+ * the same peer, envelope errors and error mapping as the bridge session, plus an auth gate. Methods that
+ * are not marked public need the caller to be authenticated (the local token).
  */
-import { RPC, RpcError, WireError } from './errors.js';
+import { WireError } from './errors.js';
+import { JsonRpcPeer, type PeerOptions } from './peer.js';
+import type { Transport } from './transport.js';
 
 /** What a method learns about the caller. */
 export interface RpcContext {
@@ -19,25 +22,24 @@ export interface RpcContext {
 /** One method implementation. */
 export type RpcMethod = (params: unknown, ctx: RpcContext) => Promise<unknown>;
 
-type JsonRpcResponse = { jsonrpc: '2.0'; id: string | number | null } & ({ result: unknown } | { error: { code: number; message: string; data?: unknown } });
-
-function errorBody(e: unknown): { code: number; message: string; data?: unknown } {
-  if (e instanceof WireError) return e.toRpcError();
-  if (e instanceof RpcError) return e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: e.data };
-  return { code: RPC.internal_error, message: 'Internal error.' };
+interface Entry {
+  fn: RpcMethod;
+  public: boolean;
 }
 
-function isId(v: unknown): v is string | number | null {
-  return v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
-}
-
-/** The method table and dispatcher. */
+/** The method table; `open` serves it on one connection. */
 export class RpcMethods {
-  private readonly methods = new Map<string, { fn: RpcMethod; public: boolean }>();
+  private readonly methods = new Map<string, Entry>();
+  /** Open connections, so that methods added later reach them too. */
+  private readonly live = new Map<JsonRpcPeer, { ctx: RpcContext; onError: PeerOptions['onError'] }>();
 
   /** Adds (or replaces) methods; `public` ones answer without the local token. */
   add(methods: Record<string, RpcMethod>, opts: { public?: boolean } = {}): void {
-    for (const [name, fn] of Object.entries(methods)) this.methods.set(name, { fn, public: opts.public === true });
+    for (const [name, fn] of Object.entries(methods)) {
+      const entry = { fn, public: opts.public === true };
+      this.methods.set(name, entry);
+      for (const [peer, c] of this.live) this.bind(peer, c.ctx, name, entry, c.onError);
+    }
   }
 
   /** True when a method of that name exists. */
@@ -45,50 +47,34 @@ export class RpcMethods {
     return this.methods.has(name);
   }
 
-  /** Handles one parsed message (object or batch); undefined when nothing is to be sent back. */
-  async handle(msg: unknown, ctx: RpcContext): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
-    if (Array.isArray(msg)) {
-      if (msg.length === 0) return { jsonrpc: '2.0', id: null, error: { code: RPC.invalid_request, message: 'Empty batch.' } };
-      const out = (await Promise.all(msg.map((m) => this.handleOne(m, ctx)))).filter((r): r is JsonRpcResponse => r !== undefined);
-      return out.length ? out : undefined;
-    }
-    return this.handleOne(msg, ctx);
+  /**
+   * Serves the table on `transport` for one caller. An unknown method still answers -32601 to anyone; a
+   * known one that is not public answers `unauthorized` to a caller without the token. `onClose` runs
+   * when the transport closes.
+   */
+  open(transport: Transport, ctx: RpcContext, opts: Omit<PeerOptions, 'gate'> = {}, onClose?: () => void): JsonRpcPeer {
+    const peer = new JsonRpcPeer(transport, {
+      ...opts,
+      gate: (method) => {
+        const entry = this.methods.get(method);
+        if (entry && !entry.public && !ctx.authenticated) {
+          ctx.onUnauthorized?.();
+          throw new WireError('unauthorized', 'This method needs the local token.');
+        }
+      },
+    });
+    for (const [name, entry] of this.methods) this.bind(peer, ctx, name, entry, opts.onError);
+    this.live.set(peer, { ctx, onError: opts.onError });
+    peer.onclose = () => {
+      this.live.delete(peer);
+      onClose?.();
+    };
+    return peer;
   }
 
-  /** Parses and handles one text message; returns the text to send back, if any. */
-  async handleText(text: string, ctx: RpcContext): Promise<string | undefined> {
-    let msg: unknown;
-    try {
-      msg = JSON.parse(text);
-    } catch {
-      return JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: RPC.parse_error, message: 'Parse error.' } });
-    }
-    const res = await this.handle(msg, ctx);
-    return res === undefined ? undefined : JSON.stringify(res);
-  }
-
-  private async handleOne(m: unknown, ctx: RpcContext): Promise<JsonRpcResponse | undefined> {
-    const req = m as Record<string, unknown> | null;
-    if (!req || typeof req !== 'object' || req['jsonrpc'] !== '2.0' || typeof req['method'] !== 'string' || ('id' in req && !isId(req['id']))) {
-      return { jsonrpc: '2.0', id: null, error: { code: RPC.invalid_request, message: 'Invalid request.' } };
-    }
-    const isNotification = !('id' in req);
-    const id = (req['id'] ?? null) as string | number | null;
-    const entry = this.methods.get(req['method']);
-    let response: JsonRpcResponse;
-    if (!entry) {
-      response = { jsonrpc: '2.0', id, error: { code: RPC.method_not_found, message: 'Method not found.' } };
-    } else if (!entry.public && !ctx.authenticated) {
-      ctx.onUnauthorized?.();
-      response = { jsonrpc: '2.0', id, error: new WireError('unauthorized', 'This method needs the local token.').toRpcError() };
-    } else {
-      try {
-        const result = await entry.fn(req['params'] ?? {}, ctx);
-        response = { jsonrpc: '2.0', id, result: result ?? null };
-      } catch (e) {
-        response = { jsonrpc: '2.0', id, error: errorBody(e) };
-      }
-    }
-    return isNotification ? undefined : response;
+  private bind(peer: JsonRpcPeer, ctx: RpcContext, name: string, entry: Entry, onError: PeerOptions['onError']): void {
+    peer.onRequest(name, (params) => entry.fn(params ?? {}, ctx));
+    // A method called as a notification still runs; its answer goes nowhere, a failure to onError.
+    peer.onNotification(name, (params) => void entry.fn(params ?? {}, ctx).catch((e: unknown) => onError?.(e, `notification ${name}`)));
   }
 }
