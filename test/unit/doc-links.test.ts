@@ -93,7 +93,7 @@ test('docs/protocol.md states the contract and names the version the code speaks
 function missingCodePaths(text: string): string[] {
   const prose = text.replace(/```[\s\S]*?```/g, '');
   const out: string[] = [];
-  for (const m of prose.matchAll(/(?<![\w./<>([-])((?:src|handlers|test|bench|scripts|electron)\/[^\s`'"()[\],;:]*)/g)) {
+  for (const m of prose.matchAll(/(?<![\w./<>([@-])((?:src|handlers|test|bench|scripts|electron)\/[^\s`'"()[\],;:]*)/g)) {
     const p = m[1]!.replace(/[.]+$/, '');
     if (/[<>*{}…]|\.\.\./.test(p)) continue;
     const abs = join(ROOT, p);
