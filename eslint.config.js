@@ -3,6 +3,8 @@
 //   - src/ and handlers/ are plain Node: they never import `electron`;
 //   - handlers reach the host only through the handler SDK entry, src/sdk/index.ts;
 //   - electron/ reaches src/ only through its public entry, src/index.ts.
+//   - inside src/, layers bottom to top (docs/architecture.md): each imports only from the layers below it,
+//     and agent/, bridge/, endpoint/, consent/ never import each other (SRC_LAYERS below).
 // test/lint/layering.test.ts fails when one of these rules is switched off or weakened.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -13,13 +15,63 @@ export const LAYERING_MESSAGES = {
   handlerDeepImport: 'Handlers import the handler SDK instead: ../../src/sdk/index.js is the only part of src/ a handler may use.',
   shellDeepImport: 'electron/ reaches src/ only through its public entry: import from ../src/index.js (add the export there if it is missing).',
   rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules.',
+  /** A file of layer `name` imports a folder of a layer above it. */
+  srcLayer: (name) => `Layer "${name}" of src/ imports only from the layers below it (docs/architecture.md): move the shared piece down, or wire the two together in src/app/.`,
+  /** agent/, bridge/, endpoint/ or consent/ imports one of the others. */
+  srcSibling: 'agent/, bridge/, endpoint/ and consent/ are siblings: they meet only through interfaces declared below them (src/seams/, src/sdk/, src/grants/) and are wired together in src/app/ (docs/architecture.md).',
 };
+
+/**
+ * The layers inside src/, bottom to top (docs/architecture.md). A layer's files import only from the
+ * layers below it (and their own); `siblings` folders of one layer do not import each other either.
+ * `files`/`ignores` place single files: src/version.ts is at the bottom with base/, and the kit's tools
+ * (sdk/testing.ts, sdk/manifest.ts) run a handler the way the agent does, so they sit above agent/ (but
+ * import none of its siblings: `alsoBelow` names the folders of lower layers a layer may still not import).
+ * cli/ and trial/ (the commands) are the top: no rule inside src/ binds them.
+ */
+export const SRC_LAYERS = [
+  { name: 'base', folders: ['base', 'i18n'], files: ['src/version.ts'] },
+  { name: 'protocol', folders: ['protocol'] },
+  { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'], ignores: ['src/sdk/testing.ts', 'src/sdk/manifest.ts'] },
+  { name: 'discovery and grants', folders: ['discovery', 'grants'] },
+  { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
+  { name: 'kit tools', folders: [], files: ['src/sdk/testing.ts', 'src/sdk/manifest.ts'], alsoBelow: ['bridge', 'endpoint', 'consent'] },
+  { name: 'composition root', folders: ['app'] },
+  { name: 'commands', folders: ['cli', 'trial'] },
+];
 
 const electronBan = {
   name: 'electron',
   message: LAYERING_MESSAGES.electronInCore,
 };
 const electronPatternBan = { group: ['electron/*'], message: LAYERING_MESSAGES.electronInCore };
+
+/** A relative import that reaches one of the src/ `folders` (`./x/` from src/version.ts, `../x/`, `../../x/` deeper). */
+const reaching = (folders) => `^\\.\\.?/(\\.\\./)*(${folders.join('|')})(/|$)`;
+
+/** One config block per layer (and per sibling folder), each keeping the electron ban. */
+function srcLayerBlocks() {
+  const blocks = [];
+  SRC_LAYERS.forEach((layer, i) => {
+    const above = [...(layer.alsoBelow ?? []), ...SRC_LAYERS.slice(i + 1).flatMap((l) => l.folders)];
+    const patternsFor = (extra) => [
+      electronPatternBan,
+      ...(above.length ? [{ regex: reaching(above), message: LAYERING_MESSAGES.srcLayer(layer.name) }] : []),
+      ...extra,
+    ];
+    const rule = (extra) => ['error', { paths: [electronBan], patterns: patternsFor(extra) }];
+    if (layer.siblings) {
+      for (const f of layer.folders) {
+        const others = layer.folders.filter((o) => o !== f);
+        blocks.push({ files: [`src/${f}/**`], rules: { 'no-restricted-imports': rule([{ regex: reaching(others), message: LAYERING_MESSAGES.srcSibling }]) } });
+      }
+    } else {
+      const files = [...layer.folders.map((f) => `src/${f}/**`), ...(layer.files ?? [])];
+      blocks.push({ files, ...(layer.ignores ? { ignores: layer.ignores } : {}), rules: { 'no-restricted-imports': rule([]) } });
+    }
+  });
+  return blocks;
+}
 
 // Globals written out here because the `globals` package is not a dependency.
 const readonly = (names) => Object.fromEntries(names.map((n) => [n, 'readonly']));
@@ -74,6 +126,7 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: [electronBan], patterns: [electronPatternBan] }],
     },
   },
+  ...srcLayerBlocks(),
   {
     files: ['handlers/**'],
     ignores: ['handlers/*/test/**'],

@@ -7,8 +7,8 @@ import { openSync, readSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { normalizeAgentConfig } from '../src/config/agent-config.js';
 import { TRANSPORT_CHANNELS } from '../src/protocol/ws-transport.js';
-import { createLogger, silentLogger } from '../src/agent/logger.js';
-import { startAgent } from '../src/agent/start-agent.js';
+import { createLogger, silentLogger } from '../src/base/logger.js';
+import { startAgent } from '../src/app/start-agent.js';
 import { announceReady, exitOnSignal } from './child.js';
 
 async function main(): Promise<void> {

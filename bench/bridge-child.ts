@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { normalizeBridgeConfig } from '../src/config/bridge-config.js';
-import { silentLogger } from '../src/agent/logger.js';
+import { silentLogger } from '../src/base/logger.js';
 import { BridgeServer } from '../src/bridge/server.js';
 import { announceReady, exitOnSignal } from './child.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { generateKeyPair, exportJWK } from 'jose';
 import { readAdapterManifest } from '../src/discovery/adapter-tools.js';
 import { buildDeviceCard, skillToDescriptor } from '../src/discovery/card.js';
-import { signCard } from '../src/discovery/card-sign.js';
+import { signCard } from '../src/protocol/card-sign.js';
 import { backoffDelay, DEFAULT_BACKOFF } from '../src/agent/session.js';
 import type { Descriptor } from '../src/protocol/messages.js';
 import { PROJECT_ROOT } from '../src/version.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { normalizeBridgeConfig } from '../src/config/bridge-config.js';
-import { silentLogger } from '../src/agent/logger.js';
+import { silentLogger } from '../src/base/logger.js';
 import { BridgeServer } from '../src/bridge/server.js';
 import { benchFile, startChild, type BenchChild } from './child.js';
 

@@ -16,7 +16,7 @@ import { BlobStore } from '../src/bridge/blob-store.js';
 import { HttpBlobClient } from '../src/agent/blob-client.js';
 import type { CallContext, FunctionDefinition, Logger } from '../src/sdk/index.js';
 import { standaloneTemp } from '../src/sdk/temp.js';
-import { GrantStore } from '../src/agent/grant-store.js';
+import { GrantStore } from '../src/grants/grant-store.js';
 import handler from '../handlers/files/index.js';
 
 const TOKEN = 'bench-token';

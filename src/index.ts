@@ -4,9 +4,9 @@
  * is a re-export of an existing module and nothing else.
  */
 export { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from './agent/agent.js';
-export { startAgent, type RunningAgent } from './agent/start-agent.js';
+export { startAgent, type RunningAgent } from './app/start-agent.js';
 export type { BridgeStatus, FatalStop } from './agent/session.js';
-export { createLogger, silentLogger } from './agent/logger.js';
+export { createLogger, silentLogger } from './base/logger.js';
 export { loadAgentConfig, normalizeAgentConfig, defaultDataDir, type AgentConfig, type AgentConfigFile } from './config/agent-config.js';
 export { ConfigError } from './config/load.js';
 export { LocalEndpoint, LOCAL_RPC_SUBPROTOCOL, type BridgeState, type EndpointInfo, type LocalEndpointOptions } from './endpoint/local-endpoint.js';

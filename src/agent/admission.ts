@@ -13,7 +13,7 @@ import { schemaValidator } from '../protocol/schema-validator.js';
 import type { InFlight } from './inflight.js';
 import type { Journal } from './journal.js';
 import type { FunctionRegistry, RegisteredFunction } from './registry.js';
-import type { ConsentGate } from './seams.js';
+import type { ConsentGate } from '../seams/call-seams.js';
 
 /** The identity a dispatcher serves. */
 export interface Identity {

@@ -12,7 +12,7 @@ import { CLIENT_PROTOCOL_VERSION, METHODS, type HelloParams, type Outcome, type 
 import { NO_GRANTS, type BlobClient, type HandlerEnv, type Logger } from '../sdk/index.js';
 import { ConfigError } from '../config/load.js';
 import { configPathResolver } from '../config/agent-config.js';
-import { GrantStore } from './grant-store.js';
+import { GrantStore } from '../grants/grant-store.js';
 import { APP_VERSION } from '../version.js';
 import { TempArea } from '../sdk/temp.js';
 import { localeFromEnv, type Locale } from '../i18n/index.js';
@@ -22,13 +22,13 @@ import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './han
 import { HostServicesHub } from './host-services.js';
 import { Journal } from './journal.js';
 import { FunctionRegistry } from './registry.js';
-import { RefusingConsentGate, type CallObserver, type ConsentGate } from './seams.js';
+import { RefusingConsentGate, type CallObserver, type ConsentGate } from '../seams/call-seams.js';
 import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } from './session.js';
-import { writeJsonFileSync } from '../storage/json-file.js';
+import { writeJsonFileSync } from '../base/json-file.js';
 import { stopAdvice, type SignInKind, type StopAdvice } from './stop-advice.js';
 import { ensurePrivateDir } from '../storage/private-dir.js';
 import { publishedDescriptors } from '../discovery/skill-index.js';
-import { ADAPTER_ID_PATTERN } from '../discovery/manifest-schemas.js';
+import { ADAPTER_ID_PATTERN } from '../protocol/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
 /** How long stop() waits for the handlers' dispose hooks. */

@@ -4,7 +4,7 @@
  * methods are collected here and handed to the endpoint when it starts.
  */
 import type { HostServices, LocalMethod, Logger } from '../sdk/index.js';
-import { showNotice } from './user-notice.js';
+import { showNotice } from '../base/user-notice.js';
 
 /** Collects what handlers contribute; the composition root (start-agent) wires it to endpoint and status. */
 export class HostServicesHub {

@@ -8,7 +8,7 @@ import type { CallTimes } from '../protocol/outcomes.js';
 import type { CallAbort } from './abort.js';
 import type { ProgressThrottle } from './progress.js';
 import type { RegisteredFunction } from './registry.js';
-import type { ConsentResource } from './seams.js';
+import type { ConsentResource } from '../seams/call-seams.js';
 import type { NoteSubject } from './state-notes.js';
 
 /** One call the dispatcher is working on. */

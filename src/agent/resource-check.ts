@@ -4,9 +4,9 @@
  */
 import { WireError } from '../protocol/errors.js';
 import { NO_GRANTS, type CallResource } from '../sdk/index.js';
-import type { GrantStore } from './grant-store.js';
+import type { GrantStore } from '../grants/grant-store.js';
 import type { RegisteredFunction } from './registry.js';
-import type { ConsentResource } from './seams.js';
+import type { ConsentResource } from '../seams/call-seams.js';
 
 /** A call's resources as checked before consent, and the lock keys they give. */
 export interface Resolved {

@@ -12,7 +12,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WireError } from '../protocol/errors.js';
-import { sendError, sendJson } from './http-util.js';
+import { sendError } from './http-util.js';
+import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
 import type { BlobRef } from '../protocol/messages.js';
 

@@ -10,10 +10,17 @@ import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
 import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
 import type { DeviceHub } from './device-hub.js';
-import { HttpError, RateLimiter, readJson, sendError, sendJson, statusForWireError } from './http-util.js';
-import type { CardCheck } from './server.js';
+import { HttpError, RateLimiter, readJson, sendError, statusForWireError } from './http-util.js';
+import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
 import { publicRecord, type BridgeStore, type DeviceRecord } from './store.js';
+
+/** What the bridge found when it checked a device's Adapter Card. */
+export interface CardCheck {
+  /** true: signed by the key pinned at login; false: it is not; null: no pinned key to check against. */
+  verified: boolean | null;
+  problem?: string;
+}
 
 const SubmitSchema = Type.Object(
   {

@@ -1,22 +1,17 @@
 /**
- * Small HTTP helpers for the bridge: JSON bodies with a size cap, typed error bodies (§10).
+ * Small HTTP helpers for the bridge: JSON bodies with a size cap (read by src/base/http-body.ts), typed
+ * error bodies (§10).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WireError, type ErrorType } from '../protocol/errors.js';
 import { httpError } from '../protocol/http.js';
+import { BodyTooLargeError, readBody, sendJson } from '../base/http-body.js';
 
 /** An HTTP-level failure with its status and §2 error body. */
 export class HttpError extends Error {
   constructor(readonly status: number, readonly type: ErrorType | 'not_found' | 'bad_request' | 'method_not_allowed', message: string, readonly details?: Record<string, unknown>) {
     super(message);
   }
-}
-
-/** Sends a JSON body. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', ...headers });
-  res.end(text);
 }
 
 /** Sends `{ error: { code, type, message, retryable, details? } }`. */
@@ -48,25 +43,13 @@ export function statusForWireError(e: WireError): number {
 
 /** Reads a JSON body up to `limit` bytes; throws HttpError 413 / 400. (Events, not `for await`: an async iterator per request costs more than the parse.) */
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
-  const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > limit) throw new HttpError(413, 'payload_too_large', `The request body is larger than ${limit} bytes.`, { limit });
-  const text = await new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.resume(); // drain the rest so the connection stays usable for the error answer
-        reject(new HttpError(413, 'payload_too_large', `The request body is larger than ${limit} bytes.`, { limit }));
-        return;
-      }
-      chunks.push(c);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-  });
+  let text: string;
+  try {
+    text = (await readBody(req, limit)).toString('utf8');
+  } catch (e) {
+    if (e instanceof BodyTooLargeError) throw new HttpError(413, 'payload_too_large', e.message, { limit });
+    throw e;
+  }
   if (!text) return {};
   try {
     return JSON.parse(text);

@@ -15,14 +15,15 @@ import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
-import { RuntimeApi } from './http-api.js';
-import { RateLimiter, sendError, sendJson } from './http-util.js';
+import { RuntimeApi, type CardCheck } from './http-api.js';
+import { RateLimiter, sendError } from './http-util.js';
+import { sendJson } from '../base/http-body.js';
 import { BridgeStore, cardDigest } from './store.js';
 import { BlobStore } from './blob-store.js';
 import type { JWK } from 'jose';
-import { verifyCard } from '../discovery/card-sign.js';
+import { verifyCard } from '../protocol/card-sign.js';
 import { bearer } from './auth.js';
-import { writeJsonFileSync } from '../storage/json-file.js';
+import { writeJsonFileSync } from '../base/json-file.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 
@@ -37,13 +38,6 @@ export interface BridgeOptions {
   mounts?: HttpMount[];
   /** The public key pinned at login for exactly this identity, to verify the Adapter Card it sends in hello. */
   pinnedKey?: (identity: DeviceIdentity) => JWK | null;
-}
-
-/** What the bridge found when it checked a device's Adapter Card. */
-export interface CardCheck {
-  /** true: signed by the key pinned at login; false: it is not; null: no pinned key to check against. */
-  verified: boolean | null;
-  problem?: string;
 }
 
 /** Tokens from the config file. */

@@ -3,7 +3,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigError, LogSection, checkConfig, readConfigFile, resolvePath } from './load.js';
-import { isPasswordHash } from '../bridge/oauth/password.js';
+import { isPasswordHash } from '../base/password.js';
 
 const S = Type.String({ minLength: 1 });
 const strict = { additionalProperties: false } as const;

@@ -44,8 +44,8 @@ export interface AuditFilter {
 }
 
 /** What the dispatcher hands over for a finished call (the seam's type). */
-export type { FinishedCall } from '../agent/seams.js';
-import type { FinishedCall } from '../agent/seams.js';
+export type { FinishedCall } from '../seams/call-seams.js';
+import type { FinishedCall } from '../seams/call-seams.js';
 
 /** How long recorded calls wait to be written together. */
 export const AUDIT_BATCH_MS = 25;

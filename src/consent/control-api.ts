@@ -8,7 +8,7 @@ import { ANSWER_KINDS, type PromptAnswerKind } from './prompt.js';
 import type { ConsentService } from './gate.js';
 import type { DecisionScope } from './decisions-store.js';
 import { parseSince } from './audit-log.js';
-import { GrantError, type GrantStore } from '../agent/grant-store.js';
+import { GrantError, type GrantStore } from '../grants/grant-store.js';
 
 /** Per-request context from the local endpoint. */
 export interface ControlContext {

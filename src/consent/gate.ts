@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Writable } from 'node:stream';
-import type { ConsentDecision, ConsentGate, ConsentRequest, CallObserver } from '../agent/seams.js';
+import type { ConsentDecision, ConsentGate, ConsentRequest, CallObserver } from '../seams/call-seams.js';
 import type { ConfirmationInfo } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
 import type { Logger } from '../sdk/index.js';

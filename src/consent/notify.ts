@@ -4,8 +4,8 @@
  * still waits in the UI.
  */
 import type { Logger } from '../sdk/index.js';
-import { showNotice } from '../agent/user-notice.js';
-import { silentLogger } from '../agent/logger.js';
+import { showNotice } from '../base/user-notice.js';
+import { silentLogger } from '../base/logger.js';
 import { describeRequester } from './describe-risk.js';
 import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { PromptView } from './prompt.js';

@@ -14,7 +14,7 @@ import { asInstance } from '../sdk/instance.js';
 import { jcs } from '../protocol/hash.js';
 import { skillToDescriptor } from './card.js';
 import { sha256Tag, type CodeBytes } from './code-binding.js';
-import type { AdapterCard, CodeBinding } from './manifest-schemas.js';
+import type { AdapterCard, CodeBinding } from '../protocol/manifest-schemas.js';
 
 function isHandler(v: unknown): v is Handler {
   return !!v && typeof v === 'object' && typeof (v as Handler).name === 'string' && typeof (v as Handler).create === 'function';

@@ -6,8 +6,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { AdapterCard } from './manifest-schemas.js';
-import { ADAPTER_ID_PATTERN, validateCard } from './manifest-schemas.js';
+import type { AdapterCard } from '../protocol/manifest-schemas.js';
+import { ADAPTER_ID_PATTERN, validateCard } from '../protocol/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
 import { parseToolYaml, toolYamlToCard } from './tool-yaml.js';

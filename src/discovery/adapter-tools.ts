@@ -6,12 +6,12 @@ import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { importJWK, type JWK } from 'jose';
 import { schemaValidator } from '../protocol/schema-validator.js';
-import { CARD_ALGORITHMS, publicOnly, signCard, type CardAlgorithm, type CardSigningKey } from './card-sign.js';
+import { CARD_ALGORITHMS, publicOnly, signCard, type CardAlgorithm, type CardSigningKey } from '../protocol/card-sign.js';
 import { checkCodeBinding, computeCodeBinding } from './code-binding.js';
 import { CARD_FILE, TOOL_YAML_FILE, readCandidate } from './adapter-scanner.js';
-import { CODE_BINDING_EXTENSION, type AdapterCard } from './manifest-schemas.js';
+import { CODE_BINDING_EXTENSION, type AdapterCard } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
-import { writeJsonFile } from '../storage/json-file.js';
+import { writeJsonFile } from '../base/json-file.js';
 import { verifySignedAdapter } from './local-adapter.js';
 
 /** The folder's card (from `adapter.json`, else mapped from `tool.aios.yaml`) and the code entry. */

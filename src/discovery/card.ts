@@ -4,7 +4,7 @@
  */
 import { PROTOCOL_VERSION, type Descriptor } from '../protocol/messages.js';
 import type { DescriptorInput } from '../sdk/index.js';
-import type { AdapterCard, AdapterInfo, CardSkill } from './manifest-schemas.js';
+import type { AdapterCard, AdapterInfo, CardSkill } from '../protocol/manifest-schemas.js';
 
 /** What the device card says about the device itself. */
 export interface DeviceCardMeta {

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
 import { join, posix, relative, sep } from 'node:path';
-import type { CodeBinding } from './manifest-schemas.js';
+import type { CodeBinding } from '../protocol/manifest-schemas.js';
 
 /** The card itself (top level only): it carries the binding. */
 const CARD = 'adapter.json';

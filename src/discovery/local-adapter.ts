@@ -4,12 +4,12 @@
  * never an exception, so one broken adapter never stops the others.
  */
 import type { FunctionDefinition, HandlerEnv } from '../sdk/index.js';
-import { verifyCard } from './card-sign.js';
+import { verifyCard } from '../protocol/card-sign.js';
 import { readCheckedCode, readCodeBinding, type CodeBytes } from './code-binding.js';
 import { executableExists, type DesktopEntry } from './desktop-entries.js';
 import { loadAdapterCode } from './adapter-loader.js';
 import type { AdapterCandidate } from './adapter-scanner.js';
-import type { AdapterCard, CodeBinding } from './manifest-schemas.js';
+import type { AdapterCard, CodeBinding } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
 
 /** Status of an adapter as `aios/registry.info` shows it. */

@@ -12,22 +12,22 @@ import { jcs } from '../protocol/hash.js';
 import { PROTOCOL_VERSION, type ToolsChanged } from '../protocol/messages.js';
 import { RPC, RpcError } from '../protocol/errors.js';
 import { NO_GRANTS, type DescriptorInput, type FunctionDefinition, type HandlerEnv, type Logger } from '../sdk/index.js';
-import type { RpcContext, RpcMethod } from '../endpoint/rpc-methods.js';
+import type { RpcContext, RpcMethod } from '../protocol/rpc-methods.js';
 import { defaultAdapterDirs, LOOSE_MANIFEST_REASON, scanAdapterDirs, selectByPriority, type AdapterCandidate } from './adapter-scanner.js';
 import { DEVICE_CAPABILITIES } from './card.js';
 import { AdapterWatcher, COALESCE_MS } from './adapter-watcher.js';
 import { boundFiles, sha256Tag } from './code-binding.js';
 import { defaultDesktopDirs, processRunning, scanDesktopEntries, type DesktopEntry } from './desktop-entries.js';
 import { prepareLocalAdapter, softwareInstalled, type AdapterStatus } from './local-adapter.js';
-import type { AdapterCard, CardSkill } from './manifest-schemas.js';
+import type { AdapterCard, CardSkill } from '../protocol/manifest-schemas.js';
 import {
   AddRemoteParams, checkParams, InfoParams, RefreshParams, REGISTRY_METHODS, RemoveRemoteParams, SearchParams,
   SubscribeParams, UnsubscribeParams, type RefreshScope, type SubscribeEvent,
 } from './registry-methods.js';
 import { fetchRemoteCard, remoteFunctions, unreachableFunctions } from './remote-adapter.js';
 import type { TrustStore } from './trust-store.js';
-import { writeJsonFile } from '../storage/json-file.js';
-import { silentLogger } from '../agent/logger.js';
+import { writeJsonFile } from '../base/json-file.js';
+import { silentLogger } from '../base/logger.js';
 
 /** How an adapter came to be known. */
 export type AdapterKind = 'builtin' | 'local' | 'remote' | 'inferred';

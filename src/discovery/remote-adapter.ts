@@ -9,9 +9,9 @@ import { PROTOCOL_VERSION } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
 import type { FunctionDefinition } from '../sdk/index.js';
 import { skillToDescriptor } from './card.js';
-import { verifyCard } from './card-sign.js';
+import { verifyCard } from '../protocol/card-sign.js';
 import { httpsJson, HttpsJsonError } from './https-json.js';
-import type { AdapterCard } from './manifest-schemas.js';
+import type { AdapterCard } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
 import { parseJwks } from './trust-store.js';
 

@@ -4,8 +4,8 @@
  */
 import { parse } from 'yaml';
 import { PROTOCOL_VERSION } from '../protocol/messages.js';
-import type { AdapterCard, CardSkill, ToolYaml } from './manifest-schemas.js';
-import { validateToolYaml } from './manifest-schemas.js';
+import type { AdapterCard, CardSkill, ToolYaml } from '../protocol/manifest-schemas.js';
+import { validateToolYaml } from '../protocol/manifest-schemas.js';
 
 /** A manifest problem with the JSON Pointer of the offending value. */
 export class ManifestError extends Error {

@@ -10,8 +10,8 @@ import { PROJECT_ROOT } from '../version.js';
 import type { JWK } from 'jose';
 import { jcs } from '../protocol/hash.js';
 import type { Logger } from '../sdk/index.js';
-import { publicOnly } from './card-sign.js';
-import { writeJsonFile } from '../storage/json-file.js';
+import { publicOnly } from '../protocol/card-sign.js';
+import { writeJsonFile } from '../base/json-file.js';
 
 /** Where a trusted key came from. */
 export type TrustSource = 'builtin' | 'config' | 'imported' | 'pinned';

@@ -17,9 +17,13 @@ import { isAllowedOrigin, isLoopbackHost } from './host-check.js';
 import { bearerFrom, loadOrCreateLocalToken, tokenMatches } from './local-token.js';
 import { Metrics, METRICS_CONTENT_TYPE } from './metrics.js';
 import { isUiPath, serveUi } from './static-ui.js';
-import { RpcMethods, type RpcContext, type RpcMethod } from './rpc-methods.js';
+import { RpcMethods, type RpcContext, type RpcMethod } from '../protocol/rpc-methods.js';
+import type { JsonRpcPeer } from '../protocol/peer.js';
+import { ExchangeTransport } from '../protocol/exchange-transport.js';
+import { WebSocketTransport } from '../protocol/ws-transport.js';
 import { isNamedPipe, prepareSocketPath } from './socket-path.js';
-import { silentLogger } from '../agent/logger.js';
+import { silentLogger } from '../base/logger.js';
+import { BodyTooLargeError, readBody, sendJson, sendText } from '../base/http-body.js';
 import { CARD_PATH, JWKS_PATH } from '../discovery/remote-adapter.js';
 
 /** Bridge state shown by `/health`. */
@@ -79,7 +83,7 @@ export class LocalEndpoint {
   private readonly log: Logger;
   private readonly rpc = new RpcMethods();
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, handleProtocols: (p) => (p.has(LOCAL_RPC_SUBPROTOCOL) ? LOCAL_RPC_SUBPROTOCOL : false) });
-  private readonly clients = new Map<WebSocket, { authenticated: boolean }>();
+  private readonly clients = new Map<WebSocket, { authenticated: boolean; peer: JsonRpcPeer }>();
   private servers: Server[] = [];
   private token = '';
   private started: EndpointInfo | undefined;
@@ -132,8 +136,7 @@ export class LocalEndpoint {
 
   /** Sends a JSON-RPC notification to every authenticated `WS /rpc` client. */
   broadcast(method: string, params: unknown): void {
-    const text = JSON.stringify({ jsonrpc: '2.0', method, params });
-    for (const [ws, c] of this.clients) if (c.authenticated && ws.readyState === ws.OPEN) ws.send(text);
+    for (const c of this.clients.values()) if (c.authenticated) c.peer.notify(method, params);
   }
 
   /** The local token (for the tray UI and tests); empty before `start()`. */
@@ -222,7 +225,7 @@ export class LocalEndpoint {
     const server = createServer((req, res) => {
       this.handle(req, res, viaSocket).catch((e: unknown) => {
         this.log.error({ err: (e as Error).message }, 'local endpoint request failed');
-        if (!res.headersSent) this.send(res, 500, 'application/json', errorJson('execution_failed', 'Internal error.'));
+        if (!res.headersSent) sendText(res, 500, 'application/json', errorJson('execution_failed', 'Internal error.'));
         else res.end();
       });
     });
@@ -238,17 +241,6 @@ export class LocalEndpoint {
       .map((s) => s.trim())
       .find((s) => s.startsWith('bearer.'));
     return tokenMatches(this.token, bearerFrom(req.headers.authorization) ?? proto?.slice('bearer.'.length));
-  }
-
-  private send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
-    res.writeHead(status, {
-      'Content-Type': type,
-      'Content-Length': Buffer.byteLength(body),
-      'X-Content-Type-Options': 'nosniff',
-      'Cache-Control': 'no-store',
-      ...headers,
-    });
-    res.end(body);
   }
 
   private routeOf(path: string): Route {
@@ -275,23 +267,22 @@ export class LocalEndpoint {
     const route = this.routeOf(url.pathname);
     res.on('finish', () => this.metrics.incHttp(route, res.statusCode));
     if (!isLoopbackHost(req.headers.host)) {
-      this.send(res, 403, 'application/json', errorJson('unauthorized', 'The Host header must name a loopback address.'));
+      sendText(res, 403, 'application/json', errorJson('unauthorized', 'The Host header must name a loopback address.'));
       return;
     }
     const authenticated = this.isAuthenticated(req, viaSocket);
-    const json = (status: number, value: unknown, headers: Record<string, string> = {}) =>
-      this.send(res, status, 'application/json; charset=utf-8', JSON.stringify(value), headers);
+    const json = (status: number, value: unknown, headers: Record<string, string> = {}) => sendJson(res, status, value, headers);
     const method = req.method ?? 'GET';
     const getOnly = route !== 'rpc' && route !== 'other';
     if (getOnly && method !== 'GET' && method !== 'HEAD') {
-      this.send(res, 405, 'application/json', errorJson('method_not_allowed', 'Method not allowed.'), { Allow: 'GET, HEAD' });
+      sendText(res, 405, 'application/json', errorJson('method_not_allowed', 'Method not allowed.'), { Allow: 'GET, HEAD' });
       return;
     }
     switch (route) {
       case 'card':
         return this.serveCard(req, res, authenticated);
       case 'jwks': {
-        if (!this.jwksProvider) return this.send(res, 503, 'application/json', errorJson('not_ready', 'No signing key yet.'));
+        if (!this.jwksProvider) return sendText(res, 503, 'application/json', errorJson('not_ready', 'No signing key yet.'));
         return json(200, await this.jwksProvider(), { 'Cache-Control': 'max-age=300' });
       }
       case 'skills': {
@@ -308,7 +299,7 @@ export class LocalEndpoint {
       case 'descriptor': {
         const id = decodePathSegment(DESCRIPTOR_PATH.exec(url.pathname)?.[1] ?? '');
         const d = id ? visibleDescriptor(await this.descriptorsProvider(), id, authenticated) : undefined;
-        if (!d) return this.send(res, 404, 'application/json', errorJson('unknown_function', 'No such skill.'));
+        if (!d) return sendText(res, 404, 'application/json', errorJson('unknown_function', 'No such skill.'));
         return json(200, d, { 'Cache-Control': 'no-cache', Vary: 'Authorization' });
       }
       case 'health': {
@@ -318,21 +309,21 @@ export class LocalEndpoint {
       case 'metrics':
         if (!authenticated) return this.unauthorized(res);
         if (!isAllowedOrigin(req.headers.origin)) return this.forbiddenOrigin(res);
-        return this.send(res, 200, METRICS_CONTENT_TYPE, this.metrics.render());
+        return sendText(res, 200, METRICS_CONTENT_TYPE, this.metrics.render());
       case 'rpc':
         return this.serveRpc(req, res, authenticated);
       default:
         if (this.opts.uiDir && isUiPath(url.pathname)) return serveUi(req, res, url.pathname, this.opts.uiDir);
-        return this.send(res, 404, 'application/json', errorJson('not_found', 'No such route.'));
+        return sendText(res, 404, 'application/json', errorJson('not_found', 'No such route.'));
     }
   }
 
   private unauthorized(res: ServerResponse): void {
-    this.send(res, 401, 'application/json', errorJson('unauthorized', 'This route needs the local token.'), { 'WWW-Authenticate': 'Bearer' });
+    sendText(res, 401, 'application/json', errorJson('unauthorized', 'This route needs the local token.'), { 'WWW-Authenticate': 'Bearer' });
   }
 
   private forbiddenOrigin(res: ServerResponse): void {
-    this.send(res, 403, 'application/json', errorJson('unauthorized', 'Requests from this origin are not accepted.'));
+    sendText(res, 403, 'application/json', errorJson('unauthorized', 'Requests from this origin are not accepted.'));
   }
 
   private async providerInfo(): Promise<{ name: string; url?: string }> {
@@ -343,7 +334,7 @@ export class LocalEndpoint {
 
   private async serveCard(req: IncomingMessage, res: ServerResponse, authenticated: boolean): Promise<void> {
     if (!this.cardProvider) {
-      this.send(res, 503, 'application/json', errorJson('not_ready', 'The adapter card is not ready yet.'));
+      sendText(res, 503, 'application/json', errorJson('not_ready', 'The adapter card is not ready yet.'));
       return;
     }
     const body = JSON.stringify(await this.cardProvider(authenticated));
@@ -356,41 +347,41 @@ export class LocalEndpoint {
       res.end();
       return;
     }
-    this.send(res, 200, 'application/json; charset=utf-8', body, headers);
+    sendText(res, 200, 'application/json; charset=utf-8', body, headers);
   }
 
   private async serveRpc(req: IncomingMessage, res: ServerResponse, authenticated: boolean): Promise<void> {
     if (req.method !== 'POST') {
-      this.send(res, 405, 'application/json', errorJson('method_not_allowed', 'Use POST or a WebSocket.'), { Allow: 'POST' });
+      sendText(res, 405, 'application/json', errorJson('method_not_allowed', 'Use POST or a WebSocket.'), { Allow: 'POST' });
       return;
     }
     if (!isAllowedOrigin(req.headers.origin)) return this.forbiddenOrigin(res);
     if (!authenticated && !this.hasPublicMethods) return this.unauthorized(res);
     // Only JSON: a cross-site form or text/plain post cannot reach a method.
     if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
-      this.send(res, 415, 'application/json', errorJson('invalid_arguments', 'Content-Type must be application/json.'));
+      sendText(res, 415, 'application/json', errorJson('invalid_arguments', 'Content-Type must be application/json.'));
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const c of req as AsyncIterable<Buffer>) {
-      size += c.length;
-      if (size > this.opts.maxBodyBytes) {
-        this.send(res, 413, 'application/json', errorJson('payload_too_large', 'The request body is too large.'));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
+    let body: Buffer;
+    try {
+      body = await readBody(req, this.opts.maxBodyBytes);
+    } catch (e) {
+      if (!(e instanceof BodyTooLargeError)) throw e;
+      sendText(res, 413, 'application/json', errorJson('payload_too_large', 'The request body is too large.'));
+      req.destroy();
+      return;
     }
     let refused = false;
-    const out = await this.rpc.handleText(Buffer.concat(chunks).toString('utf8'), { authenticated, onUnauthorized: () => (refused = true) });
+    const exchange = new ExchangeTransport();
+    this.rpc.open(exchange, { authenticated, onUnauthorized: () => (refused = true) }, { onError: this.rpcFault });
+    const out = await exchange.exchange(body.toString('utf8'));
     if (out === undefined) {
       res.writeHead(204, { 'Cache-Control': 'no-store' });
       res.end();
       return;
     }
     const status = refused ? 401 : 200;
-    this.send(res, status, 'application/json; charset=utf-8', out);
+    sendText(res, status, 'application/json; charset=utf-8', out);
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, viaSocket: boolean): void {
@@ -408,28 +399,21 @@ export class LocalEndpoint {
 
   private attach(ws: WebSocket, authenticated: boolean): void {
     const closers: (() => void)[] = [];
-    this.clients.set(ws, { authenticated });
+    const transport = new WebSocketTransport(ws);
     const ctx: RpcContext = {
       authenticated,
-      notify: (method, params) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ jsonrpc: '2.0', method, params }));
-      },
+      notify: (method, params) => void peer.notify(method, params),
       onClose: (cb) => closers.push(cb),
     };
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) {
-        ws.close(1003, 'binary frames are not accepted');
-        return;
-      }
-      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      void this.rpc.handleText(text, ctx).then((out) => {
-        if (out !== undefined && ws.readyState === ws.OPEN) ws.send(out);
-      });
-    });
-    ws.on('close', () => {
+    const peer = this.rpc.open(transport, ctx, { onError: this.rpcFault }, () => {
       this.clients.delete(ws);
       for (const cb of closers) cb();
     });
-    ws.on('error', () => undefined);
+    this.clients.set(ws, { authenticated, peer });
   }
+
+  /** Faults of /rpc that have no caller to answer (a method that crashed, a frame that could not be sent). */
+  private readonly rpcFault = (err: unknown, context: string): void => {
+    this.log.warn({ err: err instanceof Error ? err.message : String(err), context }, 'local rpc fault');
+  };
 }

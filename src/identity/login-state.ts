@@ -4,7 +4,7 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeJsonFile } from '../storage/json-file.js';
+import { writeJsonFile } from '../base/json-file.js';
 
 /** The file under the data directory. */
 export const LOGIN_FILE = 'login.json';

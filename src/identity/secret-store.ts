@@ -5,7 +5,7 @@
  */
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { writeJsonFile } from '../storage/json-file.js';
+import { writeJsonFile } from '../base/json-file.js';
 
 /** A small key/value store for secrets, addressed by account name. */
 export interface SecretStore {

@@ -146,7 +146,8 @@ export class JsonRpcPeer {
     this.transport.send(text);
   }
 
-  private receive(text: string): void {
+  /** Handles one frame; for a request, the promise settles once its answer is sent. */
+  private receive(text: string): Promise<void> | undefined {
     let msg: unknown;
     try {
       msg = JSON.parse(text);
@@ -170,8 +171,8 @@ export class JsonRpcPeer {
         this.sendError(null, RPC.invalid_request, 'Invalid request: bad id.');
         return;
       }
-      if (hasId) void this.dispatchRequest(m.id as Id, m.method, m.params);
-      else this.dispatchNotification(m.method, m.params);
+      if (hasId) return this.dispatchRequest(m.id as Id, m.method, m.params);
+      this.dispatchNotification(m.method, m.params);
       return;
     }
     if ('id' in m && ('result' in m || 'error' in m)) {

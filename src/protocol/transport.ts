@@ -16,7 +16,8 @@ export interface Transport {
   send(text: string): void;
   close(code?: number, reason?: string): void;
   readonly isOpen: boolean;
-  onmessage?: (text: string) => void;
+  /** Handles one message; the promise (if any) settles once it is handled (ExchangeTransport waits for it). */
+  onmessage?: (text: string) => void | Promise<void>;
   onclose?: (info: CloseInfo) => void;
 }
 

@@ -9,11 +9,12 @@ import { WireError, type ErrorType, type SideEffects } from '../protocol/errors.
 import type { CallResource, GrantKind, GrantsView, ResourceContext } from './grants.js';
 import type { Message } from '../i18n/catalogue.js';
 import type { CallTemp } from './temp.js';
+import type { Logger } from '../base/logger.js';
 
 export * from './grants.js';
 export { optionalNative, type OptionalNativeOptions, type NativeFailureReason } from './native.js';
 export type { Message, MessageParams, Locale } from '../i18n/catalogue.js';
-export type { CallTemp };
+export type { CallTemp, Logger };
 
 export { WireError };
 export type { Descriptor, Requester, BlobRef, ErrorType, SideEffects };
@@ -23,15 +24,6 @@ export const BlobRefSchema = Type.Object(BlobRef.properties, { additionalPropert
 
 /** A descriptor as a handler declares it; the host computes `descriptor_hash`. */
 export type DescriptorInput = Omit<Descriptor, 'descriptor_hash'>;
-
-/** Minimal structured logger (pino-compatible). Never pass argument contents, tokens or file data. */
-export interface Logger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  child(bindings: Record<string, unknown>): Logger;
-}
 
 /** Progress a handler reports; throttled by the host to 10/s per call. */
 export interface Progress {

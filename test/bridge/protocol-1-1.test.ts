@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { silentLogger } from '../../src/agent/logger.js';
+import { silentLogger } from '../../src/base/logger.js';
 import { BridgeServer } from '../../src/bridge/server.js';
 import { negotiateProtocolVersion } from '../../src/bridge/versions.js';
 import type { CallRecord } from '../../src/bridge/store.js';

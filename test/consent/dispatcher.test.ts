@@ -16,7 +16,7 @@ import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
 import type { PromptView } from '../../src/consent/prompt.js';
 import { Type } from '@sinclair/typebox';
 import { defineFunction, defineGrantKind, type BlobClient, type FunctionDefinition } from '../../src/sdk/index.js';
-import { GrantStore } from '../../src/agent/grant-store.js';
+import { GrantStore } from '../../src/grants/grant-store.js';
 import type { InvokeParams, PermissionLevel } from '../../src/protocol/messages.js';
 import { tempDir } from './helpers.js';
 

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
-import { GrantStore, GrantError } from '../../src/agent/grant-store.js';
+import { GrantStore, GrantError } from '../../src/grants/grant-store.js';
 import { defineGrantKind } from '../../src/sdk/index.js';
 import { filesGrants } from '../../handlers/files/grants.js';
 import { tempDir } from './helpers.js';

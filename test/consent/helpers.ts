@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Descriptor, PermissionLevel } from '../../src/protocol/messages.js';
-import type { ConsentRequest } from '../../src/agent/seams.js';
+import type { ConsentRequest } from '../../src/seams/call-seams.js';
 
 /** A fresh temp dir, removed by the returned cleanup. */
 export function tempDir(prefix = 'aios-consent-'): { dir: string; cleanup: () => void } {

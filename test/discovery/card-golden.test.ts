@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { FlattenedSign, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { jcs } from '../../src/protocol/hash.js';
-import { signCard, signingPayload, unsignedPart, verifyCard, type CardAlgorithm } from '../../src/discovery/card-sign.js';
-import { validateCard } from '../../src/discovery/manifest-schemas.js';
+import { signCard, signingPayload, unsignedPart, verifyCard, type CardAlgorithm } from '../../src/protocol/card-sign.js';
+import { validateCard } from '../../src/protocol/manifest-schemas.js';
 import { independentJcs, independentVerify } from './independent-verify.js';
 
 const fx = (name: string) => readFileSync(new URL(`../fixtures/discovery/${name}`, import.meta.url), 'utf8');

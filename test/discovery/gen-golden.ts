@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey } from 'jose';
 import { jcs } from '../../src/protocol/hash.js';
-import { signCard, unsignedPart } from '../../src/discovery/card-sign.js';
+import { signCard, unsignedPart } from '../../src/protocol/card-sign.js';
 import { buildDeviceCard } from '../../src/discovery/card.js';
 import { descriptorHash } from '../../src/protocol/hash.js';
 

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { exportJWK, FlattenedSign, generateKeyPair, type JWK } from 'jose';
 import { AdapterRegistry } from '../../src/discovery/registry.js';
 import { TrustStore } from '../../src/discovery/trust-store.js';
-import { signCard, signingPayload } from '../../src/discovery/card-sign.js';
+import { signCard, signingPayload } from '../../src/protocol/card-sign.js';
 import { fetchRemoteCard } from '../../src/discovery/remote-adapter.js';
 import { WireError } from '../../src/protocol/errors.js';
 import type { CallContext } from '../../src/sdk/index.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseToolYaml, toolYamlToCard } from '../../src/discovery/tool-yaml.js';
-import { validateCard } from '../../src/discovery/manifest-schemas.js';
+import { validateCard } from '../../src/protocol/manifest-schemas.js';
 import { skillToDescriptor } from '../../src/discovery/card.js';
 import { Descriptor } from '../../src/protocol/messages.js';
 import { schemaValidator } from '../../src/protocol/schema-validator.js';

@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import { signCard } from '../../src/discovery/card-sign.js';
+import { signCard } from '../../src/protocol/card-sign.js';
 import { callLocal, findRunningAgent } from '../../src/endpoint/local-client.js';
 import { cliRun, ids, processStack, ROOT, tempDir, until } from '../helpers/stack.js';
 

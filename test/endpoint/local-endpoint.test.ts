@@ -9,7 +9,7 @@ import { WebSocket } from 'ws';
 import { LocalEndpoint } from '../../src/endpoint/local-endpoint.js';
 import { prepareSocketPath } from '../../src/endpoint/socket-path.js';
 import { buildDeviceCard } from '../../src/discovery/card.js';
-import { signCard } from '../../src/discovery/card-sign.js';
+import { signCard } from '../../src/protocol/card-sign.js';
 import { descriptorHash } from '../../src/protocol/hash.js';
 import type { Descriptor } from '../../src/protocol/messages.js';
 import { independentVerify } from '../discovery/independent-verify.js';

@@ -10,8 +10,8 @@ import { join, resolve } from 'node:path';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
 import type { AgentOptions } from '../../src/agent/agent.js';
-import { startAgent, type RunningAgent } from '../../src/agent/start-agent.js';
-import { silentLogger } from '../../src/agent/logger.js';
+import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
+import { silentLogger } from '../../src/base/logger.js';
 import { BridgeServer, type BridgeOptions } from '../../src/bridge/server.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 

@@ -16,8 +16,8 @@ import { JsonRpcPeer } from '../../src/protocol/peer.js';
 import { WebSocketTransport } from '../../src/protocol/ws-transport.js';
 import { METHODS, SUBPROTOCOL, isTerminal, type CallStateNote, type HelloParams, type Outcome } from '../../src/protocol/messages.js';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
-import { startAgent } from '../../src/agent/start-agent.js';
-import { silentLogger } from '../../src/agent/logger.js';
+import { startAgent } from '../../src/app/start-agent.js';
+import { silentLogger } from '../../src/base/logger.js';
 import { agentDoc, ids, tempDir, tokens, until } from '../helpers/stack.js';
 
 /** One frame the stand-in bridge received, in order: a state note or an invoke's response. */

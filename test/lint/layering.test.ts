@@ -106,3 +106,82 @@ test('the tree as it stands has no layering violations', async () => {
   const found = results.flatMap((r) => r.messages.filter((m) => m.ruleId === 'no-restricted-imports' || m.fatal).map((m) => `${r.filePath.slice(ROOT.length + 1)}:${m.line} ${m.message}`));
   assert.deepEqual(found, []);
 });
+
+// --- Layers inside src/ (docs/architecture.md). This table is the test's own copy of the layering, not
+// --- read from eslint.config.js: a rule dropped or loosened there no longer matches it and a probe fails.
+const LAYERS: { name: string; folders: string[]; siblings?: boolean }[] = [
+  { name: 'base', folders: ['base', 'i18n'] },
+  { name: 'protocol', folders: ['protocol'] },
+  { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'] },
+  { name: 'discovery and grants', folders: ['discovery', 'grants'] },
+  { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
+  { name: 'composition root', folders: ['app'] },
+  { name: 'commands', folders: ['cli', 'trial'] },
+];
+const ALL_FOLDERS = LAYERS.flatMap((l) => l.folders);
+const SIBLING = /agent\/, bridge\/, endpoint\/ and consent\/ are siblings/;
+const layerMessage = (name: string) => new RegExp(`Layer "${name}" of src/ imports only from the layers below it`);
+
+interface Place { probe: string; prefix: string; layer: string; forbidden: Map<string, RegExp> }
+
+/** Where a file can stand inside src/, the folders it must not import, and the message each must give. */
+function places(): Place[] {
+  const out: Place[] = [];
+  LAYERS.forEach((layer, i) => {
+    const above = LAYERS.slice(i + 1).flatMap((l) => l.folders);
+    for (const f of layer.folders) {
+      const forbidden = new Map<string, RegExp>(above.map((t) => [t, layerMessage(layer.name)]));
+      if (layer.siblings) for (const o of layer.folders) if (o !== f) forbidden.set(o, SIBLING);
+      out.push({ probe: `src/${f}/__layering_probe.ts`, prefix: '../', layer: layer.name, forbidden });
+      // A file one folder deeper reaches the same folders with one more `../`.
+      out.push({ probe: `src/${f}/nested/__layering_probe.ts`, prefix: '../../', layer: layer.name, forbidden });
+    }
+  });
+  // src/version.ts stands with base/; the kit's tools stand above agent/ but below its siblings and app/.
+  out.push({ probe: 'src/version.ts', prefix: './', layer: 'base', forbidden: new Map(ALL_FOLDERS.filter((t) => t !== 'base' && t !== 'i18n').map((t) => [t, layerMessage('base')])) });
+  for (const tool of ['src/sdk/testing.ts', 'src/sdk/manifest.ts']) {
+    out.push({ probe: tool, prefix: '../', layer: 'kit tools', forbidden: new Map(['bridge', 'endpoint', 'consent', 'app', 'cli', 'trial'].map((t) => [t, layerMessage('kit tools')])) });
+  }
+  return out;
+}
+
+test('every src/ folder stands in a layer of the table (a new folder must be placed)', () => {
+  const folders = readdirSync(join(ROOT, 'src')).filter((n) => statSync(join(ROOT, 'src', n)).isDirectory());
+  assert.deepEqual(folders.filter((f) => !ALL_FOLDERS.includes(f)), [], 'add these folders to a layer in eslint.config.js (SRC_LAYERS), this test and docs/architecture.md');
+  assert.deepEqual(ALL_FOLDERS.filter((f) => !folders.includes(f)), [], 'the table names folders that do not exist');
+});
+
+test('each layer rule inside src/ bites: an import of a folder above (or of a sibling) is an error naming the rule', async () => {
+  const missed: string[] = [];
+  for (const p of places()) {
+    for (const [target, message] of p.forbidden) {
+      const msgs = await messagesFor(p.probe, `import { x } from '${p.prefix}${target}/probe.js';\nexport const y = x;\n`);
+      if (msgs.length !== 1 || msgs[0]!.severity !== 2 || !message.test(msgs[0]!.message)) missed.push(`${p.probe} -> ${target}: ${JSON.stringify(msgs.map((m) => m.message))}`);
+    }
+  }
+  assert.deepEqual(missed, [], 'these imports should be refused with the rule named');
+});
+
+test('imports of the same layer and the layers below are allowed', async () => {
+  const wrong: string[] = [];
+  for (const p of places()) {
+    for (const target of ALL_FOLDERS.filter((t) => !p.forbidden.has(t))) {
+      const msgs = await messagesFor(p.probe, `import { x } from '${p.prefix}${target}/probe.js';\nexport const y = x;\n`);
+      if (msgs.length) wrong.push(`${p.probe} -> ${target}: ${msgs[0]!.message}`);
+    }
+  }
+  assert.deepEqual(wrong, [], 'these imports go down (or sideways where allowed) and must not be refused');
+});
+
+test('every layer restriction in the config has a probe above, and none is missing', async () => {
+  for (const p of places()) {
+    const cfg = (await eslint.calculateConfigForFile(join(ROOT, p.probe))) as { rules: Record<string, unknown> };
+    const rule = cfg.rules['no-restricted-imports'] as [unknown, { patterns?: { regex?: string }[] }] | undefined;
+    assert.ok(rule, `no-restricted-imports is not configured for ${p.probe}`);
+    const configured = (rule[1].patterns ?? [])
+      .map((x) => x.regex && /\(([a-z|]+)\)\(\/\|\$\)$/.exec(x.regex)?.[1])
+      .filter((x): x is string => typeof x === 'string')
+      .flatMap((x) => x.split('|'));
+    assert.deepEqual([...configured].sort(), [...p.forbidden.keys()].sort(), `${p.probe} (layer ${p.layer}): the config forbids a different set of folders than the layering says`);
+  }
+});

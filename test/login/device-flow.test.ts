@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import type { JWK } from 'jose';
 import { ApprovalError, DeviceFlow, OAuthError, type AuthorizationRequest } from '../../src/bridge/oauth/device-flow.js';
 import { OAuthStore } from '../../src/bridge/oauth/oauth-store.js';
-import { hashPassword, verifyPassword } from '../../src/bridge/oauth/password.js';
+import { hashPassword, verifyPassword } from '../../src/base/password.js';
 import { normaliseUserCode } from '../../src/bridge/oauth/tokens.js';
 import { tempDir, testUsers, TEST_COST } from './helpers.js';
 

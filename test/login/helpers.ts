@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { OAuthService, type OAuthServiceOptions } from '../../src/bridge/oauth/oauth-routes.js';
-import { hashPassword } from '../../src/bridge/oauth/password.js';
+import { hashPassword } from '../../src/base/password.js';
 import type { ConfigUser } from '../../src/bridge/oauth/oauth-store.js';
 
 /** A cheap scrypt cost so tests stay quick; the format and code path are the production ones. */

@@ -232,7 +232,7 @@ describe('token file', () => {
 describe('hash-password command', () => {
   it('prints a hash of the password read from stdin that the bridge accepts', async () => {
     const { spawnSync } = await import('node:child_process');
-    const { verifyPassword } = await import('../../src/bridge/oauth/password.js');
+    const { verifyPassword } = await import('../../src/base/password.js');
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/login/fixtures/login-cli.ts', 'hash-password'], { input: 's3cret pass\n', encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     const hash = r.stdout.trim();

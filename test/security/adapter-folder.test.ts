@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import { signAdapterDir, validateAdapterDir } from '../../src/discovery/adapter-tools.js';
 import { TrustStore } from '../../src/discovery/trust-store.js';
-import type { CardSigningKey } from '../../src/discovery/card-sign.js';
+import type { CardSigningKey } from '../../src/protocol/card-sign.js';
 import { verifySignedAdapter, prepareLocalAdapter } from '../../src/discovery/local-adapter.js';
 import { loadAdapterCode } from '../../src/discovery/adapter-loader.js';
 import { scanAdapterDirs } from '../../src/discovery/adapter-scanner.js';

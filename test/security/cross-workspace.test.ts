@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ids, inProcessStack, processStack, tokens, until } from '../helpers/stack.js';
-import { hashPassword } from '../../src/bridge/oauth/password.js';
+import { hashPassword } from '../../src/base/password.js';
 import { PageClient, TEST_COST } from '../login/helpers.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { askForCode, forged, pollToken, publicJwk, RogueDevice } from './helpers.js';

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync 
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { cli, cliRun, inProcessStack, tempDir, tokens, bridgeDoc, until } from '../helpers/stack.js';
-import { hashPassword } from '../../src/bridge/oauth/password.js';
+import { hashPassword } from '../../src/base/password.js';
 import { TEST_COST } from '../login/helpers.js';
 import { DataDirError, ensurePrivateDir } from '../../src/storage/private-dir.js';
 import { openDatabase } from '../../src/storage/sqlite.js';

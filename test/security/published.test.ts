@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ids, inProcessStack } from '../helpers/stack.js';
-import { verifyCard } from '../../src/discovery/card-sign.js';
+import { verifyCard } from '../../src/protocol/card-sign.js';
 import type { JWK } from 'jose';
 
 type Card = { skills: { id: string; access?: string }[] } & Record<string, unknown>;

@@ -83,3 +83,39 @@ test('docs/protocol.md states the contract and names the version the code speaks
   for (const [type, e] of Object.entries(ERRORS)) assert.match(text, new RegExp(`\\| ${e.code} \\| \`${type}\` \\|`), type);
   for (const m of ['aios/session.hello', 'aios/function.invoke', 'aios/function.cancel', 'aios/call.report', 'aios/notification.call_state', 'aios/function.list', 'aios/notification.tools_changed', 'aios/call.get']) assert.ok(text.includes(m), m);
 });
+
+/**
+ * Paths into the code that a text names (`src/…`, `handlers/…`, `test/…`, `bench/…`, `scripts/…`,
+ * `electron/…`) and that do not exist. Fenced code blocks are examples and commands (a handler the reader
+ * is about to scaffold), and a placeholder (`<name>`, `*`, `…`) names no one file, so both are left out;
+ * markdown links (their text and target, relative to the document) are the link check's. `x.js` may name the `x.ts` it is compiled from.
+ */
+function missingCodePaths(text: string): string[] {
+  const prose = text.replace(/```[\s\S]*?```/g, '');
+  const out: string[] = [];
+  for (const m of prose.matchAll(/(?<![\w./<>([@-])((?:src|handlers|test|bench|scripts|electron)\/[^\s`'"()[\],;:]*)/g)) {
+    const p = m[1]!.replace(/[.]+$/, '');
+    if (/[<>*{}…]|\.\.\./.test(p)) continue;
+    const abs = join(ROOT, p);
+    if (existsSync(abs) || (p.endsWith('.js') && existsSync(abs.replace(/\.js$/, '.ts')))) continue;
+    out.push(p);
+  }
+  return out;
+}
+
+test('the code-path check finds a path that is gone and passes placeholders, code blocks and links', () => {
+  assert.deepEqual(missingCodePaths('`src/agent/outcomes.ts` and src/nowhere/x.ts.'), ['src/agent/outcomes.ts', 'src/nowhere/x.ts']);
+  assert.deepEqual(missingCodePaths('`src/protocol/peer.ts`, `src/sdk/index.js`, `src/app/`, `handlers/<name>/i18n/`, [handlers/x.md](handlers/x.md)\n```\nnode scripts/test.mjs handlers/demo/test/demo.test.ts\n```'), []);
+});
+
+test('every src/, handlers/, test/ (…) path that README.md and docs/ name exists', () => {
+  let named = 0;
+  const bad: string[] = [];
+  for (const f of docs) {
+    const text = readFileSync(f, 'utf8');
+    named += [...text.matchAll(/`src\//g)].length;
+    for (const p of missingCodePaths(text)) bad.push(`${relative(ROOT, f)}: ${p}`);
+  }
+  assert.ok(named > 50, `only ${named} code paths found: is the scan reading the docs?`);
+  assert.deepEqual(bad, [], 'these documents name files that do not exist (moved or renamed?)');
+});

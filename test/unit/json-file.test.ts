@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeJsonFile, writeJsonFileSync } from '../../src/storage/json-file.js';
+import { writeJsonFile, writeJsonFileSync } from '../../src/base/json-file.js';
 import { tempDir } from '../helpers/stack.js';
 
 test('concurrent writes each land whole; the mode is exact; no temp file remains', async () => {

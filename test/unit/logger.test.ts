@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { callLineWriter, createLogger, silentLogger } from '../../src/agent/logger.js';
+import { callLineWriter, createLogger, silentLogger } from '../../src/base/logger.js';
 import type { Logger } from '../../src/sdk/index.js';
 import { tempDir } from '../helpers/stack.js';
 
@@ -86,7 +86,7 @@ test('call lines still waiting when the process exits are written', async () => 
     const file = join(dir, 'agent.log');
     const { spawnSync } = await import('node:child_process');
     const { pathToFileURL } = await import('node:url');
-    const mod = pathToFileURL(join(import.meta.dirname, '../../src/agent/logger.ts')).href;
+    const mod = pathToFileURL(join(import.meta.dirname, '../../src/base/logger.ts')).href;
     const code = `const { createLogger, callLineWriter } = await import(${JSON.stringify(mod)});
       const log = createLogger({ file: ${JSON.stringify(file)} });
       log.info({ n: 1 }, 'last words');
@@ -105,7 +105,7 @@ test('call lines still waiting when the process exits are written', async () => 
 test('on stderr too, call lines logged just before the process exits are written, in order with other lines', async () => {
   const { spawnSync } = await import('node:child_process');
   const { pathToFileURL } = await import('node:url');
-  const mod = pathToFileURL(join(import.meta.dirname, '../../src/agent/logger.ts')).href;
+  const mod = pathToFileURL(join(import.meta.dirname, '../../src/base/logger.ts')).href;
   const code = `const { createLogger, callLineWriter } = await import(${JSON.stringify(mod)});
     const log = createLogger({});
     callLineWriter(log)('warn', { call_id: 'c1', function: 'f.x', state: 'failed', duration_ms: 0, error_type: 'timeout' }, 'call finished');
@@ -123,7 +123,7 @@ test('a log file that cannot be written (disk full) does not throw into the call
   const { pathToFileURL } = await import('node:url');
   const { existsSync } = await import('node:fs');
   if (!existsSync('/dev/full')) return; // Linux only: /dev/full answers every write with ENOSPC.
-  const mod = pathToFileURL(join(import.meta.dirname, '../../src/agent/logger.ts')).href;
+  const mod = pathToFileURL(join(import.meta.dirname, '../../src/base/logger.ts')).href;
   const code = `const { createLogger } = await import(${JSON.stringify(mod)});
     const log = createLogger({ file: '/dev/full' });
     for (let i = 0; i < 2000; i++) log.info({ i }, 'a line that fills the 4 KiB block soon');

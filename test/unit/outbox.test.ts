@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Journal } from '../../src/agent/journal.js';
 import { Outbox, REPORT_BATCH, type OutboxLink } from '../../src/agent/outbox.js';
-import { silentLogger } from '../../src/agent/logger.js';
+import { silentLogger } from '../../src/base/logger.js';
 import type { Outcome } from '../../src/protocol/messages.js';
 
 function outcome(id: string): Outcome {

@@ -14,7 +14,7 @@ import { JsonRpcPeer } from '../../src/protocol/peer.js';
 import { WebSocketTransport, CLOSE } from '../../src/protocol/ws-transport.js';
 import { METHODS, SUBPROTOCOL } from '../../src/protocol/messages.js';
 import { WireError } from '../../src/protocol/errors.js';
-import { silentLogger } from '../../src/agent/logger.js';
+import { silentLogger } from '../../src/base/logger.js';
 import { Outbox } from '../../src/agent/outbox.js';
 
 test('backoff: the ceiling doubles from 0.5 s up to the 30 s cap, and the jitter spans [0, ceiling)', () => {

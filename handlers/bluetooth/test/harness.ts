@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { CallContext, CallResource, FunctionDefinition, HandlerEnv, HandlerInstance, Logger, Progress } from '../../../src/sdk/index.js';
 import { WireError } from '../../../src/sdk/index.js';
 import { schemaValidator } from '../../../src/protocol/schema-validator.js';
-import { GrantStore } from '../../../src/agent/grant-store.js';
+import { GrantStore } from '../../../src/grants/grant-store.js';
 import handler, { bluetoothGrants } from '../index.js';
 
 /** Log lines the handler wrote (to check nothing read or written is logged). */

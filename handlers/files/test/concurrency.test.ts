@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LockManager } from '../../../src/agent/locks.js';
 import { call, fakeCtx, grantStore, lockKeys, makeFns, makeWorld, startBlobServer, worldGrants, type Fns, type World } from './harness.js';
-import type { GrantStore } from '../../../src/agent/grant-store.js';
+import type { GrantStore } from '../../../src/grants/grant-store.js';
 
 let w: World;
 let fns: Fns;

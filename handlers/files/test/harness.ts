@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { BlobClient, CallContext, CallResource, FunctionDefinition, HandlerEnv, Logger, Progress } from '../../../src/sdk/index.js';
 import { standaloneTemp } from '../../../src/sdk/temp.js';
-import { GrantStore } from '../../../src/agent/grant-store.js';
+import { GrantStore } from '../../../src/grants/grant-store.js';
 import { BlobStore } from '../../../src/bridge/blob-store.js';
 import { HttpBlobClient } from '../../../src/agent/blob-client.js';
 import handler from '../index.js';

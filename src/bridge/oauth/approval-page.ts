@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApprovalError, type DeviceFlow } from './device-flow.js';
 import type { DeviceIdentity } from '../auth.js';
 import type { OAuthStore, WebSessionRow } from './oauth-store.js';
-import { verifyPassword } from './password.js';
+import { verifyPassword } from '../../base/password.js';
 import { AttemptLimiter } from './rate-limit.js';
 import { hashToken, newToken } from './tokens.js';
 import { approveView, doneView, enterCodeView, messageView, signInView } from './approval-views.js';

@@ -3,19 +3,19 @@
  * responses that are never cached, because they carry codes and tokens.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BodyTooLargeError, readBody, sendJson } from '../../base/http-body.js';
 
 const MAX_BODY = 16 * 1024;
 
 /** Reads a small request body as form fields or a JSON object; null when it is too large or malformed. */
 export async function readParams(req: IncomingMessage): Promise<Record<string, unknown> | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) return null;
-    chunks.push(chunk as Buffer);
+  let text: string;
+  try {
+    text = (await readBody(req, MAX_BODY)).toString('utf8');
+  } catch (e) {
+    if (e instanceof BodyTooLargeError) return null;
+    throw e;
   }
-  const text = Buffer.concat(chunks).toString('utf8');
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json') {
     try {
@@ -37,17 +37,9 @@ export function str(params: Record<string, unknown>, key: string): string | unde
   return typeof v === 'string' ? v : undefined;
 }
 
-/** Sends JSON with the no-store headers RFC 6749 §5.1 asks for on token responses. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(data),
-    'cache-control': 'no-store',
-    pragma: 'no-cache',
-    ...headers,
-  });
-  res.end(data);
+/** Sends JSON with the no-store headers RFC 6749 §5.1 asks for on token responses (`Pragma` as well). */
+export function sendOAuthJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  sendJson(res, status, body, { pragma: 'no-cache', ...headers });
 }
 
 /** Sends an HTML page that cannot be framed, cached, or load anything from elsewhere. */

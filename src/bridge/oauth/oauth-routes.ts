@@ -10,7 +10,7 @@ import type { JWK } from 'jose';
 import type { DeviceAuthenticator, DeviceIdentity } from '../auth.js';
 import { ApprovalPage } from './approval-page.js';
 import { DeviceFlow, OAuthError } from './device-flow.js';
-import { readParams, sendJson, str } from './http-io.js';
+import { readParams, sendOAuthJson, str } from './http-io.js';
 import { OAuthStore, type ConfigUser, type DeviceRow } from './oauth-store.js';
 import { DEVICE_CODE_GRANT } from '../../protocol/oauth.js';
 import { AttemptLimiter } from './rate-limit.js';
@@ -121,12 +121,12 @@ export class OAuthService implements DeviceAuthenticator {
     if (url.pathname.startsWith('/device')) return this.page.handle(req, res, url);
     if (!url.pathname.startsWith('/v1/oauth/')) return false;
     if (req.method !== 'POST') {
-      sendJson(res, 405, { error: 'invalid_request', error_description: 'Use POST.' }, { allow: 'POST' });
+      sendOAuthJson(res, 405, { error: 'invalid_request', error_description: 'Use POST.' }, { allow: 'POST' });
       return true;
     }
     const params = await readParams(req);
     if (!params) {
-      sendJson(res, 400, { error: 'invalid_request', error_description: 'The body must be a small form or JSON object.' });
+      sendOAuthJson(res, 400, { error: 'invalid_request', error_description: 'The body must be a small form or JSON object.' });
       return true;
     }
     try {
@@ -136,15 +136,15 @@ export class OAuthService implements DeviceAuthenticator {
           const who = `ip:${req.socket.remoteAddress ?? 'unknown'}`;
           if (this.authLimiter.blocked(who) || this.store.countLiveDeviceCodes(this.clock()) >= this.maxPendingCodes) {
             const wait = Math.max(60_000, this.authLimiter.retryAfterMs(who));
-            sendJson(res, 429, { error: 'slow_down', error_description: 'Too many device authorization requests; try again later.' }, { 'retry-after': String(Math.ceil(wait / 1000)) });
+            sendOAuthJson(res, 429, { error: 'slow_down', error_description: 'Too many device authorization requests; try again later.' }, { 'retry-after': String(Math.ceil(wait / 1000)) });
             return true;
           }
           this.authLimiter.fail(who);
-          sendJson(res, 200, await this.deviceAuthorization(params));
+          sendOAuthJson(res, 200, await this.deviceAuthorization(params));
           return true;
         }
         case '/v1/oauth/token':
-          sendJson(res, 200, this.token(params));
+          sendOAuthJson(res, 200, this.token(params));
           return true;
         case '/v1/oauth/revoke': {
           const token = str(params, 'token');
@@ -152,16 +152,16 @@ export class OAuthService implements DeviceAuthenticator {
           const identity = this.flow.revokeToken(token);
           if (identity) this.events.emit('revoked', identity);
           // RFC 7009 §2.2: an unknown token is answered like a revoked one.
-          sendJson(res, 200, {});
+          sendOAuthJson(res, 200, {});
           return true;
         }
         default:
-          sendJson(res, 404, { error: 'invalid_request', error_description: 'Unknown OAuth endpoint.' });
+          sendOAuthJson(res, 404, { error: 'invalid_request', error_description: 'Unknown OAuth endpoint.' });
           return true;
       }
     } catch (e) {
       if (!(e instanceof OAuthError)) throw e;
-      sendJson(res, e.status, { error: e.error, error_description: e.message });
+      sendOAuthJson(res, e.status, { error: e.error, error_description: e.message });
       return true;
     }
   }

@@ -15,7 +15,7 @@ import { REGISTRY_METHODS } from '../../discovery/registry-methods.js';
 import { fetchRemoteCard } from '../../discovery/remote-adapter.js';
 import { importedKeysFile, parseJwks, TrustStore } from '../../discovery/trust-store.js';
 import { loadSigningKeyFile, signAdapterDir, validateAdapterDir, verifyAdapterDir } from '../../discovery/adapter-tools.js';
-import { CARD_ALGORITHMS, type CardAlgorithm } from '../../discovery/card-sign.js';
+import { CARD_ALGORITHMS, type CardAlgorithm } from '../../protocol/card-sign.js';
 
 async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
   if (o.trust?.length) {

@@ -12,7 +12,7 @@ import { AuditLog, parseSince, type AuditEntry } from '../../consent/audit-log.j
 import { UsageError } from '../process.js';
 import { PauseState } from '../../consent/pause-state.js';
 import { chooseDataDir, configOf, withDirOptions, type ChosenDataDir, type DirOpts } from '../data-dir.js';
-import { readUserGrants } from '../../agent/grant-store.js';
+import { readUserGrants } from '../../grants/grant-store.js';
 import { findRunningAgent } from '../../endpoint/local-client.js';
 
 /** Says which data folder a command acts on when the user did not name one (stderr: JSON output stays clean). */

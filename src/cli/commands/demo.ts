@@ -10,12 +10,12 @@ import type { Command } from 'commander';
 import YAML from 'yaml';
 import { loadAgentConfig } from '../../config/agent-config.js';
 import { loadBridgeConfig } from '../../config/bridge-config.js';
-import { createLogger } from '../../agent/logger.js';
-import { startAgent } from '../../agent/start-agent.js';
-import { startBridge } from '../../bridge/start-bridge.js';
-import { writeJsonFileSync } from '../../storage/json-file.js';
+import { createLogger } from '../../base/logger.js';
+import { startAgent } from '../../app/start-agent.js';
+import { startBridge } from '../../app/start-bridge.js';
+import { writeJsonFileSync } from '../../base/json-file.js';
 import { onShutdownSignals } from '../process.js';
-import { hashPassword } from '../../bridge/oauth/password.js';
+import { hashPassword } from '../../base/password.js';
 import { tellConsole } from './core.js';
 
 const token = (prefix: string) => prefix + randomBytes(24).toString('base64url');

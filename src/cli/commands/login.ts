@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { hashPassword } from '../../bridge/oauth/password.js';
+import { hashPassword } from '../../base/password.js';
 import { defaultDataDir } from '../../config/agent-config.js';
 import { login, LoginError, logout } from '../../identity/login-client.js';
 import { readLoginState } from '../../identity/login-state.js';

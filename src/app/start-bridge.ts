@@ -7,10 +7,10 @@ import { ensurePrivateDir } from '../storage/private-dir.js';
 import type { BridgeConfig } from '../config/bridge-config.js';
 import type { Logger } from '../sdk/index.js';
 import { openDatabase } from '../storage/sqlite.js';
-import { OAuthService } from './oauth/oauth-routes.js';
-import { BridgeServer } from './server.js';
-import { signInDisabledMount } from './sign-in-disabled.js';
-import type { DeviceIdentity } from './auth.js';
+import { OAuthService } from '../bridge/oauth/oauth-routes.js';
+import { BridgeServer } from '../bridge/server.js';
+import { signInDisabledMount } from '../bridge/sign-in-disabled.js';
+import type { DeviceIdentity } from '../bridge/auth.js';
 
 /** A running bridge. */
 export interface RunningBridge {

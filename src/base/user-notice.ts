@@ -3,7 +3,7 @@
  * refuses this client version. node-notifier is loaded lazily; without a notification service the notice
  * is only logged.
  */
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from './logger.js';
 
 type Notifier = { notify(o: Record<string, unknown>, cb?: (err: Error | null) => void): void };
 

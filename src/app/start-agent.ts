@@ -7,26 +7,26 @@ import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../config/load.js';
 import { ConsentService, checkAdminPolicy } from '../consent/index.js';
 import type { Logger } from '../sdk/index.js';
-import { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from './agent.js';
-import type { SessionConnection } from './session.js';
-import { HttpBlobClient } from './blob-client.js';
+import { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from '../agent/agent.js';
+import type { SessionConnection } from '../agent/session.js';
+import { HttpBlobClient } from '../agent/blob-client.js';
 import { loadDeviceCredentials, tokenProvider, type DeviceCredentials } from '../identity/device-credentials.js';
 import { isSecretFile } from '../identity/secret-store.js';
 import { loadOrCreateDeviceKey, type DeviceKey } from '../identity/device-key.js';
 import { FileSecretStore } from '../identity/secret-store.js';
 import { createControlMethods, CONTROL_EVENTS } from '../consent/index.js';
 import { METHODS } from '../protocol/messages.js';
-import type { RpcMethod } from '../endpoint/rpc-methods.js';
+import type { RpcMethod } from '../protocol/rpc-methods.js';
 import type { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { join } from 'node:path';
 import { watch } from 'node:fs';
 import { LOGIN_FILE, readLoginState } from '../identity/login-state.js';
-import { SIGNED_IN_AGAIN, signedInElsewhere, stopAction, stopAdvice } from './stop-advice.js';
+import { SIGNED_IN_AGAIN, signedInElsewhere, stopAction, stopAdvice } from '../agent/stop-advice.js';
 import { coreMessage, localeFromEnv, strings } from '../i18n/index.js';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
-import { showNotice } from './user-notice.js';
-import { GrantStore } from './grant-store.js';
-import type { CallObserver } from './seams.js';
+import { showNotice } from '../base/user-notice.js';
+import { GrantStore } from '../grants/grant-store.js';
+import type { CallObserver } from '../seams/call-seams.js';
 
 /** A running agent and how to stop it. */
 export interface RunningAgent {

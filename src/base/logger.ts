@@ -4,7 +4,15 @@
  */
 import { writeSync } from 'node:fs';
 import { pino } from 'pino';
-import type { Logger } from '../sdk/index.js';
+
+/** Minimal structured logger (pino-compatible). Never pass argument contents, tokens or file data. */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+}
 
 /** Field paths pino always censors. */
 export const REDACT_PATHS = ['token', 'access_token', 'refresh_token', 'authorization', 'password', 'arguments', 'args', 'data', 'content', '*.token', '*.access_token', '*.refresh_token', '*.authorization', '*.password'];

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { schemaValidator } from '../protocol/schema-validator.js';
-import { writeJsonFileSync } from '../storage/json-file.js';
+import { writeJsonFileSync } from '../base/json-file.js';
 import { defaultCovers, type CallResource, type Grant, type GrantKind, type GrantsView, type Logger, type NormalizeContext } from '../sdk/index.js';
 
 /** A grant that cannot be added or configured; `key` names it (`grants.serial[1]`). */

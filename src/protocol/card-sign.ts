@@ -5,7 +5,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { FlattenedSign, flattenedVerify, importJWK, type CryptoKey, type JWK } from 'jose';
-import { jcs } from '../protocol/hash.js';
+import { jcs } from './hash.js';
 import type { AdapterCard, CardSignature } from './manifest-schemas.js';
 import { validateCard } from './manifest-schemas.js';
 

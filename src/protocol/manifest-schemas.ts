@@ -3,8 +3,8 @@
  * AIOS discovery spec §2.2) and `tool.aios.yaml` (§7.3). One TypeBox source gives JSON Schema and types.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Access, Confirmation, FUNCTION_ID_PATTERN, PermissionLevel, Risk } from '../protocol/messages.js';
-import { schemaValidator, type Violation } from '../protocol/schema-validator.js';
+import { Access, Confirmation, FUNCTION_ID_PATTERN, PermissionLevel, Risk } from './messages.js';
+import { schemaValidator, type Violation } from './schema-validator.js';
 
 /**
  * Adapter id: reverse-domain for third parties (`org.example.hello`); built-in handlers use their folder

@@ -12,16 +12,16 @@ import { TrustStore, importedKeysFile } from '../discovery/trust-store.js';
 import { defaultAdapterDirs } from '../discovery/adapter-scanner.js';
 import { defaultDesktopDirs } from '../discovery/desktop-entries.js';
 import { buildDeviceCard } from '../discovery/card.js';
-import { signCard } from '../discovery/card-sign.js';
+import { signCard } from '../protocol/card-sign.js';
 import { publishedDescriptors } from '../discovery/skill-index.js';
 import { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { defaultSocketPath } from '../endpoint/socket-path.js';
-import type { RpcMethod } from '../endpoint/rpc-methods.js';
+import type { RpcMethod } from '../protocol/rpc-methods.js';
 import type { DeviceKey } from '../identity/device-key.js';
 import type { ToolsChanged } from '../protocol/messages.js';
 import type { Logger } from '../sdk/index.js';
 import { APP_VERSION, PROJECT_ROOT } from '../version.js';
-import type { Agent } from './agent.js';
+import type { Agent } from '../agent/agent.js';
 
 /** Reads a built-in handler's manifest (`handlers/<name>/tool.aios.yaml`) for its adapter listing. */
 function builtinMeta(name: string): { id: string; name: string; version: string; description?: string } {
