@@ -122,6 +122,14 @@ export class GrantStore implements GrantsView {
     return [...(this.effective.get(kind) ?? [])];
   }
 
+  /**
+   * The admin config's grants by kind, for the kinds it names: the ceiling a user grant must stay
+   * inside (a kind named with no entries is closed). Kinds it does not name have no ceiling.
+   */
+  ceilings(): Record<string, Grant[]> {
+    return Object.fromEntries([...this.admin].map(([k, v]) => [k, [...v]]));
+  }
+
   /** All grants, by kind. */
   snapshot(): Record<string, Grant[]> {
     return Object.fromEntries([...this.effective].map(([k, v]) => [k, [...v]]));

@@ -126,7 +126,8 @@ export function createControlMethods(svc: ConsentService, grants?: GrantStore): 
           // The live grants: config (the ceiling) plus the user's changes, persisted in the data folder.
           'control.grants.list': (p: Record<string, unknown>) => {
             const kind = optStr(p, 'kind');
-            return { kinds: grants.kindNames(), grants: kind ? { [kind]: grants.list(kind) } : grants.snapshot() };
+            // `ceilings`: the admin config's grants for the kinds it names (a user may narrow them, never widen).
+            return { kinds: grants.kindNames(), grants: kind ? { [kind]: grants.list(kind) } : grants.snapshot(), ceilings: grants.ceilings() };
           },
           'control.grants.add': (p: Record<string, unknown>) => {
             const kind = optStr(p, 'kind') ?? bad('kind is required');
