@@ -38,6 +38,8 @@ export interface RunningAgent {
   grants: GrantStore;
   /** Functions on and off (control.functions.* and the tray's Settings change them). */
   functions: FunctionSwitches;
+  /** Every control method the local endpoint serves (consent, grants, Settings), for the tray's IPC. */
+  control: Record<string, RpcMethod>;
   /** The device key: from login (keychain), or a local one for a provisioned device. */
   deviceKey: DeviceKey;
   discovery: Discovery;
@@ -135,13 +137,14 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       discovery?.endpoint?.metrics.incReconnect();
     }
   });
+  let control: Record<string, RpcMethod> = {};
   const key = creds?.key ?? (await loadOrCreateDeviceKey(new FileSecretStore(join(config.data_dir, 'device-key.json')), agent.identity.deviceId));
   try {
     await agent.load();
     // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.isPaused());
-    const control = {
+    control = {
       ...(createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>),
       // Drops the bridge link and reconnects at once (docs/qa-trial.md: the trial's reconnect check).
       'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
@@ -185,6 +188,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     consent,
     grants,
     functions,
+    control,
     deviceKey: key,
     discovery: d,
     endpoint: d.endpoint,
