@@ -45,11 +45,15 @@ const optStr = (p: Record<string, unknown>, k: string): string | undefined => {
   return typeof v === 'string' ? v : bad(`${k} must be a string`);
 };
 
-/** Runs a grant change; a refused one is invalid params saying why (and naming the key). */
+/**
+ * Runs a grant change; a refused one is invalid params saying why (and naming the key), or
+ * `permission_denied` (reason `admin_ceiling`) for a valid entry the admin config does not allow.
+ */
 function grantChange<T>(fn: () => T): T {
   try {
     return fn();
   } catch (e) {
+    if (e instanceof GrantError && e.reason === 'ceiling') throw new WireError('permission_denied', e.message, { details: { reason: 'admin_ceiling' } });
     if (e instanceof GrantError) bad(e.message);
     throw e;
   }
