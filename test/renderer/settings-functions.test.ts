@@ -75,7 +75,7 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
     // Log level: chosen by keyboard (the quietest, so the test logger stays quiet), the agent's logger follows.
     await tabTo(s.page, '#log-level');
     await s.page.keyboard.press('End');
-    await until(async () => ((await callLocal(s.endpoint, 'control.settings.get')) as { log_level: string }).log_level === 'fatal', 10_000, 'the running logger at fatal');
+    await until(async () => ((await callLocal(s.endpoint, 'control.settings.get', {})) as { log_level: string }).log_level === 'fatal', 10_000, 'the running logger at fatal');
     assert.equal((JSON.parse(readFileSync(join(s.dir, 'agent', 'user-settings.json'), 'utf8')) as { log_level?: string }).log_level, 'fatal', 'kept for the next start');
 
     // About.
