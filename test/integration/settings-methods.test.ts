@@ -13,6 +13,7 @@ import { callLocal } from '../../src/endpoint/local-client.js';
 import { WireError } from '../../src/protocol/errors.js';
 import { PROTOCOL_VERSION } from '../../src/protocol/messages.js';
 import { APP_VERSION } from '../../src/version.js';
+import { GRANT_LISTINGS } from '../../src/agent/settings-methods.js';
 import { ids, inProcessStack, until } from '../helpers/stack.js';
 import { startPtyPair } from '../peers/serial-pty.js';
 
@@ -100,6 +101,14 @@ test('About, the log level (live, persisted, validated) and grant listings', asy
     await assert.rejects(local('control.grants.candidates', { kind: 'nope' }), /no listing for grant kind/);
     await assert.rejects(local('control.grants.candidates', {}), /kind is required/);
 
+    // Every listing names a kind a loaded handler declares and a function it registers, with its output's schema.
+    for (const [kind, l] of Object.entries(GRANT_LISTINGS)) {
+      assert.ok(s.agent.grants.hasKind(kind), `a handler declares ${kind}`);
+      const reg = s.agent.registry.get(l.function);
+      assert.ok(reg, `${l.function} is registered`);
+      assert.equal(reg.descriptor.permission_level, 'low', `${l.function} only reads`);
+    }
+
     // The ceiling of each kind the config names.
     const grants = (await local('control.grants.list')) as { ceilings: Record<string, { id: string; alias?: string; source: string }[]> };
     assert.deepEqual(grants.ceilings['serial']?.map((g) => [g.id, g.alias, g.source]), [[pair.a, 'scale', 'config']]);
@@ -108,4 +117,22 @@ test('About, the log level (live, persisted, validated) and grant listings', asy
     await s.stop();
     await pair.kill();
   }
+});
+
+test('each listing reads its function\'s output as candidates (id, label, alias, granted)', () => {
+  const c = (kind: string, out: unknown) => GRANT_LISTINGS[kind]!.candidates(out);
+  assert.deepEqual(c('serial', { ports: [{ path: '/dev/ttyUSB0', granted: true, alias: 'scale', listed: true, manufacturer: 'FTDI' }, { path: '/dev/ttyS0', granted: false, listed: true }] }), [
+    { id: '/dev/ttyUSB0', label: 'FTDI', alias: 'scale', granted: true },
+    { id: '/dev/ttyS0', granted: false },
+  ]);
+  assert.deepEqual(c('printers', { printers: [{ id: 'q1', name: 'q1', granted: false, make_and_model: 'HP LaserJet', state: 'idle', reasons: [] }], spooler: 'cups', spooler_reachable: true }), [{ id: 'q1', label: 'HP LaserJet', granted: false }]);
+  for (const [kind, key] of [['cameras', 'cameras'], ['microphones', 'microphones'], ['screens', 'screens']] as const) {
+    assert.deepEqual(c(kind, { [key]: [{ id: '/dev/video0', label: 'HD Webcam', granted: true, alias: 'desk', backend: 'ffmpeg' }] }), [{ id: '/dev/video0', label: 'HD Webcam', alias: 'desk', granted: true }]);
+  }
+  assert.deepEqual(c('bluetooth', { peripherals: [{ id: 'aa11', name: 'Thermo', rssi: -50, services: [] }, { id: 'bb22', address: 'bb:22', rssi: -70, services: [] }], complete: true }), [
+    { id: 'aa11', label: 'Thermo' },
+    { id: 'bb22', label: 'bb:22' },
+  ]);
+  assert.deepEqual(c('serial', {}), [], 'an output without the list is none');
+  assert.deepEqual(c('serial', { ports: [null, 3] }), []);
 });
