@@ -139,7 +139,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       discovery?.endpoint?.metrics.incReconnect();
     }
   });
-  let control: Record<string, RpcMethod> = {};
+  let control: Record<string, RpcMethod>;
   const key = creds?.key ?? (await loadOrCreateDeviceKey(new FileSecretStore(join(config.data_dir, 'device-key.json')), agent.identity.deviceId));
   try {
     await agent.load();
