@@ -199,7 +199,11 @@ export class FunctionRegistry extends EventEmitter {
     const list = (m: Map<string, string>) => [...m].map(([id, name]) => ({ id, name })).sort((a, b) => (a.id < b.id ? -1 : 1));
     const change: ToolsChanged = { revision: 0, added: list(p.added), removed: list(p.removed), updated: list(p.updated) };
     if (!change.added.length && !change.removed.length && !change.updated.length) return;
+    const before = this.rev;
     change.revision = this.settle();
+    // Changes that cancel out (a function turned off and on again within the window) change nothing:
+    // no announcement, and no revision that says nothing new.
+    if (change.revision === before) return;
     this.emit('changed', change);
   }
 }

@@ -87,9 +87,10 @@ const def = (id: string) => ({
   run: async () => ({}),
 });
 
-test('the registry announces a function turned off as removed and on again as added, each a new revision', async () => {
+test('the registry announces a function turned off as removed and on again as added, each a new revision', async (t) => {
   // The registry's coalescing timer does not hold the process open: this does, while the test waits.
   const keep = setInterval(() => undefined, 1000);
+  t.after(() => clearInterval(keep));
   const meta = new Map<string, string>();
   const store = { get: (k: string) => meta.get(k), set: (k: string, v: string) => void meta.set(k, v) };
   const off = new Set<string>();
@@ -114,6 +115,20 @@ test('the registry announces a function turned off as removed and on again as ad
   assert.deepEqual(c2.added, [{ id: 't.a', name: 't.a' }]);
   assert.ok(c2.revision > c1.revision);
 
+  // Off and on again within the coalescing window: no revision of its own (at most an `updated` entry
+  // folded into the next real change).
+  off.add('t.a');
+  r.setPublished('t.a', false);
+  off.delete('t.a');
+  r.setPublished('t.a', true);
+  off.add('t.b');
+  next = changed();
+  r.setPublished('t.b', false);
+  const c3 = await next;
+  assert.deepEqual([c3.added, c3.removed], [[], [{ id: 't.b', name: 't.b' }]]);
+  assert.equal(c3.revision, c2.revision + 1);
+  off.delete('t.b');
+
   // A restart with a function off (the same data dir) is a new revision too.
   off.add('t.b');
   const r2 = new FunctionRegistry(store);
@@ -122,7 +137,6 @@ test('the registry announces a function turned off as removed and on again as ad
   assert.ok(r2.settle() > c2.revision);
   r.discardPending();
   r2.discardPending();
-  clearInterval(keep);
 });
 
 test('the log level changes on a pino logger and its children at once', () => {
