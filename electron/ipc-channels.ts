@@ -17,6 +17,19 @@ export const IPC = {
   listDecisions: 'aios:control.decisions.list',
   revokeDecision: 'aios:control.decisions.revoke',
   listActivity: 'aios:control.activity.list',
+  // Settings: grants, functions, log level, About (control methods), and what only the shell can do.
+  listGrants: 'aios:control.grants.list',
+  addGrant: 'aios:control.grants.add',
+  removeGrant: 'aios:control.grants.remove',
+  grantCandidates: 'aios:control.grants.candidates',
+  listFunctions: 'aios:control.functions.list',
+  setFunction: 'aios:control.functions.set',
+  getSettings: 'aios:control.settings.get',
+  setLogLevel: 'aios:control.settings.log_level',
+  pickFolder: 'aios:shell.pick_folder',
+  getLoginItem: 'aios:shell.login_item.get',
+  setLoginItem: 'aios:shell.login_item.set',
+  openLogs: 'aios:shell.open_logs',
   /** main → renderer: control notifications (`{ method, params }`). */
   event: 'aios:event',
 } as const;
@@ -24,8 +37,13 @@ export const IPC = {
 /** The request channels (everything but the event channel). */
 export type InvokeChannel = Exclude<(typeof IPC)[keyof typeof IPC], typeof IPC.event>;
 
-/** The control method (src/consent/control-api.ts) each request channel calls; `health` is answered by main. */
-export const CONTROL_METHOD: Record<Exclude<InvokeChannel, typeof IPC.health>, string> = {
+/** The channels main answers itself (the shell's own operations), not a control method. */
+export const SHELL_CHANNELS = [IPC.health, IPC.pickFolder, IPC.getLoginItem, IPC.setLoginItem, IPC.openLogs] as const;
+/** One of SHELL_CHANNELS. */
+export type ShellChannel = (typeof SHELL_CHANNELS)[number];
+
+/** The control method (src/consent/control-api.ts, src/agent/settings-methods.ts) each other request channel calls. */
+export const CONTROL_METHOD: Record<Exclude<InvokeChannel, ShellChannel>, string> = {
   [IPC.status]: 'control.status',
   [IPC.pause]: 'control.pause',
   [IPC.resume]: 'control.resume',
@@ -36,6 +54,14 @@ export const CONTROL_METHOD: Record<Exclude<InvokeChannel, typeof IPC.health>, s
   [IPC.listDecisions]: 'control.decisions.list',
   [IPC.revokeDecision]: 'control.decisions.revoke',
   [IPC.listActivity]: 'control.activity.list',
+  [IPC.listGrants]: 'control.grants.list',
+  [IPC.addGrant]: 'control.grants.add',
+  [IPC.removeGrant]: 'control.grants.remove',
+  [IPC.grantCandidates]: 'control.grants.candidates',
+  [IPC.listFunctions]: 'control.functions.list',
+  [IPC.setFunction]: 'control.functions.set',
+  [IPC.getSettings]: 'control.settings.get',
+  [IPC.setLogLevel]: 'control.settings.log_level',
 };
 
 /**
@@ -77,6 +103,22 @@ export interface DeviceApi {
   revokeDecision(id: number): Promise<IpcResult>;
   /** `control.activity.list` with its filters (function, state, requester, since, until) and a limit. */
   listActivity(filter: ActivityFilter): Promise<IpcResult>;
+  listGrants(): Promise<IpcResult>;
+  /** `entry`: one entry as `grants.<kind>` takes it. */
+  addGrant(kind: string, entry: unknown): Promise<IpcResult>;
+  removeGrant(kind: string, id: string): Promise<IpcResult>;
+  grantCandidates(kind: string): Promise<IpcResult>;
+  listFunctions(): Promise<IpcResult>;
+  setFunction(id: string, enabled: boolean): Promise<IpcResult>;
+  getSettings(): Promise<IpcResult>;
+  setLogLevel(level: string): Promise<IpcResult>;
+  /** The native folder picker: the chosen folder, or null when cancelled. */
+  pickFolder(): Promise<IpcResult<string | null>>;
+  /** Start at login: whether it is on, and whether this OS can do it. */
+  getLoginItem(): Promise<IpcResult<{ supported: boolean; enabled: boolean }>>;
+  setLoginItem(enabled: boolean): Promise<IpcResult<{ supported: boolean; enabled: boolean }>>;
+  /** Opens the logs folder in the file manager. */
+  openLogs(): Promise<IpcResult<{ opened: string }>>;
   /** Calls `listener` for each control notification; returns the unsubscribe function. */
   onEvent(listener: (event: ControlEvent) => void): () => void;
 }

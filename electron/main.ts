@@ -3,7 +3,7 @@
  * entry, shows a tray icon with Open / Pause-Resume / Quit, opens the one window when a prompt needs the
  * user, and nudges the agent to reconnect after sleep or a network change. Everything else is in src/.
  */
-import { app, dialog, ipcMain, Menu, nativeImage, net, Notification, powerMonitor, session, Tray, type BrowserWindow } from 'electron';
+import { app, dialog, ipcMain, Menu, nativeImage, net, Notification, powerMonitor, session, shell, Tray, type BrowserWindow } from 'electron';
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -17,11 +17,14 @@ import {
   startAgent,
   APP_VERSION,
   toLocale,
+  type AgentConfig,
   type BridgeStatus,
+  type ControlMethods,
   type Logger,
   type RunningAgent,
 } from '../src/index.js';
-import { registerIpc, type IpcRegistration } from './ipc.js';
+import { registerIpc, type IpcRegistration, type ShellOps } from './ipc.js';
+import { LinuxAutostart } from './autostart-linux.js';
 import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
 import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
 import { isRendererUrl, RENDERER_URL } from './renderer-url.js';
@@ -112,6 +115,35 @@ function openWindow(): void {
   window.on('closed', () => (window = undefined));
 }
 
+/**
+ * The Settings screen's shell operations: the native folder picker, start at login (Electron's login
+ * items on macOS and Windows, an XDG autostart entry on Linux), and opening the logs folder.
+ */
+function shellOps(logsDir: string): ShellOps {
+  const linux = process.platform === 'linux' ? new LinuxAutostart() : undefined;
+  const loginItem = async () => ({ supported: true, enabled: linux ? linux.isEnabled() : app.getLoginItemSettings().openAtLogin });
+  return {
+    async pickFolder() {
+      const r = window && !window.isDestroyed() ? await dialog.showOpenDialog(window, { properties: ['openDirectory'] }) : await dialog.showOpenDialog({ properties: ['openDirectory'] });
+      return r.canceled ? null : (r.filePaths[0] ?? null);
+    },
+    getLoginItem: loginItem,
+    async setLoginItem(enabled) {
+      if (linux) {
+        // An AppImage runs from a temporary mount: its own path ($APPIMAGE) is the one that lasts.
+        if (enabled) linux.enable({ exec: process.env['APPIMAGE'] ?? process.execPath, args: app.isPackaged ? [] : [app.getAppPath()] });
+        else linux.disable();
+      } else app.setLoginItemSettings({ openAtLogin: enabled });
+      return loginItem();
+    },
+    async openLogs() {
+      const problem = await shell.openPath(logsDir);
+      if (problem) throw Object.assign(new Error(problem), { type: 'device_unavailable' });
+      return { opened: logsDir };
+    },
+  };
+}
+
 async function start(): Promise<void> {
   denyPermissions(session.defaultSession);
   app.on('web-contents-created', (_e, contents) => hardenContents(contents));
@@ -122,8 +154,9 @@ async function start(): Promise<void> {
   refreshTray();
 
   const file = configPath();
+  let config: AgentConfig;
   try {
-    const config = loadAgentConfig(file);
+    config = loadAgentConfig(file);
     log = createLogger({ level: config.log?.level ?? 'info', file: config.log?.file ?? join(config.data_dir, 'tray.log') });
     running = await startAgent(config, log);
   } catch (e) {
@@ -157,8 +190,11 @@ async function start(): Promise<void> {
     refreshTray();
   });
 
+  const logFile = config.log?.file ?? join(config.data_dir, 'tray.log');
   ipc = registerIpc(ipcMain, {
-    methods: createControlMethods(consent),
+    // Every control method (consent, grants, Settings), as the local endpoint serves them.
+    methods: { ...createControlMethods(consent), ...(running.control as ControlMethods) },
+    shell: shellOps(dirname(logFile)),
     // Like the local endpoint's /health: why the session stopped for good and what to do, while it is stopped.
     health: () => {
       const stopped = agent.stopped();

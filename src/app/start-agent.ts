@@ -26,6 +26,9 @@ import { coreMessage, localeFromEnv, strings } from '../i18n/index.js';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
 import { showNotice } from '../base/user-notice.js';
 import { GrantStore } from '../grants/grant-store.js';
+import { FunctionSwitches } from '../agent/function-switches.js';
+import { UserSettingsFile } from '../agent/user-settings.js';
+import { applyStoredLogLevel, createSettingsMethods } from '../agent/settings-methods.js';
 import type { CallObserver } from '../seams/call-seams.js';
 
 /** A running agent and how to stop it. */
@@ -34,6 +37,10 @@ export interface RunningAgent {
   consent: ConsentService;
   /** The live grants (control.grants.* and the tray's settings change them). */
   grants: GrantStore;
+  /** Functions on and off (control.functions.* and the tray's Settings change them). */
+  functions: FunctionSwitches;
+  /** Every control method the local endpoint serves (consent, grants, Settings), for the tray's IPC. */
+  control: Record<string, RpcMethod>;
   /** The device key: from login (keychain), or a local one for a provisioned device. */
   deviceKey: DeviceKey;
   discovery: Discovery;
@@ -49,7 +56,11 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   if (ensurePrivateDir(config.data_dir)) log.warn({ data_dir: config.data_dir }, 'the data folder could be read by other users; it is now mode 0700');
   let creds = extra.tokens ? undefined : await loginCredentials(config);
   if (creds) config = withLogin(config, creds);
-  const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true });
+  // The user's Settings: functions off (under the config's ceiling) and the log level, live.
+  const userSettings = new UserSettingsFile(config.data_dir, log);
+  applyStoredLogLevel({ settings: userSettings, log });
+  const functions = extra.functions ?? new FunctionSwitches({ adminDisabled: config.functions?.disabled, dataDir: config.data_dir, log: log.child({ component: 'settings' }) });
+  const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true, isDisabled: (id) => functions.isDisabled(id) });
   // One live grant store for the handlers, the dispatcher's resource check and control.grants.*.
   const grants = new GrantStore({ dataDir: config.data_dir, log: log.child({ component: 'grants' }) });
   // Through `current`, so that a new sign-in (`logout` + `login` while this runs) replaces the tokens in place.
@@ -74,6 +85,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       log,
       consent,
       grants,
+      functions,
       observers: [consent, metrics],
       tokens,
       ...(blobs ? { blobs } : {}),
@@ -127,22 +139,34 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       discovery?.endpoint?.metrics.incReconnect();
     }
   });
+  let control: Record<string, RpcMethod>;
   const key = creds?.key ?? (await loadOrCreateDeviceKey(new FileSecretStore(join(config.data_dir, 'device-key.json')), agent.identity.deviceId));
   try {
     await agent.load();
     // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.isPaused());
-    const control = {
+    control = {
       ...(createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>),
       // Drops the bridge link and reconnects at once (docs/qa-trial.md: the trial's reconnect check).
       'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
         if (p?.dry_run !== true) agent.session?.dropAndReconnect();
         return { ok: true, status: agent.session?.status ?? 'offline' };
       }) as unknown as RpcMethod,
+      ...(createSettingsMethods({ agent, switches: functions, settings: userSettings, log, logFile: config.log?.file }) as Record<string, RpcMethod>),
     };
     discovery = await startDiscovery(agent, config, key, log, [control, agent.hostServices.methods() as Record<string, RpcMethod>]);
     const endpoint = discovery.endpoint;
+    // The bridge keeps the card it got in hello: after a function was turned off or on (tools_changed
+    // already went out), the re-signed card reaches it through a new hello.
+    let rehello = false;
+    functions.on('change', () => (rehello = true));
+    discovery.onCardChanged(() => {
+      if (!rehello) return;
+      rehello = false;
+      log.info({}, 'functions turned on or off in Settings: reconnecting to republish the adapter card');
+      agent.session?.dropAndReconnect();
+    });
     if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));
     consent.setHandlerStatus(() => agent.hostServices.status());
     agent.hostServices.onChange(() => consent.statusChanged());
@@ -165,6 +189,8 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     agent,
     consent,
     grants,
+    functions,
+    control,
     deviceKey: key,
     discovery: d,
     endpoint: d.endpoint,
