@@ -76,6 +76,10 @@
       'control.decisions.list': () => api.listDecisions(),
       'control.decisions.revoke': (p) => api.revokeDecision(p.id),
       'control.activity.list': (p) => api.listActivity(p.limit),
+      'control.signin.status': () => api.signinStatus(),
+      'control.signin.start': (p) => api.signinStart(p.bridge_url),
+      'control.signin.cancel': () => api.signinCancel(),
+      'control.signout': () => api.signout(),
     };
     return {
       needsToken: false,
@@ -167,6 +171,8 @@
 
   // ---------------------------------------------------------------- view
   const state = { transport: undefined, status: undefined, prompts: [], shownArgsFor: undefined };
+  /** The sign-in screen's controller (signin.js), once mounted. */
+  let signin;
 
   function showError(e) {
     const el = $('error');
@@ -369,7 +375,7 @@
       setPill('bridge-state', 'ui.pill.bridge', 'unknown');
     }
   }
-  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), refreshGrants()]);
+  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), refreshGrants(), signin?.refresh()]);
 
   /** Runs a user action; its error is shown instead of thrown. */
   async function act(fn) {
@@ -394,6 +400,9 @@
         state.status = params;
         renderStatus();
         if (!params.paused) void refreshHealth();
+        break;
+      case 'control/notification.signin':
+        signin?.update(params);
         break;
       case 'tray/notification.bridge':
         if (!state.status?.paused) setPill('bridge-state', 'ui.pill.bridge', params.bridge);
@@ -528,6 +537,7 @@
     if (state.lastError && !$('error').hidden) showError(state.lastError);
     renderStatus();
     renderPrompt();
+    signin?.render();
   }
 
   $('lang').addEventListener('change', () => act(async () => {
@@ -542,6 +552,15 @@
   setPill('bridge-state', 'ui.pill.bridge', 'unknown');
   applyLocale();
   wireControls();
+  // The sign-in screen (signin.js); "Open browser" goes through the shell in Electron, where window.open is denied.
+  signin = window.aiosSignin?.mount({
+    t,
+    has,
+    act,
+    formatTime,
+    call: (method, params) => state.transport.call(method, params),
+    openExternal: (url) => (window.aiosDevice ? void window.aiosDevice.openExternal(url) : void window.open(url, '_blank', 'noopener,noreferrer')),
+  });
   if (window.aiosDevice) connect(ipcTransport(window.aiosDevice));
   else {
     const token = takeToken();
