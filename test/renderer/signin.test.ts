@@ -292,7 +292,9 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     await page.locator('#signin').waitFor();
     await page.getByRole('heading', { name: '登录到桥接服务' }).waitFor();
     await page.getByLabel('桥接服务地址').waitFor();
-    await page.locator('#signin').getByRole('button', { name: '登录', exact: true }).click();
+    // Still denied from the test before: the sentence and the button in Chinese.
+    await page.getByText('登录请求在批准页面上被拒绝。请重新开始以获取新的验证码。', { exact: true }).waitFor();
+    await page.locator('#signin').getByRole('button', { name: '重新开始', exact: true }).click();
     await page.locator('#signin[data-state="waiting"]').waitFor();
     await page.getByText('正在等待批准…', { exact: true }).waitFor();
     await page.getByRole('button', { name: '打开浏览器', exact: true }).waitFor();
