@@ -48,6 +48,8 @@ window.aiosSignin = {
       // Prefilled (from the config or the last attempt), unless the person is typing another one.
       if (view.bridge_url && !input.value && document.activeElement !== input) input.value = view.bridge_url;
       const waiting = view.state === 'waiting';
+      // While a code waits, Cancel is the way back to the address (the code belongs to that bridge).
+      $('signin-form').hidden = waiting;
       $('signin-code-box').hidden = !waiting;
       if (waiting) {
         $('signin-code').textContent = view.user_code;
