@@ -171,8 +171,6 @@
 
   // ---------------------------------------------------------------- view
   const state = { transport: undefined, status: undefined, prompts: [], shownArgsFor: undefined };
-  /** The sign-in screen's controller (signin.js), once mounted. */
-  let signin;
 
   function showError(e) {
     const el = $('error');
@@ -548,12 +546,8 @@
   }));
 
   await loadLocale(pickLocale());
-  setPill('agent-state', 'ui.pill.agent', 'connecting');
-  setPill('bridge-state', 'ui.pill.bridge', 'unknown');
-  applyLocale();
-  wireControls();
   // The sign-in screen (signin.js); "Open browser" goes through the shell in Electron, where window.open is denied.
-  signin = window.aiosSignin?.mount({
+  const signin = window.aiosSignin?.mount({
     t,
     has,
     act,
@@ -561,6 +555,10 @@
     call: (method, params) => state.transport.call(method, params),
     openExternal: (url) => (window.aiosDevice ? void window.aiosDevice.openExternal(url) : void window.open(url, '_blank', 'noopener,noreferrer')),
   });
+  setPill('agent-state', 'ui.pill.agent', 'connecting');
+  setPill('bridge-state', 'ui.pill.bridge', 'unknown');
+  applyLocale();
+  wireControls();
   if (window.aiosDevice) connect(ipcTransport(window.aiosDevice));
   else {
     const token = takeToken();

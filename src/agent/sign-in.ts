@@ -141,7 +141,7 @@ export class SignInService extends EventEmitter<{ change: [SignInView] }> {
     const state = await readLoginState(this.o.dataDir);
     await this.o.onSigningOut();
     const recorded = state && typeof state.secret_store === 'object' ? state.secret_store.token_file : undefined;
-    let revoked = false;
+    let revoked: boolean;
     try {
       const store = await openSecretStore({ tokenFile: this.o.tokenFile ?? recorded });
       revoked = (await logout({ dataDir: this.o.dataDir, store, out: quiet() })).revoked;
