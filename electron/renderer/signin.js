@@ -19,11 +19,11 @@ window.aiosSignin = {
 
     function stateText(v) {
       if (v.state === 'failed') {
-        const key = `signin.error.${v.error?.code}`;
-        return ui.t(ui.has(key) ? key : 'signin.error.bridge_error');
+        const key = `ui.signin.error.${v.error?.code}`;
+        return ui.t(ui.has(key) ? key : 'ui.signin.error.bridge_error');
       }
-      if (v.state === 'not_signed_in' && notRevoked) return ui.t('signin.not_revoked');
-      return ui.t(`signin.state.${v.state}`);
+      if (v.state === 'not_signed_in' && notRevoked) return ui.t('ui.signin.not_revoked');
+      return ui.t(`ui.signin.state.${v.state}`);
     }
 
     function render() {
@@ -39,11 +39,11 @@ window.aiosSignin = {
       account.hidden = !signedIn;
       section.dataset.state = view.state;
       if (signedIn) {
-        $('signin-who').textContent = ui.t('signin.signed_in', { user: view.user_id, workspace: view.workspace_id, bridge: view.bridge_url });
+        $('signin-who').textContent = ui.t('ui.signin.signed_in', { user: view.user_id, workspace: view.workspace_id, bridge: view.bridge_url });
         return;
       }
       $('signin-state').textContent = stateText(view);
-      $('signin-start').textContent = ui.t(AGAIN.includes(view.state) ? 'signin.start_again' : 'signin.start');
+      $('signin-start').textContent = ui.t(AGAIN.includes(view.state) ? 'ui.signin.start_again' : 'ui.signin.start');
       const input = $('signin-bridge');
       // Prefilled (from the config or the last attempt), unless the person is typing another one.
       if (view.bridge_url && !input.value && document.activeElement !== input) input.value = view.bridge_url;
@@ -55,8 +55,8 @@ window.aiosSignin = {
         $('signin-code').textContent = view.user_code;
         $('signin-uri').textContent = view.verification_uri;
         if ($('signin-qr').getAttribute('src') !== view.qr) $('signin-qr').src = view.qr;
-        $('signin-qr').alt = ui.t('signin.qr_alt', { url: view.verification_uri_complete });
-        $('signin-expires').textContent = ui.t('signin.expires', { time: ui.formatTime(view.expires_at) });
+        $('signin-qr').alt = ui.t('ui.signin.qr_alt', { url: view.verification_uri_complete });
+        $('signin-expires').textContent = ui.t('ui.signin.expires', { time: ui.formatTime(view.expires_at) });
       }
     }
 
@@ -70,7 +70,7 @@ window.aiosSignin = {
       try {
         return await ui.call(method, params);
       } catch (e) {
-        if (ui.has(`signin.error.${e.type}`)) throw Object.assign(new Error(e.message), { type: e.type, key: `signin.error.${e.type}` });
+        if (ui.has(`ui.signin.error.${e.type}`)) throw Object.assign(new Error(e.message), { type: e.type, key: `ui.signin.error.${e.type}` });
         throw e;
       }
     }

@@ -161,18 +161,18 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     await bridge?.kill('SIGKILL');
   });
 
-  test('the catalogues hold every signin.* key the page uses, in en and zh-CN, as one block at the end', () => {
+  test('the catalogues hold every ui.signin.* key the page uses, in en and zh-CN, as one block at the end', () => {
     const en = JSON.parse(readFileSync(join(RENDERER, 'en.json'), 'utf8')) as Record<string, string>;
     const zh = JSON.parse(readFileSync(join(RENDERER, 'zh-CN.json'), 'utf8')) as Record<string, string>;
     const html = readFileSync(join(RENDERER, 'index.html'), 'utf8');
     const js = readFileSync(join(RENDERER, 'signin.js'), 'utf8');
-    const used = [...html.matchAll(/data-i18n="(signin\.[^"]+)"/g), ...js.matchAll(/'(signin\.[a-z_.]+)'/g)].map((m) => m[1]!);
+    const used = [...html.matchAll(/data-i18n="(ui\.signin\.[^"]+)"/g), ...js.matchAll(/'(ui\.signin\.[a-z_.]+)'/g)].map((m) => m[1]!);
     assert.ok(used.length > 10, `the screen uses its strings (${used.length})`);
     for (const k of used) assert.ok(en[k] && zh[k], `${k} in both catalogues`);
     for (const table of [en, zh]) {
       const keys = Object.keys(table);
-      const first = keys.findIndex((k) => k.startsWith('signin.'));
-      assert.ok(keys.slice(first).every((k) => k.startsWith('signin.')), 'the signin.* keys are one block at the end');
+      const first = keys.findIndex((k) => k.startsWith('ui.signin.'));
+      assert.ok(first > 0 && keys.slice(first).every((k) => k.startsWith('ui.signin.')), 'the ui.signin.* keys are one block at the end');
     }
   });
 
