@@ -93,7 +93,8 @@ export function registerCoreCommands(program: Command): void {
       const host = await AgentHost.start(cfg, log);
       const ready = (a: RunningAgent): void => {
         process.stderr.write(`agent ready: ${a.agent.registry.ids().length} functions; endpoint file ${a.endpointFile}\n`);
-        if (a.signin?.status().state !== 'signed_in') process.stderr.write(`not signed in: sign in from the window (${a.endpoint?.info()?.http ?? 'the local endpoint'}/ui/) or with \`aios-device login --bridge URL\`\n`);
+        const ui = `${a.endpoint?.info()?.http ?? 'http://127.0.0.1:9527'}/ui/`;
+        if (a.signin && a.signin.status().state !== 'signed_in') process.stderr.write(strings.render(coreMessage('core.signin.not_signed_in', { ui }), localeFromEnv()) + '\n');
         tellConsole(a.agent);
       };
       ready(host.current);
