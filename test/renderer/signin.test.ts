@@ -9,7 +9,7 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import jsqr from 'jsqr';
@@ -159,6 +159,7 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     await context?.close().catch(() => undefined);
     await agent?.kill('SIGKILL');
     await bridge?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test('the catalogues hold every ui.signin.* key the page uses, in en and zh-CN, as one block at the end', () => {
