@@ -148,7 +148,8 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     });
     ui = (JSON.parse(readFileSync(efile, 'utf8')) as { http: string }).http;
     localToken = readFileSync(join(data(), LOCAL_TOKEN_FILE), 'utf8').trim();
-    assert.match(agent.err, /not signed in: sign in from the window/);
+    // Printed after endpoint.json is written: waited for, not read at once.
+    await until(() => /not signed in: sign in from the window \(http:\/\/127\.0\.0\.1:\d+\/ui\/\)/.test(agent.err), 30_000, 'the console says the agent is not signed in');
 
     context = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'en-US' });
     page = context.pages()[0] ?? (await context.newPage());
