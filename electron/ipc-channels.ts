@@ -17,6 +17,12 @@ export const IPC = {
   listDecisions: 'aios:control.decisions.list',
   revokeDecision: 'aios:control.decisions.revoke',
   listActivity: 'aios:control.activity.list',
+  signinStatus: 'aios:control.signin.status',
+  signinStart: 'aios:control.signin.start',
+  signinCancel: 'aios:control.signin.cancel',
+  signout: 'aios:control.signout',
+  /** Opens the sign-in's verification address in the default browser (only that address; main checks). */
+  openExternal: 'aios:shell.openExternal',
   /** main → renderer: control notifications (`{ method, params }`). */
   event: 'aios:event',
 } as const;
@@ -24,8 +30,8 @@ export const IPC = {
 /** The request channels (everything but the event channel). */
 export type InvokeChannel = Exclude<(typeof IPC)[keyof typeof IPC], typeof IPC.event>;
 
-/** The control method (src/consent/control-api.ts) each request channel calls; `health` is answered by main. */
-export const CONTROL_METHOD: Record<Exclude<InvokeChannel, typeof IPC.health>, string> = {
+/** The control method (src/consent/control-api.ts) each request channel calls; `health` and `openExternal` are answered by main. */
+export const CONTROL_METHOD: Record<Exclude<InvokeChannel, typeof IPC.health | typeof IPC.openExternal>, string> = {
   [IPC.status]: 'control.status',
   [IPC.pause]: 'control.pause',
   [IPC.resume]: 'control.resume',
@@ -36,6 +42,10 @@ export const CONTROL_METHOD: Record<Exclude<InvokeChannel, typeof IPC.health>, s
   [IPC.listDecisions]: 'control.decisions.list',
   [IPC.revokeDecision]: 'control.decisions.revoke',
   [IPC.listActivity]: 'control.activity.list',
+  [IPC.signinStatus]: 'control.signin.status',
+  [IPC.signinStart]: 'control.signin.start',
+  [IPC.signinCancel]: 'control.signin.cancel',
+  [IPC.signout]: 'control.signout',
 };
 
 /**
@@ -77,6 +87,13 @@ export interface DeviceApi {
   revokeDecision(id: number): Promise<IpcResult>;
   /** `control.activity.list` with its filters (function, state, requester, since, until) and a limit. */
   listActivity(filter: ActivityFilter): Promise<IpcResult>;
+  signinStatus(): Promise<IpcResult>;
+  /** Starts the device sign-in; without `bridgeUrl` the config's bridge. */
+  signinStart(bridgeUrl?: string): Promise<IpcResult>;
+  signinCancel(): Promise<IpcResult>;
+  signout(): Promise<IpcResult>;
+  /** Opens the sign-in's verification address in the default browser. */
+  openExternal(url: string): Promise<IpcResult>;
   /** Calls `listener` for each control notification; returns the unsubscribe function. */
   onEvent(listener: (event: ControlEvent) => void): () => void;
 }

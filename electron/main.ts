@@ -3,7 +3,7 @@
  * entry, shows a tray icon with Open / Pause-Resume / Quit, opens the one window when a prompt needs the
  * user, and nudges the agent to reconnect after sleep or a network change. Everything else is in src/.
  */
-import { app, dialog, ipcMain, Menu, nativeImage, net, Notification, powerMonitor, session, Tray, type BrowserWindow } from 'electron';
+import { app, dialog, ipcMain, Menu, nativeImage, net, Notification, powerMonitor, session, shell, Tray, type BrowserWindow } from 'electron';
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -14,14 +14,16 @@ import {
   createLogger,
   defaultDataDir,
   loadAgentConfig,
-  startAgent,
+  AgentHost,
+  signInMethods,
+  SIGNIN_EVENT,
   APP_VERSION,
   toLocale,
   type BridgeStatus,
   type Logger,
   type RunningAgent,
 } from '../src/index.js';
-import { registerIpc, type IpcRegistration } from './ipc.js';
+import { isSignInAddress, registerIpc, type IpcRegistration } from './ipc.js';
 import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
 import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
 import { isRendererUrl, RENDERER_URL } from './renderer-url.js';
@@ -59,7 +61,10 @@ function networkFingerprint(): string {
     .join(',');
 }
 
+let host: AgentHost | undefined;
 let running: RunningAgent | undefined;
+/** Undoes what wire() set up for one running agent (the host replaces it after a sign-in as a new identity). */
+let unwire: (() => void) | undefined;
 let tray: Tray | undefined;
 let window: BrowserWindow | undefined;
 let ipc: IpcRegistration | undefined;
@@ -125,14 +130,39 @@ async function start(): Promise<void> {
   try {
     const config = loadAgentConfig(file);
     log = createLogger({ level: config.log?.level ?? 'info', file: config.log?.file ?? join(config.data_dir, 'tray.log') });
-    running = await startAgent(config, log);
+    host = await AgentHost.start(config, log);
   } catch (e) {
     state.problem = t('not_running');
     refreshTray();
     dialog.showErrorBox(t('start_failed'), t('start_failed_detail', { message: (e as Error).message, file }));
     return;
   }
-  const { agent, consent } = running;
+  wire(host.current);
+  // A sign-in as a new identity starts the agent again in-process: everything below is wired anew.
+  host.on('started', (r) => {
+    unwire?.();
+    wire(r);
+  });
+  host.on('failed', (e) => {
+    state.problem = t('not_running_log');
+    refreshTray();
+    dialog.showErrorBox(t('restart_failed'), e.message);
+  });
+  refreshTray();
+}
+
+/** Connects the tray, the window's IPC and the reconnect watcher to one running agent. */
+function wire(r: RunningAgent): void {
+  running = r;
+  const { agent, consent } = r;
+  state.problem = undefined;
+  state.signInNeeded = state.updateRequired = false;
+  state.signin = r.signin?.status();
+  r.signin?.on('change', (v) => {
+    state.signin = v;
+    refreshTray();
+    ipc?.broadcast(SIGNIN_EVENT, v);
+  });
   state.bridge = agent.session?.status ?? 'offline';
   state.paused = consent.status().paused;
   agent.on('status', (s: BridgeStatus) => {
@@ -158,7 +188,13 @@ async function start(): Promise<void> {
   });
 
   ipc = registerIpc(ipcMain, {
-    methods: createControlMethods(consent),
+    methods: { ...createControlMethods(consent), ...(r.signin ? signInMethods(r.signin) : {}) },
+    // "Open browser" on the sign-in screen: only the verification address of the sign-in waiting now.
+    openExternal: async (url) => {
+      if (!isSignInAddress(url, r.signin?.status())) return false;
+      await shell.openExternal(url);
+      return true;
+    },
     // Like the local endpoint's /health: why the session stopped for good and what to do, while it is stopped.
     health: () => {
       const stopped = agent.stopped();
@@ -199,8 +235,12 @@ async function start(): Promise<void> {
   });
   consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
   // The media handler's capture provider: a hidden window running the capture page (docs/handlers/media.md).
-  const ep = running.endpoint?.info();
-  if (ep && running.endpoint) createCaptureWindow({ http: ep.http, token: running.endpoint.localToken });
+  // Once: after a restart the endpoint is back on the same port with the same token, and the page reconnects.
+  const ep = r.endpoint?.info();
+  if (ep && r.endpoint && !captureStarted) {
+    captureStarted = true;
+    createCaptureWindow({ http: ep.http, token: r.endpoint.localToken });
+  }
 
   watcher = watchConnectivity(
     (why) => {
@@ -209,8 +249,16 @@ async function start(): Promise<void> {
     },
     { powerMonitor, isOnline: () => net.isOnline(), networkFingerprint },
   );
+  unwire = () => {
+    clearInterval(beat);
+    clearInterval(busy);
+    watcher?.stop();
+    ipc?.dispose();
+    ipc = undefined;
+  };
   refreshTray();
 }
+let captureStarted = false;
 
 registerRendererScheme();
 
@@ -223,9 +271,10 @@ if (!app.requestSingleInstanceLock()) {
   app.on('window-all-closed', () => undefined);
   let stopped = false;
   app.on('before-quit', (e) => {
-    if (stopped || !running) return;
+    if (stopped || !host) return;
     e.preventDefault();
-    const r = running;
+    const r = host;
+    host = undefined;
     running = undefined;
     watcher?.stop();
     ipc?.dispose();

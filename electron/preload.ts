@@ -20,6 +20,11 @@ const api: DeviceApi = {
   listDecisions: () => ipcRenderer.invoke(IPC.listDecisions),
   revokeDecision: (id) => ipcRenderer.invoke(IPC.revokeDecision, { id }),
   listActivity: (filter) => ipcRenderer.invoke(IPC.listActivity, filter),
+  signinStatus: () => ipcRenderer.invoke(IPC.signinStatus),
+  signinStart: (bridgeUrl) => ipcRenderer.invoke(IPC.signinStart, bridgeUrl ? { bridge_url: bridgeUrl } : {}),
+  signinCancel: () => ipcRenderer.invoke(IPC.signinCancel),
+  signout: () => ipcRenderer.invoke(IPC.signout),
+  openExternal: (url) => ipcRenderer.invoke(IPC.openExternal, { url }),
   onEvent(listener) {
     const forward = (_e: unknown, ev: ControlEvent): void => listener({ method: ev.method, params: ev.params });
     ipcRenderer.on(IPC.event, forward);

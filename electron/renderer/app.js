@@ -76,6 +76,10 @@
       'control.decisions.list': () => api.listDecisions(),
       'control.decisions.revoke': (p) => api.revokeDecision(p.id),
       'control.activity.list': (p) => api.listActivity(p),
+      'control.signin.status': () => api.signinStatus(),
+      'control.signin.start': (p) => api.signinStart(p.bridge_url),
+      'control.signin.cancel': () => api.signinCancel(),
+      'control.signout': () => api.signout(),
     };
     return {
       needsToken: false,
@@ -573,7 +577,7 @@
       setPill('bridge-state', 'ui.pill.bridge', 'unknown');
     }
   }
-  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), refreshGrants()]);
+  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), refreshGrants(), signin?.refresh()]);
 
   /** Runs a user action; its error is shown instead of thrown. */
   async function act(fn) {
@@ -598,6 +602,9 @@
         state.status = params;
         renderStatus();
         if (!params.paused) void refreshHealth();
+        break;
+      case 'control/notification.signin':
+        signin?.update(params);
         break;
       case 'tray/notification.bridge':
         if (!state.status?.paused) setPill('bridge-state', 'ui.pill.bridge', params.bridge);
@@ -745,6 +752,7 @@
     renderActivityCount();
     renderDetails();
     renderExported();
+    signin?.render();
   }
 
   $('lang').addEventListener('change', () => act(async () => {
@@ -755,6 +763,15 @@
   }));
 
   await loadLocale(pickLocale());
+  // The sign-in screen (signin.js); "Open browser" goes through the shell in Electron, where window.open is denied.
+  const signin = window.aiosSignin?.mount({
+    t,
+    has,
+    act,
+    formatTime,
+    call: (method, params) => state.transport.call(method, params),
+    openExternal: (url) => (window.aiosDevice ? void window.aiosDevice.openExternal(url) : void window.open(url, '_blank', 'noopener,noreferrer')),
+  });
   setPill('agent-state', 'ui.pill.agent', 'connecting');
   setPill('bridge-state', 'ui.pill.bridge', 'unknown');
   applyLocale();
