@@ -23,6 +23,19 @@ export const IPC = {
   signout: 'aios:control.signout',
   /** Opens the sign-in's verification address in the default browser (only that address; main checks). */
   openExternal: 'aios:shell.openExternal',
+  // Settings: grants, functions, log level, About (control methods), and what only the shell can do.
+  listGrants: 'aios:control.grants.list',
+  addGrant: 'aios:control.grants.add',
+  removeGrant: 'aios:control.grants.remove',
+  grantCandidates: 'aios:control.grants.candidates',
+  listFunctions: 'aios:control.functions.list',
+  setFunction: 'aios:control.functions.set',
+  getSettings: 'aios:control.settings.get',
+  setLogLevel: 'aios:control.settings.log_level',
+  pickFolder: 'aios:shell.pick_folder',
+  getLoginItem: 'aios:shell.login_item.get',
+  setLoginItem: 'aios:shell.login_item.set',
+  openLogs: 'aios:shell.open_logs',
   /** main → renderer: control notifications (`{ method, params }`). */
   event: 'aios:event',
 } as const;
@@ -30,8 +43,13 @@ export const IPC = {
 /** The request channels (everything but the event channel). */
 export type InvokeChannel = Exclude<(typeof IPC)[keyof typeof IPC], typeof IPC.event>;
 
-/** The control method (src/consent/control-api.ts) each request channel calls; `health` and `openExternal` are answered by main. */
-export const CONTROL_METHOD: Record<Exclude<InvokeChannel, typeof IPC.health | typeof IPC.openExternal>, string> = {
+/** The channels main answers itself (the shell's own operations), not a control method. */
+export const SHELL_CHANNELS = [IPC.health, IPC.pickFolder, IPC.getLoginItem, IPC.setLoginItem, IPC.openLogs] as const;
+/** One of SHELL_CHANNELS. */
+export type ShellChannel = (typeof SHELL_CHANNELS)[number];
+
+/** The control method (src/consent/control-api.ts, src/agent/settings-methods.ts) each other request channel calls; `openExternal` is answered by main. */
+export const CONTROL_METHOD: Record<Exclude<InvokeChannel, ShellChannel | typeof IPC.openExternal>, string> = {
   [IPC.status]: 'control.status',
   [IPC.pause]: 'control.pause',
   [IPC.resume]: 'control.resume',
@@ -46,6 +64,14 @@ export const CONTROL_METHOD: Record<Exclude<InvokeChannel, typeof IPC.health | t
   [IPC.signinStart]: 'control.signin.start',
   [IPC.signinCancel]: 'control.signin.cancel',
   [IPC.signout]: 'control.signout',
+  [IPC.listGrants]: 'control.grants.list',
+  [IPC.addGrant]: 'control.grants.add',
+  [IPC.removeGrant]: 'control.grants.remove',
+  [IPC.grantCandidates]: 'control.grants.candidates',
+  [IPC.listFunctions]: 'control.functions.list',
+  [IPC.setFunction]: 'control.functions.set',
+  [IPC.getSettings]: 'control.settings.get',
+  [IPC.setLogLevel]: 'control.settings.log_level',
 };
 
 /**
@@ -94,6 +120,22 @@ export interface DeviceApi {
   signout(): Promise<IpcResult>;
   /** Opens the sign-in's verification address in the default browser. */
   openExternal(url: string): Promise<IpcResult>;
+  listGrants(): Promise<IpcResult>;
+  /** `entry`: one entry as `grants.<kind>` takes it. */
+  addGrant(kind: string, entry: unknown): Promise<IpcResult>;
+  removeGrant(kind: string, id: string): Promise<IpcResult>;
+  grantCandidates(kind: string): Promise<IpcResult>;
+  listFunctions(): Promise<IpcResult>;
+  setFunction(id: string, enabled: boolean): Promise<IpcResult>;
+  getSettings(): Promise<IpcResult>;
+  setLogLevel(level: string): Promise<IpcResult>;
+  /** The native folder picker: the chosen folder, or null when cancelled. */
+  pickFolder(): Promise<IpcResult<string | null>>;
+  /** Start at login: whether it is on, and whether this OS can do it. */
+  getLoginItem(): Promise<IpcResult<{ supported: boolean; enabled: boolean }>>;
+  setLoginItem(enabled: boolean): Promise<IpcResult<{ supported: boolean; enabled: boolean }>>;
+  /** Opens the logs folder in the file manager. */
+  openLogs(): Promise<IpcResult<{ opened: string }>>;
   /** Calls `listener` for each control notification; returns the unsubscribe function. */
   onEvent(listener: (event: ControlEvent) => void): () => void;
 }

@@ -4,7 +4,7 @@
  * Only type imports from `electron`, so this module runs (and is tested) in plain Node.
  */
 import type { ControlContext, ControlMethods } from '../src/index.js';
-import { CONTROL_METHOD, IPC, type InvokeChannel, type IpcResult } from './ipc-channels.js';
+import { CONTROL_METHOD, IPC, SHELL_CHANNELS, type InvokeChannel, type IpcResult, type ShellChannel } from './ipc-channels.js';
 
 /** The parts of a `WebContents` this module uses. */
 export interface IpcSender {
@@ -37,6 +37,8 @@ export interface IpcDeps {
   onRefused?(channel: string, url: string): void;
   /** Opens `url` in the default browser when it is the sign-in's verification address; false when refused. */
   openExternal?(url: string): boolean | Promise<boolean>;
+  /** What only the shell can do (main.ts wires Electron's dialog, login items and shell); absent: unavailable. */
+  shell?: ShellOps;
 }
 
 /**
@@ -50,6 +52,16 @@ export function isSignInAddress(url: string, signin: { state: string; verificati
   } catch {
     return false;
   }
+}
+
+/** The shell's own operations behind the Settings screen. */
+export interface ShellOps {
+  /** The native folder picker; null when the person cancels. */
+  pickFolder(): Promise<string | null>;
+  getLoginItem(): Promise<{ supported: boolean; enabled: boolean }>;
+  setLoginItem(enabled: boolean): Promise<{ supported: boolean; enabled: boolean }>;
+  /** Opens the logs folder; resolves with the folder opened. */
+  openLogs(): Promise<{ opened: string }>;
 }
 
 /** Thrown by a validator; becomes `{ ok: false, error: { type: 'invalid_arguments' } }`. */
@@ -78,6 +90,14 @@ const promptId = (v: unknown): string => {
 const ACTIVITY_FILTERS = ['function', 'state', 'requester', 'since', 'until'] as const;
 
 const none: Validator = (arg) => only(record(arg), []);
+
+/** A short identifier-like string field (kind, grant id or alias, function id, level). */
+const str = (p: Record<string, unknown>, key: string, max = 1024): string => {
+  const v = p[key];
+  if (typeof v !== 'string' || v.length === 0 || v.length > max) throw new BadArgument(`${key} must be a non-empty string.`);
+  return v;
+};
+const kindOnly: Validator = (arg) => ({ kind: str(only(record(arg), ['kind']), 'kind', 64) });
 
 /** Argument checks per request channel (`health` takes none). */
 const VALIDATORS: Record<InvokeChannel, Validator> = {
@@ -138,7 +158,50 @@ const VALIDATORS: Record<InvokeChannel, Validator> = {
     }
     return out;
   },
+  [IPC.listGrants]: none,
+  // The entry's own shape is the grant kind's schema, checked by the grant store.
+  [IPC.addGrant]: (arg) => {
+    const p = only(record(arg), ['kind', 'entry']);
+    if (p['entry'] === undefined) throw new BadArgument('entry is required.');
+    if (JSON.stringify(p['entry']).length > 8192) throw new BadArgument('entry is too large.');
+    return { kind: str(p, 'kind', 64), entry: p['entry'] };
+  },
+  [IPC.removeGrant]: (arg) => {
+    const p = only(record(arg), ['kind', 'id']);
+    return { kind: str(p, 'kind', 64), id: str(p, 'id') };
+  },
+  [IPC.grantCandidates]: kindOnly,
+  [IPC.listFunctions]: none,
+  [IPC.setFunction]: (arg) => {
+    const p = only(record(arg), ['id', 'enabled']);
+    if (typeof p['enabled'] !== 'boolean') throw new BadArgument('enabled must be true or false.');
+    return { id: str(p, 'id', 128), enabled: p['enabled'] };
+  },
+  [IPC.getSettings]: none,
+  [IPC.setLogLevel]: (arg) => ({ level: str(only(record(arg), ['level']), 'level', 16) }),
+  [IPC.pickFolder]: none,
+  [IPC.getLoginItem]: none,
+  [IPC.setLoginItem]: (arg) => {
+    const p = only(record(arg), ['enabled']);
+    if (typeof p['enabled'] !== 'boolean') throw new BadArgument('enabled must be true or false.');
+    return { enabled: p['enabled'] };
+  },
+  [IPC.openLogs]: none,
 };
+
+/** Runs one of the shell's own operations. */
+async function runShell(channel: Exclude<ShellChannel, typeof IPC.health>, shell: ShellOps, params: Record<string, unknown>): Promise<unknown> {
+  switch (channel) {
+    case IPC.pickFolder:
+      return shell.pickFolder();
+    case IPC.getLoginItem:
+      return shell.getLoginItem();
+    case IPC.setLoginItem:
+      return shell.setLoginItem(params['enabled'] === true);
+    case IPC.openLogs:
+      return shell.openLogs();
+  }
+}
 
 /** A thrown error as plain data: its wire `type` when it has one, and no private detail otherwise. */
 function toPlainError(e: unknown): { type: string; message: string } {
@@ -203,7 +266,11 @@ export function registerIpc(ipcMain: IpcMainLike, deps: IpcDeps): IpcRegistratio
           const opened = (await deps.openExternal?.(params['url'] as string)) ?? false;
           return opened ? { ok: true, value: { opened } } : { ok: false, error: { type: 'permission_denied', message: 'Only the sign-in address can be opened.' } };
         }
-        const method = deps.methods[CONTROL_METHOD[channel]];
+        if ((SHELL_CHANNELS as readonly string[]).includes(channel)) {
+          if (!deps.shell) return { ok: false, error: { type: 'device_unavailable', message: 'The shell does not offer this operation.' } };
+          return { ok: true, value: await runShell(channel as Exclude<ShellChannel, typeof IPC.health>, deps.shell, params) };
+        }
+        const method = deps.methods[CONTROL_METHOD[channel as Exclude<InvokeChannel, ShellChannel | typeof IPC.openExternal>]];
         if (!method) return { ok: false, error: { type: 'device_unavailable', message: 'The agent does not offer this operation.' } };
         return { ok: true, value: await method(params, contextOf(event.sender)) };
       } catch (e) {

@@ -15,15 +15,17 @@ import {
   defaultDataDir,
   loadAgentConfig,
   AgentHost,
-  signInMethods,
   SIGNIN_EVENT,
   APP_VERSION,
   toLocale,
+  type AgentConfig,
   type BridgeStatus,
+  type ControlMethods,
   type Logger,
   type RunningAgent,
 } from '../src/index.js';
-import { isSignInAddress, registerIpc, type IpcRegistration } from './ipc.js';
+import { isSignInAddress, registerIpc, type IpcRegistration, type ShellOps } from './ipc.js';
+import { LinuxAutostart } from './autostart-linux.js';
 import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
 import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
 import { isRendererUrl, RENDERER_URL } from './renderer-url.js';
@@ -70,6 +72,8 @@ let window: BrowserWindow | undefined;
 let ipc: IpcRegistration | undefined;
 let watcher: ConnectivityWatcher | undefined;
 let log: Logger | undefined;
+/** The folder of the tray's log (Settings → About → Open logs). */
+let logsDir: string | undefined;
 const state: TrayState = { bridge: 'offline', paused: false, promptsWaiting: 0 };
 /** The OS language picks the tray's strings (Chinese → zh-CN, else en), like the window's default. */
 let t: TrayText = trayText('en');
@@ -117,6 +121,35 @@ function openWindow(): void {
   window.on('closed', () => (window = undefined));
 }
 
+/**
+ * The Settings screen's shell operations: the native folder picker, start at login (Electron's login
+ * items on macOS and Windows, an XDG autostart entry on Linux), and opening the logs folder.
+ */
+function shellOps(logsDir: string): ShellOps {
+  const linux = process.platform === 'linux' ? new LinuxAutostart() : undefined;
+  const loginItem = async () => ({ supported: true, enabled: linux ? linux.isEnabled() : app.getLoginItemSettings().openAtLogin });
+  return {
+    async pickFolder() {
+      const r = window && !window.isDestroyed() ? await dialog.showOpenDialog(window, { properties: ['openDirectory'] }) : await dialog.showOpenDialog({ properties: ['openDirectory'] });
+      return r.canceled ? null : (r.filePaths[0] ?? null);
+    },
+    getLoginItem: loginItem,
+    async setLoginItem(enabled) {
+      if (linux) {
+        // An AppImage runs from a temporary mount: its own path ($APPIMAGE) is the one that lasts.
+        if (enabled) linux.enable({ exec: process.env['APPIMAGE'] ?? process.execPath, args: app.isPackaged ? [] : [app.getAppPath()] });
+        else linux.disable();
+      } else app.setLoginItemSettings({ openAtLogin: enabled });
+      return loginItem();
+    },
+    async openLogs() {
+      const problem = await shell.openPath(logsDir);
+      if (problem) throw Object.assign(new Error(problem), { type: 'device_unavailable' });
+      return { opened: logsDir };
+    },
+  };
+}
+
 async function start(): Promise<void> {
   denyPermissions(session.defaultSession);
   app.on('web-contents-created', (_e, contents) => hardenContents(contents));
@@ -128,8 +161,10 @@ async function start(): Promise<void> {
 
   const file = configPath();
   try {
-    const config = loadAgentConfig(file);
-    log = createLogger({ level: config.log?.level ?? 'info', file: config.log?.file ?? join(config.data_dir, 'tray.log') });
+    const config: AgentConfig = loadAgentConfig(file);
+    const logFile = config.log?.file ?? join(config.data_dir, 'tray.log');
+    logsDir = dirname(logFile);
+    log = createLogger({ level: config.log?.level ?? 'info', file: logFile });
     host = await AgentHost.start(config, log);
   } catch (e) {
     state.problem = t('not_running');
@@ -188,7 +223,9 @@ function wire(r: RunningAgent): void {
   });
 
   ipc = registerIpc(ipcMain, {
-    methods: { ...createControlMethods(consent), ...(r.signin ? signInMethods(r.signin) : {}) },
+    // Every control method (consent, grants, Settings, sign-in), as the local endpoint serves them.
+    methods: { ...createControlMethods(consent), ...(r.control as ControlMethods) },
+    ...(logsDir ? { shell: shellOps(logsDir) } : {}),
     // "Open browser" on the sign-in screen: only the verification address of the sign-in waiting now.
     openExternal: async (url) => {
       if (!isSignInAddress(url, r.signin?.status())) return false;

@@ -25,6 +25,18 @@ const api: DeviceApi = {
   signinCancel: () => ipcRenderer.invoke(IPC.signinCancel),
   signout: () => ipcRenderer.invoke(IPC.signout),
   openExternal: (url) => ipcRenderer.invoke(IPC.openExternal, { url }),
+  listGrants: () => ipcRenderer.invoke(IPC.listGrants),
+  addGrant: (kind, entry) => ipcRenderer.invoke(IPC.addGrant, { kind, entry }),
+  removeGrant: (kind, id) => ipcRenderer.invoke(IPC.removeGrant, { kind, id }),
+  grantCandidates: (kind) => ipcRenderer.invoke(IPC.grantCandidates, { kind }),
+  listFunctions: () => ipcRenderer.invoke(IPC.listFunctions),
+  setFunction: (id, enabled) => ipcRenderer.invoke(IPC.setFunction, { id, enabled }),
+  getSettings: () => ipcRenderer.invoke(IPC.getSettings),
+  setLogLevel: (level) => ipcRenderer.invoke(IPC.setLogLevel, { level }),
+  pickFolder: () => ipcRenderer.invoke(IPC.pickFolder),
+  getLoginItem: () => ipcRenderer.invoke(IPC.getLoginItem),
+  setLoginItem: (enabled) => ipcRenderer.invoke(IPC.setLoginItem, { enabled }),
+  openLogs: () => ipcRenderer.invoke(IPC.openLogs),
   onEvent(listener) {
     const forward = (_e: unknown, ev: ControlEvent): void => listener({ method: ev.method, params: ev.params });
     ipcRenderer.on(IPC.event, forward);

@@ -80,6 +80,14 @@
       'control.signin.start': (p) => api.signinStart(p.bridge_url),
       'control.signin.cancel': () => api.signinCancel(),
       'control.signout': () => api.signout(),
+      'control.grants.list': () => api.listGrants(),
+      'control.grants.add': (p) => api.addGrant(p.kind, p.entry),
+      'control.grants.remove': (p) => api.removeGrant(p.kind, p.id),
+      'control.grants.candidates': (p) => api.grantCandidates(p.kind),
+      'control.functions.list': () => api.listFunctions(),
+      'control.functions.set': (p) => api.setFunction(p.id, p.enabled),
+      'control.settings.get': () => api.getSettings(),
+      'control.settings.log_level': (p) => api.setLogLevel(p.level),
     };
     return {
       needsToken: false,
@@ -183,6 +191,7 @@
     // A wire `message` is English (PROTOCOL §2): the page shows its own sentence for the error's type.
     if (e.key) el.textContent = t(e.key);
     else if (e.type && has(`ui.error.${e.type}`)) el.textContent = t(`ui.error.${e.type}`);
+    else if (e.type && has(`ui.settings.error.${e.type}`)) el.textContent = t(`ui.settings.error.${e.type}`);
     else el.textContent = t('ui.error.other', { type: e.type ?? 'error' });
     state.lastError = e;
   }
@@ -538,32 +547,6 @@
     const r = await state.transport.call('control.decisions.list');
     renderList('decisions', 'no-decisions', r.decisions, decisionRow);
   }
-  function grantRow(g) {
-    const li = document.createElement('li');
-    li.dataset.kind = g.kind;
-    li.dataset.id = g.id;
-    const text = document.createElement('span');
-    text.className = 'grow';
-    const name = g.alias ? t('ui.settings.named', { alias: g.alias, id: g.id }) : g.id;
-    text.textContent = g.access
-      ? t('ui.settings.grant_access', { kind: g.kind, name, access: t(g.access === 'read_write' ? 'ui.settings.read_write' : 'ui.settings.read') })
-      : t('ui.settings.grant', { kind: g.kind, name });
-    const remove = document.createElement('button');
-    remove.type = 'button';
-    remove.textContent = t('ui.settings.remove');
-    remove.addEventListener('click', () => act(async () => {
-      await state.transport.call('control.grants.remove', { kind: g.kind, id: g.id });
-      await refreshGrants();
-    }));
-    li.append(text, remove);
-    return li;
-  }
-  /** Shared folders and devices: every kind the agent lists (the Electron IPC has no grants methods yet: hidden there). */
-  async function refreshGrants() {
-    if (!state.transport.needsToken) return;
-    const r = await state.transport.call('control.grants.list');
-    $('settings').hidden = false;
-    renderList('grants', 'no-grants', Object.values(r.grants).flat(), grantRow);
   }
   async function refreshStatus() {
     state.status = await state.transport.call('control.status');
@@ -577,7 +560,9 @@
       setPill('bridge-state', 'ui.pill.bridge', 'unknown');
     }
   }
-  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), refreshGrants(), signin?.refresh()]);
+  // Settings (settings.js): shared folders and devices, functions, general, About.
+  const settings = window.aiosSettings;
+  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), settings.refresh(), signin?.refresh()]);
 
   /** Runs a user action; its error is shown instead of thrown. */
   async function act(fn) {
@@ -661,18 +646,6 @@
       state.shownArgsFor = p.prompt_id;
       $('prompt-args-toggle').textContent = t('ui.prompt.hide_args');
     }));
-    $('share-form').addEventListener('submit', (e) => {
-      e.preventDefault();
-      void act(async () => {
-        const entry = { path: $('share-path').value.trim(), access: $('share-access').value };
-        const alias = $('share-alias').value.trim();
-        if (alias) entry.alias = alias;
-        await state.transport.call('control.grants.add', { kind: 'files', entry });
-        $('share-path').value = '';
-        $('share-alias').value = '';
-        await refreshGrants();
-      });
-    });
     // The agent skips the desktop notification while this page is in front.
     const focus = () => state.transport && void state.transport.call('control.ui.focus', { focused: document.visibilityState === 'visible' && document.hasFocus() }).catch(() => undefined);
     window.addEventListener('focus', focus);
@@ -753,6 +726,7 @@
     renderDetails();
     renderExported();
     signin?.render();
+    settings.applyLocale();
   }
 
   $('lang').addEventListener('change', () => act(async () => {
@@ -777,6 +751,23 @@
   applyLocale();
   wireControls();
   wireActivity();
+  settings.init({
+    t,
+    has,
+    act,
+    call: (method, params) => state.transport.call(method, params),
+    // Electron only: the shell's own operations (folder picker, start at login, open logs).
+    ...(window.aiosDevice
+      ? {
+          shell: window.aiosDevice,
+          shellCall: async (op, ...args) => {
+            const r = await window.aiosDevice[op](...args);
+            if (r && r.ok) return r.value;
+            throw remoteError(r?.error);
+          },
+        }
+      : {}),
+  });
   if (window.aiosDevice) connect(ipcTransport(window.aiosDevice));
   else {
     const token = takeToken();

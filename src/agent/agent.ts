@@ -13,6 +13,7 @@ import { NO_GRANTS, type BlobClient, type HandlerEnv, type Logger } from '../sdk
 import { ConfigError } from '../config/load.js';
 import { configPathResolver } from '../config/agent-config.js';
 import { GrantStore } from './grant-store.js';
+import { FunctionSwitches } from './function-switches.js';
 import { APP_VERSION } from '../version.js';
 import { TempArea } from '../sdk/temp.js';
 import { localeFromEnv, type Locale } from '../i18n/index.js';
@@ -60,6 +61,8 @@ export interface AgentOptions {
   handlersDir?: string;
   /** The live grants (shared with the control methods); default: one over this agent's data dir. */
   grants?: GrantStore;
+  /** Functions on and off (shared with the consent gate and control.functions.*); default: one over this agent's data dir. */
+  functions?: FunctionSwitches;
 }
 
 /** A blob client used until one is configured: every transfer is refused clearly. */
@@ -104,6 +107,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   readonly isDisabled: (functionId: string) => boolean;
   /** The live grants: config, user changes, the kinds the built-in handlers declared. */
   readonly grants: GrantStore;
+  /** Functions on and off: the config's `functions.disabled` (ceiling) and the user's Settings. */
+  readonly functions: FunctionSwitches;
   readonly journal: Journal;
   readonly dispatcher: Dispatcher;
   readonly session: DeviceSession | undefined;
@@ -134,8 +139,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     const sync = config.journal?.synchronous === 'full' ? 'FULL' : 'NORMAL';
     this.journal = new Journal(join(config.data_dir, 'journal.sqlite'), { workspaceId: this.identity.workspaceId, deviceId: this.identity.deviceId }, sync);
     this.registry = new FunctionRegistry({ get: (k) => this.journal.metaGet(k), set: (k, v) => this.journal.metaSet(k, v) });
-    const consent = opts.consent ?? new RefusingConsentGate(new Set(config.functions?.disabled ?? []));
+    this.functions = opts.functions ?? new FunctionSwitches({ adminDisabled: config.functions?.disabled, dataDir: config.data_dir, log: opts.log });
+    const consent = opts.consent ?? new RefusingConsentGate((id) => this.functions.isDisabled(id));
     this.isDisabled = (id) => consent.isDisabled(id);
+    // Off is published nowhere: a switch flipped in Settings is announced like a removed (or added) function.
+    this.registry.hidden = this.isDisabled;
+    this.functions.on('change', (c) => this.registry.setPublished(c.id, c.enabled));
     this.temp = new TempArea(join(config.data_dir, 'tmp', 'calls'));
     this.dispatcher = new Dispatcher({
       temp: this.temp,

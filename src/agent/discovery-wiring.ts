@@ -42,6 +42,8 @@ export interface Discovery {
   endpoint: LocalEndpoint | undefined;
   /** The current signed card (for hello). */
   card(): Record<string, unknown> | undefined;
+  /** Told after the card was signed again for a change of the functions (it is new from then on). */
+  onCardChanged(cb: () => void): void;
   stop(): Promise<void>;
 }
 
@@ -113,9 +115,13 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
     anonymousCard = (await signCard(buildDeviceCard(meta, published(false)), key)) as unknown as Record<string, unknown>;
   };
   await sign();
+  const cardListeners: (() => void)[] = [];
   agent.registry.on('changed', (c: ToolsChanged) => {
     adapters.publish(c);
-    sign().catch((e: unknown) => log.error({ err: String(e) }, 'could not re-sign the adapter card'));
+    sign().then(
+      () => cardListeners.forEach((cb) => cb()),
+      (e: unknown) => log.error({ err: String(e) }, 'could not re-sign the adapter card'),
+    );
   });
 
   if (endpoint) {
@@ -133,6 +139,7 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
     adapters,
     endpoint,
     card: () => card,
+    onCardChanged: (cb) => cardListeners.push(cb),
     async stop() {
       await adapters.stop();
       await endpoint?.stop();

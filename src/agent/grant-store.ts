@@ -14,7 +14,8 @@ import { defaultCovers, type CallResource, type Grant, type GrantKind, type Gran
 
 /** A grant that cannot be added or configured; `key` names it (`grants.serial[1]`). */
 export class GrantError extends Error {
-  constructor(readonly key: string, message: string) {
+  /** `ceiling`: the entry is valid but outside what the admin config shares (a user may not widen it). */
+  constructor(readonly key: string, message: string, readonly reason?: 'ceiling') {
     super(`${key}: ${message}`);
     this.name = 'GrantError';
   }
@@ -122,6 +123,14 @@ export class GrantStore implements GrantsView {
     return [...(this.effective.get(kind) ?? [])];
   }
 
+  /**
+   * The admin config's grants by kind, for the kinds it names: the ceiling a user grant must stay
+   * inside (a kind named with no entries is closed). Kinds it does not name have no ceiling.
+   */
+  ceilings(): Record<string, Grant[]> {
+    return Object.fromEntries([...this.admin].map(([k, v]) => [k, [...v]]));
+  }
+
   /** All grants, by kind. */
   snapshot(): Record<string, Grant[]> {
     return Object.fromEntries([...this.effective].map(([k, v]) => [k, [...v]]));
@@ -172,7 +181,7 @@ export class GrantStore implements GrantsView {
     if (!k) throw new GrantError(`grants.${kind}`, `unknown grant kind (known kinds: ${this.kindNames().map((x) => x.kind).join(', ') || 'none'})`);
     const g = this.normalize(k.kind, entry, `grants.${kind}`, noResolve, 'user');
     const ceiling = this.ceilingProblem(g);
-    if (ceiling) throw new GrantError(`grants.${kind}`, ceiling);
+    if (ceiling) throw new GrantError(`grants.${kind}`, ceiling, 'ceiling');
     const current = this.effective.get(kind) ?? [];
     if (g.alias && current.some((x) => x.alias === g.alias && x.id !== g.id)) throw new GrantError(`grants.${kind}`, `another grant is already named "${g.alias}"`);
     this.user.added = this.user.added.filter((a) => !(a.kind === kind && this.idOf(a) === g.id));

@@ -39,6 +39,11 @@ export class FunctionRegistry extends EventEmitter {
   private rev: number;
   private pending = { added: new Map<string, string>(), removed: new Map<string, string>(), updated: new Map<string, string>() };
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Functions registered but not published (turned off in Settings or by the config): part of the
+   * revision's fingerprint, so turning one off or on is a new revision, also across a restart.
+   */
+  hidden: (id: string) => boolean = () => false;
 
   constructor(private readonly store?: RevisionStore) {
     super();
@@ -100,6 +105,15 @@ export class FunctionRegistry extends EventEmitter {
   }
 
   /**
+   * Announces that a registered function was turned off (`published: false`: removed) or on again
+   * (added), coalesced with other changes into one tools_changed with a new revision.
+   */
+  setPublished(id: string, published: boolean): void {
+    const f = this.fns.get(id);
+    if (f) this.note(published ? 'added' : 'removed', f.descriptor);
+  }
+
+  /**
    * Forgets changes not yet announced: the initial set is announced by hello (with its revision),
    * not by tools_changed.
    */
@@ -137,7 +151,7 @@ export class FunctionRegistry extends EventEmitter {
   }
 
   private fingerprint(): string {
-    return this.descriptors().map((d) => d.descriptor_hash).join(',');
+    return this.descriptors().map((d) => (this.hidden(d.id) ? '-' : '') + d.descriptor_hash).join(',');
   }
 
   private prepare(source: string, def: FunctionDefinition<Record<string, unknown>, unknown>): RegisteredFunction {
@@ -185,7 +199,11 @@ export class FunctionRegistry extends EventEmitter {
     const list = (m: Map<string, string>) => [...m].map(([id, name]) => ({ id, name })).sort((a, b) => (a.id < b.id ? -1 : 1));
     const change: ToolsChanged = { revision: 0, added: list(p.added), removed: list(p.removed), updated: list(p.updated) };
     if (!change.added.length && !change.removed.length && !change.updated.length) return;
+    const before = this.rev;
     change.revision = this.settle();
+    // Changes that cancel out (a function turned off and on again within the window) change nothing:
+    // no announcement, and no revision that says nothing new.
+    if (change.revision === before) return;
     this.emit('changed', change);
   }
 }

@@ -95,7 +95,8 @@ export interface CallObserver {
  * `confirmation_unavailable` (PROTOCOL.md §2), never pauses.
  */
 export class RefusingConsentGate implements ConsentGate {
-  constructor(private readonly disabled: ReadonlySet<string> = new Set()) {}
+  /** `disabled`: the function ids turned off, or a live test (the user's Settings). */
+  constructor(private readonly disabled: ReadonlySet<string> | ((functionId: string) => boolean) = new Set()) {}
   decideNow(req: ConsentRequest): ConsentDecision {
     const d = req.descriptor;
     if (d.confirmation === 'always' || d.permission_level === 'high' || d.permission_level === 'critical') {
@@ -113,6 +114,6 @@ export class RefusingConsentGate implements ConsentGate {
     return false;
   }
   isDisabled(functionId: string): boolean {
-    return this.disabled.has(functionId);
+    return typeof this.disabled === 'function' ? this.disabled(functionId) : this.disabled.has(functionId);
   }
 }

@@ -26,6 +26,9 @@ import { coreMessage, localeFromEnv, strings } from '../i18n/index.js';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
 import { showNotice } from './user-notice.js';
 import { GrantStore } from './grant-store.js';
+import { FunctionSwitches } from './function-switches.js';
+import { UserSettingsFile } from './user-settings.js';
+import { applyStoredLogLevel, createSettingsMethods } from './settings-methods.js';
 import type { CallObserver } from './seams.js';
 import { SignInService, signInMethods } from './sign-in.js';
 import { loadOrCreateDeviceId } from '../identity/device-id.js';
@@ -38,6 +41,10 @@ export interface RunningAgent {
   consent: ConsentService;
   /** The live grants (control.grants.* and the tray's settings change them). */
   grants: GrantStore;
+  /** Functions on and off (control.functions.* and the tray's Settings change them). */
+  functions: FunctionSwitches;
+  /** Every control method the local endpoint serves (consent, grants, Settings), for the tray's IPC. */
+  control: Record<string, RpcMethod>;
   /** The device key: from login (keychain), or a local one for a provisioned device. */
   deviceKey: DeviceKey;
   discovery: Discovery;
@@ -69,7 +76,11 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     config = await signedOutConfig(config);
     log.warn({}, 'not signed in: the agent runs without a bridge until someone signs in from the window (/ui/) or with `aios-device login`');
   }
-  const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true });
+  // The user's Settings: functions off (under the config's ceiling) and the log level, live.
+  const userSettings = new UserSettingsFile(config.data_dir, log);
+  applyStoredLogLevel({ settings: userSettings, log });
+  const functions = extra.functions ?? new FunctionSwitches({ adminDisabled: config.functions?.disabled, dataDir: config.data_dir, log: log.child({ component: 'settings' }) });
+  const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true, isDisabled: (id) => functions.isDisabled(id) });
   // One live grant store for the handlers, the dispatcher's resource check and control.grants.*.
   const grants = new GrantStore({ dataDir: config.data_dir, log: log.child({ component: 'grants' }) });
   // Through `current`, so that a new sign-in (`logout` + `login` while this runs) replaces the tokens in place.
@@ -94,6 +105,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       log,
       consent,
       grants,
+      functions,
       observers: [consent, metrics],
       tokens,
       ...(blobs ? { blobs } : {}),
@@ -177,6 +189,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       discovery?.endpoint?.metrics.incReconnect();
     }
   });
+  let control: Record<string, RpcMethod>;
   const key = creds?.key ?? (await loadOrCreateDeviceKey(new FileSecretStore(join(config.data_dir, 'device-key.json')), agent.identity.deviceId));
   try {
     await agent.load();
@@ -184,7 +197,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.isPaused());
     const base = createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>;
-    const control = {
+    control = {
       ...base,
       // The sign-in state rides along with the status (not signed in / waiting with a code / signed in as … in …).
       ...(signin
@@ -198,9 +211,20 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
         if (p?.dry_run !== true) agent.session?.dropAndReconnect();
         return { ok: true, status: agent.session?.status ?? 'offline' };
       }) as unknown as RpcMethod,
+      ...(createSettingsMethods({ agent, switches: functions, settings: userSettings, log, logFile: config.log?.file }) as Record<string, RpcMethod>),
     };
     discovery = await startDiscovery(agent, config, key, log, [control, agent.hostServices.methods() as Record<string, RpcMethod>]);
     const endpoint = discovery.endpoint;
+    // The bridge keeps the card it got in hello: after a function was turned off or on (tools_changed
+    // already went out), the re-signed card reaches it through a new hello.
+    let rehello = false;
+    functions.on('change', () => (rehello = true));
+    discovery.onCardChanged(() => {
+      if (!rehello) return;
+      rehello = false;
+      log.info({}, 'functions turned on or off in Settings: reconnecting to republish the adapter card');
+      agent.session?.dropAndReconnect();
+    });
     if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));
     if (endpoint && signin) signin.on('change', (v) => endpoint.broadcast(SIGNIN_EVENT, v));
     consent.setHandlerStatus(() => agent.hostServices.status());
@@ -225,6 +249,8 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     agent,
     consent,
     grants,
+    functions,
+    control,
     deviceKey: key,
     discovery: d,
     endpoint: d.endpoint,

@@ -53,11 +53,15 @@ const optStr = (p: Record<string, unknown>, k: string): string | undefined => {
   return typeof v === 'string' ? v : bad(`${k} must be a string`);
 };
 
-/** Runs a grant change; a refused one is invalid params saying why (and naming the key). */
+/**
+ * Runs a grant change; a refused one is invalid params saying why (and naming the key), or
+ * `permission_denied` (reason `admin_ceiling`) for a valid entry the admin config does not allow.
+ */
 function grantChange<T>(fn: () => T): T {
   try {
     return fn();
   } catch (e) {
+    if (e instanceof GrantError && e.reason === 'ceiling') throw new WireError('permission_denied', e.message, { details: { reason: 'admin_ceiling' } });
     if (e instanceof GrantError) bad(e.message);
     throw e;
   }
@@ -134,7 +138,8 @@ export function createControlMethods(svc: ConsentService, grants?: GrantStore): 
           // The live grants: config (the ceiling) plus the user's changes, persisted in the data folder.
           'control.grants.list': (p: Record<string, unknown>) => {
             const kind = optStr(p, 'kind');
-            return { kinds: grants.kindNames(), grants: kind ? { [kind]: grants.list(kind) } : grants.snapshot() };
+            // `ceilings`: the admin config's grants for the kinds it names (a user may narrow them, never widen).
+            return { kinds: grants.kindNames(), grants: kind ? { [kind]: grants.list(kind) } : grants.snapshot(), ceilings: grants.ceilings() };
           },
           'control.grants.add': (p: Record<string, unknown>) => {
             const kind = optStr(p, 'kind') ?? bad('kind is required');

@@ -55,6 +55,11 @@ export interface ConsentServiceOptions {
    * resource; default: never (such a `medium` call asks).
    */
   isResourceGranted?: (functionId: string, resource: string) => boolean;
+  /**
+   * Whether a function is off (the config's `functions.disabled` and the user's Settings, live);
+   * default: the config's list alone.
+   */
+  isDisabled?: (functionId: string) => boolean;
 }
 
 /** What `status()` and `control.status` answer. */
@@ -98,7 +103,7 @@ export class ConsentService implements ConsentGate, CallObserver {
   private readonly choice: ProviderChoice;
   private readonly timeoutMs: number;
   private readonly policy: AdminPolicy;
-  private readonly disabled: ReadonlySet<string>;
+  private readonly disabled: (functionId: string) => boolean;
   private readonly granted: (functionId: string, resource: string) => boolean;
   private readonly log: Logger | undefined;
   /** The prompt sentences of recent calls, for the activity list; in memory only (never in the audit). */
@@ -116,7 +121,8 @@ export class ConsentService implements ConsentGate, CallObserver {
     }
     this.timeoutMs = config.confirmations?.timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
     this.policy = config.policy ?? {};
-    this.disabled = new Set(config.functions?.disabled ?? []);
+    const configured = new Set(config.functions?.disabled ?? []);
+    this.disabled = opts.isDisabled ?? ((id) => configured.has(id));
     this.granted = opts.isResourceGranted ?? (() => false);
 
     this.db = openConsentDb(config.data_dir);
@@ -310,7 +316,7 @@ export class ConsentService implements ConsentGate, CallObserver {
   }
 
   isDisabled(functionId: string): boolean {
-    return this.disabled.has(functionId);
+    return this.disabled(functionId);
   }
 
   onFinished(entry: FinishedCall): void {

@@ -30,7 +30,7 @@ test('the page catalogues: same keys and placeholders in en and zh-CN, every key
   assert.deepEqual(Object.keys(zh).sort(), Object.keys(en).sort());
   for (const k of Object.keys(en)) assert.deepEqual(placeholders(zh[k]!), placeholders(en[k]!), `placeholders of ${k}`);
   const html = readFileSync(join(RENDERER, 'index.html'), 'utf8');
-  const js = readFileSync(join(RENDERER, 'app.js'), 'utf8');
+  const js = ['app.js', 'settings.js'].map((f) => readFileSync(join(RENDERER, f), 'utf8')).join('\n');
   const used = [...html.matchAll(/data-i18n="([^"]+)"/g), ...js.matchAll(/\bt\('(ui\.[^'`$]+)'/g)].map((m) => m[1]!);
   assert.ok(used.length > 30, `the page uses its catalogue (${used.length} uses)`);
   for (const k of used) assert.ok(cat.has(k), `${k} is in the catalogue`);

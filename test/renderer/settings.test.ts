@@ -38,13 +38,13 @@ test('sharing a folder in Settings makes files.list_dir on it succeed; removing 
     await settings.getByRole('button', { name: 'Share folder', exact: true }).click();
     const row = s.page.locator('#grants li[data-kind="files"]');
     await row.waitFor();
-    assert.match((await row.textContent()) ?? '', /^files: Reports \(.+\) \(Read only\)Remove$/);
+    assert.match((await row.textContent()) ?? '', /^Folder: Reports \(.+\) \(Read only\)Remove$/);
 
     const after = await list();
     assert.equal(after.record.outcome?.state, 'completed', JSON.stringify(after.record.outcome?.error));
     assert.deepEqual((after.record.outcome?.output as { entries: { name: string }[] }).entries.map((e) => e.name), ['report.txt']);
 
-    await row.getByRole('button', { name: 'Remove', exact: true }).click();
+    await row.getByRole('button', { name: 'Remove Reports', exact: true }).click();
     await s.page.getByText('Nothing is shared.', { exact: true }).waitFor();
     const removed = await list();
     assert.notEqual(removed.record.outcome?.state, 'completed', 'the folder is no longer shared');

@@ -1,0 +1,222 @@
+/**
+ * The Settings screen's control methods (local endpoint `/rpc`, local token required; the tray's IPC
+ * calls the same functions): functions on and off, what the device lists for a grant kind, the log
+ * level, and About. Grants themselves change through `control.grants.*` (src/consent/control-api.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
+import { RPC, RpcError, WireError } from '../protocol/errors.js';
+import { PROTOCOL_VERSION } from '../protocol/messages.js';
+import type { CallContext, Logger } from '../sdk/index.js';
+import { APP_VERSION } from '../version.js';
+import type { Agent } from './agent.js';
+import { SwitchError, type FunctionSwitches } from './function-switches.js';
+import type { UserSettingsFile } from './user-settings.js';
+
+/** The log levels Settings offers, quietest last. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+/** One of LOG_LEVELS. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+const isLogLevel = (v: unknown): v is LogLevel => typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v);
+
+/** Something a grant could be given for, as the device lists it. */
+export interface GrantCandidate {
+  /** The id a grant entry takes (port path, printer queue or URI, device id, peripheral id). */
+  id: string;
+  /** What people recognise it by (the device's label, make and model, name). */
+  label?: string;
+  /** The alias it is shared under, when it is. */
+  alias?: string;
+  granted?: boolean;
+}
+
+/**
+ * For each grant kind a built-in handler declares: the function that lists what the device has, the
+ * arguments it takes here, how its output reads as candidates, and which key of a `grants.<kind>` object
+ * entry holds the id (`{ <idKey>: id, alias }`).
+ * `files` has no listing (a folder is picked with the native dialog or typed).
+ */
+export const GRANT_LISTINGS: Record<string, { function: string; args: Record<string, unknown>; candidates(out: unknown): GrantCandidate[]; idKey: string }> = {
+  serial: {
+    function: 'serial.list_ports',
+    args: {},
+    candidates: (o) => items(o, 'ports').map((p) => cand(p['path'], p['manufacturer'] ?? p['pnp_id'], p)),
+    idKey: 'path',
+  },
+  printers: {
+    function: 'printer.list',
+    args: {},
+    candidates: (o) => items(o, 'printers').map((p) => cand(p['id'], p['make_and_model'] ?? p['name'], p)),
+    idKey: 'printer',
+  },
+  cameras: mediaListing('camera.list', 'cameras'),
+  microphones: mediaListing('microphone.list', 'microphones'),
+  screens: mediaListing('screen.list', 'screens'),
+  bluetooth: {
+    function: 'bluetooth.scan',
+    args: { duration_ms: 5000 },
+    candidates: (o) => items(o, 'peripherals').map((p) => cand(p['id'], p['name'] ?? p['address'], p)),
+    idKey: 'id',
+  },
+};
+
+function mediaListing(fn: string, key: string) {
+  return {
+    function: fn,
+    args: {},
+    candidates: (o: unknown) => items(o, key).map((p) => cand(p['id'], p['label'], p)),
+    idKey: 'id',
+  };
+}
+
+function items(out: unknown, key: string): Record<string, unknown>[] {
+  const list = (out as Record<string, unknown> | undefined)?.[key];
+  return Array.isArray(list) ? list.filter((x): x is Record<string, unknown> => !!x && typeof x === 'object') : [];
+}
+
+function cand(id: unknown, label: unknown, p: Record<string, unknown>): GrantCandidate {
+  const c: GrantCandidate = { id: String(id) };
+  if (typeof label === 'string' && label && label !== c.id) c.label = label;
+  if (typeof p['alias'] === 'string') c.alias = p['alias'];
+  if (typeof p['granted'] === 'boolean') c.granted = p['granted'];
+  return c;
+}
+
+/** Sets a pino logger's level (its children follow); false for a logger that has no level to set. */
+export function setLoggerLevel(log: Logger, level: LogLevel): boolean {
+  const l = log as unknown as { level?: unknown; levels?: unknown };
+  if (typeof l.level !== 'string' || !l.levels) return false;
+  l.level = level;
+  return true;
+}
+
+/** A pino logger's current level, if it has one. */
+export function loggerLevel(log: Logger): string | undefined {
+  const l = (log as unknown as { level?: unknown }).level;
+  return typeof l === 'string' ? l : undefined;
+}
+
+const bad = (message: string): never => {
+  throw new RpcError(RPC.invalid_params, message);
+};
+const obj = (p: unknown): Record<string, unknown> =>
+  p === undefined || p === null ? {} : typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : bad('params must be an object');
+
+/** What the settings methods work on. */
+export interface SettingsDeps {
+  agent: Agent;
+  switches: FunctionSwitches;
+  settings: UserSettingsFile;
+  /** The agent's root logger: its level is the one Settings changes. */
+  log: Logger;
+  /** Where the log is written (`log.file`), or undefined for stderr. */
+  logFile: string | undefined;
+}
+
+/** Applies the log level the user chose earlier (kept in user-settings.json), if any. */
+export function applyStoredLogLevel(d: Pick<SettingsDeps, 'settings' | 'log'>): void {
+  const stored = d.settings.read().log_level;
+  if (isLogLevel(stored)) setLoggerLevel(d.log, stored);
+}
+
+/**
+ * Runs a grant kind's listing function for Settings, in this process, as the person at the device: no
+ * consent prompt, no journal row and no audit row (it is not a runtime's call), a time limit of the
+ * function's default timeout. A failure is the handler's own wire error (`device_unavailable` …).
+ */
+export async function listGrantCandidates(agent: Agent, kind: string, log: Logger): Promise<GrantCandidate[]> {
+  const listing = GRANT_LISTINGS[kind];
+  if (!listing) bad(`no listing for grant kind "${kind}" (kinds with one: ${Object.keys(GRANT_LISTINGS).join(', ')})`);
+  const reg = agent.registry.get(listing!.function);
+  if (!reg) throw new WireError('device_unavailable', `The handler that lists ${kind} (${listing!.function}) is not loaded.`, { details: { reason: 'not_loaded' } });
+  const callId = `settings-${randomUUID()}`;
+  const temp = agent.temp.scope(callId);
+  const signal = AbortSignal.timeout(reg.descriptor.timeout_ms_default);
+  const ctx: CallContext = {
+    tempFile: (ext) => temp.tempFile(ext),
+    tempDir: () => temp.tempDir(),
+    resources: [],
+    callId,
+    functionId: reg.descriptor.id,
+    signal,
+    requester: { kind: 'user', name: 'Settings' },
+    log: log.child({ function: reg.descriptor.id, settings: true }),
+    blobs: {
+      uploadFile: () => Promise.reject(new WireError('invalid_arguments', 'Listing does not upload.')),
+      downloadToFile: () => Promise.reject(new WireError('invalid_arguments', 'Listing does not download.')),
+    },
+    progress: () => undefined,
+    commit: () => undefined,
+  };
+  try {
+    return listing!.candidates(await reg.def.run(listing!.args, ctx));
+  } catch (e) {
+    if (e instanceof WireError) throw e;
+    if (signal.aborted) throw new WireError('timeout', `Listing ${kind} took longer than ${reg.descriptor.timeout_ms_default} ms.`);
+    log.warn({ function: reg.descriptor.id, err: (e as Error).message }, 'listing for Settings failed');
+    throw new WireError('execution_failed', `Listing ${kind} failed.`);
+  } finally {
+    await temp.close().catch(() => undefined);
+  }
+}
+
+/** The Settings methods, each requiring the local token. */
+export function createSettingsMethods(d: SettingsDeps): Record<string, (params: unknown, ctx: { authenticated: boolean }) => Promise<unknown>> {
+  const methods: Record<string, (p: Record<string, unknown>) => unknown> = {
+    'control.functions.list': () => ({
+      functions: d.agent.registry.descriptors().map((f) => ({
+        id: f.id,
+        name: f.name,
+        description: f.description,
+        permission_level: f.permission_level,
+        confirmation: f.confirmation,
+        ...(f.risk ? { risk: f.risk } : {}),
+        source: d.agent.registry.get(f.id)?.source,
+        enabled: !d.switches.isDisabled(f.id),
+        admin_disabled: d.switches.isAdminDisabled(f.id),
+      })),
+    }),
+    'control.functions.set': (p) => {
+      const id = typeof p['id'] === 'string' ? p['id'] : bad('id is required (a function id)');
+      if (typeof p['enabled'] !== 'boolean') bad('enabled must be true or false');
+      if (!d.agent.registry.get(id)) bad(`no function is registered as ${id}`);
+      try {
+        return { function: d.switches.set(id, p['enabled'] as boolean) };
+      } catch (e) {
+        if (e instanceof SwitchError) throw new WireError('permission_denied', e.message, { details: { reason: 'admin_disabled' } });
+        throw e;
+      }
+    },
+    'control.grants.candidates': async (p) => {
+      const kind = typeof p['kind'] === 'string' ? p['kind'] : bad('kind is required');
+      return { kind, candidates: await listGrantCandidates(d.agent, kind, d.log) };
+    },
+    'control.settings.get': () => ({
+      version: APP_VERSION,
+      protocol_version: PROTOCOL_VERSION,
+      data_dir: d.agent.config.data_dir,
+      log_file: d.logFile ?? null,
+      logs_dir: d.logFile ? dirname(d.logFile) : null,
+      log_level: loggerLevel(d.log) ?? null,
+      log_levels: LOG_LEVELS,
+      // Per grant kind with a listing: the key of an object entry that holds the id (`files` takes `path`).
+      grant_id_keys: Object.fromEntries(Object.entries(GRANT_LISTINGS).filter(([k]) => d.agent.grants.hasKind(k)).map(([k, l]) => [k, l.idKey])),
+    }),
+    'control.settings.log_level': (p) => {
+      const level = p['level'];
+      if (!isLogLevel(level)) bad(`level must be one of ${LOG_LEVELS.join(', ')}`);
+      if (!setLoggerLevel(d.log, level as LogLevel)) throw new WireError('device_unavailable', 'This agent\'s logger has no level to change.');
+      d.settings.update((doc) => ({ ...doc, log_level: level as LogLevel }));
+      d.log.info({ level }, 'log level changed in Settings');
+      return { log_level: loggerLevel(d.log) };
+    },
+  };
+  const out: Record<string, (params: unknown, ctx: { authenticated: boolean }) => Promise<unknown>> = {};
+  for (const [name, fn] of Object.entries(methods)) {
+    out[name] = async (params, ctx) => {
+      if (!ctx?.authenticated) throw new WireError('unauthorized', 'The local token is missing or wrong.');
+      return fn(obj(params));
+    };
+  }
+  return out;
+}
