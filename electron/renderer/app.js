@@ -547,7 +547,6 @@
     const r = await state.transport.call('control.decisions.list');
     renderList('decisions', 'no-decisions', r.decisions, decisionRow);
   }
-  }
   async function refreshStatus() {
     state.status = await state.transport.call('control.status');
     renderStatus();
