@@ -3,7 +3,7 @@
  * entry, shows a tray icon with Open / Pause-Resume / Quit, opens the one window when a prompt needs the
  * user, and nudges the agent to reconnect after sleep or a network change. Everything else is in src/.
  */
-import { app, dialog, ipcMain, Menu, nativeImage, net, powerMonitor, session, shell, Tray, type BrowserWindow } from 'electron';
+import { app, dialog, ipcMain, Menu, nativeImage, net, Notification, powerMonitor, session, shell, Tray, type BrowserWindow } from 'electron';
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -18,6 +18,7 @@ import {
   signInMethods,
   SIGNIN_EVENT,
   APP_VERSION,
+  toLocale,
   type BridgeStatus,
   type Logger,
   type RunningAgent,
@@ -27,6 +28,9 @@ import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
 import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
 import { isRendererUrl, RENDERER_URL } from './renderer-url.js';
 import { trayMenuTemplate, trayStatusLine, type TrayState } from './tray-menu.js';
+import { trayIconFile, trayIconState, type TrayIconState } from './tray-icon.js';
+import { trayText, type TrayText } from './tray-strings.js';
+import { DisconnectNotice } from './disconnect-notice.js';
 import { createWindow, denyPermissions, hardenContents } from './window.js';
 import { createCaptureWindow } from './capture-window.js';
 
@@ -67,18 +71,37 @@ let ipc: IpcRegistration | undefined;
 let watcher: ConnectivityWatcher | undefined;
 let log: Logger | undefined;
 const state: TrayState = { bridge: 'offline', paused: false, promptsWaiting: 0 };
+/** The OS language picks the tray's strings (Chinese → zh-CN, else en), like the window's default. */
+let t: TrayText = trayText('en');
+let shownIcon: TrayIconState | undefined;
+// One notice when the bridge has been out of reach for over a minute (electron/disconnect-notice.ts).
+const offlineNotice = new DisconnectNotice(() => {
+  if (Notification.isSupported()) new Notification({ title: t('notice.offline_title'), body: t('notice.offline_body') }).show();
+});
 
 function refreshTray(): void {
   if (!tray) return;
-  tray.setToolTip(trayStatusLine(state));
+  const icon = trayIconState(state);
+  if (icon !== shownIcon) {
+    shownIcon = icon;
+    const image = nativeImage.createFromPath(join(iconsDir(), trayIconFile(icon, process.platform)));
+    if (process.platform === 'darwin') image.setTemplateImage(true);
+    tray.setImage(image);
+  }
+  offlineNotice.update(state.bridge === 'connected', state.problem !== undefined || !!state.signInNeeded || !!state.updateRequired);
+  tray.setToolTip(trayStatusLine(state, t));
   tray.setContextMenu(
     Menu.buildFromTemplate(
-      trayMenuTemplate(state, {
-        open: openWindow,
-        pause: () => running?.consent.pause('tray'),
-        resume: () => running?.consent.resume(),
-        quit: () => app.quit(),
-      }),
+      trayMenuTemplate(
+        state,
+        {
+          open: openWindow,
+          pause: () => running?.consent.pause('tray'),
+          resume: () => running?.consent.resume(),
+          quit: () => app.quit(),
+        },
+        t,
+      ),
     ),
   );
 }
@@ -98,9 +121,8 @@ async function start(): Promise<void> {
   denyPermissions(session.defaultSession);
   app.on('web-contents-created', (_e, contents) => hardenContents(contents));
   serveRenderer(rendererDir());
-  const icon = nativeImage.createFromPath(join(iconsDir(), process.platform === 'darwin' ? 'trayTemplate.png' : 'tray.png'));
-  if (process.platform === 'darwin') icon.setTemplateImage(true);
-  tray = new Tray(icon);
+  t = trayText(toLocale(app.getPreferredSystemLanguages()[0] ?? app.getLocale()));
+  tray = new Tray(nativeImage.createEmpty());
   tray.on('click', openWindow);
   refreshTray();
 
@@ -110,9 +132,9 @@ async function start(): Promise<void> {
     log = createLogger({ level: config.log?.level ?? 'info', file: config.log?.file ?? join(config.data_dir, 'tray.log') });
     host = await AgentHost.start(config, log);
   } catch (e) {
-    state.problem = 'not running (see the message)';
+    state.problem = t('not_running');
     refreshTray();
-    dialog.showErrorBox('AIOS Device could not start', `${(e as Error).message}\n\nConfig file: ${file}\nCreate it (see docs/tray.md).`);
+    dialog.showErrorBox(t('start_failed'), t('start_failed_detail', { message: (e as Error).message, file }));
     return;
   }
   wire(host.current);
@@ -122,9 +144,9 @@ async function start(): Promise<void> {
     wire(r);
   });
   host.on('failed', (e) => {
-    state.problem = 'not running (see the log)';
+    state.problem = t('not_running');
     refreshTray();
-    dialog.showErrorBox('AIOS Device could not start again after the sign-in', e.message);
+    dialog.showErrorBox(t('signin.restart_failed'), e.message);
   });
   refreshTray();
 }
@@ -135,8 +157,11 @@ function wire(r: RunningAgent): void {
   const { agent, consent } = r;
   state.problem = undefined;
   state.signin = r.signin?.status();
+  // Nobody signed in (or a code waiting): the icon asks for attention and the menu offers "Sign in…".
+  if (state.signin) state.signInNeeded = state.signin.state !== 'signed_in';
   r.signin?.on('change', (v) => {
     state.signin = v;
+    state.signInNeeded = v.state !== 'signed_in';
     refreshTray();
     ipc?.broadcast(SIGNIN_EVENT, v);
   });
@@ -149,12 +174,18 @@ function wire(r: RunningAgent): void {
   });
   // startAgent's own listener logs it and shows the desktop notice.
   agent.on('fatal', (f) => {
-    state.problem = `stopped (${f.type})`;
+    // Sign-in and update problems are "needs attention" with their own words; others say the stop type.
+    if (f.type === 'client_outdated') state.updateRequired = true;
+    else if (f.type === 'unauthorized' || f.type === 'replaced' || f.type === 'identity_mismatch') state.signInNeeded = true;
+    else state.problem = t('stopped', { type: f.type });
     refreshTray();
   });
   // A new sign-in picked up while running (`aios-device logout` + `login`): the session is back.
   agent.on('signin', (s) => {
-    if (s.reconnecting) state.problem = undefined;
+    if (s.reconnecting) {
+      state.problem = undefined;
+      state.signInNeeded = state.updateRequired = false;
+    }
     refreshTray();
   });
 
@@ -191,7 +222,19 @@ function wire(r: RunningAgent): void {
   const beat = setInterval(() => {
     if (!consent.ui.heartbeat(answerer.answerer_id)) answerer = consent.ui.attach('tray');
   }, answerer.heartbeat_ms);
-  app.once('before-quit', () => clearInterval(beat));
+  // Busy: calls executing now. Sampled, as the dispatcher has no event for it; only a change redraws.
+  const busy = setInterval(() => {
+    const n = agent.dispatcher.activeCount;
+    if (n !== (state.callsRunning ?? 0)) {
+      state.callsRunning = n;
+      refreshTray();
+    }
+  }, 1000);
+  app.once('before-quit', () => {
+    clearInterval(beat);
+    clearInterval(busy);
+    offlineNotice.dispose();
+  });
   consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
   // The media handler's capture provider: a hidden window running the capture page (docs/handlers/media.md).
   // Once: after a restart the endpoint is back on the same port with the same token, and the page reconnects.
