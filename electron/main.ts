@@ -179,9 +179,9 @@ async function start(): Promise<void> {
     wire(r);
   });
   host.on('failed', (e) => {
-    state.problem = t('not_running_log');
+    state.problem = t('not_running');
     refreshTray();
-    dialog.showErrorBox(t('restart_failed'), e.message);
+    dialog.showErrorBox(t('signin.restart_failed'), e.message);
   });
   refreshTray();
 }
@@ -193,8 +193,11 @@ function wire(r: RunningAgent): void {
   state.problem = undefined;
   state.signInNeeded = state.updateRequired = false;
   state.signin = r.signin?.status();
+  // Nobody signed in (or a code waiting): the icon asks for attention and the menu offers "Sign in…".
+  if (state.signin) state.signInNeeded = state.signin.state !== 'signed_in';
   r.signin?.on('change', (v) => {
     state.signin = v;
+    state.signInNeeded = v.state !== 'signed_in';
     refreshTray();
     ipc?.broadcast(SIGNIN_EVENT, v);
   });

@@ -1,7 +1,7 @@
 /**
  * The tray's context menu as a template (plain data, so it is built the same way everywhere):
- * a status line, who is signed in where, Sign in… (while nobody is), Open, Pause/Resume and Quit.
- * Every label comes from the catalogues (tray-strings.ts).
+ * a status line, who is signed in where, Sign in… (while nobody is), Open, Pause/Resume and Quit. Every
+ * label comes from the catalogues (tray-strings.ts).
  */
 import type { MenuItemConstructorOptions } from 'electron';
 import { attentionReasons, type TrayIconInputs } from './tray-icon.js';
@@ -24,24 +24,6 @@ export interface TraySignIn {
   user_code?: string | undefined;
 }
 
-/** Who is signed in where, or what the sign-in waits for: the menu's second line. */
-export function traySignInLine(s: TraySignIn, t: TrayText = en()): string {
-  switch (s.state) {
-    case 'signed_in': {
-      const who = { user: s.user_id ?? '?', workspace: s.workspace_id ?? '?' };
-      return s.bridge_url ? t('signin.signed_in_at', { ...who, bridge: s.bridge_url }) : t('signin.signed_in', who);
-    }
-    case 'waiting':
-      return s.user_code ? t('signin.waiting_code', { code: s.user_code }) : t('signin.waiting');
-    case 'denied':
-    case 'expired':
-    case 'failed':
-      return t(`signin.${s.state}`);
-    default:
-      return t('signin.not_signed_in');
-  }
-}
-
 /** What the menu items do. */
 export interface TrayActions {
   open(): void;
@@ -57,7 +39,6 @@ const en = (): TrayText => (english ??= trayText('en'));
 /** One line for the tooltip and the menu's first (disabled) item. */
 export function trayStatusLine(s: TrayState, t: TrayText = en()): string {
   if (s.problem) return t('status', { parts: s.problem });
-  if (s.signin && s.signin.state !== 'signed_in') return t('status', { parts: t(s.signin.state === 'waiting' ? 'signing_in' : 'sign_in_needed') });
   const parts = [t(`state.${s.paused ? 'paused' : s.bridge}`)];
   if (s.promptsWaiting > 0) parts.push(t('waiting', { count: s.promptsWaiting }));
   const reasons = attentionReasons(s);
@@ -66,6 +47,22 @@ export function trayStatusLine(s: TrayState, t: TrayText = en()): string {
   if ((s.callsRunning ?? 0) > 0) parts.push(t('running', { count: s.callsRunning! }));
   for (const kind of new Set(s.capturing ?? [])) parts.push(t('in_use', { kind: kindName(kind, t) }));
   return t('status', { parts: parts.join(t('separator')) });
+}
+
+/** Who is signed in where, or what the sign-in waits for: the menu's second line. */
+export function traySignInLine(s: TraySignIn, t: TrayText = en()): string {
+  switch (s.state) {
+    case 'signed_in':
+      return t('signin.signed_in', { user: s.user_id ?? '?', workspace: s.workspace_id ?? '?', bridge: s.bridge_url ?? '?' });
+    case 'waiting':
+      return t('signin.waiting', { code: s.user_code ?? '' });
+    case 'denied':
+    case 'expired':
+    case 'failed':
+      return t(`signin.${s.state}`);
+    default:
+      return t('signin.not_signed_in');
+  }
 }
 
 /** A device kind's name in the catalogue (`camera`, `microphone`, `screen`), else the kind as sent. */
@@ -85,7 +82,7 @@ export function trayMenuTemplate(s: TrayState, a: TrayActions, t: TrayText = en(
     ...(s.captureProviders?.length ? [{ label: t('capture_provider', { names: s.captureProviders.join(t('separator')) }), enabled: false }] : []),
     { type: 'separator' },
     // Signing in happens in the window: the first item says so while nobody is signed in.
-    ...(signedOut ? [{ label: t('sign_in_item'), click: () => a.open() }] : []),
+    ...(signedOut ? [{ label: t('signin.sign_in'), click: () => a.open() }] : []),
     { label: t('open'), click: () => a.open(), enabled: running },
     s.paused
       ? { label: t('resume'), click: () => a.resume(), enabled: running }

@@ -58,7 +58,6 @@ export const en = {
   'core.stop.unsupported_protocol_version': 'The bridge speaks another protocol version: install the AIOS Device release that matches it, then start it again.',
   'core.stop.replaced.login': 'Another agent connected as this same device: stop the other one (or give it its own data folder), then restart this agent.',
   'core.stop.replaced.config': 'Another agent connected with this device id: give each agent its own identity.device_id, then restart this agent.',
-  'core.signin.not_signed_in': 'not signed in: sign in from the window ({ui}) or with `aios-device login --bridge URL`',
 } as const satisfies Messages;
 
 /** A core string key. */
@@ -118,5 +117,4 @@ export const zhCN: Record<CoreKey, string> = {
   'core.stop.unsupported_protocol_version': '桥接服务使用另一个协议版本：请安装与之匹配的 AIOS Device 版本，然后重新启动。',
   'core.stop.replaced.login': '另一个代理以同一设备身份连接了：请停止那个代理（或给它单独的数据文件夹），然后重启本代理。',
   'core.stop.replaced.config': '另一个代理用同一个设备 ID 连接了：请给每个代理设置各自的 identity.device_id，然后重启本代理。',
-  'core.signin.not_signed_in': '尚未登录：请在窗口（{ui}）中登录，或使用 `aios-device login --bridge URL`',
 };

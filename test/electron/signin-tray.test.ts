@@ -9,6 +9,7 @@ import { isSignInAddress, registerIpc, type IpcInvokeEvent, type IpcMainLike } f
 import { IPC, type IpcResult } from '../../electron/ipc-channels.js';
 import { RENDERER_URL, isRendererUrl } from '../../electron/renderer-url.js';
 import { trayMenuTemplate, traySignInLine, trayStatusLine, type TrayState } from '../../electron/tray-menu.js';
+import { trayText } from '../../electron/tray-strings.js';
 import { RpcError } from '../../src/protocol/errors.js';
 
 const base: TrayState = { bridge: 'connected', paused: false, promptsWaiting: 0 };
@@ -24,6 +25,13 @@ test('the tray menu says who is signed in where', () => {
   assert.deepEqual(labels, ['AIOS Device: connected', 'Signed in as usr_alice in ws_b at https://bridge.example.com', 'Open', 'Pause', 'Quit']);
 });
 
+test('the sign-in line in Chinese', () => {
+  const zh = trayText('zh-CN');
+  assert.equal(traySignInLine({ state: 'signed_in', user_id: 'usr_alice', workspace_id: 'ws_b', bridge_url: 'https://b' }, zh), '已以 usr_alice 身份登录到工作区 ws_b（https://b）');
+  const item = trayMenuTemplate({ ...base, signin: { state: 'not_signed_in' }, signInNeeded: true }, actions().a, zh).find((i) => i.label === '登录…');
+  assert.ok(item && item.enabled !== false, '"Sign in…" in Chinese, enabled');
+});
+
 test('not signed in: the status says a sign-in is needed and "Sign in…" opens the window', () => {
   const { a, calls } = actions();
   for (const [state, line] of [
@@ -32,8 +40,9 @@ test('not signed in: the status says a sign-in is needed and "Sign in…" opens 
     ['expired', 'Not signed in (the code expired)'],
     ['failed', 'Not signed in (the sign-in failed)'],
   ] as const) {
-    const s: TrayState = { ...base, bridge: 'offline', signin: { state } };
-    assert.equal(trayStatusLine(s), 'AIOS Device: sign-in needed');
+    // main.ts sets signInNeeded from the sign-in state (the icon asks for attention).
+    const s: TrayState = { ...base, bridge: 'offline', signin: { state }, signInNeeded: true };
+    assert.equal(trayStatusLine(s), 'AIOS Device: offline, sign-in needed');
     const menu = trayMenuTemplate(s, a);
     assert.equal(menu[1]?.label, line);
     const item = menu.find((i) => i.label === 'Sign in…');
@@ -42,7 +51,6 @@ test('not signed in: the status says a sign-in is needed and "Sign in…" opens 
   }
   assert.deepEqual(calls, ['open', 'open', 'open', 'open']);
   const waiting: TrayState = { ...base, signin: { state: 'waiting', user_code: 'WDJB-MJHT' } };
-  assert.equal(trayStatusLine(waiting), 'AIOS Device: signing in');
   assert.equal(traySignInLine(waiting.signin!), 'Signing in: waiting for approval of code WDJB-MJHT');
   assert.equal(trayMenuTemplate(base, a).some((i) => i.label === 'Sign in…' || i.label?.startsWith('Signed in')), false, 'a provisioned device shows neither');
 });

@@ -95,7 +95,7 @@ export function registerCoreCommands(program: Command): void {
       const ready = (a: RunningAgent): void => {
         process.stderr.write(say('cli.run.ready', { count: a.agent.registry.ids().length, file: a.endpointFile }) + '\n');
         const ui = `${a.endpoint?.info()?.http ?? 'http://127.0.0.1:9527'}/ui/`;
-        if (a.signin && a.signin.status().state !== 'signed_in') process.stderr.write(strings.render(coreMessage('core.signin.not_signed_in', { ui }), localeFromEnv()) + '\n');
+        if (a.signin && a.signin.status().state !== 'signed_in') process.stderr.write(say('cli.run.not_signed_in', { ui }) + '\n');
         tellConsole(a.agent);
       };
       ready(host.current);
