@@ -64,7 +64,7 @@ test('Settings over IPC: grants, functions, log level and About reach the real a
     assert.ok(fns.ok && (fns.value as { functions: { id: string; enabled: boolean }[] }).functions.some((f) => f.id === 'diagnostics.echo' && !f.enabled));
     await call(IPC.setFunction, { id: 'diagnostics.echo', enabled: true });
 
-    assert.deepEqual(await call(IPC.setLogLevel, { level: 'warn' }), { ok: true, value: { log_level: 'warn' } });
+    assert.deepEqual(await call(IPC.setLogLevel, { level: 'fatal' }), { ok: true, value: { log_level: 'fatal' } });
     const about = await call(IPC.getSettings);
     assert.ok(about.ok && (about.value as { data_dir: string }).data_dir === join(s.dir, 'agent'));
     const cands = await call(IPC.grantCandidates, { kind: 'nope' });
