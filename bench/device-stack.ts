@@ -28,6 +28,8 @@ export interface AgentSettings {
   env?: Record<string, string>;
   /** Added to the agent's config (e.g. grants; `handlers` sections are merged with the defaults). */
   config?: Record<string, unknown>;
+  /** Runs before the agent starts, with its data folder (e.g. to fill its journal). */
+  beforeStart?: (dataDir: string) => Promise<void>;
 }
 
 export interface DeviceStack {
@@ -89,6 +91,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       ...agentSettings.config,
       handlers: { diagnostics: { enabled: true }, ...(agentSettings.config?.['handlers'] as Record<string, unknown> | undefined) },
     };
+    await agentSettings.beforeStart?.(agentDoc.data_dir);
     agent = await startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
     await waitOnline(url, runtime);
     const a = agent;

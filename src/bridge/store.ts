@@ -4,7 +4,8 @@
  */
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { openDatabase, migrate, statement, type Migration } from '../storage/sqlite.js';
+import { openDatabase, statement } from '../storage/sqlite.js';
+import { migrate, type Migration, type Schema } from '../storage/migrations.js';
 import type { CallState, Descriptor, InvokeParams, Outcome } from '../protocol/messages.js';
 
 /** Bridge-side states: the device's (§6.2) plus `submitted` (sent, no state heard back yet). */
@@ -164,6 +165,9 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/** The bridge store's schema, for the migration runner. */
+export const BRIDGE_SCHEMA: Schema = { name: 'bridge call store', migrations: BRIDGE_MIGRATIONS };
+
 /** Call and device persistence. */
 export class BridgeStore {
   readonly db: Database.Database;
@@ -177,7 +181,7 @@ export class BridgeStore {
   constructor(path: string) {
     // Exclusive: one bridge process owns its store; commits then take no file locks and no shared-memory index.
     this.db = openDatabase(path, 'NORMAL', true);
-    migrate(this.db, BRIDGE_MIGRATIONS);
+    migrate(this.db, BRIDGE_SCHEMA);
   }
 
   insertCall(c: StoredCall): void {

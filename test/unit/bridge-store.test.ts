@@ -4,16 +4,50 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { BridgeStore, BRIDGE_MIGRATIONS, cardDigest } from '../../src/bridge/store.js';
-import { migrate } from '../../src/storage/sqlite.js';
+import { BridgeStore, BRIDGE_SCHEMA, cardDigest } from '../../src/bridge/store.js';
+import { migrate } from '../../src/storage/migrations.js';
 import { tempDir } from '../helpers/stack.js';
+
+test('migration 1 creates the store beside rows something else left in the file', () => {
+  const dir = tempDir();
+  try {
+    const path = join(dir, 'bridge.sqlite');
+    const db = new Database(path);
+    db.exec(`CREATE TABLE legacy (x TEXT); INSERT INTO legacy VALUES ('kept')`);
+    assert.deepEqual(migrate(db, BRIDGE_SCHEMA, { upTo: 1 }), [1]);
+    db.prepare(`INSERT INTO bridge_devices (device_id, workspace_id, user_id) VALUES ('dev', 'ws', 'u')`).run();
+    assert.deepEqual(db.prepare('SELECT x FROM legacy').all(), [{ x: 'kept' }]);
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('migration 2 (device index) applies to a version-1 store with calls and devices, keeping them', () => {
   const dir = tempDir();
   try {
     const path = join(dir, 'bridge.sqlite');
     const db = new Database(path);
-    migrate(db, BRIDGE_MIGRATIONS.filter((m) => m.version === 1));
+    migrate(db, BRIDGE_SCHEMA, { upTo: 1 });
+    db.prepare(`INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, timeline, deadline_ms, created_at, updated_at)
+      VALUES ('ws', 'c1', 'dev', 'f.x', 'd', '{}', 'running', '[]', 0, 't', 't')`).run();
+    db.prepare(`INSERT INTO bridge_devices (device_id, workspace_id, user_id, name) VALUES ('dev', 'ws', 'u', 'n')`).run();
+    assert.deepEqual(migrate(db, BRIDGE_SCHEMA, { upTo: 2 }), [2]);
+    assert.ok(db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'bridge_calls_device'`).get(), 'the index exists');
+    assert.equal((db.prepare(`SELECT state FROM bridge_calls WHERE call_id = 'c1'`).get() as { state: string }).state, 'running');
+    assert.equal((db.prepare(`SELECT name FROM bridge_devices WHERE device_id = 'dev'`).get() as { name: string }).name, 'n');
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('migration 3 (devices keyed by workspace and device) applies to a version-2 store with calls and devices, keeping them', () => {
+  const dir = tempDir();
+  try {
+    const path = join(dir, 'bridge.sqlite');
+    const db = new Database(path);
+    migrate(db, BRIDGE_SCHEMA, { upTo: 2 });
     db.prepare(`INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, timeline, deadline_ms, created_at, updated_at)
       VALUES ('ws', 'c1', 'dev', 'f.x', 'd', '{}', 'running', '[]', 0, 't', 't')`).run();
     db.prepare(`INSERT INTO bridge_devices (device_id, workspace_id, user_id) VALUES ('dev', 'ws', 'u')`).run();
@@ -41,7 +75,7 @@ test('migration 4 drops the redundant device index of a version-3 store; its cal
   try {
     const path = join(dir, 'bridge.sqlite');
     const db = new Database(path);
-    migrate(db, BRIDGE_MIGRATIONS.filter((m) => m.version <= 3));
+    migrate(db, BRIDGE_SCHEMA, { upTo: 3 });
     db.prepare(`INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, timeline, deadline_ms, created_at, updated_at)
       VALUES ('ws', 'c1', 'dev', 'f.x', 'd', '{}', 'running', '[]', 0, 't', 't')`).run();
     assert.ok(db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'bridge_calls_device'`).get());
@@ -64,7 +98,7 @@ test('migration 5 gives a version-4 store\'s cards their digest; records leave t
   try {
     const path = join(dir, 'bridge.sqlite');
     const db = new Database(path);
-    migrate(db, BRIDGE_MIGRATIONS.filter((m) => m.version <= 4));
+    migrate(db, BRIDGE_SCHEMA, { upTo: 4 });
     const card = { adapter: { id: 'aios.device.dev', name: 'Dev' }, skills: [{ id: 'a.b' }] };
     db.prepare(`INSERT INTO bridge_devices (workspace_id, device_id, user_id, adapter_card) VALUES ('ws', 'dev', 'u', ?)`).run(JSON.stringify(card));
     db.prepare(`INSERT INTO bridge_devices (workspace_id, device_id, user_id) VALUES ('ws', 'bare', 'u')`).run();
