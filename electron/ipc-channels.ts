@@ -17,6 +17,12 @@ export const IPC = {
   listDecisions: 'aios:control.decisions.list',
   revokeDecision: 'aios:control.decisions.revoke',
   listActivity: 'aios:control.activity.list',
+  signinStatus: 'aios:control.signin.status',
+  signinStart: 'aios:control.signin.start',
+  signinCancel: 'aios:control.signin.cancel',
+  signout: 'aios:control.signout',
+  /** Opens the sign-in's verification address in the default browser (only that address; main checks). */
+  openExternal: 'aios:shell.openExternal',
   // Settings: grants, functions, log level, About (control methods), and what only the shell can do.
   listGrants: 'aios:control.grants.list',
   addGrant: 'aios:control.grants.add',
@@ -42,8 +48,8 @@ export const SHELL_CHANNELS = [IPC.health, IPC.pickFolder, IPC.getLoginItem, IPC
 /** One of SHELL_CHANNELS. */
 export type ShellChannel = (typeof SHELL_CHANNELS)[number];
 
-/** The control method (src/consent/control-api.ts, src/agent/settings-methods.ts) each other request channel calls. */
-export const CONTROL_METHOD: Record<Exclude<InvokeChannel, ShellChannel>, string> = {
+/** The control method (src/consent/control-api.ts, src/agent/settings-methods.ts) each other request channel calls; `openExternal` is answered by main. */
+export const CONTROL_METHOD: Record<Exclude<InvokeChannel, ShellChannel | typeof IPC.openExternal>, string> = {
   [IPC.status]: 'control.status',
   [IPC.pause]: 'control.pause',
   [IPC.resume]: 'control.resume',
@@ -54,6 +60,10 @@ export const CONTROL_METHOD: Record<Exclude<InvokeChannel, ShellChannel>, string
   [IPC.listDecisions]: 'control.decisions.list',
   [IPC.revokeDecision]: 'control.decisions.revoke',
   [IPC.listActivity]: 'control.activity.list',
+  [IPC.signinStatus]: 'control.signin.status',
+  [IPC.signinStart]: 'control.signin.start',
+  [IPC.signinCancel]: 'control.signin.cancel',
+  [IPC.signout]: 'control.signout',
   [IPC.listGrants]: 'control.grants.list',
   [IPC.addGrant]: 'control.grants.add',
   [IPC.removeGrant]: 'control.grants.remove',
@@ -103,6 +113,13 @@ export interface DeviceApi {
   revokeDecision(id: number): Promise<IpcResult>;
   /** `control.activity.list` with its filters (function, state, requester, since, until) and a limit. */
   listActivity(filter: ActivityFilter): Promise<IpcResult>;
+  signinStatus(): Promise<IpcResult>;
+  /** Starts the device sign-in; without `bridgeUrl` the config's bridge. */
+  signinStart(bridgeUrl?: string): Promise<IpcResult>;
+  signinCancel(): Promise<IpcResult>;
+  signout(): Promise<IpcResult>;
+  /** Opens the sign-in's verification address in the default browser. */
+  openExternal(url: string): Promise<IpcResult>;
   listGrants(): Promise<IpcResult>;
   /** `entry`: one entry as `grants.<kind>` takes it. */
   addGrant(kind: string, entry: unknown): Promise<IpcResult>;

@@ -35,8 +35,23 @@ export interface IpcDeps {
   isTrustedUrl(url: string): boolean;
   /** Told about refused senders; never given argument values. */
   onRefused?(channel: string, url: string): void;
+  /** Opens `url` in the default browser when it is the sign-in's verification address; false when refused. */
+  openExternal?(url: string): boolean | Promise<boolean>;
   /** What only the shell can do (main.ts wires Electron's dialog, login items and shell); absent: unavailable. */
   shell?: ShellOps;
+}
+
+/**
+ * True when `url` may be opened outside: exactly the verification address of the sign-in waiting now,
+ * and http(s). The page cannot use "Open browser" to open anything else.
+ */
+export function isSignInAddress(url: string, signin: { state: string; verification_uri_complete?: string | undefined } | undefined): boolean {
+  if (signin?.state !== 'waiting' || url !== signin.verification_uri_complete) return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(url).protocol);
+  } catch {
+    return false;
+  }
 }
 
 /** The shell's own operations behind the Settings screen. */
@@ -114,6 +129,21 @@ const VALIDATORS: Record<InvokeChannel, Validator> = {
     if (!Number.isSafeInteger(p['id']) || (p['id'] as number) < 1) throw new BadArgument('id must be a positive integer.');
     return { id: p['id'] };
   },
+  [IPC.signinStatus]: none,
+  [IPC.signinCancel]: none,
+  [IPC.signout]: none,
+  [IPC.signinStart]: (arg) => {
+    const p = only(record(arg), ['bridge_url']);
+    const url = p['bridge_url'];
+    if (url === undefined) return {};
+    if (typeof url !== 'string' || url.length > 2000) throw new BadArgument('bridge_url must be a string of at most 2000 characters.');
+    return { bridge_url: url };
+  },
+  [IPC.openExternal]: (arg) => {
+    const p = only(record(arg), ['url']);
+    if (typeof p['url'] !== 'string' || p['url'].length > 2000) throw new BadArgument('url must be a string of at most 2000 characters.');
+    return { url: p['url'] };
+  },
   [IPC.listActivity]: (arg) => {
     const p = only(record(arg), ['limit', ...ACTIVITY_FILTERS]);
     const limit = p['limit'] ?? 50;
@@ -178,6 +208,9 @@ function toPlainError(e: unknown): { type: string; message: string } {
   if (e instanceof BadArgument) return { type: 'invalid_arguments', message: e.message };
   const err = e as { type?: unknown; code?: unknown; message?: unknown };
   if (typeof err?.type === 'string' && typeof err.message === 'string') return { type: err.type, message: err.message };
+  // RpcError with a typed `data` (the sign-in methods: `signed_in`, `invalid_arguments`, …).
+  const dataType = (err as { data?: { type?: unknown } })?.data?.type;
+  if (typeof dataType === 'string' && typeof err.message === 'string') return { type: dataType, message: err.message };
   // RpcError from a control method's own parameter check (-32602): its message names the field, not a value.
   if (err?.code === -32602 && typeof err.message === 'string') return { type: 'invalid_arguments', message: err.message };
   return { type: 'execution_failed', message: 'The agent could not do that.' };
@@ -229,11 +262,15 @@ export function registerIpc(ipcMain: IpcMainLike, deps: IpcDeps): IpcRegistratio
       try {
         const params = VALIDATORS[channel](arg);
         if (channel === IPC.health) return { ok: true, value: deps.health() };
+        if (channel === IPC.openExternal) {
+          const opened = (await deps.openExternal?.(params['url'] as string)) ?? false;
+          return opened ? { ok: true, value: { opened } } : { ok: false, error: { type: 'permission_denied', message: 'Only the sign-in address can be opened.' } };
+        }
         if ((SHELL_CHANNELS as readonly string[]).includes(channel)) {
           if (!deps.shell) return { ok: false, error: { type: 'device_unavailable', message: 'The shell does not offer this operation.' } };
           return { ok: true, value: await runShell(channel as Exclude<ShellChannel, typeof IPC.health>, deps.shell, params) };
         }
-        const method = deps.methods[CONTROL_METHOD[channel as Exclude<InvokeChannel, ShellChannel>]];
+        const method = deps.methods[CONTROL_METHOD[channel as Exclude<InvokeChannel, ShellChannel | typeof IPC.openExternal>]];
         if (!method) return { ok: false, error: { type: 'device_unavailable', message: 'The agent does not offer this operation.' } };
         return { ok: true, value: await method(params, contextOf(event.sender)) };
       } catch (e) {

@@ -14,7 +14,8 @@ import {
   createLogger,
   defaultDataDir,
   loadAgentConfig,
-  startAgent,
+  AgentHost,
+  SIGNIN_EVENT,
   APP_VERSION,
   toLocale,
   type AgentConfig,
@@ -23,7 +24,7 @@ import {
   type Logger,
   type RunningAgent,
 } from '../src/index.js';
-import { registerIpc, type IpcRegistration, type ShellOps } from './ipc.js';
+import { isSignInAddress, registerIpc, type IpcRegistration, type ShellOps } from './ipc.js';
 import { LinuxAutostart } from './autostart-linux.js';
 import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
 import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
@@ -62,12 +63,17 @@ function networkFingerprint(): string {
     .join(',');
 }
 
+let host: AgentHost | undefined;
 let running: RunningAgent | undefined;
+/** Undoes what wire() set up for one running agent (the host replaces it after a sign-in as a new identity). */
+let unwire: (() => void) | undefined;
 let tray: Tray | undefined;
 let window: BrowserWindow | undefined;
 let ipc: IpcRegistration | undefined;
 let watcher: ConnectivityWatcher | undefined;
 let log: Logger | undefined;
+/** The folder of the tray's log (Settings → About → Open logs). */
+let logsDir: string | undefined;
 const state: TrayState = { bridge: 'offline', paused: false, promptsWaiting: 0 };
 /** The OS language picks the tray's strings (Chinese → zh-CN, else en), like the window's default. */
 let t: TrayText = trayText('en');
@@ -154,18 +160,47 @@ async function start(): Promise<void> {
   refreshTray();
 
   const file = configPath();
-  let config: AgentConfig;
   try {
-    config = loadAgentConfig(file);
-    log = createLogger({ level: config.log?.level ?? 'info', file: config.log?.file ?? join(config.data_dir, 'tray.log') });
-    running = await startAgent(config, log);
+    const config: AgentConfig = loadAgentConfig(file);
+    const logFile = config.log?.file ?? join(config.data_dir, 'tray.log');
+    logsDir = dirname(logFile);
+    log = createLogger({ level: config.log?.level ?? 'info', file: logFile });
+    host = await AgentHost.start(config, log);
   } catch (e) {
     state.problem = t('not_running');
     refreshTray();
     dialog.showErrorBox(t('start_failed'), t('start_failed_detail', { message: (e as Error).message, file }));
     return;
   }
-  const { agent, consent } = running;
+  wire(host.current);
+  // A sign-in as a new identity starts the agent again in-process: everything below is wired anew.
+  host.on('started', (r) => {
+    unwire?.();
+    wire(r);
+  });
+  host.on('failed', (e) => {
+    state.problem = t('not_running');
+    refreshTray();
+    dialog.showErrorBox(t('signin.restart_failed'), e.message);
+  });
+  refreshTray();
+}
+
+/** Connects the tray, the window's IPC and the reconnect watcher to one running agent. */
+function wire(r: RunningAgent): void {
+  running = r;
+  const { agent, consent } = r;
+  state.problem = undefined;
+  state.signInNeeded = state.updateRequired = false;
+  state.signin = r.signin?.status();
+  // Nobody signed in (or a code waiting): the icon asks for attention and the menu offers "Sign in…".
+  if (state.signin) state.signInNeeded = state.signin.state !== 'signed_in';
+  r.signin?.on('change', (v) => {
+    state.signin = v;
+    state.signInNeeded = v.state !== 'signed_in';
+    refreshTray();
+    ipc?.broadcast(SIGNIN_EVENT, v);
+  });
   state.bridge = agent.session?.status ?? 'offline';
   state.paused = consent.status().paused;
   agent.on('status', (s: BridgeStatus) => {
@@ -190,11 +225,16 @@ async function start(): Promise<void> {
     refreshTray();
   });
 
-  const logFile = config.log?.file ?? join(config.data_dir, 'tray.log');
   ipc = registerIpc(ipcMain, {
-    // Every control method (consent, grants, Settings), as the local endpoint serves them.
-    methods: { ...createControlMethods(consent), ...(running.control as ControlMethods) },
-    shell: shellOps(dirname(logFile)),
+    // Every control method (consent, grants, Settings, sign-in), as the local endpoint serves them.
+    methods: { ...createControlMethods(consent), ...(r.control as ControlMethods) },
+    ...(logsDir ? { shell: shellOps(logsDir) } : {}),
+    // "Open browser" on the sign-in screen: only the verification address of the sign-in waiting now.
+    openExternal: async (url) => {
+      if (!isSignInAddress(url, r.signin?.status())) return false;
+      await shell.openExternal(url);
+      return true;
+    },
     // Like the local endpoint's /health: why the session stopped for good and what to do, while it is stopped.
     health: () => {
       const stopped = agent.stopped();
@@ -235,8 +275,12 @@ async function start(): Promise<void> {
   });
   consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
   // The media handler's capture provider: a hidden window running the capture page (docs/handlers/media.md).
-  const ep = running.endpoint?.info();
-  if (ep && running.endpoint) createCaptureWindow({ http: ep.http, token: running.endpoint.localToken });
+  // Once: after a restart the endpoint is back on the same port with the same token, and the page reconnects.
+  const ep = r.endpoint?.info();
+  if (ep && r.endpoint && !captureStarted) {
+    captureStarted = true;
+    createCaptureWindow({ http: ep.http, token: r.endpoint.localToken });
+  }
 
   watcher = watchConnectivity(
     (why) => {
@@ -245,8 +289,16 @@ async function start(): Promise<void> {
     },
     { powerMonitor, isOnline: () => net.isOnline(), networkFingerprint },
   );
+  unwire = () => {
+    clearInterval(beat);
+    clearInterval(busy);
+    watcher?.stop();
+    ipc?.dispose();
+    ipc = undefined;
+  };
   refreshTray();
 }
+let captureStarted = false;
 
 registerRendererScheme();
 
@@ -259,9 +311,10 @@ if (!app.requestSingleInstanceLock()) {
   app.on('window-all-closed', () => undefined);
   let stopped = false;
   app.on('before-quit', (e) => {
-    if (stopped || !running) return;
+    if (stopped || !host) return;
     e.preventDefault();
-    const r = running;
+    const r = host;
+    host = undefined;
     running = undefined;
     watcher?.stop();
     ipc?.dispose();

@@ -1,6 +1,7 @@
 /**
  * The tray's context menu as a template (plain data, so it is built the same way everywhere):
- * a status line, Open, Pause/Resume and Quit. Every label comes from the catalogues (tray-strings.ts).
+ * a status line, who is signed in where, Sign in… (while nobody is), Open, Pause/Resume and Quit. Every
+ * label comes from the catalogues (tray-strings.ts).
  */
 import type { MenuItemConstructorOptions } from 'electron';
 import { attentionReasons, type TrayIconInputs } from './tray-icon.js';
@@ -10,6 +11,17 @@ import { trayText, type TrayText } from './tray-strings.js';
 export interface TrayState extends TrayIconInputs {
   /** Names of the capture pages attached as media providers (the tray's own hidden window among them). */
   captureProviders?: string[];
+  /** The agent's sign-in (`control.signin.status`); absent for a device provisioned by its config. */
+  signin?: TraySignIn;
+}
+
+/** The parts of the agent's sign-in state the menu shows. */
+export interface TraySignIn {
+  state: 'not_signed_in' | 'waiting' | 'signed_in' | 'denied' | 'expired' | 'failed';
+  user_id?: string | undefined;
+  workspace_id?: string | undefined;
+  bridge_url?: string | undefined;
+  user_code?: string | undefined;
 }
 
 /** What the menu items do. */
@@ -37,6 +49,22 @@ export function trayStatusLine(s: TrayState, t: TrayText = en()): string {
   return t('status', { parts: parts.join(t('separator')) });
 }
 
+/** Who is signed in where, or what the sign-in waits for: the menu's second line. */
+export function traySignInLine(s: TraySignIn, t: TrayText = en()): string {
+  switch (s.state) {
+    case 'signed_in':
+      return t('signin.signed_in', { user: s.user_id ?? '?', workspace: s.workspace_id ?? '?', bridge: s.bridge_url ?? '?' });
+    case 'waiting':
+      return t('signin.waiting', { code: s.user_code ?? '' });
+    case 'denied':
+    case 'expired':
+    case 'failed':
+      return t(`signin.${s.state}`);
+    default:
+      return t('signin.not_signed_in');
+  }
+}
+
 /** A device kind's name in the catalogue (`camera`, `microphone`, `screen`), else the kind as sent. */
 function kindName(kind: string, t: TrayText): string {
   const key = `kind.${kind}`;
@@ -47,10 +75,14 @@ function kindName(kind: string, t: TrayText): string {
 /** The menu template for `Menu.buildFromTemplate`. */
 export function trayMenuTemplate(s: TrayState, a: TrayActions, t: TrayText = en()): MenuItemConstructorOptions[] {
   const running = s.problem === undefined;
+  const signedOut = s.signin !== undefined && s.signin.state !== 'signed_in';
   return [
     { label: trayStatusLine(s, t), enabled: false },
+    ...(s.signin ? [{ label: traySignInLine(s.signin, t), enabled: false }] : []),
     ...(s.captureProviders?.length ? [{ label: t('capture_provider', { names: s.captureProviders.join(t('separator')) }), enabled: false }] : []),
     { type: 'separator' },
+    // Signing in happens in the window: the first item says so while nobody is signed in.
+    ...(signedOut ? [{ label: t('signin.sign_in'), click: () => a.open() }] : []),
     { label: t('open'), click: () => a.open(), enabled: running },
     s.paused
       ? { label: t('resume'), click: () => a.resume(), enabled: running }

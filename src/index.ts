@@ -4,7 +4,9 @@
  * is a re-export of an existing module and nothing else.
  */
 export { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from './agent/agent.js';
-export { startAgent, type RunningAgent } from './app/start-agent.js';
+export { startAgent, SIGNIN_EVENT, type RunningAgent } from './app/start-agent.js';
+export { AgentHost } from './app/agent-host.js';
+export { SignInService, signInMethods, type SignInView, type SignInState } from './agent/sign-in.js';
 export type { BridgeStatus, FatalStop } from './agent/session.js';
 export { createLogger, silentLogger } from './base/logger.js';
 export { loadAgentConfig, normalizeAgentConfig, defaultDataDir, type AgentConfig, type AgentConfigFile } from './config/agent-config.js';

@@ -76,6 +76,10 @@
       'control.decisions.list': () => api.listDecisions(),
       'control.decisions.revoke': (p) => api.revokeDecision(p.id),
       'control.activity.list': (p) => api.listActivity(p),
+      'control.signin.status': () => api.signinStatus(),
+      'control.signin.start': (p) => api.signinStart(p.bridge_url),
+      'control.signin.cancel': () => api.signinCancel(),
+      'control.signout': () => api.signout(),
       'control.grants.list': () => api.listGrants(),
       'control.grants.add': (p) => api.addGrant(p.kind, p.entry),
       'control.grants.remove': (p) => api.removeGrant(p.kind, p.id),
@@ -557,7 +561,7 @@
   }
   // Settings (settings.js): shared folders and devices, functions, general, About.
   const settings = window.aiosSettings;
-  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), settings.refresh()]);
+  const refreshAll = () => Promise.all([refreshStatus(), refreshPrompts(), refreshDecisions(), refreshActivity(), refreshHealth(), settings.refresh(), signin?.refresh()]);
 
   /** Runs a user action; its error is shown instead of thrown. */
   async function act(fn) {
@@ -582,6 +586,9 @@
         state.status = params;
         renderStatus();
         if (!params.paused) void refreshHealth();
+        break;
+      case 'control/notification.signin':
+        signin?.update(params);
         break;
       case 'tray/notification.bridge':
         if (!state.status?.paused) setPill('bridge-state', 'ui.pill.bridge', params.bridge);
@@ -714,10 +721,11 @@
     if (state.lastError && !$('error').hidden) showError(state.lastError);
     renderStatus();
     renderPrompt();
-    settings.applyLocale();
     renderActivityCount();
     renderDetails();
     renderExported();
+    signin?.render();
+    settings.applyLocale();
   }
 
   $('lang').addEventListener('change', () => act(async () => {
@@ -728,10 +736,20 @@
   }));
 
   await loadLocale(pickLocale());
+  // The sign-in screen (signin.js); "Open browser" goes through the shell in Electron, where window.open is denied.
+  const signin = window.aiosSignin?.mount({
+    t,
+    has,
+    act,
+    formatTime,
+    call: (method, params) => state.transport.call(method, params),
+    openExternal: (url) => (window.aiosDevice ? void window.aiosDevice.openExternal(url) : void window.open(url, '_blank', 'noopener,noreferrer')),
+  });
   setPill('agent-state', 'ui.pill.agent', 'connecting');
   setPill('bridge-state', 'ui.pill.bridge', 'unknown');
   applyLocale();
   wireControls();
+  wireActivity();
   settings.init({
     t,
     has,
@@ -749,7 +767,6 @@
         }
       : {}),
   });
-  wireActivity();
   if (window.aiosDevice) connect(ipcTransport(window.aiosDevice));
   else {
     const token = takeToken();

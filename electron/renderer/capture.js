@@ -5,8 +5,10 @@
 // only, as base64 chunks; nothing is stored here. In the tray it runs in a hidden, sandboxed window.
 /* global btoa, MediaRecorder, Blob, AudioContext */
 'use strict';
-(() => {
+(async () => {
   const TOKEN_KEY = 'aios-capture-token';
+  // The tray page's choice of language (same origin, so the same storage), like app.js picks it.
+  const LOCALE_KEY = 'aios-locale';
   const CHUNK = 384 * 1024;
   const $ = (id) => document.getElementById(id);
   // Open devices, for the page's state line and for tests (window.aiosCapture).
@@ -25,9 +27,40 @@
     return sessionStorage.getItem(TOKEN_KEY);
   }
 
-  function setState(id, text, state) {
+  // ------------------------------------------------------------------ strings (en.json, zh-CN.json: ui.capture.*)
+  const i18n = { table: {}, en: {} };
+  /** ?lang=…, else the tray page's saved choice, else the browser's first language (Chinese → zh-CN, else en). */
+  function pickLocale() {
+    const asked = new URLSearchParams(location.search).get('lang');
+    if (asked === 'en' || asked === 'zh-CN' || asked === 'pseudo') return asked;
+    const saved = localStorage.getItem(LOCALE_KEY);
+    if (saved === 'en' || saved === 'zh-CN') return saved;
+    const tag = (navigator.languages && navigator.languages[0]) || navigator.language || 'en';
+    return /^zh([-_]|$)/i.test(tag) ? 'zh-CN' : 'en';
+  }
+  async function fetchTable(name) {
+    const res = await fetch(`${name}.json`, { cache: 'no-store', credentials: 'omit' });
+    if (!res.ok) throw new Error(`catalogue ${name}: ${res.status}`);
+    return res.json();
+  }
+  /** `?lang=pseudo` wraps every string in ⟦…⟧ (the tests' check that no visible text bypasses the catalogue). */
+  async function loadLocale(locale) {
+    const en = await fetchTable('en');
+    let table = en;
+    if (locale === 'zh-CN') table = await fetchTable('zh-CN');
+    if (locale === 'pseudo') table = Object.fromEntries(Object.entries(en).map(([k, v]) => [k, `⟦${v}⟧`]));
+    Object.assign(i18n, { table, en });
+    document.documentElement.lang = locale === 'zh-CN' ? 'zh-CN' : 'en';
+    for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+  }
+  function t(key, params = {}) {
+    const template = i18n.table[key] ?? i18n.en[key] ?? key;
+    return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
+  }
+
+  function setState(id, key, state) {
     const el = $(id);
-    el.textContent = text;
+    el.textContent = t(key);
     el.dataset.state = state;
   }
 
@@ -55,9 +88,9 @@
       const kind = KIND[d.kind];
       if (!kind) continue;
       count[kind]++;
-      out.push({ kind, id: `${kind}-${count[kind]}`, label: d.label || `${kind === 'camera' ? 'Camera' : 'Microphone'} ${count[kind]}`, deviceId: d.deviceId });
+      out.push({ kind, id: `${kind}-${count[kind]}`, label: d.label || t(`ui.capture.device.${kind}`, { n: count[kind] }), deviceId: d.deviceId });
     }
-    if (navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia) out.push({ kind: 'screen', id: 'screen', label: 'Screen (chosen when captured)' });
+    if (navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia) out.push({ kind: 'screen', id: 'screen', label: t('ui.capture.device.screen') });
     return out;
   }
   const wire = (list) => list.map(({ kind, id, label }) => ({ kind, id, label }));
@@ -72,7 +105,7 @@
   function opened(rid, stream) {
     stats.open++;
     stats.opened++;
-    setState('capture-state', 'Capturing: a device is open for the agent.', 'capturing');
+    setState('capture-state', 'ui.capture.state.capturing', 'capturing');
     void call('media.provider.event', { request_id: rid, event: 'opened' }).catch(() => undefined);
     let closed = false;
     return () => {
@@ -80,7 +113,7 @@
       closed = true;
       for (const t of stream.getTracks()) t.stop();
       stats.open--;
-      if (!stats.open) setState('capture-state', 'Idle: no device is open.', 'idle');
+      if (!stats.open) setState('capture-state', 'ui.capture.state.idle', 'idle');
       void call('media.provider.event', { request_id: rid, event: 'closed' }).catch(() => undefined);
     };
   }
@@ -287,7 +320,7 @@
 
   // ------------------------------------------------------------------ connection
   function connect(token) {
-    setState('provider-state', 'Capture provider: connecting…', 'connecting');
+    setState('provider-state', 'ui.capture.provider.connecting', 'connecting');
     ws = new WebSocket(location.origin.replace(/^http/, 'ws') + '/rpc', ['aios-local.v1', 'bearer.' + token]);
     ws.onmessage = (m) => {
       let msg;
@@ -308,10 +341,10 @@
       try {
         await call('media.provider.attach', { name: 'capture page', devices: wire(await listDevices()) });
         stats.attached = true;
-        setState('provider-state', 'Capture provider: attached', 'attached');
+        setState('provider-state', 'ui.capture.provider.attached', 'attached');
       } catch (e) {
         $('error').hidden = false;
-        $('error').textContent = e.message;
+        $('error').textContent = t('ui.capture.error.attach', { message: e.message });
       }
     };
     ws.onclose = () => {
@@ -319,7 +352,7 @@
       for (const rid of active.keys()) stop(rid);
       for (const p of pending.values()) p.reject(new Error('disconnected'));
       pending.clear();
-      setState('provider-state', 'Capture provider: disconnected', 'disconnected');
+      setState('provider-state', 'ui.capture.provider.disconnected', 'disconnected');
       setTimeout(() => connect(token), 1000);
     };
   }
@@ -329,9 +362,11 @@
       if (stats.attached) void call('media.provider.devices', { devices: wire(await listDevices()) }).catch(() => undefined);
     });
 
+  // A page without its catalogue still captures: its built-in English stays and the state lines show keys.
+  await loadLocale(pickLocale()).catch(() => undefined);
   const token = takeToken();
   if (!token) {
     $('error').hidden = false;
-    $('error').textContent = 'Open this page with #token=<local token> (the agent\'s local-token file).';
+    $('error').textContent = t('ui.capture.error.no_token');
   } else connect(token);
 })();

@@ -30,6 +30,10 @@ import { FunctionSwitches } from '../agent/function-switches.js';
 import { UserSettingsFile } from '../agent/user-settings.js';
 import { applyStoredLogLevel, createSettingsMethods } from '../agent/settings-methods.js';
 import type { CallObserver } from '../seams/call-seams.js';
+import { SignInService, signInMethods } from '../agent/sign-in.js';
+import { loadOrCreateDeviceId } from '../identity/device-id.js';
+import { existsSync } from 'node:fs';
+import { APP_VERSION } from '../version.js';
 
 /** A running agent and how to stop it. */
 export interface RunningAgent {
@@ -47,15 +51,31 @@ export interface RunningAgent {
   /** The local endpoint (§8), unless `local_endpoint.enabled` is false. */
   endpoint: LocalEndpoint | undefined;
   endpointFile: string;
+  /** The sign-in the window drives (control.signin.*); undefined for a device provisioned with a config token. */
+  signin: SignInService | undefined;
   stop(): Promise<void>;
 }
 
+/** What the owner of a running agent is asked to do (see agent-host.ts). */
+export interface AgentHooks {
+  /** A sign-in of another identity (or the first one) was stored: start the agent again to use it. */
+  onNewIdentity?(): void;
+}
+
 /** Builds and starts the agent and writes endpoint.json. */
-export async function startAgent(config: AgentConfig, log: Logger, extra: Partial<AgentOptions> = {}): Promise<RunningAgent> {
+export async function startAgent(config: AgentConfig, log: Logger, extra: Partial<AgentOptions> = {}, hooks: AgentHooks = {}): Promise<RunningAgent> {
   // Before anything reads or writes there: the data folder is private, or the agent does not start.
   if (ensurePrivateDir(config.data_dir)) log.warn({ data_dir: config.data_dir }, 'the data folder could be read by other users; it is now mode 0700');
   let creds = extra.tokens ? undefined : await loginCredentials(config);
   if (creds) config = withLogin(config, creds);
+  // Not signed in and not provisioned by the config: run without a bridge until the window (or `login`) signs in.
+  const provisioned = extra.tokens !== undefined || (await provisionedByConfig(config));
+  const signedOut = !creds && !provisioned;
+  const configBridge = config.bridge?.url;
+  if (signedOut) {
+    config = await signedOutConfig(config);
+    log.warn({}, 'not signed in: the agent runs without a bridge until someone signs in from the window (/ui/) or with `aios-device login`');
+  }
   // The user's Settings: functions off (under the config's ceiling) and the log level, live.
   const userSettings = new UserSettingsFile(config.data_dir, log);
   applyStoredLogLevel({ settings: userSettings, log });
@@ -99,8 +119,31 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     consent.close();
     throw e;
   }
-  agent.signInKind = creds ? 'login' : 'config';
+  agent.signInKind = creds || signedOut ? 'login' : 'config';
+  // Serialised: the window's sign-in and the folder watch may both report the same new login.
+  let pickUpChain = Promise.resolve();
+  let restarting = false;
+  const pickUp = (): Promise<void> => (pickUpChain = pickUpChain.then(() => pickUpLogin()).catch((e: unknown) => log.warn({ err: String(e) }, 'could not apply the new sign-in')));
+  const signin = provisioned
+    ? undefined
+    : new SignInService(
+        {
+          dataDir: config.data_dir,
+          tokenFile: config.bridge?.token_file,
+          defaultBridgeUrl: configBridge ?? creds?.state.bridge_url,
+          clientVersion: APP_VERSION,
+          deviceName: config.identity?.device_name,
+          log: log.child({ component: 'signin' }),
+          onSignedIn: () => pickUp(),
+          onSigningOut: () => {
+            creds?.tokens.stop();
+            agent.session?.stop();
+          },
+        },
+        creds?.state ?? null,
+      );
   agent.on('fatal', (f) => {
+    if (f.type === 'unauthorized') signin?.noteSignedOut();
     const advice = stopAdvice(f, agent.signInKind);
     log.error({ type: f.type, action: advice.action }, `bridge session stopped: ${f.message}`);
     const locale = localeFromEnv();
@@ -108,17 +151,24 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     if (title) void showNotice(strings.render(coreMessage(title), locale), stopAction(advice, locale), log);
   });
   // A sign-in stored while the agent runs (login.json rewritten) is picked up without a restart.
-  const loginWatch = creds && !extra.tokens
-    ? watchLogin(config.data_dir, async () => {
+  async function pickUpLogin(): Promise<void> {
         // A logout removes the file: nothing to pick up until the next login writes it.
-        if (!(await readLoginState(config.data_dir))) return;
+        if (restarting || !(await readLoginState(config.data_dir))) return;
         const next = await loginCredentials(config).catch((e: unknown) => {
           log.warn({ err: String(e) }, 'a new sign-in was stored but could not be read');
           return undefined;
         });
         if (!next || next.state.logged_in_at === creds?.state.logged_in_at) return;
+        signin?.noteSignedIn(next.state);
         const id = agent.identity;
-        if (next.state.device_id !== id.deviceId || next.state.workspace_id !== id.workspaceId || next.state.user_id !== id.userId) {
+        if (signedOut || next.state.device_id !== id.deviceId || next.state.workspace_id !== id.workspaceId || next.state.user_id !== id.userId) {
+          // The journal and the session are bound to one identity: a new one means a new agent.
+          if (hooks.onNewIdentity) {
+            restarting = true;
+            log.info({ workspace_id: next.state.workspace_id, user_id: next.state.user_id }, 'signed in as a new identity; starting the agent again');
+            hooks.onNewIdentity();
+            return;
+          }
           agent.emit('signin', { reconnecting: false, message: signedInElsewhere(`workspace ${next.state.workspace_id}, user ${next.state.user_id}, device ${next.state.device_id}`) });
           return;
         }
@@ -130,8 +180,8 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
         agent.emit('signin', { reconnecting: true, message: SIGNED_IN_AGAIN });
         agent.session?.stop();
         agent.session?.start();
-      }, log)
-    : undefined;
+  }
+  const loginWatch = signin ? watchLogin(config.data_dir, pickUp, log) : undefined;
   let lastReconnects = 0;
   agent.on('status', (st) => {
     if (st === 'connected' && agent.session && agent.session.reconnects > lastReconnects) {
@@ -146,8 +196,16 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.isPaused());
+    const base = createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>;
     control = {
-      ...(createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>),
+      ...base,
+      // The sign-in state rides along with the status (not signed in / waiting with a code / signed in as … in …).
+      ...(signin
+        ? {
+            ...signInMethods(signin),
+            'control.status': (async (p, ctx) => ({ ...((await base['control.status']!(p, ctx)) as object), signin: signin.status() })) as RpcMethod,
+          }
+        : {}),
       // Drops the bridge link and reconnects at once (docs/qa-trial.md: the trial's reconnect check).
       'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
         if (p?.dry_run !== true) agent.session?.dropAndReconnect();
@@ -168,6 +226,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       agent.session?.dropAndReconnect();
     });
     if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));
+    if (endpoint && signin) signin.on('change', (v) => endpoint.broadcast(SIGNIN_EVENT, v));
     consent.setHandlerStatus(() => agent.hostServices.status());
     agent.hostServices.onChange(() => consent.statusChanged());
     const bad = checkAdminPolicy(config.policy ?? {}, agent.registry.descriptors());
@@ -175,6 +234,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     agent.connect();
   } catch (e) {
     loginWatch?.close();
+    signin?.close();
     await discovery?.stop().catch(() => undefined);
     await agent.stop().catch(() => undefined);
     creds?.tokens.stop();
@@ -195,8 +255,10 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     discovery: d,
     endpoint: d.endpoint,
     endpointFile,
+    signin,
     async stop() {
       loginWatch?.close();
+      signin?.close();
       await agent.stop();
       await d.stop();
       creds?.tokens.stop();
@@ -235,9 +297,38 @@ async function loginCredentials(config: AgentConfig): Promise<DeviceCredentials 
   try {
     return await loadDeviceCredentials({ dataDir: config.data_dir, tokenFile: file });
   } catch (e) {
-    if (!config.bridge?.url && (e as { type?: string }).type === 'unauthorized') return undefined;
+    // Not signed in (yet): the agent runs signed out and the window offers to sign in.
+    if ((e as { type?: string }).type === 'unauthorized') return undefined;
     throw e;
   }
+}
+
+/** The notification the page gets on every sign-in change (a `SignInView`). */
+export const SIGNIN_EVENT = 'control/notification.signin';
+
+/** Workspace and user of an agent that is not signed in: its journal stays empty (no bridge, no calls). */
+const NOT_SIGNED_IN = '(not signed in)';
+
+/** True when the config itself provides the bridge token (`bridge.token`, or a `bridge.token_file` holding a bare token). */
+async function provisionedByConfig(config: AgentConfig): Promise<boolean> {
+  if (config.bridge?.token) return true;
+  const file = config.bridge?.token_file;
+  return Boolean(file && existsSync(file) && !(await isSecretFile(file)));
+}
+
+/** The config of an agent that is not signed in: no bridge to connect to, the device's own id. */
+async function signedOutConfig(config: AgentConfig): Promise<AgentConfig> {
+  const { url: _none, ...bridge } = config.bridge ?? {};
+  return {
+    ...config,
+    bridge,
+    identity: {
+      workspace_id: config.identity?.workspace_id ?? NOT_SIGNED_IN,
+      user_id: config.identity?.user_id ?? NOT_SIGNED_IN,
+      device_id: config.identity?.device_id ?? (await loadOrCreateDeviceId(config.data_dir)),
+      ...(config.identity?.device_name ? { device_name: config.identity.device_name } : {}),
+    },
+  };
 }
 
 /** Fills the bridge URL and identity from the login where the config leaves them out. */

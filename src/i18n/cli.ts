@@ -10,6 +10,7 @@ import type { Messages } from './catalogue.js';
 export const cliEn = {
   'cli.bridge.listening': 'bridge listening on {url} (devices connect to {device_url})',
   'cli.run.ready': 'agent ready: {count} functions; endpoint file {file}',
+  'cli.run.not_signed_in': 'not signed in: sign in from the window ({ui}) or with `aios-device login --bridge URL`',
   'cli.usage.missing_profile_field': 'missing {field}: pass --{flag} or a --runtime profile',
   'cli.usage.args_not_json': '--args must be a JSON object, e.g. --args \'{"path":"a.txt"}\'',
   'cli.usage.args_not_object': '--args must be a JSON object',
@@ -164,6 +165,7 @@ export type CliKey = keyof typeof cliEn;
 export const cliZh: Record<CliKey, string> = {
   'cli.bridge.listening': '桥接服务正在 {url} 监听（设备连接 {device_url}）',
   'cli.run.ready': '代理已就绪：{count} 个功能；端点文件 {file}',
+  'cli.run.not_signed_in': '尚未登录：请在窗口（{ui}）中登录，或使用 `aios-device login --bridge URL`',
   'cli.usage.missing_profile_field': '缺少 {field}：请传入 --{flag}，或使用 --runtime 配置文件',
   'cli.usage.args_not_json': '--args 必须是 JSON 对象，例如 --args \'{"path":"a.txt"}\'',
   'cli.usage.args_not_object': '--args 必须是 JSON 对象',

@@ -10,7 +10,7 @@ import qrcode from 'qrcode-terminal';
 import { loadOrCreateDeviceId } from './device-id.js';
 import { loadOrCreateDeviceKey } from './device-key.js';
 import { clearLoginState, readLoginState, writeLoginState, type LoginState } from './login-state.js';
-import { bridgeDeviceUrl, OAuthClient, OAuthClientError, type TokenGrant } from './oauth-client.js';
+import { bridgeDeviceUrl, OAuthClient, OAuthClientError, type DeviceAuthorization, type TokenGrant } from './oauth-client.js';
 import { FileSecretStore, type SecretStore } from './secret-store.js';
 import { readTokens, toStoredTokens, tokensAccount } from './token-manager.js';
 
@@ -42,6 +42,8 @@ export interface LoginOptions {
   /** Print a QR code of the verification URL (default true). */
   qr?: boolean;
   signal?: AbortSignal;
+  /** Told the code as soon as the bridge issued it (the window shows it; the CLI prints it). */
+  onCode?: (grant: Omit<DeviceAuthorization, 'device_code'>) => void;
 }
 
 /** The identity a login bound. */
@@ -68,6 +70,8 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
     public_jwk: key.publicJwk,
   });
   const openUrl = grant.verification_uri_complete ?? grant.verification_uri;
+  const { device_code: _secret, ...shown } = grant;
+  opts.onCode?.(shown);
   out.write(
     `\nTo connect this device, open\n\n    ${grant.verification_uri}\n\nand enter the code\n\n    ${grant.user_code}\n\n` +
       `Check that the page shows the same code and the device name "${deviceName}" before you approve.\n`,

@@ -11,7 +11,8 @@ import { loadAgentConfig } from '../../config/agent-config.js';
 import { findRunningAgent } from '../../endpoint/local-client.js';
 import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../base/logger.js';
-import { startAgent } from '../../app/start-agent.js';
+import type { RunningAgent } from '../../app/start-agent.js';
+import { AgentHost } from '../../app/agent-host.js';
 import type { Agent } from '../../agent/agent.js';
 import { stopAdviceText, type StopAdvice } from '../../agent/stop-advice.js';
 import { startBridge } from '../../app/start-bridge.js';
@@ -89,10 +90,17 @@ export function registerCoreCommands(program: Command): void {
     .action(async (o: { config: string }) => {
       const cfg = loadAgentConfig(o.config);
       const log = createLogger({ ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
-      const a = await startAgent(cfg, log);
-      process.stderr.write(say('cli.run.ready', { count: a.agent.registry.ids().length, file: a.endpointFile }) + '\n');
-      tellConsole(a.agent);
-      onShutdownSignals(() => a.stop());
+      // The host starts the agent again when the window (or `login`) signs in a new identity.
+      const host = await AgentHost.start(cfg, log);
+      const ready = (a: RunningAgent): void => {
+        process.stderr.write(say('cli.run.ready', { count: a.agent.registry.ids().length, file: a.endpointFile }) + '\n');
+        const ui = `${a.endpoint?.info()?.http ?? 'http://127.0.0.1:9527'}/ui/`;
+        if (a.signin && a.signin.status().state !== 'signed_in') process.stderr.write(say('cli.run.not_signed_in', { ui }) + '\n');
+        tellConsole(a.agent);
+      };
+      ready(host.current);
+      host.on('started', ready);
+      onShutdownSignals(() => host.stop());
     });
 
   runtimeOptions(

@@ -1,0 +1,268 @@
+/**
+ * Every screen of the window, in `en` and `zh-CN`, against a bridge and an agent started by the CLI as
+ * separate processes, in one Debian Chromium, one step after another: sign-in (code and QR), signed in
+ * and idle, a high-risk prompt, the activity list, one call's details, Settings (shared folders and
+ * devices, functions, general, About) and the capture page. Each screen is screenshotted to
+ * `test-artifacts/screens/<locale>/<screen>.png` (800 px wide; .ci/run keeps them), passes axe-core (no
+ * serious or critical violation), and in a third run in the pseudo-locale shows no visible text that did
+ * not come from a catalogue.
+ */
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { cli, tempDir, until, type Proc } from '../helpers/stack.js';
+import { testUsers } from '../login/helpers.js';
+import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { LOCAL_TOKEN_FILE } from '../../src/endpoint/local-token.js';
+import { CHROMIUM_ARGS } from './stack.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const RENDERER = join(ROOT, 'electron', 'renderer');
+const SCREENS = join(ROOT, 'test-artifacts', 'screens');
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** Wide enough for every screen, small enough for the user guide's pictures. */
+const VIEWPORT = { width: 800, height: 900 };
+
+/** The screens each locale run writes (the user guide shows them). */
+export const SCREEN_NAMES = ['signin', 'status', 'prompt', 'activity', 'details', 'settings-shared', 'settings-functions', 'settings-general', 'settings-about', 'capture'] as const;
+type ScreenName = (typeof SCREEN_NAMES)[number];
+
+/** Visible text nodes outside `[data-value]` (agent data) that are not wrapped in ⟦…⟧, and the title if not. */
+function unwrappedText(page: Page): Promise<string[]> {
+  // Browser code as text: the project type-checks without the DOM library.
+  return page.evaluate(`(() => {
+    const bad = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const text = n.textContent.trim();
+      const el = n.parentElement;
+      if (!text || el.closest('[data-value]')) continue;
+      if (!(el.closest('select') ?? el).checkVisibility()) continue;
+      if (!(text.startsWith('⟦') && text.endsWith('⟧'))) bad.push(text);
+    }
+    if (!(document.title.startsWith('⟦') && document.title.endsWith('⟧'))) bad.push('title: ' + document.title);
+    return bad;
+  })()`);
+}
+
+async function axe(page: Page, what: string): Promise<void> {
+  // Through the DevTools protocol, which the page's CSP does not apply to.
+  await page.evaluate(AXE);
+  const violations = await page.evaluate<{ id: string; impact: string; nodes: number }[]>('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))');
+  assert.deepEqual(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe-core on ${what}`);
+}
+
+describe('every screen in en and zh-CN, against CLI-started bridge and agent', () => {
+  let dir: string;
+  let bridge: Proc;
+  let agent: Proc;
+  let bridgeUrl: string;
+  let ui: string;
+  let localToken: string;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+  const written: string[] = [];
+  const data = () => join(dir, 'device');
+
+  async function rpc<T>(method: string, params: unknown = {}): Promise<T> {
+    const res = await fetch(`${ui}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${localToken}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const body = (await res.json()) as { result?: T; error?: unknown };
+    if (body.error) throw new Error(JSON.stringify(body.error));
+    return body.result as T;
+  }
+
+  /** Approves the sign-in on the bridge's own approval page, in a second page, as the test user alice. */
+  async function approve(url: string): Promise<void> {
+    const approval = await context.newPage();
+    try {
+      await approval.goto(url);
+      if (await approval.locator('#signin').isVisible()) {
+        await approval.getByLabel('User name').fill('alice');
+        await approval.getByLabel('Password').fill('alice-pw');
+        await approval.locator('#signin').click();
+      }
+      await approval.locator('#user-code').waitFor();
+      await approval.locator('#workspace_id').selectOption('ws_b');
+      await approval.locator('#approve').click();
+      await approval.locator('#result').waitFor();
+    } finally {
+      await approval.close();
+    }
+  }
+
+  /** Screenshot (en, zh-CN) or the catalogue check (pseudo), and axe-core, for one screen. */
+  async function screen(p: Page, locale: string, name: ScreenName, part?: Locator): Promise<void> {
+    if (locale === 'pseudo') {
+      assert.deepEqual(await unwrappedText(p), [], `${name}: every visible text from a catalogue`);
+      return;
+    }
+    const folder = join(SCREENS, locale);
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, `${name}.png`);
+    if (part) await part.screenshot({ path: file });
+    else await p.screenshot({ path: file });
+    assert.ok(statSync(file).size > 1000, `${file} is a real image`);
+    written.push(file);
+    await axe(p, `${locale} ${name}`);
+  }
+
+  before(async () => {
+    dir = tempDir('aios-screens-');
+    mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
+    const bcfg = join(dir, 'bridge.cfg.json');
+    writeFileSync(bcfg, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, data_dir: join(dir, 'bridge'), users: await testUsers(), runtime_tokens: { rt_screens: { workspace_id: 'ws_b' } }, device_poll_interval_s: 0 }));
+    bridge = cli(['bridge', '--config', bcfg]);
+    const bfile = join(dir, 'bridge', 'bridge.json');
+    await until(() => existsSync(bfile), 30_000, 'bridge.json');
+    bridgeUrl = (JSON.parse(readFileSync(bfile, 'utf8')) as { url: string }).url;
+
+    // Not signed in: the window signs it in. Prompts go to the window; the capture page is the media provider.
+    mkdirSync(data(), { recursive: true, mode: 0o700 });
+    const acfg = join(dir, 'agent.json');
+    writeFileSync(acfg, JSON.stringify({
+      data_dir: data(),
+      bridge: { url: bridgeUrl.replace(/^http/, 'ws') + '/v1/device', token_file: join(data(), 'tokens.json') },
+      identity: { device_name: 'Front desk PC' },
+      local_endpoint: { host: '127.0.0.1', port: 0, socket: false },
+      confirmations: { provider: 'ui', timeout_ms: 120_000 },
+      handlers: { diagnostics: { enabled: true }, media: { backend: 'provider' } },
+    }));
+    agent = cli(['run', '--config', acfg]);
+    const efile = join(data(), 'endpoint.json');
+    await until(() => existsSync(efile), 60_000, 'endpoint.json').catch((e: Error) => {
+      throw new Error(`${e.message}; the agent said:\n${agent.err}`);
+    });
+    ui = (JSON.parse(readFileSync(efile, 'utf8')) as { http: string }).http;
+    localToken = readFileSync(join(data(), LOCAL_TOKEN_FILE), 'utf8').trim();
+
+    context = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'en-US', viewport: VIEWPORT });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  });
+
+  after(async () => {
+    await context?.close().catch(() => undefined);
+    await agent?.kill('SIGKILL');
+    await bridge?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the capture page uses only ui.capture.* keys that both catalogues hold, as one block at the end', () => {
+    const en = JSON.parse(readFileSync(join(RENDERER, 'en.json'), 'utf8')) as Record<string, string>;
+    const zh = JSON.parse(readFileSync(join(RENDERER, 'zh-CN.json'), 'utf8')) as Record<string, string>;
+    const html = readFileSync(join(RENDERER, 'capture.html'), 'utf8');
+    const js = readFileSync(join(RENDERER, 'capture.js'), 'utf8');
+    const used = [...html.matchAll(/data-i18n="([^"]+)"/g), ...js.matchAll(/'(ui\.[a-z_.]+)'/g), ...js.matchAll(/`(ui\.capture\.device)\.\$\{kind\}`/g)].map((m) => m[1]!);
+    assert.ok(used.length >= 10, `the capture page uses its catalogue (${used.length})`);
+    for (const k of used.map((k) => (k === 'ui.capture.device' ? ['ui.capture.device.camera', 'ui.capture.device.microphone'] : [k])).flat()) assert.ok(en[k] && zh[k], `${k} in both catalogues`);
+    for (const table of [en, zh]) {
+      const keys = Object.keys(table);
+      const first = keys.findIndex((k) => k.startsWith('ui.capture.'));
+      assert.ok(first > 0 && keys.slice(first).every((k) => k.startsWith('ui.capture.')), 'the ui.capture.* keys are one block at the end');
+    }
+  });
+
+  for (const locale of ['en', 'zh-CN', 'pseudo']) {
+    test(`${locale}: every screen`, async () => {
+      const query = `?lang=${locale}`;
+      await page.goto(`${ui}/ui/${query}#token=${encodeURIComponent(localToken)}`);
+      await page.locator('#agent-state[data-state="connected"]').waitFor();
+
+      // Sign-in: the code and the QR code.
+      await page.locator('#signin[data-state="not_signed_in"]').waitFor();
+      await page.locator('#signin-start').click();
+      await page.locator('#signin[data-state="waiting"]').waitFor();
+      await page.locator('#signin-qr[src^="data:image/png"]').waitFor();
+      await page.locator('#signin-expires:not(:empty)').waitFor();
+      await screen(page, locale, 'signin', page.locator('#signin'));
+
+      // Approved on the bridge's page: signed in, connected, idle.
+      const view = await rpc<{ verification_uri_complete: string }>('control.signin.status');
+      await approve(view.verification_uri_complete);
+      await page.locator('#signin-who').waitFor({ timeout: 60_000 });
+      await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
+      await page.locator('#pause:not([disabled])').waitFor();
+      await page.locator('#no-prompt').waitFor();
+      await screen(page, locale, 'status');
+
+      // A high-risk call waits for the user.
+      const login = JSON.parse(readFileSync(join(data(), 'login.json'), 'utf8')) as { device_id: string };
+      const rt = new RuntimeClient({ bridge_url: bridgeUrl, token: 'rt_screens', workspace_id: 'ws_b', device_id: login.device_id });
+      await until(async () => (await rt.device(login.device_id).catch(() => ({ online: false })))['online'] === true, 30_000, 'the agent online at the bridge');
+      const call = rt.call('diagnostics.confirm', {}, { wait: true, confirm_timeout_ms: 120_000, requester: { kind: 'agent', id: 'agt_helpdesk', name: 'Helpdesk assistant' } });
+      const prompt = page.getByRole('alertdialog');
+      await prompt.waitFor();
+      await page.locator('#prompt-countdown:not(:empty)').waitFor();
+      await screen(page, locale, 'prompt', page.locator('#prompt'));
+      await page.locator('#prompt button[data-answer="allow_once"]').click();
+      const { record } = await call;
+      assert.equal(record.outcome?.state, 'completed', JSON.stringify(record.outcome?.error));
+
+      // Activity and one call's details.
+      const row = page.locator(`#activity li[data-call-id="${record.call_id}"]`);
+      await row.waitFor();
+      await row.locator('time:not(:empty)').waitFor();
+      await screen(page, locale, 'activity', page.locator('#activity-screen'));
+      await row.locator('button').click();
+      await page.locator('#activity-details:not([hidden])').waitFor();
+      await page.locator('#ad-call-id', { hasText: record.call_id }).waitFor();
+      await screen(page, locale, 'details', page.locator('#activity-details'));
+      await page.locator('#activity-details-close').click();
+
+      // Settings: a shared folder with a name, a device with a name, a function turned off, general, About.
+      await page.locator('#settings:not([hidden])').waitFor();
+      await page.locator('#about-version:not(:empty)').waitFor();
+      const folder = join(dir, `Reports-${locale}`);
+      mkdirSync(folder, { recursive: true });
+      const shared = await page.locator('#grants li[data-kind="files"]').count();
+      await page.locator('#share-path').fill(folder);
+      await page.locator('#share-alias').fill(`reports-${locale}`);
+      await page.locator('#share-access').selectOption('read');
+      await page.locator('#share-form button[type="submit"]').click();
+      await until(async () => (await page.locator('#grants li[data-kind="files"]').count()) > shared, 30_000, 'the folder listed');
+      if (await page.locator('#device-form').isVisible()) {
+        const kinds = await page.locator('#device-kind option').evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value));
+        const kind = kinds.includes('serial') ? 'serial' : kinds[0];
+        if (kind && (await page.locator(`#grants li[data-kind="${kind}"]`).count()) === 0) {
+          await page.locator('#device-kind').selectOption(kind);
+          await page.locator('#device-id').fill(kind === 'serial' ? '/dev/ttyUSB0' : 'device-1');
+          await page.locator('#device-alias').fill('scale');
+          await page.locator('#device-form button[type="submit"]').click();
+          await page.locator(`#grants li[data-kind="${kind}"]`).waitFor();
+        }
+      }
+      await screen(page, locale, 'settings-shared', page.locator('section[aria-labelledby="settings-shared-title"]'));
+      const echo = page.locator('#functions li[data-function-id="diagnostics.echo"] input[type="checkbox"]');
+      await echo.waitFor();
+      if (await echo.isChecked()) await echo.click();
+      await until(async () => !(await echo.isChecked()), 30_000, 'diagnostics.echo off');
+      await screen(page, locale, 'settings-functions', page.locator('section[aria-labelledby="settings-functions-title"]'));
+      await screen(page, locale, 'settings-general', page.locator('section[aria-labelledby="settings-general-title"]'));
+      await screen(page, locale, 'settings-about', page.locator('section[aria-labelledby="settings-about-title"]'));
+
+      // The capture page (the media provider the tray runs hidden), in the same language.
+      const capture = await context.newPage();
+      try {
+        capture.on('pageerror', (e) => problems.push(`capture page error: ${e.message}`));
+        await capture.goto(`${ui}/ui/capture.html${query}#token=${encodeURIComponent(localToken)}`);
+        await capture.locator('#provider-state[data-state="attached"]').waitFor();
+        await screen(capture, locale, 'capture');
+      } finally {
+        await capture.close();
+      }
+
+      // Signed out again for the next language's sign-in screen.
+      await page.locator('#signout').click();
+      await page.locator('#signin[data-state="not_signed_in"]').waitFor({ timeout: 60_000 });
+      assert.deepEqual(problems, []);
+    });
+  }
+
+  test('both languages have every screen', () => {
+    for (const locale of ['en', 'zh-CN']) for (const name of SCREEN_NAMES) assert.ok(written.includes(join(SCREENS, locale, `${name}.png`)), `${locale}/${name}.png written`);
+  });
+});
