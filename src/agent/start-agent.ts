@@ -21,7 +21,8 @@ import type { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { join } from 'node:path';
 import { watch } from 'node:fs';
 import { LOGIN_FILE, readLoginState } from '../identity/login-state.js';
-import { SIGNED_IN_AGAIN, signedInElsewhere, stopAdvice } from './stop-advice.js';
+import { SIGNED_IN_AGAIN, signedInElsewhere, stopAction, stopAdvice } from './stop-advice.js';
+import { coreMessage, localeFromEnv, strings } from '../i18n/index.js';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
 import { showNotice } from './user-notice.js';
 import { GrantStore } from './grant-store.js';
@@ -90,8 +91,9 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   agent.on('fatal', (f) => {
     const advice = stopAdvice(f, agent.signInKind);
     log.error({ type: f.type, action: advice.action }, `bridge session stopped: ${f.message}`);
-    if (f.type === 'client_outdated') void showNotice('AIOS Device needs an update', advice.action, log);
-    if (f.type === 'unauthorized') void showNotice('AIOS Device is signed out', advice.action, log);
+    const locale = localeFromEnv();
+    const title = f.type === 'client_outdated' ? 'core.notice.update_title' : f.type === 'unauthorized' ? 'core.notice.signed_out_title' : undefined;
+    if (title) void showNotice(strings.render(coreMessage(title), locale), stopAction(advice, locale), log);
   });
   // A sign-in stored while the agent runs (login.json rewritten) is picked up without a restart.
   const loginWatch = creds && !extra.tokens

@@ -4,6 +4,7 @@
  * show it) and the desktop notice.
  */
 import type { FatalStop } from './session.js';
+import { coreMessage, strings, type CoreKey, type Locale } from '../i18n/index.js';
 
 /** How the agent got its bridge token: from `aios-device login`, or written in its config. */
 export type SignInKind = 'login' | 'config';
@@ -13,41 +14,35 @@ export interface StopAdvice {
   type: FatalStop['type'];
   /** Why, as the session said it. */
   message: string;
-  /** What to do, one sentence. */
+  /** What to do, one sentence (English). */
   action: string;
+  /** The catalogue key of `action`, for screens that show it in the user's language. */
+  action_key?: string;
 }
 
-const ACTIONS: Record<FatalStop['type'], Record<SignInKind, string>> = {
-  unauthorized: {
-    login: 'Sign in again with `aios-device login --bridge URL` (after `aios-device logout` if it was revoked); this agent picks up the new sign-in without a restart.',
-    config: 'The bridge no longer accepts the token in this agent\'s config (bridge.token or bridge.token_file): put a valid one there and restart the agent, or sign in with `aios-device login`.',
-  },
-  identity_mismatch: {
-    login: 'This device\'s identity does not match its sign-in: remove identity.* from the config, or sign in again with `aios-device login`, then restart the agent.',
-    config: 'identity.workspace_id, identity.user_id or identity.device_id in the config does not match what the bridge knows for this token: correct them and restart the agent.',
-  },
-  client_outdated: {
-    login: 'Install the latest AIOS Device, then start it again.',
-    config: 'Install the latest AIOS Device, then start it again.',
-  },
-  unsupported_protocol_version: {
-    login: 'The bridge speaks another protocol version: install the AIOS Device release that matches it, then start it again.',
-    config: 'The bridge speaks another protocol version: install the AIOS Device release that matches it, then start it again.',
-  },
-  replaced: {
-    login: 'Another agent connected as this same device: stop the other one (or give it its own data folder), then restart this agent.',
-    config: 'Another agent connected with this device id: give each agent its own identity.device_id, then restart this agent.',
-  },
+/** The catalogue key of the advice for each stop, by how the agent got its token. */
+const ACTION_KEYS: Record<FatalStop['type'], Record<SignInKind, CoreKey>> = {
+  unauthorized: { login: 'core.stop.unauthorized.login', config: 'core.stop.unauthorized.config' },
+  identity_mismatch: { login: 'core.stop.identity_mismatch.login', config: 'core.stop.identity_mismatch.config' },
+  client_outdated: { login: 'core.stop.client_outdated', config: 'core.stop.client_outdated' },
+  unsupported_protocol_version: { login: 'core.stop.unsupported_protocol_version', config: 'core.stop.unsupported_protocol_version' },
+  replaced: { login: 'core.stop.replaced.login', config: 'core.stop.replaced.config' },
 };
 
-/** The advice for a fatal stop. */
+/** The advice for a fatal stop (`action` in English: it travels in `/health`; screens render `action_key`). */
 export function stopAdvice(f: FatalStop, kind: SignInKind): StopAdvice {
-  return { type: f.type, message: f.message, action: ACTIONS[f.type][kind] };
+  const key = ACTION_KEYS[f.type][kind];
+  return { type: f.type, message: f.message, action: strings.render(coreMessage(key), 'en'), action_key: key };
+}
+
+/** What to do, in `locale`. */
+export function stopAction(a: StopAdvice, locale: Locale = 'en'): string {
+  return a.action_key && strings.has(a.action_key) ? strings.render(coreMessage(a.action_key as CoreKey), locale) : a.action;
 }
 
 /** The console lines for a fatal stop. */
-export function stopAdviceText(a: StopAdvice): string {
-  return `agent stopped connecting to the bridge (${a.type}): ${a.message}\n  what to do: ${a.action}\n`;
+export function stopAdviceText(a: StopAdvice, locale: Locale = 'en'): string {
+  return strings.render(coreMessage('core.stop.text', { type: a.type, message: a.message, action: stopAction(a, locale) }), locale) + '\n';
 }
 
 /** The console line when a new sign-in was picked up. */

@@ -22,8 +22,10 @@ export interface BlobStoreOptions {
   dir: string;
   /** Largest blob accepted (default 2 GiB). */
   maxBytes?: number;
-  /** Lifetime of a blob after upload (default 24 h). */
+  /** Lifetime of a blob after upload (default 24 h); expired blobs are removed by `sweep`. */
   ttlMs?: number;
+  /** Bytes one scope (a workspace) may hold in live blobs and uploads under way (default 2 GiB). */
+  quotaBytes?: number;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -49,21 +51,52 @@ export class BlobStore {
   readonly dir: string;
   readonly maxBytes: number;
   readonly ttlMs: number;
+  readonly quotaBytes: number;
   private readonly now: () => number;
   private ready: Promise<void> | undefined;
+  /** Bytes held per scope ('' = unscoped): live blobs plus uploads under way. */
+  private readonly used = new Map<string, number>();
 
   constructor(opts: BlobStoreOptions) {
     this.dir = opts.dir;
     this.maxBytes = opts.maxBytes ?? 2 * 1024 ** 3;
     this.ttlMs = opts.ttlMs ?? 24 * 3600 * 1000;
+    this.quotaBytes = opts.quotaBytes ?? 2 * 1024 ** 3;
     this.now = opts.now ?? Date.now;
   }
 
   private init(): Promise<void> {
     this.ready ??= (async () => {
       await fs.promises.mkdir(path.join(this.dir, 'tmp'), { recursive: true, mode: 0o700 });
+      // What each scope holds already (a restart must not reset the quota).
+      for (const name of await fs.promises.readdir(this.dir)) {
+        const m = /^(.+)\.json$/.exec(name);
+        const meta = m ? await this.readMeta(m[1]!) : null;
+        if (meta) this.charge(meta.scope, meta.ref.size);
+      }
     })();
     return this.ready;
+  }
+
+  private charge(scope: string | undefined, bytes: number): void {
+    const k = scope ?? '';
+    const n = (this.used.get(k) ?? 0) + bytes;
+    if (n > 0) this.used.set(k, n);
+    else this.used.delete(k);
+  }
+
+  /** Bytes `scope` holds now (live blobs not yet swept, and uploads under way). */
+  async usedBytes(scope?: string): Promise<number> {
+    await this.init();
+    return this.used.get(scope ?? '') ?? 0;
+  }
+
+  private overQuota(scope: string | undefined): WireError {
+    return new WireError(
+      'payload_too_large',
+      `The workspace's blob storage is full (quota ${this.quotaBytes} bytes); blobs are removed ${Math.round(this.ttlMs / 3_600_000)} h after upload, or upload less.`,
+      { details: { quota_bytes: this.quotaBytes, used_bytes: this.used.get(scope ?? '') ?? 0 } },
+    );
   }
 
   private dataPath(id: string): string {
@@ -76,7 +109,7 @@ export class BlobStore {
 
   /**
    * Streams `stream` into a new blob. Throws `payload_too_large` past `maxBytes` (or when `declaredSize`
-   * already is), leaving nothing behind.
+   * already is), or past the scope's quota (expired blobs are swept first), leaving nothing behind.
    */
   async put(stream: Readable, mediaType: string, opts: { declaredSize?: number; scope?: string; signal?: AbortSignal } = {}): Promise<BlobRef> {
     await this.init();
@@ -84,15 +117,26 @@ export class BlobStore {
       stream.resume();
       throw this.tooLarge();
     }
+    const scope = opts.scope;
+    const room = async (bytes: number) => (this.used.get(scope ?? '') ?? 0) + bytes <= this.quotaBytes || ((await this.sweep()) > 0 && (this.used.get(scope ?? '') ?? 0) + bytes <= this.quotaBytes);
+    if (opts.declaredSize !== undefined && !(await room(opts.declaredSize))) {
+      stream.resume();
+      throw this.overQuota(scope);
+    }
     const id = `b_${randomBytes(16).toString('base64url')}`;
     const tmp = path.join(this.dir, 'tmp', `${id}.part`);
     const hash = createHash('sha256');
     let size = 0;
+    let charged = 0;
     const max = this.maxBytes;
+    // Bytes under way count against the quota as they arrive, so parallel uploads cannot overrun it together.
     const counter = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
+      transform: (chunk: Buffer, _enc, cb) => {
         size += chunk.length;
-        if (size > max) return cb(new WireError('payload_too_large', 'The blob is larger than the bridge accepts.', { details: { limit: max } }));
+        if (size > max) return cb(this.tooLarge());
+        if ((this.used.get(scope ?? '') ?? 0) + chunk.length > this.quotaBytes) return cb(this.overQuota(scope));
+        this.charge(scope, chunk.length);
+        charged += chunk.length;
         hash.update(chunk);
         cb(null, chunk);
       },
@@ -100,6 +144,7 @@ export class BlobStore {
     try {
       await pipeline(stream, counter, fs.createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), opts.signal ? { signal: opts.signal } : {});
     } catch (e) {
+      this.charge(scope, -charged);
       await fs.promises.rm(tmp, { force: true });
       throw e;
     }
@@ -108,10 +153,16 @@ export class BlobStore {
     const meta: Meta = { ref, created_ms: created, expires_ms: created + this.ttlMs };
     if (opts.scope !== undefined) meta.scope = opts.scope;
     const metaTmp = path.join(this.dir, 'tmp', `${id}.json`);
-    await fs.promises.writeFile(metaTmp, JSON.stringify(meta), { mode: 0o600 });
-    // Data first, then metadata: a blob is visible only once both are in place.
-    await fs.promises.rename(tmp, this.dataPath(id));
-    await fs.promises.rename(metaTmp, this.metaPath(id));
+    try {
+      await fs.promises.writeFile(metaTmp, JSON.stringify(meta), { mode: 0o600 });
+      // Data first, then metadata: a blob is visible only once both are in place.
+      await fs.promises.rename(tmp, this.dataPath(id));
+      await fs.promises.rename(metaTmp, this.metaPath(id));
+    } catch (e) {
+      this.charge(scope, -charged);
+      await Promise.all([tmp, metaTmp, this.dataPath(id)].map((f) => fs.promises.rm(f, { force: true })));
+      throw e;
+    }
     return ref;
   }
 
@@ -152,10 +203,14 @@ export class BlobStore {
     }
   }
 
-  /** Removes a blob (no error when it is gone). */
+  /** Removes a blob (no error when it is gone); its bytes no longer count against its scope. */
   async delete(id: string): Promise<void> {
     if (!ID_RE.test(id)) return;
-    await fs.promises.rm(this.metaPath(id), { force: true });
+    await this.init();
+    const meta = await this.readMeta(id);
+    // Only the call that removes the metadata gives the bytes back, so two racing deletes count once.
+    const removed = await fs.promises.unlink(this.metaPath(id)).then(() => true, () => false);
+    if (removed && meta) this.charge(meta.scope, -meta.ref.size);
     await fs.promises.rm(this.dataPath(id), { force: true });
   }
 

@@ -86,12 +86,14 @@ export class BridgeServer {
       if (!this.store.getDevice(id.workspace_id, id.device_id)) this.store.upsertDevice({ ...id });
     }
     this.router = new CallRouter(this.store, this.hub, opts.log);
+    // One bucket per token, shared by the runtime API and blob uploads (a device token uploads too).
+    const limiter = new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst);
     this.api = new RuntimeApi({
       store: this.store,
       hub: this.hub,
       router: this.router,
       auth: tokens,
-      limiter: new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst),
+      limiter,
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
       cardCheck: (d, card) => this.checkCard(d, card),
@@ -101,6 +103,7 @@ export class BridgeServer {
       dir: join(config.data_dir, 'blobs'),
       ...(config.blobs?.max_bytes ? { maxBytes: config.blobs.max_bytes } : {}),
       ...(config.blobs?.ttl_s ? { ttlMs: config.blobs.ttl_s * 1000 } : {}),
+      ...(config.blobs?.workspace_quota_bytes ? { quotaBytes: config.blobs.workspace_quota_bytes } : {}),
     });
     // Blobs are scoped to the caller's workspace: a device or runtime token of another workspace cannot read them.
     const blobMount: HttpMount = async (req, res, url) => {
@@ -110,6 +113,14 @@ export class BridgeServer {
       if (!who) {
         sendError(res, 401, 'unauthorized', 'A valid device or runtime token is required.');
         return true;
+      }
+      if (req.method === 'PUT' || req.method === 'POST') {
+        const wait = limiter.take(t!);
+        if (wait > 0) {
+          req.resume();
+          sendError(res, 429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait }, { 'Retry-After': String(Math.ceil(wait / 1000)), Connection: 'close' });
+          return true;
+        }
       }
       return this.blobs.handleHttp(req, res, url.pathname, who.workspace_id);
     };

@@ -21,7 +21,16 @@ export const BridgeConfigSchema = Type.Object(
     runtime_rate_limit: Type.Optional(Type.Object({ per_second: Type.Number({ exclusiveMinimum: 0 }), burst: Type.Integer({ minimum: 1 }) }, strict)),
     max_message_bytes: Type.Optional(Type.Integer({ minimum: 65536 })),
     lease_ms: Type.Optional(Type.Integer({ minimum: 0 })),
-    blobs: Type.Optional(Type.Object({ max_bytes: Type.Optional(Type.Integer({ minimum: 1 })), ttl_s: Type.Optional(Type.Integer({ minimum: 1 })) }, strict)),
+    blobs: Type.Optional(
+      Type.Object(
+        {
+          max_bytes: Type.Optional(Type.Integer({ minimum: 1 })),
+          ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
+          workspace_quota_bytes: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        strict,
+      ),
+    ),
     users: Type.Optional(
       Type.Array(Type.Object({ id: S, name: Type.Optional(S), password_hash: S, workspaces: Type.Array(S) }, strict)),
     ),

@@ -21,6 +21,7 @@ import { TtyPromptProvider, type TtyInput } from './providers/tty.js';
 import { UiPromptProvider } from './providers/ui.js';
 import { CONTROL_EVENTS, ControlEvents } from './control-events.js';
 import { notifyPromptWaiting } from './notify.js';
+import { localeFromEnv, type Locale } from '../i18n/index.js';
 
 /** `confirmations.provider`. */
 export type ProviderChoice = 'auto' | 'ui' | 'tty' | 'none';
@@ -38,6 +39,8 @@ export interface ConsentServiceOptions {
   log?: Logger;
   /** Terminal for the tty provider (default process.stdin / process.stdout). */
   tty?: { input: TtyInput; output: Writable };
+  /** The language of the terminal prompt and the desktop notice (default: from the environment). */
+  locale?: Locale;
   /** Desktop notification when a UI prompt is waiting (default node-notifier). */
   notify?: (view: PromptView) => void;
   /** Identifies this agent run; `session`-scoped decisions last as long as it. */
@@ -130,10 +133,11 @@ export class ConsentService implements ConsentGate, CallObserver {
     // Every call reads decisions and the pause flag: watch the files instead of asking SQLite each turn.
     this.unwatch = watchChanges(this.db);
 
-    const notify = opts.notify ?? ((v: PromptView) => notifyPromptWaiting(v, this.log));
+    const locale = opts.locale ?? localeFromEnv();
+    const notify = opts.notify ?? ((v: PromptView) => notifyPromptWaiting(v, this.log, locale));
     this.ui = new UiPromptProvider(this.events, notify);
     this.ui.onPresenceChange = () => this.emitStatus();
-    this.tty = new TtyPromptProvider(opts.tty?.input, opts.tty?.output);
+    this.tty = new TtyPromptProvider(opts.tty?.input, opts.tty?.output, locale);
     this.queue = new PromptQueue(() => this.provider(), () => this.emitStatus());
 
     const pollMs = opts.pausePollMs ?? 1000;

@@ -7,9 +7,12 @@ import type { Logger } from '../sdk/index.js';
 import { showNotice } from '../agent/user-notice.js';
 import { silentLogger } from '../agent/logger.js';
 import { describeRequester } from './describe-risk.js';
+import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { PromptView } from './prompt.js';
 
 /** Tells the user a prompt is waiting (no argument values, only who asks and the function name). */
-export function notifyPromptWaiting(view: PromptView, log?: Logger): void {
-  void showNotice('AIOS Device: confirmation needed', `${describeRequester(view)} asks to: ${view.function_name}`, log ?? silentLogger());
+export function notifyPromptWaiting(view: PromptView, log?: Logger, locale: Locale = 'en'): void {
+  const title = strings.render(coreMessage('core.notice.prompt_title'), locale);
+  const body = strings.render(coreMessage('core.notice.prompt_body', { requester: describeRequester(view, locale), function: view.function_name }), locale);
+  void showNotice(title, body, log ?? silentLogger());
 }

@@ -1,27 +1,70 @@
 /**
  * Loads a third-party adapter's code once its card has been verified: a JS module whose default export is an
  * SDK `Handler`. The card's skills are authoritative; the module supplies the implementation of each one.
+ * The code runs from a private copy written from the bytes the check hashed, so swapping a file in the
+ * adapter folder between the check and the import changes nothing that runs. A consequence: the code must be
+ * self-contained (relative imports inside the folder and Node's built-ins), since a package outside the
+ * folder was never signed.
  */
-import { join } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AnyFunctionDefinition, FunctionDefinition, Handler, HandlerEnv, HandlerInstance } from '../sdk/index.js';
 import { asInstance } from '../sdk/instance.js';
 import { jcs } from '../protocol/hash.js';
 import { skillToDescriptor } from './card.js';
-import { sha256Tag } from './code-binding.js';
+import { sha256Tag, type CodeBytes } from './code-binding.js';
 import type { AdapterCard, CodeBinding } from './manifest-schemas.js';
 
 function isHandler(v: unknown): v is Handler {
   return !!v && typeof v === 'object' && typeof (v as Handler).name === 'string' && typeof (v as Handler).create === 'function';
 }
 
+/** What {@link loadAdapterCode} needs: the verified card and binding, and the bytes that were checked. */
+export interface AdapterCode {
+  /** The adapter id (names its private copy). */
+  id: string;
+  /** A private folder (0700) that holds the copies. */
+  codeDir: string;
+  card: AdapterCard;
+  binding: CodeBinding;
+  /** Every bound file's bytes, exactly as hashed. */
+  bytes: CodeBytes;
+  env: HandlerEnv;
+}
+
+/** Writes the checked bytes into `<codeDir>/<id>-<digest>/` (folders 0700, files 0600); returns the folder. */
+async function privateCopy(code: AdapterCode): Promise<string> {
+  const digest = sha256Tag(Buffer.from(jcs(code.binding.files))).slice(7, 23);
+  const dir = join(code.codeDir, `${code.id.replace(/[^A-Za-z0-9._-]/g, '_')}-${digest}`);
+  await rm(dir, { recursive: true, force: true });
+  for (const [rel, bytes] of code.bytes) {
+    const file = join(dir, ...rel.split('/'));
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(file, bytes, { mode: 0o600, flag: 'wx' });
+  }
+  return dir;
+}
+
 /**
- * Imports `binding.entry` from `dir` and binds each card skill to the handler's function of the same id.
- * Throws an Error whose message is the reason shown in `registry.info`.
+ * Copies the checked code to a private folder, imports `binding.entry` from there and binds each card skill
+ * to the handler's function of the same id. Throws an Error whose message is the reason shown in
+ * `registry.info`.
  */
-export async function loadAdapterCode(dir: string, card: AdapterCard, binding: CodeBinding, env: HandlerEnv): Promise<{ functions: FunctionDefinition<never, unknown>[]; dispose: () => Promise<void> }> {
-  // The query makes a changed entry a new module instance; ESM offers no way to unload the old one.
-  const url = `${pathToFileURL(join(dir, ...binding.entry.split('/'))).href}?v=${sha256Tag(Buffer.from(jcs(binding.files))).slice(7, 23)}`;
+export async function loadAdapterCode(code: AdapterCode): Promise<{ functions: FunctionDefinition<never, unknown>[]; dispose: () => Promise<void> }> {
+  const copy = await privateCopy(code);
+  try {
+    return await loadFromCopy(code, copy);
+  } catch (e) {
+    await rm(copy, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+async function loadFromCopy(code: AdapterCode, copy: string): Promise<{ functions: FunctionDefinition<never, unknown>[]; dispose: () => Promise<void> }> {
+  const { card, binding, env } = code;
+  // The folder name carries the code's digest, so changed code is a new module instance; ESM cannot unload the old one.
+  const url = pathToFileURL(join(copy, ...binding.entry.split('/'))).href;
   let mod: { default?: unknown };
   try {
     mod = (await import(url)) as { default?: unknown };
@@ -41,7 +84,12 @@ export async function loadAdapterCode(dir: string, card: AdapterCard, binding: C
   }
   // Called when the adapter is unloaded or replaced (and at stop); once, and never throwing.
   let disposed: Promise<void> | undefined;
-  const dispose = () => (disposed ??= Promise.resolve().then(() => instance.dispose?.()).catch((e: unknown) => env.log.warn({ err: String(e) }, 'the adapter\'s dispose failed')));
+  const dispose = () =>
+    (disposed ??= Promise.resolve()
+      .then(() => instance.dispose?.())
+      .catch((e: unknown) => env.log.warn({ err: String(e) }, 'the adapter\'s dispose failed'))
+      .then(() => rm(copy, { recursive: true, force: true }))
+      .catch(() => {}));
   const byId = new Map(defs.map((d) => [d.descriptor.id, d]));
   const missing = card.skills.find((skill) => !byId.has(skill.id));
   if (missing) {

@@ -5,7 +5,7 @@
  */
 import type { FunctionDefinition, HandlerEnv } from '../sdk/index.js';
 import { verifyCard } from './card-sign.js';
-import { checkCodeBinding, computeCodeBinding } from './code-binding.js';
+import { readCheckedCode, readCodeBinding, type CodeBytes } from './code-binding.js';
 import { executableExists, type DesktopEntry } from './desktop-entries.js';
 import { loadAdapterCode } from './adapter-loader.js';
 import type { AdapterCandidate } from './adapter-scanner.js';
@@ -50,7 +50,7 @@ export async function softwareInstalled(card: AdapterCard | undefined, desktop: 
  * The check a signed adapter folder must pass, here and in `aios-device adapter verify`: the card's
  * signature against the trust store, then the code it binds against the files. Throws with the reason.
  */
-export async function verifySignedAdapter(dir: string, raw: unknown, trust: TrustStore): Promise<{ card: AdapterCard; kid: string; binding: CodeBinding }> {
+export async function verifySignedAdapter(dir: string, raw: unknown, trust: TrustStore): Promise<{ card: AdapterCard; kid: string; binding: CodeBinding; bytes: CodeBytes }> {
   let v: Awaited<ReturnType<typeof verifyCard>>;
   try {
     v = await verifyCard(raw, (k) => trust.resolve(k));
@@ -58,16 +58,23 @@ export async function verifySignedAdapter(dir: string, raw: unknown, trust: Trus
     throw new Error(`signature refused: ${(e as Error).message}`, { cause: e });
   }
   if (!v.card.code) throw new Error('the card names no code to run (use `aios-device adapters add <url>` for remote adapters)');
-  const mismatch = await checkCodeBinding(dir, v.card.code);
-  if (mismatch) throw new Error(`code refused: ${mismatch}`);
-  return { card: v.card, kid: v.kid, binding: v.card.code };
+  const checked = await readCheckedCode(dir, v.card.code);
+  if ('problem' in checked) throw new Error(`code refused: ${checked.problem}`);
+  return { card: v.card, kid: v.kid, binding: v.card.code, bytes: checked.bytes };
 }
 
 /** Verifies, checks and loads one candidate. */
 export async function prepareLocalAdapter(
   cand: AdapterCandidate,
   /** `env` is asked for only when the adapter's code is loaded (it may create the adapter's data folder). */
-  opts: { trust: TrustStore; developerMode: boolean; desktop: ReadonlyMap<string, DesktopEntry>; env: () => HandlerEnv },
+  opts: {
+    trust: TrustStore;
+    developerMode: boolean;
+    desktop: ReadonlyMap<string, DesktopEntry>;
+    env: () => HandlerEnv;
+    /** A private folder (0700) the checked code is copied into and loaded from. */
+    codeDir: () => Promise<string>;
+  },
 ): Promise<PreparedAdapter> {
   const installed = await softwareInstalled(cand.card, opts.desktop);
   const refuse = (reason: string, card = cand.card): PreparedAdapter => ({
@@ -78,11 +85,12 @@ export async function prepareLocalAdapter(
   if (cand.error || !cand.card) return refuse(cand.error ?? 'the manifest could not be read');
   let card = cand.card;
   let binding: CodeBinding | undefined;
+  let bytes: CodeBytes | undefined;
   let kid: string | undefined;
   let warning: string | undefined;
   if (cand.kind === 'card' && card.signature) {
     try {
-      ({ card, kid, binding } = await verifySignedAdapter(cand.dir, cand.raw, opts.trust));
+      ({ card, kid, binding, bytes } = await verifySignedAdapter(cand.dir, cand.raw, opts.trust));
     } catch (e) {
       return refuse((e as Error).message);
     }
@@ -91,7 +99,7 @@ export async function prepareLocalAdapter(
     const entry = card.code?.entry ?? cand.entry;
     if (!entry) return refuse('the manifest names no code entry to load');
     try {
-      binding = await computeCodeBinding(cand.dir, entry);
+      ({ binding, bytes } = await readCodeBinding(cand.dir, entry));
     } catch (e) {
       return refuse((e as Error).message);
     }
@@ -99,7 +107,7 @@ export async function prepareLocalAdapter(
   }
   if (!installed) return refuse(`requires ${card.requirements?.software?.name ?? 'software'}, which is not installed`, card);
   try {
-    const { functions, dispose } = await loadAdapterCode(cand.dir, card, binding, opts.env());
+    const { functions, dispose } = await loadAdapterCode({ id: cand.id, codeDir: await opts.codeDir(), card, binding, bytes, env: opts.env() });
     const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
     if (warning) status.warning = warning;
     const out: PreparedAdapter = { card, status, functions, dispose };

@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { jcs } from '../protocol/hash.js';
@@ -364,6 +364,22 @@ export class AdapterRegistry extends EventEmitter {
     return { subscription_id: id };
   }
 
+  private codeDirReady: Promise<string> | undefined;
+
+  /** The private folder adapters' checked code is copied into: `<dataDir>/adapter-code`, or a fresh temp folder. */
+  private codeDir(): Promise<string> {
+    this.codeDirReady ??= (async () => {
+      if (!this.opts.dataDir) return mkdtemp(join(tmpdir(), 'aios-adapter-code-'));
+      const dir = join(this.opts.dataDir, 'adapter-code');
+      // Copies left by an earlier run are stale: every adapter is checked and copied afresh.
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await chmod(dir, 0o700);
+      return dir;
+    })();
+    return this.codeDirReady;
+  }
+
   private handlerEnv(id: string): HandlerEnv {
     if (this.opts.handlerEnv) return this.opts.handlerEnv(id);
     return {
@@ -386,7 +402,13 @@ export class AdapterRegistry extends EventEmitter {
     const trusted = this.opts.trust.list().map((k) => k.kid).sort();
     const inputs = hash({ raw: c.raw ?? c.card ?? null, error: c.error ?? null, files, installed, dev: this.opts.developerMode === true, dir: c.dir, trusted });
     if (previous?.kind === 'local' && previous.inputs === inputs) return previous;
-    const p = await prepareLocalAdapter(c, { trust: this.opts.trust, developerMode: this.opts.developerMode === true, desktop: this.desktop, env: () => this.handlerEnv(c.id) });
+    const p = await prepareLocalAdapter(c, {
+      trust: this.opts.trust,
+      developerMode: this.opts.developerMode === true,
+      desktop: this.desktop,
+      env: () => this.handlerEnv(c.id),
+      codeDir: () => this.codeDir(),
+    });
     if (p.status.warning) this.log.warn({ adapter: c.id, dir: c.dir }, p.status.warning);
     if (!p.status.available) this.log.warn({ adapter: c.id, dir: c.dir, reason: p.status.reason }, 'adapter unavailable');
     const { signature: _s, ...card } = p.card ?? { adapter: { id: c.id, name: c.id, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };

@@ -27,14 +27,14 @@ after(() => {
 });
 
 /** Starts the fixture in a new tmux session; returns helpers bound to it. */
-function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataDir?: string; resources?: boolean } = {}) {
+function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataDir?: string; resources?: boolean; lang?: string } = {}) {
   const name = `s${++sessions}`;
   const dataDir = opts.dataDir ?? path.join(tmp.dir, `data-${name}`);
   const result = path.join(tmp.dir, `result-${name}.jsonl`);
   const cmd = ['node', '--import', 'tsx', FIXTURE, dataDir, result, opts.level ?? 'high', String(opts.timeoutMs ?? 60_000), String(opts.calls ?? 1)]
     .map((a) => `'${a}'`)
     .join(' ');
-  const env = opts.resources ? 'AIOS_TEST_RESOURCES=1 ' : '';
+  const env = (opts.resources ? 'AIOS_TEST_RESOURCES=1 ' : '') + (opts.lang ? `LC_ALL=${opts.lang} LANG=${opts.lang} ` : 'LC_ALL=C.UTF-8 LANG=C.UTF-8 ');
   tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', '-c', process.cwd(), `sh -c "${env}${cmd.replace(/"/g, '\\"')}; echo FIXTURE-EXITED; sleep 600"`);
   const screen = (): string => tmux('capture-pane', '-p', '-t', name, '-S', '-100');
   const waitFor = async (pred: (s: string) => boolean, what: string): Promise<string> => {
@@ -183,4 +183,18 @@ test('tty: q closes the prompt: a deny that is not remembered', async () => {
   t.keys('a');
   const [first] = await t.results(2);
   assert.deepEqual([first!.error, first!.confirmation['remembered']], ['user_rejected', false]);
+});
+
+test('tty: in a Chinese locale the prompt speaks Chinese, from the zh-CN catalogue', async () => {
+  const t = start({ lang: 'zh_CN.UTF-8' });
+  const s = await t.waitFor((x) => x.includes('[a] 允许一次') && /剩余时间：\d+ 秒/.test(x), 'the Chinese prompt');
+  assert.match(s, /AIOS Device：需要确认/);
+  assert.match(s, /工作空间 ws_demo 中的 Front-desk assistant（agent） 请求：/);
+  assert.match(s, /风险：高（可能修改或删除数据）/);
+  assert.doesNotMatch(s, /Time left|allow once|Risk:/);
+  t.keys('a');
+  const after = await t.waitFor((x) => x.includes('已允许一次。'), 'the Chinese answer line');
+  assert.ok(after.includes('已允许一次。'));
+  const [r] = await t.results(1);
+  assert.equal(r!.error, null);
 });

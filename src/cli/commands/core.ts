@@ -1,7 +1,7 @@
 /**
  * The core subcommands: bridge, run, invoke, functions, status.
  */
-import { coreMessage, strings } from '../../i18n/index.js';
+import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
@@ -209,7 +209,7 @@ export function registerCoreCommands(program: Command): void {
       const agent = out['agent'] as Record<string, unknown> | undefined;
       if (agent) process.stdout.write(agent['pid'] ? `agent: running (pid ${String(agent['pid'])}, version ${String(agent['version'])}, data ${dataDir})\n` : `agent: not running (data ${dataDir})\n`);
       const st = agent?.['stopped'] as StopAdvice | undefined;
-      if (st) process.stdout.write(stopAdviceText(st));
+      if (st) process.stdout.write(stopAdviceText(st, localeFromEnv()));
       else if (agent?.['bridge']) process.stdout.write(`agent's bridge connection: ${String(agent['bridge'])}\n`);
       const p = agent?.['paused'] as PauseInfo | undefined;
       if (p?.paused) process.stdout.write(`paused: yes, since ${String(p.since)} by ${String(p.by)}; calls are refused until \`aios-device resume\`\n`);
@@ -243,7 +243,7 @@ async function printOutputViolations(client: RuntimeClient, deviceId: string, fn
 export function tellConsole(agent: Agent): void {
   agent.on('fatal', () => {
     const a = agent.stopped();
-    if (a) process.stderr.write(stopAdviceText(a));
+    if (a) process.stderr.write(stopAdviceText(a, localeFromEnv()));
   });
   agent.on('signin', (s) => process.stderr.write(s.message));
 }

@@ -7,6 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { PromptAnswer, PromptProvider, PromptView } from '../prompt.js';
 import { describeRequester, describeRisk } from '../describe-risk.js';
+import { coreMessage, localeFromEnv, strings, type CoreKey, type Locale } from '../../i18n/index.js';
 
 /** A readable terminal (process.stdin or a tty.ReadStream). */
 export type TtyInput = Readable & { isTTY?: boolean; isRaw?: boolean; setRawMode?: (raw: boolean) => unknown };
@@ -21,6 +22,8 @@ export class TtyPromptProvider implements PromptProvider {
   constructor(
     private readonly input: TtyInput = process.stdin,
     private readonly output: Writable = process.stdout,
+    /** The language of the prompt's own words (the call's sentence comes already rendered). */
+    private readonly locale: Locale = localeFromEnv(),
   ) {}
 
   available(): boolean {
@@ -30,6 +33,7 @@ export class TtyPromptProvider implements PromptProvider {
   show(view: PromptView, args: Record<string, unknown>, signal: AbortSignal): Promise<PromptAnswer | 'closed'> {
     return new Promise((resolve) => {
       const out = (s: string): void => void this.output.write(s);
+      const t = (key: CoreKey, params?: Record<string, string | number>): string => strings.render(coreMessage(key, params), this.locale);
       const expires = Date.parse(view.expires_at);
       const secondsLeft = (): number => Math.max(0, Math.ceil((expires - Date.now()) / 1000));
       const wasRaw = this.input.isRaw === true;
@@ -41,13 +45,13 @@ export class TtyPromptProvider implements PromptProvider {
 
       const choices = (): string =>
         step === 'what'
-          ? `Remember for [o] only ${shown} or [n] any resource of this function?  [Esc] back`
+          ? t('core.prompt.choices_what', { resources: shown })
           : step === 'scope'
-          ? 'Remember for [s] this session or [f] forever?  [Esc] back'
+          ? t('core.prompt.choices_scope')
           : view.rememberable
-            ? '[a] allow once  [r] allow & remember  [d] deny  [x] deny & remember  [v] view arguments  [q] close'
-            : '[a] allow once  [d] deny  [v] view arguments  [q] close   (this function asks every time)';
-      const tick = (): void => out(`\r\u001b[K  Time left: ${secondsLeft()} s `);
+            ? t('core.prompt.choices')
+            : t('core.prompt.choices_ask_always');
+      const tick = (): void => out(`\r\u001b[K  ${t('core.prompt.time_left', { seconds: secondsLeft() })} `);
 
       const done = (r: PromptAnswer | 'closed', said: string): void => {
         cleanup();
@@ -58,7 +62,7 @@ export class TtyPromptProvider implements PromptProvider {
         for (const ch of chunk.toString('utf8')) {
           const k = ch.toLowerCase();
           if (k === CTRL_C) {
-            done('closed', 'Closed: denied.');
+            done('closed', t('core.prompt.closed'));
             // Raw mode swallows Ctrl-C; pass it on so the agent still stops as the user expects.
             if (this.input === process.stdin) process.kill(process.pid, 'SIGINT');
             return;
@@ -75,27 +79,27 @@ export class TtyPromptProvider implements PromptProvider {
           }
           if (step === 'scope') {
             const on = resourceScope === 'any' ? { resource_scope: 'any' as const } : {};
-            const what = resourceScope === 'any' ? ' for any resource' : '';
-            if (k === 's') return done({ answer: 'allow_remember', scope: 'session', ...on }, `Allowed, remembered${what} for this session.`);
-            if (k === 'f') return done({ answer: 'allow_remember', scope: 'always', ...on }, `Allowed, remembered${what} until you revoke it.`);
+            const any = resourceScope === 'any';
+            if (k === 's') return done({ answer: 'allow_remember', scope: 'session', ...on }, t(any ? 'core.prompt.allowed_session_any' : 'core.prompt.allowed_session'));
+            if (k === 'f') return done({ answer: 'allow_remember', scope: 'always', ...on }, t(any ? 'core.prompt.allowed_always_any' : 'core.prompt.allowed_always'));
             if (k === ESC) { step = 'main'; out(`\r\u001b[K  ${choices()}\n`); tick(); }
             continue;
           }
-          if (k === 'a') return done({ answer: 'allow_once' }, 'Allowed once.');
-          if (k === 'd') return done({ answer: 'deny' }, 'Denied.');
-          if (k === 'q' || k === ESC) return done('closed', 'Closed: denied.');
-          if (k === 'x' && view.rememberable) return done({ answer: 'deny_remember', scope: 'always' }, 'Denied, remembered until you revoke it.');
+          if (k === 'a') return done({ answer: 'allow_once' }, t('core.prompt.allowed_once'));
+          if (k === 'd') return done({ answer: 'deny' }, t('core.prompt.denied'));
+          if (k === 'q' || k === ESC) return done('closed', t('core.prompt.closed'));
+          if (k === 'x' && view.rememberable) return done({ answer: 'deny_remember', scope: 'always' }, t('core.prompt.denied_remembered'));
           if (k === 'r' && view.rememberable) { step = view.remember_any ? 'what' : 'scope'; out(`\r\u001b[K  ${choices()}\n`); tick(); }
           if (k === 'v') {
             const json = JSON.stringify(args, null, 2).split('\n').map((l) => `    ${l}`).join('\n');
-            out(`\r\u001b[K  Arguments:\n${json}\n  ${choices()}\n`);
+            out(`\r\u001b[K  ${t('core.prompt.arguments')}\n${json}\n  ${choices()}\n`);
             tick();
           }
         }
       };
       const onAbort = (): void => {
         cleanup();
-        const why = signal.reason === 'timeout' ? 'Timed out: denied.' : 'Withdrawn: the call was cancelled.';
+        const why = t(signal.reason === 'timeout' ? 'core.prompt.timed_out' : 'core.prompt.withdrawn');
         out(`\r\u001b[K  ${why}\n`);
         resolve('closed');
       };
@@ -112,12 +116,12 @@ export class TtyPromptProvider implements PromptProvider {
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       out(
-        `\n== AIOS Device: confirmation needed ==\n` +
-          `  ${describeRequester(view)} in workspace ${view.workspace_id} asks to:\n` +
+        `\n${t('core.prompt.title')}\n` +
+          `  ${t('core.prompt.asks', { requester: describeRequester(view, this.locale), workspace: view.workspace_id })}\n` +
           `    ${view.function_name}\n` +
           `    ${view.sentence}\n` +
-          (shown ? `  Applies to: ${shown}\n` : '') +
-          `  Risk: ${describeRisk(view)}\n` +
+          (shown ? `  ${t('core.prompt.applies_to', { resources: shown })}\n` : '') +
+          `  ${t('core.prompt.risk', { risk: describeRisk(view, this.locale) })}\n` +
           `  ${choices()}\n`,
       );
       tick();
