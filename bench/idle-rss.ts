@@ -48,7 +48,9 @@ const IDS = { workspace_id: 'ws_rss', user_id: 'usr_rss' } as const;
 /** Starts `aios-device run -c file` in `cwd`; resolves with the process and its function count once it is ready. */
 function startAgentProcess(file: string, cwd: string, nodeArgs: string[]) {
   const main = cliMain();
-  const proc = spawn(process.execPath, [...nodeArgs, ...loaderFor(main), main, 'run', '-c', file], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  // The agent runs in its own folder, where a bare `--import tsx` (sources, the smoke test) would not resolve.
+  const loader = loaderFor(main).map((a) => (a === 'tsx' ? import.meta.resolve('tsx') : a));
+  const proc = spawn(process.execPath, [...nodeArgs, ...loader, main, 'run', '-c', file], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   const spawnedAt = Date.now();
   const ready = new Promise<number>((resolve, reject) => {
     const lines = createInterface({ input: proc.stderr! });
