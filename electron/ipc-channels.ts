@@ -47,6 +47,16 @@ export type IpcResult<T = unknown> = { ok: true; value: T } | { ok: false; error
 /** The answers a prompt can take (control.prompts.answer). */
 export type Answer = 'allow_once' | 'allow_remember' | 'deny' | 'deny_remember' | 'close';
 
+/** What the activity screen asks for (the fields of control.activity.list). */
+export interface ActivityFilter {
+  limit?: number;
+  function?: string;
+  state?: string;
+  requester?: string;
+  since?: string;
+  until?: string;
+}
+
 /** A control notification forwarded to the page. */
 export interface ControlEvent {
   method: string;
@@ -65,7 +75,8 @@ export interface DeviceApi {
   setFocused(focused: boolean): Promise<IpcResult>;
   listDecisions(): Promise<IpcResult>;
   revokeDecision(id: number): Promise<IpcResult>;
-  listActivity(limit: number): Promise<IpcResult>;
+  /** `control.activity.list` with its filters (function, state, requester, since, until) and a limit. */
+  listActivity(filter: ActivityFilter): Promise<IpcResult>;
   /** Calls `listener` for each control notification; returns the unsubscribe function. */
   onEvent(listener: (event: ControlEvent) => void): () => void;
 }

@@ -59,6 +59,9 @@ const promptId = (v: unknown): string => {
   return v;
 };
 
+/** The activity filters the page may pass on (control.activity.list checks their values). */
+const ACTIVITY_FILTERS = ['function', 'state', 'requester', 'since', 'until'] as const;
+
 const none: Validator = (arg) => only(record(arg), []);
 
 /** Argument checks per request channel (`health` takes none). */
@@ -92,10 +95,18 @@ const VALIDATORS: Record<InvokeChannel, Validator> = {
     return { id: p['id'] };
   },
   [IPC.listActivity]: (arg) => {
-    const p = only(record(arg), ['limit']);
+    const p = only(record(arg), ['limit', ...ACTIVITY_FILTERS]);
     const limit = p['limit'] ?? 50;
-    if (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > 500) throw new BadArgument('limit must be an integer from 1 to 500.');
-    return { limit };
+    // Up to the audit list's own cap, so that an export holds every matching call.
+    if (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > 10_000) throw new BadArgument('limit must be an integer from 1 to 10000.');
+    const out: Record<string, unknown> = { limit };
+    for (const k of ACTIVITY_FILTERS) {
+      const v = p[k];
+      if (v === undefined) continue;
+      if (typeof v !== 'string' || v.length > 200) throw new BadArgument(`${k} must be a string of at most 200 characters.`);
+      out[k] = v;
+    }
+    return out;
   },
 };
 

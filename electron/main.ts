@@ -3,7 +3,7 @@
  * entry, shows a tray icon with Open / Pause-Resume / Quit, opens the one window when a prompt needs the
  * user, and nudges the agent to reconnect after sleep or a network change. Everything else is in src/.
  */
-import { app, dialog, ipcMain, Menu, nativeImage, net, powerMonitor, session, Tray, type BrowserWindow } from 'electron';
+import { app, dialog, ipcMain, Menu, nativeImage, net, Notification, powerMonitor, session, Tray, type BrowserWindow } from 'electron';
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -16,6 +16,7 @@ import {
   loadAgentConfig,
   startAgent,
   APP_VERSION,
+  toLocale,
   type BridgeStatus,
   type Logger,
   type RunningAgent,
@@ -25,6 +26,9 @@ import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
 import { registerRendererScheme, serveRenderer } from './renderer-protocol.js';
 import { isRendererUrl, RENDERER_URL } from './renderer-url.js';
 import { trayMenuTemplate, trayStatusLine, type TrayState } from './tray-menu.js';
+import { trayIconFile, trayIconState, type TrayIconState } from './tray-icon.js';
+import { trayText, type TrayText } from './tray-strings.js';
+import { DisconnectNotice } from './disconnect-notice.js';
 import { createWindow, denyPermissions, hardenContents } from './window.js';
 import { createCaptureWindow } from './capture-window.js';
 
@@ -62,18 +66,37 @@ let ipc: IpcRegistration | undefined;
 let watcher: ConnectivityWatcher | undefined;
 let log: Logger | undefined;
 const state: TrayState = { bridge: 'offline', paused: false, promptsWaiting: 0 };
+/** The OS language picks the tray's strings (Chinese → zh-CN, else en), like the window's default. */
+let t: TrayText = trayText('en');
+let shownIcon: TrayIconState | undefined;
+// One notice when the bridge has been out of reach for over a minute (electron/disconnect-notice.ts).
+const offlineNotice = new DisconnectNotice(() => {
+  if (Notification.isSupported()) new Notification({ title: t('notice.offline_title'), body: t('notice.offline_body') }).show();
+});
 
 function refreshTray(): void {
   if (!tray) return;
-  tray.setToolTip(trayStatusLine(state));
+  const icon = trayIconState(state);
+  if (icon !== shownIcon) {
+    shownIcon = icon;
+    const image = nativeImage.createFromPath(join(iconsDir(), trayIconFile(icon, process.platform)));
+    if (process.platform === 'darwin') image.setTemplateImage(true);
+    tray.setImage(image);
+  }
+  offlineNotice.update(state.bridge === 'connected', state.problem !== undefined || !!state.signInNeeded || !!state.updateRequired);
+  tray.setToolTip(trayStatusLine(state, t));
   tray.setContextMenu(
     Menu.buildFromTemplate(
-      trayMenuTemplate(state, {
-        open: openWindow,
-        pause: () => running?.consent.pause('tray'),
-        resume: () => running?.consent.resume(),
-        quit: () => app.quit(),
-      }),
+      trayMenuTemplate(
+        state,
+        {
+          open: openWindow,
+          pause: () => running?.consent.pause('tray'),
+          resume: () => running?.consent.resume(),
+          quit: () => app.quit(),
+        },
+        t,
+      ),
     ),
   );
 }
@@ -93,9 +116,8 @@ async function start(): Promise<void> {
   denyPermissions(session.defaultSession);
   app.on('web-contents-created', (_e, contents) => hardenContents(contents));
   serveRenderer(rendererDir());
-  const icon = nativeImage.createFromPath(join(iconsDir(), process.platform === 'darwin' ? 'trayTemplate.png' : 'tray.png'));
-  if (process.platform === 'darwin') icon.setTemplateImage(true);
-  tray = new Tray(icon);
+  t = trayText(toLocale(app.getPreferredSystemLanguages()[0] ?? app.getLocale()));
+  tray = new Tray(nativeImage.createEmpty());
   tray.on('click', openWindow);
   refreshTray();
 
@@ -105,9 +127,9 @@ async function start(): Promise<void> {
     log = createLogger({ level: config.log?.level ?? 'info', file: config.log?.file ?? join(config.data_dir, 'tray.log') });
     running = await startAgent(config, log);
   } catch (e) {
-    state.problem = 'not running (see the message)';
+    state.problem = t('not_running');
     refreshTray();
-    dialog.showErrorBox('AIOS Device could not start', `${(e as Error).message}\n\nConfig file: ${file}\nCreate it (see docs/tray.md) or sign in with \`aios-device login\`.`);
+    dialog.showErrorBox(t('start_failed'), t('start_failed_detail', { message: (e as Error).message, file }));
     return;
   }
   const { agent, consent } = running;
@@ -120,12 +142,18 @@ async function start(): Promise<void> {
   });
   // startAgent's own listener logs it and shows the desktop notice.
   agent.on('fatal', (f) => {
-    state.problem = `stopped (${f.type})`;
+    // Sign-in and update problems are "needs attention" with their own words; others say the stop type.
+    if (f.type === 'client_outdated') state.updateRequired = true;
+    else if (f.type === 'unauthorized' || f.type === 'replaced' || f.type === 'identity_mismatch') state.signInNeeded = true;
+    else state.problem = t('stopped', { type: f.type });
     refreshTray();
   });
   // A new sign-in picked up while running (`aios-device logout` + `login`): the session is back.
   agent.on('signin', (s) => {
-    if (s.reconnecting) state.problem = undefined;
+    if (s.reconnecting) {
+      state.problem = undefined;
+      state.signInNeeded = state.updateRequired = false;
+    }
     refreshTray();
   });
 
@@ -156,7 +184,19 @@ async function start(): Promise<void> {
   const beat = setInterval(() => {
     if (!consent.ui.heartbeat(answerer.answerer_id)) answerer = consent.ui.attach('tray');
   }, answerer.heartbeat_ms);
-  app.once('before-quit', () => clearInterval(beat));
+  // Busy: calls executing now. Sampled, as the dispatcher has no event for it; only a change redraws.
+  const busy = setInterval(() => {
+    const n = agent.dispatcher.activeCount;
+    if (n !== (state.callsRunning ?? 0)) {
+      state.callsRunning = n;
+      refreshTray();
+    }
+  }, 1000);
+  app.once('before-quit', () => {
+    clearInterval(beat);
+    clearInterval(busy);
+    offlineNotice.dispose();
+  });
   consent.events.on(CONTROL_EVENTS.prompt, () => openWindow());
   // The media handler's capture provider: a hidden window running the capture page (docs/handlers/media.md).
   const ep = running.endpoint?.info();

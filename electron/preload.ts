@@ -19,7 +19,7 @@ const api: DeviceApi = {
   setFocused: (focused) => ipcRenderer.invoke(IPC.setFocused, { focused }),
   listDecisions: () => ipcRenderer.invoke(IPC.listDecisions),
   revokeDecision: (id) => ipcRenderer.invoke(IPC.revokeDecision, { id }),
-  listActivity: (limit) => ipcRenderer.invoke(IPC.listActivity, { limit }),
+  listActivity: (filter) => ipcRenderer.invoke(IPC.listActivity, filter),
   onEvent(listener) {
     const forward = (_e: unknown, ev: ControlEvent): void => listener({ method: ev.method, params: ev.params });
     ipcRenderer.on(IPC.event, forward);

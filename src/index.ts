@@ -18,3 +18,4 @@ export type { DecisionScope } from './consent/decisions-store.js';
 export { WireError, RpcError } from './protocol/errors.js';
 export { APP_VERSION, PROJECT_ROOT } from './version.js';
 export type { Logger } from './sdk/index.js';
+export { Catalogue, readCatalogueDir, toLocale, localeFromEnv, type Locale, type Messages } from './i18n/catalogue.js';

@@ -75,7 +75,7 @@
       'control.ui.focus': (p) => api.setFocused(p.focused),
       'control.decisions.list': () => api.listDecisions(),
       'control.decisions.revoke': (p) => api.revokeDecision(p.id),
-      'control.activity.list': (p) => api.listActivity(p.limit),
+      'control.activity.list': (p) => api.listActivity(p),
     };
     return {
       needsToken: false,
@@ -214,10 +214,20 @@
     return Math.max(0, Math.ceil((Date.parse(p.expires_at) - Date.now()) / 1000));
   }
 
+  /** The time left in the page's language: seconds under two minutes (what people count down), else minutes and seconds. */
+  function formatCountdown(secs) {
+    if (secs < 120) return formatSeconds(secs);
+    const unit = (n, u) => new Intl.NumberFormat(intlLocale(), { style: 'unit', unit: u, unitDisplay: 'short' }).format(n);
+    return new Intl.ListFormat(intlLocale(), { style: 'narrow', type: 'unit' }).format([unit(Math.floor(secs / 60), 'minute'), unit(secs % 60, 'second')]);
+  }
+
   function renderCountdown() {
     const p = state.prompts[0];
-    if (p) $('prompt-countdown').textContent = formatSeconds(secondsLeft(p));
+    if (p) $('prompt-countdown').textContent = formatCountdown(secondsLeft(p));
   }
+
+  /** High and critical prompts have no default answer: Enter does nothing until the user has moved to a button (Tab) or used the pointer. */
+  const guarded = (p) => p.permission_level === 'high' || p.permission_level === 'critical';
 
   function renderPrompt() {
     const p = state.prompts[0];
@@ -227,7 +237,11 @@
       state.shownArgsFor = undefined;
       return;
     }
+    // A new prompt takes the focus on itself (not on a button), so a key press meant for something else,
+    // or for the previous prompt, answers nothing.
+    const fresh = $('prompt').dataset.promptId !== p.prompt_id;
     $('prompt').dataset.promptId = p.prompt_id;
+    $('prompt').dataset.level = p.permission_level;
     $('prompt-name').textContent = p.function_name;
     $('prompt-sentence').textContent = p.sentence;
     $('prompt-requester').textContent = requesterText(p.requester);
@@ -254,6 +268,10 @@
     $('prompt-queue').hidden = more < 1;
     $('prompt-queue').textContent = t('ui.prompt.queue', { count: new Intl.NumberFormat(intlLocale()).format(more) });
     renderCountdown();
+    if (fresh) {
+      state.promptArmed = undefined;
+      $('prompt').focus();
+    }
   }
 
   function renderStatus() {
@@ -292,17 +310,62 @@
     return li;
   }
 
+  // ---------------------------------------------------------------- activity screen
+  // Filters (function, state, requester, time range) go to control.activity.list; one call's details
+  // open below the list; exports hold every call the filters match, as JSON and as CSV (RFC 4180).
+  const ACTIVITY_PAGE = 100;
+  /** The audit list's own cap (src/consent/audit-log.ts): an export asks for all of it. */
+  const EXPORT_LIMIT = 10_000;
+  const activity = { calls: [], selected: undefined, opener: undefined, exported: undefined };
+
+  const callStateText = (s) => (has(`ui.activity.state.${s}`) ? t(`ui.activity.state.${s}`) : t('ui.state.other', { state: s }));
+  const byText = (c) => c.requester_name || c.requester_id || c.requester_kind || t('ui.requester.unknown');
+
+  /** A duration in the page's language: milliseconds under a second, else seconds (one decimal under a minute), else minutes and seconds. */
+  function formatDuration(ms) {
+    const unit = (n, u, digits = 0) => new Intl.NumberFormat(intlLocale(), { style: 'unit', unit: u, unitDisplay: 'short', maximumFractionDigits: digits }).format(n);
+    if (ms < 1000) return unit(ms, 'millisecond');
+    if (ms < 60_000) return unit(ms / 1000, 'second', 1);
+    const m = Math.floor(ms / 60_000);
+    const s = Math.round((ms % 60_000) / 1000);
+    return new Intl.ListFormat(intlLocale(), { style: 'narrow', type: 'unit' }).format([unit(m, 'minute'), unit(s, 'second')]);
+  }
+
+  /** A size in bytes in the page's language (B, kB, MB: decimal units, as file managers show them). */
+  function formatSize(bytes) {
+    const [n, u] = bytes < 1000 ? [bytes, 'byte'] : bytes < 1e6 ? [bytes / 1e3, 'kilobyte'] : [bytes / 1e6, 'megabyte'];
+    return new Intl.NumberFormat(intlLocale(), { style: 'unit', unit: u, unitDisplay: 'short', maximumFractionDigits: 1 }).format(n);
+  }
+
+  /** The filters as control.activity.list takes them (empty fields left out; local times → ISO). */
+  function activityFilter() {
+    const f = {};
+    const fn = $('activity-function').value.trim();
+    const st = $('activity-state').value;
+    const who = $('activity-requester').value.trim();
+    if (fn) f.function = fn;
+    if (st) f.state = st;
+    if (who) f.requester = who;
+    for (const [id, key] of [['activity-from', 'since'], ['activity-to', 'until']]) {
+      const v = $(id).value;
+      if (v && !Number.isNaN(new Date(v).getTime())) f[key] = new Date(v).toISOString();
+    }
+    return f;
+  }
+
   function activityRow(c) {
     const li = document.createElement('li');
     li.dataset.callId = c.call_id;
     li.dataset.state = c.state;
+    li.dataset.function = c.function_id;
     const text = document.createElement('span');
     text.className = 'grow';
-    const by = c.requester_name || c.requester_id || c.requester_kind || t('ui.requester.unknown');
+    text.id = `activity-row-${c.call_id}`;
     const on = (c.resources ?? []).map((r) => r.label).join(', ');
     // The sentence the prompt showed, when the call was put to the user; else the function and resources.
     const what = c.sentence || (on ? t('ui.activity.on', { function: c.function_id, resources: on }) : c.function_id);
-    const callState = has(`ui.call.${c.state}`) ? t(`ui.call.${c.state}`) : c.state;
+    const by = byText(c);
+    const callState = callStateText(c.state);
     text.textContent = c.error_type ? t('ui.activity.row_error', { what, state: callState, error: c.error_type, by }) : t('ui.activity.row', { what, state: callState, by });
     const time = document.createElement('time');
     time.className = 'muted';
@@ -311,8 +374,153 @@
       time.dateTime = c.finished_at;
       time.textContent = formatTime(c.finished_at);
     }
-    li.append(text, time);
+    const more = document.createElement('button');
+    more.type = 'button';
+    more.className = 'link';
+    more.textContent = t('ui.activity.details.open');
+    more.setAttribute('aria-describedby', text.id);
+    more.setAttribute('aria-expanded', String(activity.selected === c.call_id));
+    more.addEventListener('click', () => openDetails(c.call_id, more));
+    li.append(text, time, more);
     return li;
+  }
+
+  function renderDetails() {
+    const c = activity.calls.find((x) => x.call_id === activity.selected);
+    $('activity-details').hidden = !c;
+    if (!c) return;
+    const put = (id, text) => ($(id).textContent = text);
+    const dash = t('ui.activity.details.none');
+    put('ad-sentence', c.sentence ?? '');
+    $('ad-sentence').hidden = !c.sentence;
+    put('ad-function', c.function_id);
+    put('ad-state', callStateText(c.state));
+    if (c.decision) {
+      const decision = has(`ui.activity.decision.${c.decision}`) ? t(`ui.activity.decision.${c.decision}`) : c.decision;
+      const who = c.decided_by && has(`ui.activity.decided_by.${c.decided_by}`) ? t(`ui.activity.decided_by.${c.decided_by}`) : (c.decided_by ?? '');
+      put('ad-decision', t(c.remembered ? 'ui.activity.details.decision_remembered' : 'ui.activity.details.decision_by', { decision, by: who }));
+    } else put('ad-decision', dash);
+    put('ad-requester', [c.requester_name, c.requester_id && `(${c.requester_id})`, c.requester_kind && `· ${c.requester_kind}`].filter(Boolean).join(' ') || dash);
+    put('ad-resources', (c.resources ?? []).map((r) => `${r.kind}: ${r.label}`).join(', ') || dash);
+    put('ad-accepted', c.accepted_at ? formatTime(c.accepted_at) : dash);
+    put('ad-finished', c.finished_at ? formatTime(c.finished_at) : dash);
+    // A call that never ran has no run time: its time from acceptance to the end is what the user waited on.
+    const waited = c.accepted_at && c.finished_at ? Date.parse(c.finished_at) - Date.parse(c.accepted_at) : NaN;
+    if (typeof c.duration_ms === 'number') put('ad-duration', formatDuration(c.duration_ms));
+    else if (waited >= 0) put('ad-duration', t('ui.activity.details.not_run', { time: formatDuration(waited) }));
+    else put('ad-duration', dash);
+    // The wire message is English and not kept (PROTOCOL §2): the page explains the error by its type.
+    if (c.error_type) {
+      const why = has(`ui.activity.error.${c.error_type}`) ? t(`ui.activity.error.${c.error_type}`) : t('ui.activity.error.other');
+      put('ad-error', t('ui.activity.details.error_value', { message: why, type: c.error_type }));
+    } else put('ad-error', dash);
+    put('ad-args', c.args_summary === null || c.args_summary === undefined ? '' : JSON.stringify(c.args_summary, null, 2));
+    put('ad-call-id', c.call_id);
+  }
+
+  function openDetails(callId, opener) {
+    activity.selected = callId;
+    activity.opener = callId;
+    for (const b of document.querySelectorAll('#activity li button')) b.setAttribute('aria-expanded', 'false');
+    opener?.setAttribute('aria-expanded', 'true');
+    renderDetails();
+    $('activity-details').focus();
+  }
+
+  function closeDetails() {
+    const back = [...document.querySelectorAll('#activity li')].find((li) => li.dataset.callId === activity.opener)?.querySelector('button');
+    activity.selected = undefined;
+    renderDetails();
+    for (const b of document.querySelectorAll('#activity li button')) b.setAttribute('aria-expanded', 'false');
+    if (back) back.focus();
+  }
+
+  function renderActivityCount() {
+    const n = activity.calls.length;
+    const filtered = Object.keys(activityFilter()).length > 0;
+    $('activity-count').textContent = n === 0 ? '' : t(filtered ? 'ui.activity.count_filtered' : 'ui.activity.count', { count: new Intl.NumberFormat(intlLocale()).format(n) });
+    $('no-activity').textContent = t(filtered ? 'ui.activity.none_match' : 'ui.activity.none');
+  }
+
+  function fillSuggestions(calls) {
+    const options = (values) => [...new Set(values.filter(Boolean))].sort().map((v) => Object.assign(document.createElement('option'), { value: v }));
+    $('activity-functions').replaceChildren(...options(calls.map((c) => c.function_id)));
+    $('activity-requesters').replaceChildren(...options(calls.flatMap((c) => [c.requester_name, c.requester_id])));
+  }
+
+  async function refreshActivity() {
+    const r = await state.transport.call('control.activity.list', { ...activityFilter(), limit: ACTIVITY_PAGE });
+    activity.calls = r.calls;
+    if (activity.selected && !r.calls.some((c) => c.call_id === activity.selected)) activity.selected = undefined;
+    renderList('activity', 'no-activity', r.calls, activityRow);
+    renderActivityCount();
+    renderDetails();
+    // Suggestions come from everything recent, not only what the filters let through.
+    const all = Object.keys(activityFilter()).length ? (await state.transport.call('control.activity.list', { limit: 500 })).calls : r.calls;
+    fillSuggestions(all);
+    // For tests and scripts: how many refreshes have finished (a submit's answer is the next one).
+    $('activity').dataset.refreshes = String(Number($('activity').dataset.refreshes ?? 0) + 1);
+  }
+
+  /** The CSV columns, in order: the audit row's fields, the prompt's sentence, and the nested ones as JSON text. */
+  const CSV_COLUMNS = ['call_id', 'function_id', 'state', 'error_type', 'decision', 'decided_by', 'remembered', 'requester_kind', 'requester_id', 'requester_name', 'workspace_id', 'user_id', 'sentence', 'resources', 'args_summary', 'accepted_at', 'finished_at', 'duration_ms'];
+
+  /**
+   * One CSV cell (RFC 4180): quoted when it holds a comma, a quote, CR or LF (quotes doubled). A text
+   * that a spreadsheet would run as a formula (= + - @ tab CR first) gets a leading apostrophe (OWASP's
+   * CSV-injection advice); numbers and booleans are written as they are, null as an empty cell.
+   */
+  function csvCell(v) {
+    if (v === null || v === undefined) return '';
+    let s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+    if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+    return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  }
+
+  /** The calls as CSV: a header row, CRLF line ends, and a byte-order mark so spreadsheets read UTF-8 (Chinese). */
+  function toCsv(calls) {
+    const rows = [CSV_COLUMNS, ...calls.map((c) => CSV_COLUMNS.map((k) => c[k]))];
+    return '\uFEFF' + rows.map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
+  }
+
+  async function exportActivity(format) {
+    const r = await state.transport.call('control.activity.list', { ...activityFilter(), limit: EXPORT_LIMIT });
+    const body = format === 'csv' ? toCsv(r.calls) : JSON.stringify(r.calls, null, 2) + '\n';
+    const blob = new window.Blob([body], { type: format === 'csv' ? 'text/csv;charset=utf-8' : 'application/json' });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z');
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `aios-activity-${stamp}.${format}`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+    activity.exported = { count: r.calls.length, format, size: blob.size };
+    renderExported();
+  }
+
+  function renderExported() {
+    const e = activity.exported;
+    $('activity-exported').hidden = !e;
+    if (e) $('activity-exported').textContent = t('ui.activity.export.done', { count: new Intl.NumberFormat(intlLocale()).format(e.count), format: e.format.toUpperCase(), size: formatSize(e.size) });
+  }
+
+  function wireActivity() {
+    $('activity-filters').addEventListener('submit', (e) => {
+      e.preventDefault();
+      void act(refreshActivity);
+    });
+    $('activity-state').addEventListener('change', () => act(refreshActivity));
+    $('activity-clear').addEventListener('click', () => {
+      $('activity-filters').reset();
+      void act(refreshActivity);
+    });
+    $('activity-export-json').addEventListener('click', () => act(() => exportActivity('json')));
+    $('activity-export-csv').addEventListener('click', () => act(() => exportActivity('csv')));
+    $('activity-details-close').addEventListener('click', closeDetails);
+    $('activity-details').addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') closeDetails();
+    });
   }
 
   // ---------------------------------------------------------------- data
@@ -325,10 +533,6 @@
   async function refreshDecisions() {
     const r = await state.transport.call('control.decisions.list');
     renderList('decisions', 'no-decisions', r.decisions, decisionRow);
-  }
-  async function refreshActivity() {
-    const r = await state.transport.call('control.activity.list', { limit: 20 });
-    renderList('activity', 'no-activity', r.calls, activityRow);
   }
   function grantRow(g) {
     const li = document.createElement('li');
@@ -424,6 +628,16 @@
         }
       }));
     }
+    document.addEventListener('keydown', (e) => {
+      const p = state.prompts[0];
+      if (!p || $('prompt').hidden) return;
+      if (e.key === 'Tab') state.promptArmed = p.prompt_id;
+      else if (e.key === 'Enter' && guarded(p) && state.promptArmed !== p.prompt_id && $('prompt').contains(e.target)) {
+        e.preventDefault();
+        e.stopPropagation();
+      }
+    }, true);
+    $('prompt').addEventListener('pointerdown', () => (state.promptArmed = state.prompts[0]?.prompt_id));
     $('prompt-args-toggle').addEventListener('click', () => act(async () => {
       const p = state.prompts[0];
       const pre = $('prompt-args');
@@ -528,6 +742,9 @@
     if (state.lastError && !$('error').hidden) showError(state.lastError);
     renderStatus();
     renderPrompt();
+    renderActivityCount();
+    renderDetails();
+    renderExported();
   }
 
   $('lang').addEventListener('change', () => act(async () => {
@@ -542,6 +759,7 @@
   setPill('bridge-state', 'ui.pill.bridge', 'unknown');
   applyLocale();
   wireControls();
+  wireActivity();
   if (window.aiosDevice) connect(ipcTransport(window.aiosDevice));
   else {
     const token = takeToken();

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/agent-config.js';
 import { WireError } from '../protocol/errors.js';
-import { METHODS, PROTOCOL_VERSION, type HelloParams, type Outcome, type ToolsChanged } from '../protocol/messages.js';
+import { CLIENT_PROTOCOL_VERSION, METHODS, type HelloParams, type Outcome, type ToolsChanged } from '../protocol/messages.js';
 import { NO_GRANTS, type BlobClient, type HandlerEnv, type Logger } from '../sdk/index.js';
 import { ConfigError } from '../config/load.js';
 import { configPathResolver } from '../config/agent-config.js';
@@ -17,6 +17,7 @@ import { APP_VERSION } from '../version.js';
 import { TempArea } from '../sdk/temp.js';
 import { localeFromEnv, type Locale } from '../i18n/index.js';
 import { Dispatcher } from './dispatcher.js';
+import { Outbox } from './outbox.js';
 import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './handlers-loader.js';
 import { HostServicesHub } from './host-services.js';
 import { Journal } from './journal.js';
@@ -106,6 +107,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   readonly grants: GrantStore;
   readonly journal: Journal;
   readonly dispatcher: Dispatcher;
+  /** Outcome delivery: the response when a session is up, else `call.report` after the next hello (§6.8). */
+  readonly outbox: Outbox;
   readonly session: DeviceSession | undefined;
   readonly identity: { workspaceId: string; userId: string; deviceId: string; deviceName: string };
   handlerResults: HandlerLoadResult[] = [];
@@ -137,6 +140,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     const consent = opts.consent ?? new RefusingConsentGate(new Set(config.functions?.disabled ?? []));
     this.isDisabled = (id) => consent.isDisabled(id);
     this.temp = new TempArea(join(config.data_dir, 'tmp', 'calls'));
+    this.outbox = new Outbox({ store: this.journal, log: this.log });
     this.dispatcher = new Dispatcher({
       temp: this.temp,
       locale: opts.locale ?? localeFromEnv(),
@@ -155,7 +159,8 @@ export class Agent extends EventEmitter<AgentEvents> {
       defaultConfirmTimeoutMs: config.confirmations.timeout_ms,
       maxOutputBytes: config.limits.max_message_bytes - 4096,
       notify: (m, p) => this.session?.notify(m, p),
-      deliverable: () => this.session?.isConnected ?? false,
+      outbox: this.outbox,
+      coalesceNotes: () => this.session?.coalescesNotes ?? false,
     });
     this.journal.batchHint = () => this.dispatcher.activeCount > 1;
     this.journal.onCheckpointError = (e) => this.log.error({ err: String(e) }, 'the journal table could not be updated; its rows stay in the journal log and will be retried');
@@ -167,7 +172,7 @@ export class Agent extends EventEmitter<AgentEvents> {
         ...(tokens.onUnauthorized ? { refreshToken: () => tokens.onUnauthorized!() } : {}),
         hello: () => this.hello(),
         dispatcher: this.dispatcher,
-        journal: this.journal,
+        outbox: this.outbox,
         log: this.log,
         maxMessageBytes: config.limits.max_message_bytes,
         methods: {
@@ -238,7 +243,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   hello(): HelloParams {
     const card = this.opts.adapterCard?.();
     return {
-      protocol_version: PROTOCOL_VERSION,
+      protocol_version: CLIENT_PROTOCOL_VERSION,
       client: { name: 'aios-device', version: APP_VERSION, platform: process.platform, arch: process.arch },
       device: { id: this.identity.deviceId, name: this.identity.deviceName },
       workspace_id: this.identity.workspaceId,
@@ -281,7 +286,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       this.registry.discardPending();
       await this.dispatcher.shutdown();
       await this.disposeHandlers();
-      if (this.session?.isConnected) await this.session.flushOutbox();
+      await this.outbox.flush();
       this.session?.stop();
       this.journal.close();
       rmSync(join(this.config.data_dir, 'endpoint.json'), { force: true });

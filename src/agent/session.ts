@@ -4,13 +4,13 @@
  * full jitter, reconnect at once after sleep/resume or a network change, hold the lease while away.
  */
 import WebSocket from 'ws';
-import { JsonRpcPeer } from '../protocol/peer.js';
+import { JsonRpcPeer, PreSerialized } from '../protocol/peer.js';
 import { WebSocketTransport, CLOSE } from '../protocol/ws-transport.js';
 import { WireError } from '../protocol/errors.js';
-import { METHODS, SUBPROTOCOL, type HelloParams, type HelloResult, type Outcome } from '../protocol/messages.js';
+import { METHODS, SUBPROTOCOL, coalescesStateNotes, type HelloParams, type HelloResult } from '../protocol/messages.js';
 import type { Logger } from '../sdk/index.js';
-import type { Journal } from './journal.js';
 import type { Dispatcher } from './dispatcher.js';
+import type { Outbox, OutboxLink } from './outbox.js';
 
 /** Connection state as shown in status and /health. */
 export type BridgeStatus = 'connected' | 'connecting' | 'offline';
@@ -30,7 +30,8 @@ export interface SessionOptions {
   refreshToken?(): Promise<boolean>;
   hello(): HelloParams;
   dispatcher: Dispatcher;
-  journal: Journal;
+  /** Delivery of outcomes: told when a session is up or down, reports what waits after each hello. */
+  outbox: Outbox;
   log: Logger;
   maxMessageBytes: number;
   /** Extra request methods the bridge may call (registry, function list), each told which connection asks. */
@@ -70,8 +71,6 @@ export interface SessionConnection {
 /** A request method served over the bridge session. */
 export type SessionMethod = (params: unknown, conn: SessionConnection) => unknown;
 
-const REPORT_BATCH = 50;
-
 /** One logical session that survives reconnects. */
 export class DeviceSession {
   private peer: JsonRpcPeer | undefined;
@@ -84,6 +83,8 @@ export class DeviceSession {
   private stopped = true;
   private ready = false;
   private sessionId: string | undefined;
+  /** The bridge answered 1.1 or later in the current session's hello (decided once, read per note). */
+  private coalesce = false;
   private leaseMs = 300_000;
   private _status: BridgeStatus = 'offline';
   /** Counts successful hellos after the first (for metrics). */
@@ -154,6 +155,11 @@ export class DeviceSession {
   /** True when a response sent now reaches the bridge's socket. */
   get isConnected(): boolean {
     return this.ready && !!this.peer?.isOpen;
+  }
+
+  /** True while the session speaks 1.1 or later: state notes are coalesced (§6.2). */
+  get coalescesNotes(): boolean {
+    return this.ready && this.coalesce;
   }
 
   private setStatus(s: BridgeStatus): void {
@@ -238,22 +244,25 @@ export class DeviceSession {
     for (const [m, h] of Object.entries(this.o.methods)) peer.onRequest(m, (params) => h(params, conn));
     peer.onRequest(METHODS.ping, () => ({ time: new Date().toISOString() }));
     peer.onRequest(METHODS.invoke, async (params) => {
-      const outcome = await this.o.dispatcher.invoke(params as Parameters<Dispatcher['invoke']>[0]);
-      // The journal marked it delivered if a session was up when it finished; if that was not this
-      // invoke's socket, put it back in the outbox and report it on the session that is up.
-      if (!outcome.replayed && !peer.isOpen) {
-        void this.o.journal
-          .markUndelivered(outcome.call_id)
-          .then(() => (this.isConnected ? this.flushOutbox() : undefined))
-          .catch(() => undefined);
-      }
-      return outcome;
+      const answer = await this.o.dispatcher.answer(params as Parameters<Dispatcher['answer']>[0]);
+      const outcome = answer instanceof PreSerialized ? answer.value : answer;
+      // It was journalled as delivered if a session was up when it finished; if that was not this
+      // invoke's socket, it goes back to the outbox and out on the session that is up.
+      if (!outcome.replayed && !peer.isOpen) this.o.outbox.responseLost(outcome.call_id);
+      return answer;
     });
     peer.onRequest(METHODS.cancel, (params) => this.o.dispatcher.cancel(params as Parameters<Dispatcher['cancel']>[0]));
     peer.onRequest(METHODS.callGet, (params) => this.o.dispatcher.get((params as { call_id: string }).call_id));
     peer.onRequest(METHODS.callList, (params) => this.o.dispatcher.list(params as Parameters<Dispatcher['list']>[0]));
+    const link: OutboxLink = {
+      get isOpen() {
+        return peer.isOpen;
+      },
+      report: (outcomes) => peer.request<{ accepted?: string[] }>(METHODS.callReport, { outcomes }, 30_000),
+    };
     peer.onclose = (info) => {
       for (const end of closers.splice(0)) end();
+      this.o.outbox.offline(link);
       this.ready = false;
       if (this.peer === peer) this.peer = undefined;
       this.afterClose(info.code, info.reason);
@@ -264,8 +273,10 @@ export class DeviceSession {
     let res: HelloResult;
     try {
       // Ready as soon as the result arrives: the bridge may send requests right behind it.
-      res = await peer.request<HelloResult>(METHODS.hello, hello, 15_000, () => {
+      res = await peer.request<HelloResult>(METHODS.hello, hello, 15_000, (r) => {
         this.ready = true;
+        this.coalesce = coalescesStateNotes(r.protocol_version);
+        this.o.outbox.online(link);
       });
     } catch (e) {
       if (e instanceof WireError) {
@@ -292,28 +303,8 @@ export class DeviceSession {
     clearTimeout(this.upTimer);
     this.upTimer = setTimeout(() => (this.attempt = 0), (this.o.backoff ?? DEFAULT_BACKOFF).resetAfterMs);
     this.upTimer.unref();
-    await this.flushOutbox(peer);
-  }
-
-  /** Sends undelivered outcomes in batches until the outbox is empty or the socket drops (§6.8). */
-  async flushOutbox(peer = this.peer): Promise<void> {
-    while (peer && peer.isOpen && this.ready) {
-      const batch: Outcome[] = this.o.journal.outbox(REPORT_BATCH);
-      if (!batch.length) return;
-      try {
-        const res = await peer.request<{ accepted: string[] }>(METHODS.callReport, { outcomes: batch }, 30_000);
-        const ok = new Set(batch.map((o) => o.call_id));
-        const acked = (res.accepted ?? []).filter((id) => ok.has(id));
-        await this.o.journal.markDelivered(acked);
-        if (acked.length < batch.length) {
-          this.o.log.warn({ sent: batch.length, accepted: acked.length }, 'bridge did not accept every reported outcome; will retry on next connect');
-          return;
-        }
-      } catch (e) {
-        this.o.log.warn({ err: String(e) }, 'call.report failed; will retry on next connect');
-        return;
-      }
-    }
+    // What finished while no session was up (or whose response was lost) goes out now (§6.8).
+    await this.o.outbox.flush();
   }
 
   private afterClose(code: number, reason = ''): void {

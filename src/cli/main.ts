@@ -4,6 +4,7 @@
  * docs/cli.md.
  */
 import { CommanderError } from 'commander';
+import { say } from './say.js';
 import { ConfigError } from '../config/load.js';
 import { UsageError } from './process.js';
 import { buildProgram } from './program.js';
@@ -18,21 +19,21 @@ async function main(): Promise<void> {
       return;
     }
     if (e instanceof ConfigError) {
-      process.stderr.write(`config error in ${e.file}:\n${e.problems.map((p) => `  - ${p}`).join('\n')}\n`);
+      process.stderr.write(`${say('cli.main.config_error', { file: e.file })}\n${e.problems.map((p) => `  - ${p}`).join('\n')}\n`);
       process.exitCode = EXIT_USAGE;
       return;
     }
     if (e instanceof BridgeUnreachableError) {
-      process.stderr.write(`aios-device: ${e.message}\n`);
+      process.stderr.write(say('cli.main.error', { error: e.message }) + '\n');
       process.exitCode = EXIT_BRIDGE_UNREACHABLE;
       return;
     }
     if (e instanceof UsageError) {
-      process.stderr.write(`aios-device: ${e.message}\n`);
+      process.stderr.write(say('cli.main.error', { error: e.message }) + '\n');
       process.exitCode = EXIT_USAGE;
       return;
     }
-    process.stderr.write(`aios-device: ${(e as Error).message}\n`);
+    process.stderr.write(say('cli.main.error', { error: (e as Error).message }) + '\n');
     process.exitCode = 1;
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Process plumbing for the CLI: usage errors, clean shutdown on SIGTERM/SIGINT.
  */
+import { say } from './say.js';
 
 /** A mistake in how the command was called; printed without a stack, exit 64. */
 export class UsageError extends Error {
@@ -16,11 +17,11 @@ export function onShutdownSignals(stop: () => Promise<void>): void {
   const handler = (sig: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`${sig}: stopping…\n`);
+    process.stderr.write(say('cli.process.stopping', { signal: sig }) + '\n');
     stop().then(
       () => process.exit(0),
       (e: unknown) => {
-        process.stderr.write(`stop failed: ${(e as Error).message}\n`);
+        process.stderr.write(say('cli.process.stop_failed', { error: (e as Error).message }) + '\n');
         process.exit(1);
       },
     );

@@ -2,6 +2,7 @@
  * A small client for the bridge's runtime HTTP API (§10), used by `invoke`, tests and benchmarks.
  */
 import { readFileSync, existsSync } from 'node:fs';
+import { say } from './say.js';
 import type { CallRecord } from '../bridge/store.js';
 import { UsageError } from './process.js';
 
@@ -30,11 +31,11 @@ export class BridgeUnreachableError extends Error {
 }
 
 /** What to do when no device is named (a runtime profile written by hand may lack `device_id`). */
-export const NO_DEVICE = 'no device: the runtime profile has no device_id; pass --device ID (`aios-device status` lists the devices the bridge knows)';
+export const NO_DEVICE = (): string => say('cli.usage.no_device');
 
 /** Reads a runtime profile file (written by `aios-device demo`). */
 export function readProfile(file: string): RuntimeProfile {
-  if (!existsSync(file)) throw new Error(`no runtime profile at ${file}: start \`npm start\` first, or pass --bridge, --token and --workspace`);
+  if (!existsSync(file)) throw new Error(say('cli.usage.no_profile', { file }));
   return JSON.parse(readFileSync(file, 'utf8')) as RuntimeProfile;
 }
 
@@ -73,7 +74,7 @@ export class RuntimeClient {
   /** POST /v1/calls. */
   async call(fn: string, args: Record<string, unknown>, opts: { device_id?: string; call_id?: string; timeout_ms?: number; confirm_timeout_ms?: number; wait?: boolean; wait_timeout_ms?: number; requester?: { kind: string; id?: string; name?: string } } = {}): Promise<{ status: number; record: CallRecord }> {
     const device = opts.device_id ?? this.profile.device_id;
-    if (!device) throw new UsageError(NO_DEVICE);
+    if (!device) throw new UsageError(NO_DEVICE());
     const body: Record<string, unknown> = { workspace_id: this.profile.workspace_id, device_id: device, function: fn, arguments: args, wait: opts.wait ?? true };
     for (const k of ['call_id', 'timeout_ms', 'confirm_timeout_ms', 'wait_timeout_ms', 'requester'] as const) if (opts[k] !== undefined) body[k] = opts[k];
     const r = await this.req<CallRecord>('POST', '/v1/calls', body);

@@ -36,6 +36,10 @@ export interface AuditFilter {
   state?: string;
   /** ISO time; only calls finished at or after it. */
   since?: string;
+  /** ISO time; only calls finished at or before it. */
+  until?: string;
+  /** Only calls whose requester has this id or this name (exactly). */
+  requester?: string;
   limit?: number;
 }
 
@@ -165,6 +169,8 @@ export class AuditLog {
     if (f.functionId) { where.push('function_id = ?'); args.push(f.functionId); }
     if (f.state) { where.push('state = ?'); args.push(f.state); }
     if (f.since) { where.push('finished_at >= ?'); args.push(f.since); }
+    if (f.until) { where.push('finished_at <= ?'); args.push(f.until); }
+    if (f.requester) { where.push('(requester_id = ? OR requester_name = ?)'); args.push(f.requester, f.requester); }
     const limit = Math.max(1, Math.min(f.limit ?? 100, 10_000));
     const rows = this.db
       .prepare(`SELECT * FROM audit ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id DESC LIMIT ${limit}`)

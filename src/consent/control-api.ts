@@ -39,6 +39,14 @@ function sinceOf(v: string | undefined): string | undefined {
   }
 }
 
+/** The `until` filter: an ISO time (a duration would mean "until N ago", which nobody asks for). */
+function untilOf(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) bad(`until: "${v}" is not a time`);
+  return new Date(ms).toISOString();
+}
+
 const optStr = (p: Record<string, unknown>, k: string): string | undefined => {
   const v = p[k];
   if (v === undefined) return undefined;
@@ -150,6 +158,8 @@ export function createControlMethods(svc: ConsentService, grants?: GrantStore): 
             functionId: optStr(p, 'function'),
             state: optStr(p, 'state'),
             since: sinceOf(optStr(p, 'since')),
+            until: untilOf(optStr(p, 'until')),
+            requester: optStr(p, 'requester'),
             limit: limit as number | undefined,
           })
           .map((c) => {

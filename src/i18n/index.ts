@@ -4,6 +4,7 @@
  */
 import { Catalogue, type Message } from './catalogue.js';
 import { en, zhCN, type CoreKey } from './core.js';
+import { cliEn, cliZh } from './cli.js';
 
 export * from './catalogue.js';
 export type { CoreKey };
@@ -12,6 +13,8 @@ export type { CoreKey };
 export const strings = new Catalogue();
 strings.add('core', 'en', en);
 strings.add('core', 'zh-CN', zhCN);
+strings.add('cli', 'en', cliEn);
+strings.add('cli', 'zh-CN', cliZh);
 
 /** A core message, with its key checked at compile time. */
 export function coreMessage(key: CoreKey, params?: Message['params']): Message {

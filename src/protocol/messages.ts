@@ -6,6 +6,16 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /** Protocol version this implementation speaks. */
 export const PROTOCOL_VERSION = '1.0';
+/**
+ * The version the device agent offers in `session.hello` (§3.1, "Changes" 1.1): the bridge answers the
+ * one it speaks on that session, never above this.
+ */
+export const CLIENT_PROTOCOL_VERSION = '1.1';
+/** True when a session at `version` (the bridge's hello answer) coalesces state notes (§6.2): 1.1 and later 1.x. */
+export function coalescesStateNotes(version: string): boolean {
+  const [major, minor] = version.split('.').map(Number);
+  return major === 1 && minor !== undefined && minor >= 1;
+}
 /** WebSocket subprotocol (§1). */
 export const SUBPROTOCOL = 'aios-device.v1';
 /**

@@ -50,11 +50,16 @@ export interface PeerOptions {
 }
 
 /**
- * Results whose JSON text is already made (the dispatcher serializes each outcome once, for its size
- * check and the journal); a response carrying one splices that text in instead of serializing again.
- * The object must not change after it is registered.
+ * A result whose JSON text is already made (the dispatcher serializes each outcome once, for its size
+ * check and the journal): a request handler may return one, and the response splices `json` in instead
+ * of serializing `value` again. `json` must be `JSON.stringify(value)`.
  */
-export const serializedResults = new WeakMap<object, string>();
+export class PreSerialized<T = unknown> {
+  constructor(
+    readonly value: T,
+    readonly json: string,
+  ) {}
+}
 
 /** True when `text` is over `max` UTF-8 bytes (counted only when it could be: a character is at most 3 bytes per UTF-16 unit). */
 export function tooLong(text: string, max: number | undefined): boolean {
@@ -200,8 +205,7 @@ export class JsonRpcPeer {
       const result = await handler(params, method);
       if (!this.isOpen) return;
       try {
-        const raw = result !== null && typeof result === 'object' ? serializedResults.get(result) : undefined;
-        if (raw !== undefined) this.writeText(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${raw}}`);
+        if (result instanceof PreSerialized) this.writeText(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.json}}`);
         else this.write({ jsonrpc: '2.0', id, result: result ?? null });
       } catch (e) {
         if (e instanceof WireError) this.sendRaw(id, e.toRpcError());

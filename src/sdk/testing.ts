@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { Dispatcher } from '../agent/dispatcher.js';
 import { GrantStore } from '../agent/grant-store.js';
 import { Journal } from '../agent/journal.js';
+import { Outbox } from '../agent/outbox.js';
 import { FunctionRegistry } from '../agent/registry.js';
 import type { ConsentDecision, ConsentGate, ConsentRequest } from '../agent/seams.js';
 import { WireError } from '../protocol/errors.js';
@@ -198,7 +199,11 @@ export async function createTestHost(handler: Handler, opts: TestHostOptions = {
   };
   const temp = new TempArea(join(dataDir, 'tmp', 'calls'));
   temp.sweep();
+  // The caller holds every outcome as its call's answer: delivered, as over a live session.
+  const outbox = new Outbox({ store: journal, log });
+  outbox.online({ isOpen: true, report: async (outcomes) => ({ accepted: outcomes.map((o) => o.call_id) }) });
   const dispatcher = new Dispatcher({
+    outbox,
     identity: ID,
     registry,
     grants,
@@ -215,7 +220,6 @@ export async function createTestHost(handler: Handler, opts: TestHostOptions = {
     notify: (method, params) => {
       if (method === 'aios/notification.progress') progress.push(params as ProgressNote);
     },
-    deliverable: () => true,
   });
   const start = (functionId: string, args: Record<string, unknown>, o: TestCallOptions = {}) => {
     const callId = o.callId ?? randomUUID();

@@ -32,6 +32,7 @@ interface BuilderConfig {
   mac: { target: string[]; icon: string; entitlements?: string; entitlementsInherit?: string; extendInfo?: Record<string, unknown> };
   win: { target: string[]; icon: string };
   deb?: { depends?: string[] };
+  electronFuses?: Record<string, boolean>;
 }
 
 function load(): BuilderConfig {
@@ -128,10 +129,12 @@ test('every path the config names exists (or, for build output, its source does)
   assert.deepEqual(missing, []);
 });
 
-test('macOS: camera and microphone usage descriptions and entitlements (the media handler)', () => {
+test('macOS: camera, microphone and Bluetooth usage descriptions and entitlements (media, bluetooth handlers)', () => {
   const c = load();
   const info = c.mac.extendInfo ?? {};
   for (const k of ['NSCameraUsageDescription', 'NSMicrophoneUsageDescription']) assert.match(String(info[k] ?? ''), /^AIOS Device uses the .+ only when you confirm/, k);
+  // Without it macOS kills the process at the first CoreBluetooth call.
+  assert.match(String(info['NSBluetoothAlwaysUsageDescription'] ?? ''), /^AIOS Device uses Bluetooth /);
   const plist = readFileSync(join(ROOT, c.mac.entitlements ?? 'missing'), 'utf8');
   for (const k of ['com.apple.security.device.camera', 'com.apple.security.device.audio-input']) assert.match(plist, new RegExp(`<key>${k.replace(/\./g, '\\.')}</key>\\s*<true/>`), k);
 });
@@ -144,4 +147,30 @@ test('the app icon is a PNG of at least 512×512 (what dmg and nsis need to deri
   for (const tray of ['tray.png', 'tray@2x.png', 'trayTemplate.png', 'trayTemplate@2x.png']) {
     assert.ok(statSync(join(ROOT, 'resources', 'icons', tray)).size > 0, `${tray} exists`);
   }
+});
+
+test('Electron fuses: no run-as-node, encrypted cookies, asar integrity (through electron-builder\'s own option)', () => {
+  const c = load();
+  const fuses = c.electronFuses ?? {};
+  assert.equal(fuses['runAsNode'], false, 'ELECTRON_RUN_AS_NODE is ignored');
+  assert.equal(fuses['enableCookieEncryption'], true);
+  assert.equal(fuses['enableEmbeddedAsarIntegrityValidation'], true);
+  assert.equal(fuses['onlyLoadAppFromAsar'], true, 'integrity means nothing if an unpacked app/ folder could be loaded instead');
+  assert.equal(fuses['enableNodeOptionsEnvironmentVariable'], false);
+  assert.equal(fuses['enableNodeCliInspectArguments'], false);
+  // The schema knows the option and its keys: a misspelt fuse is refused, so the test above cannot pass on a typo.
+  const validate = validator();
+  assert.equal(validate({ ...c, electronFuses: { ...fuses, runAsNodee: false } }), false, 'unknown fuse names are errors');
+  assert.equal(validate({ ...c, electronFuses: { ...fuses, runAsNode: 'no' } }), false);
+});
+
+test('publisher identity lives in package.json (the builder schema refuses it), as placeholders to override', () => {
+  const validate = validator();
+  assert.equal(validate({ ...load(), author: 'x', homepage: 'https://x.invalid/' }), false, 'electron-builder.yml cannot carry author/homepage');
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { author?: string; homepage?: string };
+  // The deb and AppImage targets need a maintainer name and email and a homepage; .invalid marks them as placeholders.
+  assert.match(pkg.author ?? '', /^[^<>]+ <[^@\s]+@[^>\s]+>$/, 'author is "name <email>"');
+  assert.equal(pkg.author, 'AIOS Device contributors <maintainers@aios-device.invalid>');
+  assert.equal(pkg.homepage, 'https://aios-device.invalid/');
+  assert.doesNotThrow(() => new URL(pkg.homepage!));
 });

@@ -63,7 +63,6 @@ function rig(provider: ProviderChoice, grants?: Record<string, unknown[]>) {
   const dispatcher = new Dispatcher({
     identity: ID, registry, grants: store, journal, consent, observers: [consent], blobs: noBlobs, log, maxConcurrentCalls: 4,
     dedupeRetentionS: 86_400, defaultConfirmTimeoutMs: 60_000, maxOutputBytes: 1 << 20, notify: () => {},
-    deliverable: () => false,
   });
   const api = createControlMethods(consent);
   let n = 0;

@@ -314,3 +314,27 @@ test('control.activity.list takes "since" as the CLI does (2h, 7d or a time) and
     s.done();
   }
 });
+
+test('control.activity.list filters by requester (id or name) and by a time range, and refuses a bad "until"', async () => {
+  const s = service('none');
+  try {
+    const finish = (id: string, at: string, requester?: { kind: string; id?: string; name?: string }) =>
+      s.svc.onFinished({
+        outcome: { call_id: id, function: 'device.info', state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: at, started_at: at, finished_at: at, duration_ms: 1 },
+        descriptor: descriptor('device.info', 'public'), args: {}, requester, workspaceId: 'ws', userId: 'u',
+      });
+    finish('c-ann', '2026-01-01T10:00:00.000Z', { kind: 'agent', id: 'ann-1', name: 'Ann' });
+    finish('c-bob', '2026-01-02T10:00:00.000Z', { kind: 'agent', id: 'bob-1', name: 'Bob' });
+    finish('c-none', '2026-01-03T10:00:00.000Z');
+    const ids = async (p: Record<string, unknown>) => ((await s.call('control.activity.list', p)) as { calls: { call_id: string }[] }).calls.map((c) => c.call_id);
+    assert.deepEqual(await ids({ requester: 'Ann' }), ['c-ann'], 'by name');
+    assert.deepEqual(await ids({ requester: 'bob-1' }), ['c-bob'], 'by id');
+    assert.deepEqual(await ids({ requester: 'nobody' }), []);
+    assert.deepEqual(await ids({ since: '2026-01-01T12:00:00Z', until: '2026-01-02T12:00:00Z' }), ['c-bob']);
+    assert.deepEqual(await ids({ until: '2026-01-02T10:00:00Z' }), ['c-bob', 'c-ann'], 'until is inclusive, newest first');
+    await assert.rejects(s.call('control.activity.list', { until: 'soon' }), (e: { code?: number; message?: string }) => e.code === -32602 && /until: "soon"/.test(e.message ?? ''));
+    await assert.rejects(s.call('control.activity.list', { requester: 7 }), (e: { code?: number }) => e.code === -32602);
+  } finally {
+    s.done();
+  }
+});

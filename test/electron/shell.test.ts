@@ -122,6 +122,9 @@ test('arguments are validated before the agent sees them', async () => {
       [IPC.revokeDecision, { id: '1' }],
       [IPC.revokeDecision, { id: 1.5 }],
       [IPC.listActivity, { limit: 100_000 }],
+      [IPC.listActivity, { limit: 5, requester: 7 }],
+      [IPC.listActivity, { limit: 5, state: 'x'.repeat(201) }],
+      [IPC.listActivity, { limit: 5, order: 'asc' }],
       [IPC.setFocused, { focused: 'yes' }],
       [IPC.pause, { please: true }],
       [IPC.status, [1, 2]],
@@ -154,6 +157,11 @@ test('our page can pause, resume and read health; its calls never make it the pr
     assert.deepEqual(await s.ipcMain.invoke(IPC.health, s.ours), { ok: true, value: { status: 'ok', bridge: 'connected', version: '9.9.9' } });
     const activity = await s.ipcMain.invoke(IPC.listActivity, s.ours, { limit: 5 });
     assert.deepEqual(activity, { ok: true, value: { calls: [] } });
+    // The activity screen's filters reach the control method (which refuses a bad time by name).
+    const filtered = await s.ipcMain.invoke(IPC.listActivity, s.ours, { limit: 5, function: 'device.info', state: 'completed', requester: 'Ann', since: '1h', until: '2999-01-01T00:00:00Z' });
+    assert.deepEqual(filtered, { ok: true, value: { calls: [] } });
+    const badTime = await s.ipcMain.invoke(IPC.listActivity, s.ours, { limit: 5, until: 'soon' });
+    assert.equal(!badTime.ok && badTime.error.type, 'invalid_arguments');
 
     s.reg.broadcast('control/notification.status', { paused: false });
     assert.deepEqual(s.sender.sent, [{ channel: IPC.event, payload: { method: 'control/notification.status', params: { paused: false } } }]);

@@ -119,7 +119,8 @@ export class Proc {
 
 /** Runs the CLI (through tsx) as a child process. */
 export function cli(args: string[], env: Record<string, string> = {}): Proc {
-  return new Proc(spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  // English unless a test asks for another language: tests read the CLI's words.
+  return new Proc(spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: { ...process.env, LC_ALL: 'C.UTF-8', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /** Runs the CLI to completion. */

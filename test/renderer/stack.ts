@@ -3,7 +3,7 @@
  * and Debian's Chromium, for the page's tests.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -13,9 +13,9 @@ import { startAgent } from '../../src/agent/start-agent.js';
 import { silentLogger } from '../../src/agent/logger.js';
 import { BridgeServer } from '../../src/bridge/server.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
-import { agentDoc, bridgeDoc, ids, tokens, until } from '../helpers/stack.js';
+import { agentDoc, bridgeDoc, ids, processStack, tokens, until } from '../helpers/stack.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A real bridge, a real agent with `ui` confirmations, its endpoint, the page's server and Chromium. */
 export async function setup(opts: { locale?: string; agent?: Record<string, unknown> } = {}) {
@@ -55,3 +55,41 @@ export async function setup(opts: { locale?: string; agent?: Record<string, unkn
   };
 }
 
+
+/**
+ * The same page against a bridge and an agent started by the CLI as separate processes (`aios-device
+ * bridge`, `aios-device run`), found through the agent's `endpoint.json` and `local-token`.
+ */
+export async function cliSetup(opts: { locale?: string; agent?: Record<string, unknown> } = {}) {
+  const stack = await processStack({ agent: { confirmations: { provider: 'ui', timeout_ms: 60_000 }, ...opts.agent } });
+  const dataDir = join(stack.dir, 'agent');
+  const ep = await until(() => {
+    try {
+      return JSON.parse(readFileSync(join(dataDir, 'endpoint.json'), 'utf8')) as { http: string };
+    } catch {
+      return undefined;
+    }
+  }, 20_000, 'endpoint.json');
+  const endpoint = { http: ep!.http, token: readFileSync(join(dataDir, 'local-token'), 'utf8').trim() };
+  const context: BrowserContext = await chromium.launchPersistentContext(join(stack.dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: opts.locale ?? 'en-US', acceptDownloads: true });
+  const page: Page = context.pages()[0] ?? (await context.newPage());
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  return {
+    stack,
+    dir: stack.dir,
+    endpoint,
+    ui: { base: endpoint.http },
+    context,
+    page,
+    client: stack.client,
+    problems,
+    async stop() {
+      await context.close().catch(() => undefined);
+      await stack.stop();
+    },
+  };
+}

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLinkedPair } from '../../src/protocol/transport.js';
-import { JsonRpcPeer, RequestTimeoutError, ConnectionClosedError } from '../../src/protocol/peer.js';
+import { JsonRpcPeer, PreSerialized, RequestTimeoutError, ConnectionClosedError } from '../../src/protocol/peer.js';
 import { RpcError, WireError } from '../../src/protocol/errors.js';
 
 function pair(gate?: (m: string) => void) {
@@ -87,4 +87,19 @@ test('an unexpected handler exception is an internal error without its message',
     throw new Error('secret path /home/u/x');
   });
   await assert.rejects(client.request('boom'), (e: unknown) => e instanceof RpcError && e.code === -32603 && !e.message.includes('secret'));
+});
+
+test('a PreSerialized result goes out as its JSON text, spliced in unchanged; size limits still apply', async () => {
+  const [a, b] = createLinkedPair();
+  const client = new JsonRpcPeer(a);
+  const server = new JsonRpcPeer(b, { maxMessageBytes: 200 });
+  const frames: string[] = [];
+  const send = b.send.bind(b);
+  b.send = (text) => (frames.push(text), send(text));
+  // Spacing JSON.stringify never makes: the frame shows whether the text was spliced or re-serialized.
+  server.onRequest('made', () => new PreSerialized({ a: 1 }, '{"a": 1}'));
+  server.onRequest('big', () => new PreSerialized({ s: 'x'.repeat(300) }, JSON.stringify({ s: 'x'.repeat(300) })));
+  assert.deepEqual(await client.request('made'), { a: 1 });
+  assert.ok(frames.some((f) => f.endsWith('"result":{"a": 1}}')), frames.join('\n'));
+  await assert.rejects(client.request('big'), (e: unknown) => e instanceof WireError && e.type === 'payload_too_large');
 });

@@ -15,6 +15,7 @@ import { WebSocketTransport, CLOSE } from '../../src/protocol/ws-transport.js';
 import { METHODS, SUBPROTOCOL } from '../../src/protocol/messages.js';
 import { WireError } from '../../src/protocol/errors.js';
 import { silentLogger } from '../../src/agent/logger.js';
+import { Outbox } from '../../src/agent/outbox.js';
 
 test('backoff: the ceiling doubles from 0.5 s up to the 30 s cap, and the jitter spans [0, ceiling)', () => {
   const top = () => 1 - Number.EPSILON;
@@ -65,7 +66,7 @@ function session(url: string, extra: Partial<SessionOptions> = {}) {
     token: async () => 'tok',
     hello: () => ({ protocol_version: '1.0', client: { name: 'aios-device', version: '0.1.0', platform: 'linux', arch: 'x64' }, device: { id: 'dev_1', name: 'test' }, workspace_id: 'ws_1', user_id: 'usr_1', functions_revision: 1, limits: { max_message_bytes: 1 << 20, max_concurrent_calls: 8, dedupe_retention_s: 86400 } }) as never,
     dispatcher: {} as never,
-    journal: { outbox: () => [] } as never,
+    outbox: new Outbox({ store: { outbox: () => [] } as never, log: silentLogger() }),
     log: silentLogger(),
     maxMessageBytes: 1 << 20,
     methods: {},

@@ -4,6 +4,7 @@
  * endpoint when there is one, so the change applies at once; otherwise they write the data directory.
  */
 import { writeFile, readFile } from 'node:fs/promises';
+import { say } from '../say.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -46,7 +47,7 @@ export function registerAdapterCommands(program: Command): void {
     .action(async (dir: string) => {
       const problems = await validateAdapterDir(dir);
       if (problems.length) fail(problems.map((p) => `✗ ${p}`).join('\n'));
-      process.stdout.write(`✓ ${dir} is a valid adapter\n`);
+      process.stdout.write(say('cli.adapter.valid', { dir }) + '\n');
     });
 
   adapter
@@ -55,13 +56,13 @@ export function registerAdapterCommands(program: Command): void {
     .requiredOption('--kid <kid>', 'key id to publish')
     .option('--alg <alg>', `one of ${CARD_ALGORITHMS.join(', ')}`, 'ES256')
     .action(async (file: string, o: { kid: string; alg: string }) => {
-      if (!CARD_ALGORITHMS.includes(o.alg as CardAlgorithm)) fail(`--alg must be one of ${CARD_ALGORITHMS.join(', ')}`);
+      if (!CARD_ALGORITHMS.includes(o.alg as CardAlgorithm)) fail(say('cli.adapter.alg', { algs: CARD_ALGORITHMS.join(', ') }));
       const { privateKey, publicKey } = await generateKeyPair(o.alg, { extractable: true });
       const meta = { kid: o.kid, alg: o.alg };
       await writeFile(file, JSON.stringify({ ...(await exportJWK(privateKey)), ...meta }, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
       const pub = file.replace(/(\.private)?(\.jwk)?\.json$/, '') + '.jwks';
       await writeFile(pub, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), ...meta, use: 'sig' }] }, null, 2) + '\n');
-      process.stdout.write(`private key: ${file} (keep it secret)\npublic JWKS: ${pub} (give this to users: aios-device keys import ${path.basename(pub)})\n`);
+      process.stdout.write(say('cli.adapter.keygen', { file, pub, pub_name: path.basename(pub) }) + '\n');
     });
 
   adapter
@@ -73,7 +74,7 @@ export function registerAdapterCommands(program: Command): void {
       const problems = (await validateAdapterDir(dir)).filter((p) => !p.startsWith('signed code binding'));
       if (problems.length) fail(problems.map((p) => `✗ ${p}`).join('\n'));
       const card = await signAdapterDir(dir, await loadSigningKeyFile(o.key, o.kid));
-      process.stdout.write(`✓ signed ${card.adapter.id} ${card.adapter.version} with ${card.signature?.key_id}: ${Object.keys(card.code?.files ?? {}).length} files bound\n`);
+      process.stdout.write(say('cli.adapter.signed', { id: card.adapter.id, version: card.adapter.version, kid: card.signature?.key_id ?? '', count: Object.keys(card.code?.files ?? {}).length }) + '\n');
     });
 
   withDirOptions(
@@ -87,10 +88,10 @@ export function registerAdapterCommands(program: Command): void {
     try {
       if (/^https?:\/\//.test(target)) {
         const r = await fetchRemoteCard(target, { trust, ca: await readCa(o.ca) });
-        process.stdout.write(`✓ ${r.card.adapter.id} ${r.card.adapter.version}: signature by ${r.kid} (${r.keySource}), ${r.card.skills.length} skills, rpc ${r.rpcUrl}\n`);
+        process.stdout.write(say('cli.adapter.verified_remote', { id: r.card.adapter.id, version: r.card.adapter.version, kid: r.kid, source: r.keySource, skills: r.card.skills.length, url: r.rpcUrl }) + '\n');
       } else {
         const r = await verifyAdapterDir(target, trust);
-        process.stdout.write(`✓ ${r.card.adapter.id} ${r.card.adapter.version}: signature by ${r.kid}, code matches\n`);
+        process.stdout.write(say('cli.adapter.verified_local', { id: r.card.adapter.id, version: r.card.adapter.version, kid: r.kid }) + '\n');
       }
     } catch (e) {
       fail(`✗ ${(e as Error).message}`);
@@ -108,12 +109,12 @@ export function registerAdapterCommands(program: Command): void {
         const ca = (await readCa(o.ca))?.toString('utf8');
         if (agent) {
           const info = (await callLocal(agent, REGISTRY_METHODS.addRemote, { url, ...(ca ? { ca } : {}) })) as { adapter: { id: string }; status: { available: boolean; reason?: string } };
-          process.stdout.write(`✓ added ${info.adapter.id} to the running agent (${info.status.available ? 'available' : `unavailable: ${info.status.reason}`})\n`);
+          process.stdout.write(say('cli.adapter.added_running', { id: info.adapter.id, status: info.status.available ? say('cli.adapter.available') : say('cli.adapter.unavailable', { reason: String(info.status.reason) }) }) + '\n');
           return;
         }
         const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: await trustOf(o), dataDir, watch: false, inferFromDesktop: false });
         const e = await reg.addRemote(url, ca);
-        process.stdout.write(`✓ added ${e.id} (${e.card.skills.length} skills); no agent runs with ${dataDir}: it loads the adapter when it starts\n`);
+        process.stdout.write(say('cli.adapter.added_stopped', { id: e.id, skills: e.card.skills.length, dir: dataDir }) + '\n');
       } catch (e) {
         fail(`✗ ${(e as Error).message}`);
       }
@@ -123,9 +124,9 @@ export function registerAdapterCommands(program: Command): void {
   withDirOptions(adapters.command('refresh').description('make the running agent rescan its adapter folders, trusted keys and remote adapters now')).action(async (o: DirOpts) => {
     const dataDir = dataDirOf(o);
     const agent = await findRunningAgent(dataDir);
-    if (!agent) fail(`✗ no agent is running with ${dataDir}; it scans when it starts`);
+    if (!agent) fail(say('cli.adapter.no_agent_rescan', { dir: dataDir }));
     const c = (await callLocal(agent, REGISTRY_METHODS.refresh, { scope: 'all' }, 60_000)) as { added: unknown[]; removed: unknown[]; updated: unknown[] };
-    process.stdout.write(`✓ rescanned: ${c.added.length} added, ${c.removed.length} removed, ${c.updated.length} changed\n`);
+    process.stdout.write(say('cli.adapter.rescanned', { added: c.added.length, removed: c.removed.length, updated: c.updated.length }) + '\n');
   });
 
   withDirOptions(adapters.command('remove <adapter-id>').description('forget a remote adapter')).action(async (id: string, o: DirOpts) => {
@@ -134,8 +135,8 @@ export function registerAdapterCommands(program: Command): void {
     const removed = agent
       ? ((await callLocal(agent, REGISTRY_METHODS.removeRemote, { adapter_id: id })) as { removed: boolean }).removed
       : await new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([]), dataDir, watch: false, inferFromDesktop: false }).removeRemote(id);
-    if (!removed) fail(`✗ no remote adapter ${id}`);
-    process.stdout.write(`✓ removed ${id}\n`);
+    if (!removed) fail(say('cli.adapter.no_remote', { id }));
+    process.stdout.write(say('cli.adapter.removed', { id }) + '\n');
   });
 
   withDirOptions(adapters.command('list').description('list adapters with their status and reasons').option('--json', 'print JSON')).action(async (o: DirOpts & { json?: boolean }) => {
@@ -173,9 +174,9 @@ export function registerAdapterCommands(program: Command): void {
       process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
       return;
     }
-    if (!rows.length) process.stdout.write('no adapters\n');
+    if (!rows.length) process.stdout.write(say('cli.adapter.none') + '\n');
     for (const r of rows) {
-      process.stdout.write(`${r.status === 'available' ? '✓' : '✗'} ${r.id} ${r.version}  ${r.name}  (${r.skills_count} skills)\n`);
+      process.stdout.write(say('cli.adapter.row', { mark: r.status === 'available' ? '✓' : '✗', id: r.id, version: r.version, name: r.name, skills: r.skills_count }) + '\n');
       if (r.warning) process.stdout.write(`    ⚠ ${r.warning}\n`);
       if (r.reason) process.stdout.write(`    ${r.reason}\n`);
     }
@@ -186,12 +187,12 @@ export function registerAdapterCommands(program: Command): void {
     try {
       const trust = await TrustStore.load({ files: configOf(o)?.trust?.keys ?? [], importedFile: importedKeysFile(dataDirOf(o)) });
       const added = await trust.importJwks(JSON.parse(await readFile(file, 'utf8')));
-      process.stdout.write(added.length ? `✓ now trusting ${added.join(', ')}\n` : 'these keys were already trusted\n');
+      process.stdout.write((added.length ? say('cli.adapter.trusting', { kids: added.join(', ') }) : say('cli.adapter.already_trusted')) + '\n');
       // The running agent reads the imported keys again and rescans, so adapters signed with them load now.
       const agent = await findRunningAgent(dataDirOf(o));
       if (agent && added.length) {
         await callLocal(agent, REGISTRY_METHODS.refresh, { scope: 'all' }, 60_000);
-        process.stdout.write('✓ the running agent rescanned its adapters with these keys\n');
+        process.stdout.write(say('cli.adapter.rescanned_keys') + '\n');
       }
     } catch (e) {
       fail(`✗ ${(e as Error).message}`);

@@ -5,6 +5,7 @@
  * (docs/consent.md), so a revoke or a pause applies to the next call.
  */
 import type { Command } from 'commander';
+import { say } from '../say.js';
 import { openConsentDb, type Db } from '../../consent/db.js';
 import { DecisionsStore } from '../../consent/decisions-store.js';
 import { AuditLog, parseSince, type AuditEntry } from '../../consent/audit-log.js';
@@ -17,8 +18,8 @@ import { findRunningAgent } from '../../endpoint/local-client.js';
 /** Says which data folder a command acts on when the user did not name one (stderr: JSON output stays clean). */
 function sayDataDir(c: ChosenDataDir): void {
   if (c.from === 'option') return;
-  const why = c.from === 'demo' ? "the demo's agent, found in this folder" : 'the default data folder';
-  process.stderr.write(`Acting on ${c.dir} (${why}); pass --data-dir or --config for another agent.\n`);
+  const why = say(c.from === 'demo' ? 'cli.consent.why_demo' : 'cli.consent.why_default');
+  process.stderr.write(say('cli.consent.acting_on', { dir: c.dir, why }) + '\n');
 }
 
 function withDb<T>(o: DirOpts, fn: (db: Db) => T): T {
@@ -55,6 +56,11 @@ function printRows<T>(rows: T[], json: boolean | undefined, t: { empty: string; 
   process.stdout.write(table([t.header, ...rows.map(t.row)]) + '\n');
 }
 
+/** Column headings in the user's language. */
+function cols(...names: ('id' | 'function' | 'resource' | 'scope' | 'since' | 'effect' | 'finished' | 'on' | 'requester' | 'state' | 'decision' | 'by' | 'error' | 'ms')[]): string[] {
+  return names.map((n) => say(`cli.col.${n}`));
+}
+
 function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
@@ -64,7 +70,7 @@ function table(rows: string[][]): string {
 /** A pause written where no agent runs changes nothing now: say so, rather than let "Paused" mislead. */
 async function sayIfNoAgent(o: DirOpts): Promise<void> {
   const { dir } = chooseDataDir(o);
-  if (!(await findRunningAgent(dir))) process.stderr.write(`No agent is running with the data folder ${dir}; this applies to the agent that next starts with it.\n`);
+  if (!(await findRunningAgent(dir))) process.stderr.write(say('cli.consent.no_agent', { dir }) + '\n');
 }
 
 function requester(e: AuditEntry): string {
@@ -87,15 +93,15 @@ export function registerConsentCommands(program: Command): void {
         return;
       }
       if (configured !== undefined) {
-        process.stdout.write(`Configured grants (${o.config}):\n${JSON.stringify(configured, null, 2)}\n\n`);
+        process.stdout.write(`${say('cli.consent.configured_grants', { file: String(o.config) })}\n${JSON.stringify(configured, null, 2)}\n\n`);
       }
       if (user.added.length || user.removed.length) {
-        process.stdout.write(`Your changes (added / removed):\n${JSON.stringify(user, null, 2)}\n\n`);
+        process.stdout.write(`${say('cli.consent.your_changes')}\n${JSON.stringify(user, null, 2)}\n\n`);
       }
       printRows(remembered, false, {
-        empty: 'No remembered allows.',
-        intro: 'Remembered allows (revoke with `aios-device decisions revoke ID`):',
-        header: ['ID', 'FUNCTION', 'RESOURCE', 'SCOPE', 'SINCE'],
+        empty: say('cli.consent.no_allows'),
+        intro: say('cli.consent.allows_intro'),
+        header: cols('id', 'function', 'resource', 'scope', 'since'),
         row: (d) => [String(d.id), d.function_id, d.resource, d.scope, d.created_at],
       });
     });
@@ -108,20 +114,20 @@ export function registerConsentCommands(program: Command): void {
     .action((action: string, id: string | undefined, o: DirOpts & { json?: boolean }) => {
       if (action === 'revoke') {
         const n = Number(id);
-        if (!id || !Number.isInteger(n)) throw new UsageError('Usage: aios-device decisions revoke ID');
+        if (!id || !Number.isInteger(n)) throw new UsageError(say('cli.consent.revoke_usage'));
         const ok = withDb(o, (db) => new DecisionsStore(db).revoke(n));
         if (!ok) {
-          process.stderr.write(`No remembered decision has id ${n}.\n`);
+          process.stderr.write(say('cli.consent.no_decision', { id: n }) + '\n');
           process.exitCode = 1;
           return;
         }
-        process.stdout.write(`Revoked decision ${n}; the next call asks again.\n`);
+        process.stdout.write(say('cli.consent.revoked', { id: n }) + '\n');
         return;
       }
-      if (action !== 'list') throw new UsageError(`Unknown action "${action}"; use list or revoke ID.`);
+      if (action !== 'list') throw new UsageError(say('cli.consent.unknown_action', { action }));
       printRows(withDb(o, (db) => new DecisionsStore(db).list()), o.json, {
-        empty: 'No remembered decisions.',
-        header: ['ID', 'EFFECT', 'FUNCTION', 'RESOURCE', 'SCOPE', 'SINCE'],
+        empty: say('cli.consent.no_decisions'),
+        header: cols('id', 'effect', 'function', 'resource', 'scope', 'since'),
         row: (d) => [String(d.id), d.effect, d.function_id, d.resource, d.scope, d.created_at],
       });
     });
@@ -135,7 +141,7 @@ export function registerConsentCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((o: DirOpts & { function?: string; state?: string; since?: string; limit: string; json?: boolean }) => {
       const limit = Number(o.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive integer.');
+      if (!Number.isInteger(limit) || limit < 1) throw new UsageError(say('cli.consent.limit'));
       const rows = withDb(o, (db) =>
         new AuditLog(db).list({
           functionId: o.function,
@@ -145,8 +151,8 @@ export function registerConsentCommands(program: Command): void {
         }),
       );
       printRows(rows, o.json, {
-        empty: 'No calls recorded.',
-        header: ['FINISHED', 'FUNCTION', 'ON', 'REQUESTER', 'STATE', 'DECISION', 'BY', 'ERROR', 'MS'],
+        empty: say('cli.consent.no_calls'),
+        header: cols('finished', 'function', 'on', 'requester', 'state', 'decision', 'by', 'error', 'ms'),
         row: (e) => [e.finished_at, e.function_id, e.resources?.map((r) => r.label).join(', ') || '-', requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-', e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms)],
       });
     });
@@ -155,7 +161,7 @@ export function registerConsentCommands(program: Command): void {
     .description('pause all calls: they are refused with `paused` until you resume')
     .action(async (o: DirOpts) => {
       withDb(o, (db) => new PauseState(db).set(true, 'cli'));
-      process.stdout.write('Paused: calls are refused until you run `aios-device resume`.\n');
+      process.stdout.write(say('cli.consent.paused') + '\n');
       await sayIfNoAgent(o);
     });
 
@@ -163,7 +169,7 @@ export function registerConsentCommands(program: Command): void {
     .description('resume calls after a pause')
     .action(async (o: DirOpts) => {
       withDb(o, (db) => new PauseState(db).set(false, 'cli'));
-      process.stdout.write('Resumed: calls are accepted again.\n');
+      process.stdout.write(say('cli.consent.resumed') + '\n');
       await sayIfNoAgent(o);
     });
 }

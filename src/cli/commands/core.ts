@@ -2,6 +2,7 @@
  * The core subcommands: bridge, run, invoke, functions, status.
  */
 import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
+import { errorLine, say } from '../say.js';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
@@ -14,7 +15,7 @@ import { startAgent } from '../../agent/start-agent.js';
 import type { Agent } from '../../agent/agent.js';
 import { stopAdviceText, type StopAdvice } from '../../agent/stop-advice.js';
 import { startBridge } from '../../bridge/start-bridge.js';
-import { BridgeHttpError, NO_DEVICE, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
+import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
 import { onShutdownSignals, UsageError } from '../process.js';
 import { HttpBlobClient } from '../../agent/blob-client.js';
 import type { BlobRef } from '../../protocol/messages.js';
@@ -40,7 +41,7 @@ function profileFrom(opts: { runtime?: string; bridge?: string; token?: string; 
     workspace_id: opts.workspace ?? env['AIOS_WORKSPACE'] ?? base.workspace_id,
     device_id: opts.device ?? env['AIOS_DEVICE'] ?? base.device_id,
   };
-  for (const k of ['bridge_url', 'token', 'workspace_id'] as const) if (!p[k]) throw new UsageError(`missing ${k}: pass --${k === 'bridge_url' ? 'bridge' : k === 'workspace_id' ? 'workspace' : 'token'} or a --runtime profile`);
+  for (const k of ['bridge_url', 'token', 'workspace_id'] as const) if (!p[k]) throw new UsageError(say('cli.usage.missing_profile_field', { field: k, flag: k === 'bridge_url' ? 'bridge' : k === 'workspace_id' ? 'workspace' : 'token' }));
   return p as RuntimeProfile;
 }
 
@@ -61,9 +62,9 @@ function parseArgs(text: string | undefined, file: string | undefined): Record<s
   try {
     v = JSON.parse(raw);
   } catch {
-    throw new UsageError('--args must be a JSON object, e.g. --args \'{"path":"a.txt"}\'');
+    throw new UsageError(say('cli.usage.args_not_json'));
   }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new UsageError('--args must be a JSON object');
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new UsageError(say('cli.usage.args_not_object'));
   return v as Record<string, unknown>;
 }
 
@@ -77,7 +78,7 @@ export function registerCoreCommands(program: Command): void {
       const cfg = loadBridgeConfig(o.config);
       const log = createLogger({ name: 'aios-bridge', ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
       const b = await startBridge(cfg, log);
-      process.stderr.write(`bridge listening on ${b.url} (devices connect to ${b.url.replace(/^http/, 'ws')}/v1/device)\n`);
+      process.stderr.write(say('cli.bridge.listening', { url: b.url, device_url: `${b.url.replace(/^http/, 'ws')}/v1/device` }) + '\n');
       onShutdownSignals(() => b.stop());
     });
 
@@ -89,7 +90,7 @@ export function registerCoreCommands(program: Command): void {
       const cfg = loadAgentConfig(o.config);
       const log = createLogger({ ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
       const a = await startAgent(cfg, log);
-      process.stderr.write(`agent ready: ${a.agent.registry.ids().length} functions; endpoint file ${a.endpointFile}\n`);
+      process.stderr.write(say('cli.run.ready', { count: a.agent.registry.ids().length, file: a.endpointFile }) + '\n');
       tellConsole(a.agent);
       onShutdownSignals(() => a.stop());
     });
@@ -115,8 +116,8 @@ export function registerCoreCommands(program: Command): void {
     const blobs = new HttpBlobClient({ baseUrl: profile.bridge_url, token: () => profile.token });
     for (const spec of o['blob'] as string[]) {
       const m = /^([A-Za-z0-9_]+)=([^;]+)(?:;type=(.+))?$/.exec(spec);
-      if (!m) throw new UsageError(`--blob takes key=file[;type=media/type], not "${spec}"`);
-      if (!existsSync(m[2]!)) throw new UsageError(`--blob ${m[1]}: no file ${m[2]}`);
+      if (!m) throw new UsageError(say('cli.usage.blob_spec', { spec }));
+      if (!existsSync(m[2]!)) throw new UsageError(say('cli.usage.blob_no_file', { key: m[1]!, file: m[2]! }));
       args[m[1]!] = await blobs.uploadFile(m[2]!, m[3] ?? 'application/octet-stream');
     }
     try {
@@ -137,15 +138,15 @@ export function registerCoreCommands(program: Command): void {
       const save = o['saveBlob'] as string | undefined;
       if (save && record.outcome?.state === 'completed') {
         const ref = findBlobRef(record.outcome.output);
-        if (!ref) throw new UsageError('--save-blob: the output refers to no blob (small contents come back inline)');
+        if (!ref) throw new UsageError(say('cli.usage.save_blob_none'));
         await blobs.downloadToFile(ref, save);
-        process.stderr.write(`saved blob ${ref.blob_id} (${ref.size} bytes, sha256 ${ref.sha256}) to ${save}\n`);
+        process.stderr.write(say('cli.invoke.saved_blob', { id: ref.blob_id, size: ref.size, sha256: ref.sha256, file: save }) + '\n');
       }
     } catch (e) {
       if (e instanceof BridgeHttpError) {
         if (o['json']) process.stdout.write(JSON.stringify({ error: e.error }, null, 2) + '\n');
-        process.stderr.write(`bridge refused the call (${e.status}): ${e.error.type}: ${e.error.message}\n`);
-        if (e.error.details) process.stderr.write(`  details: ${JSON.stringify(e.error.details)}\n`);
+        process.stderr.write(say('cli.invoke.refused', { status: e.status, error: errorLine(e.error) }) + '\n');
+        if (e.error.details) process.stderr.write(say('cli.invoke.details', { details: JSON.stringify(e.error.details) }) + '\n');
         process.exitCode = EXIT_BRIDGE_ERROR;
         return;
       }
@@ -167,18 +168,18 @@ export function registerCoreCommands(program: Command): void {
       else printRecord(record);
       const state = record.outcome?.state;
       if (state === 'cancelled') return;
-      process.stderr.write(state ? `the call had already ended ${state}; nothing was cancelled\n` : 'the call has not ended yet\n');
+      process.stderr.write((state ? say('cli.cancel.already_ended', { state }) : say('cli.cancel.not_ended')) + '\n');
       process.exitCode = state ? 1 : EXIT_PENDING;
     } catch (e) {
       if (!(e instanceof BridgeHttpError)) throw e;
-      process.stderr.write(`bridge refused the cancel (${e.status}): ${e.error.type}: ${e.error.message}\n`);
+      process.stderr.write(say('cli.cancel.refused', { status: e.status, error: errorLine(e.error) }) + '\n');
       process.exitCode = EXIT_BRIDGE_ERROR;
     }
   });
 
   runtimeOptions(program.command('functions').description('list the functions a device offers').option('--json', 'print JSON')).action(async (o: Record<string, unknown>) => {
     const p = profileFrom(o);
-    if (!p.device_id) throw new UsageError(NO_DEVICE);
+    if (!p.device_id) throw new UsageError(say('cli.usage.no_device'));
     const d = await new RuntimeClient(p).device(p.device_id);
     const fns = (d['functions'] ?? []) as { id: string; name: string; permission_level: string; description: string }[];
     if (o['json']) process.stdout.write(JSON.stringify(fns, null, 2) + '\n');
@@ -207,16 +208,17 @@ export function registerCoreCommands(program: Command): void {
     if (o['json']) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
     else {
       const agent = out['agent'] as Record<string, unknown> | undefined;
-      if (agent) process.stdout.write(agent['pid'] ? `agent: running (pid ${String(agent['pid'])}, version ${String(agent['version'])}, data ${dataDir})\n` : `agent: not running (data ${dataDir})\n`);
+      if (agent) process.stdout.write((agent['pid'] ? say('cli.status.agent_running', { pid: String(agent['pid']), version: String(agent['version']), dir: dataDir }) : say('cli.status.agent_not_running', { dir: dataDir })) + '\n');
       const st = agent?.['stopped'] as StopAdvice | undefined;
       if (st) process.stdout.write(stopAdviceText(st, localeFromEnv()));
-      else if (agent?.['bridge']) process.stdout.write(`agent's bridge connection: ${String(agent['bridge'])}\n`);
+      else if (agent?.['bridge']) process.stdout.write(say('cli.status.bridge_connection', { state: String(agent['bridge']) }) + '\n');
       const p = agent?.['paused'] as PauseInfo | undefined;
-      if (p?.paused) process.stdout.write(`paused: yes, since ${String(p.since)} by ${String(p.by)}; calls are refused until \`aios-device resume\`\n`);
-      else if (p) process.stdout.write('paused: no\n');
-      if (out['bridge']) process.stdout.write(`bridge: ${String((out['bridge'] as { error: string }).error)}\n`);
+      if (p?.paused) process.stdout.write(say('cli.status.paused_yes', { since: String(p.since), by: String(p.by) }) + '\n');
+      else if (p) process.stdout.write(say('cli.status.paused_no') + '\n');
+      if (out['bridge']) process.stdout.write(say('cli.status.bridge_error', { error: String((out['bridge'] as { error: string }).error) }) + '\n');
       for (const d of (out['devices'] ?? []) as Record<string, unknown>[]) {
-        process.stdout.write(`device ${String(d['device_id'])}: ${d['online'] ? 'online' : 'offline'}  ${String(d['name'] ?? '')}  ${String(d['platform'] ?? '')} ${String(d['client_version'] ?? '')}  ${(d['functions'] as unknown[]).length} functions\n`);
+        const fields = { id: String(d['device_id']), online: say(d['online'] ? 'cli.status.online' : 'cli.status.offline'), name: String(d['name'] ?? ''), platform: String(d['platform'] ?? '') };
+        process.stdout.write(say('cli.status.device', { ...fields, version: String(d['client_version'] ?? ''), count: (d['functions'] as unknown[]).length }) + '\n');
       }
     }
   });
@@ -228,14 +230,14 @@ export function registerCoreCommands(program: Command): void {
  * the device published.
  */
 async function printOutputViolations(client: RuntimeClient, deviceId: string, fn: string, output: unknown): Promise<void> {
-  process.stderr.write(`✗ the output does not match ${fn}'s output_schema (a defect in the function; the call itself ran)\n`);
+  process.stderr.write(say('cli.output.invalid', { function: fn }) + '\n');
   try {
     const d = await client.descriptor(deviceId, fn);
     const schema = d['output_schema'];
     const found = schema && typeof schema === 'object' ? schemaValidator.validate(schema, output) : [];
     for (const v of found) process.stderr.write(`  ${v.pointer || '/'}: ${v.message}\n`);
   } catch (e) {
-    process.stderr.write(`  (the function's output_schema could not be read from the bridge: ${(e as Error).message})\n`);
+    process.stderr.write(say('cli.output.schema_unreadable', { error: (e as Error).message }) + '\n');
   }
 }
 
@@ -277,23 +279,21 @@ export function findBlobRef(v: unknown): BlobRef | undefined {
 
 /** Says what a replay means: a call_id seen before, whose outcome comes back; whether it ever ran depends on the call. */
 function replayNote(startedAt: string | null | undefined): string {
-  return startedAt
-    ? ' (replayed: this call_id already ran; its stored outcome is returned and nothing ran again)'
-    : ' (replayed: this call_id was seen before and never ran; its stored outcome is returned)';
+  return say(startedAt ? 'cli.record.replayed_ran' : 'cli.record.replayed_never_ran');
 }
 
 /** Prints a call record for people. */
 export function printRecord(r: { call_id: string; function: string; state: string; outcome?: { state: string; started_at?: string | null; output?: unknown; output_valid?: boolean; error: { type: string; message: string; details?: unknown } | null; replayed: boolean; duration_ms: number | null } }): void {
   const o = r.outcome;
   if (!o) {
-    process.stdout.write(`${r.function} ${r.call_id}: ${r.state} (not finished yet; \`GET /v1/calls/${r.call_id}\` later)\n`);
+    process.stdout.write(say('cli.record.pending', { function: r.function, call_id: r.call_id, state: r.state }) + '\n');
     return;
   }
   const head = `${o.state === 'completed' && o.output_valid !== false ? '✓' : '✗'} ${o.state}${o.output_valid === false ? ' (output_valid: false)' : ''} ${r.function} call_id=${r.call_id}${o.replayed ? replayNote(o.started_at) : ''}${o.duration_ms !== null ? ` ${o.duration_ms} ms` : ''}`;
   process.stdout.write(head + '\n');
   if (o.error) {
-    process.stdout.write(`  ${o.error.type}: ${o.error.message}\n`);
-    if (o.error.details) process.stdout.write(`  details: ${JSON.stringify(o.error.details)}\n`);
+    process.stdout.write(`  ${errorLine(o.error)}\n`);
+    if (o.error.details) process.stdout.write(say('cli.invoke.details', { details: JSON.stringify(o.error.details) }) + '\n');
   }
   if (o.output !== undefined) process.stdout.write(JSON.stringify(o.output, null, 2) + '\n');
 }

@@ -3,6 +3,7 @@
  * demo folder and freshly generated tokens, then says what to run next.
  */
 import { randomBytes } from 'node:crypto';
+import { say } from '../say.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -103,16 +104,16 @@ function examplePort(platform: NodeJS.Platform): string {
 export function serialHelp(granted: readonly unknown[], agentConfig: string, listCommand: string, platform: NodeJS.Platform = process.platform): string[] {
   if (granted.length) {
     const names = granted.map((g) => (typeof g === 'string' ? g : ((g as { alias?: string; path?: string }).alias ?? (g as { path?: string }).path ?? '?')));
-    return [`Serial ports granted: ${names.join(', ')}. Try:`, `  ${listCommand}`];
+    return [say('cli.demo.serial_granted', { names: names.join(', ') }), `  ${listCommand}`];
   }
   return [
-    'Serial ports (a scale, a barcode reader): none is granted. To let the agent use one, find its name',
-    `with \`${listCommand}\`, add it to ${agentConfig} and restart the demo:`,
+    say('cli.demo.serial_none'),
+    say('cli.demo.serial_how', { command: listCommand, file: agentConfig }),
     '  grants:',
     '    serial:',
     `      - { path: ${examplePort(platform)}, alias: scale, baud: 9600 }`,
-    `Runtimes then say port: "scale"; prompts show "scale". A bare path (- ${examplePort(platform)}) works too.`,
-    'See docs/handlers/serial.md (port names per platform, the dialout group on Linux).',
+    say('cli.demo.serial_alias', { port: examplePort(platform) }),
+    say('cli.demo.serial_docs'),
   ];
 }
 
@@ -133,12 +134,12 @@ export function registerDemoCommand(program: Command): void {
       const alog = createLogger({ file: join(dir, 'agent.log') });
       const bridge = await startBridge(bcfg, blog).catch((e: Error) => {
         if ((e.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') throw e;
-        throw new Error(`port ${o.port} is already in use; start the demo with --port <another port>`, { cause: e });
+        throw new Error(say('cli.demo.port_in_use', { port: o.port }), { cause: e });
       });
       // The demo is the two together: an agent that cannot start stops the bridge too, and says why.
       const agent = await startAgent(acfg, alog).catch(async (e: Error) => {
         await bridge.stop().catch(() => undefined);
-        throw new Error(`the demo's agent could not start, so the demo stopped: ${e.message}`, { cause: e });
+        throw new Error(say('cli.demo.agent_failed', { error: e.message }), { cause: e });
       });
       tellConsole(agent.agent);
       const r = relative(process.cwd(), dir);
@@ -149,26 +150,26 @@ export function registerDemoCommand(program: Command): void {
       process.stdout.write(
         [
           '',
-          'AIOS Device demo is running.',
-          `  bridge   ${bridge.url}   (runtime API, device WebSocket at /v1/device)`,
-          `  agent    device dev_demo in workspace ws_demo, ${agent.agent.registry.ids().length} functions`,
-          `  shared   ${files.shared}  (granted read_write as "Demo")`,
-          `  logs     ${join(rel, 'agent.log')}, ${join(rel, 'bridge.log')}`,
+          say('cli.demo.running'),
+          say('cli.demo.bridge', { url: bridge.url }),
+          say('cli.demo.agent', { count: agent.agent.registry.ids().length }),
+          say('cli.demo.shared', { dir: files.shared }),
+          say('cli.demo.logs', { files: `${join(rel, 'agent.log')}, ${join(rel, 'bridge.log')}` }),
           '',
-          'In another terminal, try:',
+          say('cli.demo.try'),
           `  ${cli} invoke device.info${profileNote}`,
-          `  ${cli} invoke device.info --call-id demo-1${profileNote}     # run it twice: the second answer is replayed`,
+          `  ${cli} invoke device.info --call-id demo-1${profileNote}     ${say('cli.demo.replay_hint')}`,
           `  ${cli} functions${profileNote}`,
           `  curl -s -H 'Authorization: Bearer ${token}' ${bridge.url}/v1/devices`,
           '',
-          'Device sign-in (the browser approval flow) is on, with a demo user:',
-          `  user "${demoUser.name}", password ${demoUser.password}   (kept in ${join(rel, DEMO_PASSWORD_FILE)})`,
+          say('cli.demo.signin'),
+          say('cli.demo.user', { name: demoUser.name, password: demoUser.password, file: join(rel, DEMO_PASSWORD_FILE) }),
           `  ${cli} login --bridge ${bridge.url} --data-dir ${join(rel, 'login-try')} --token-file ${join(rel, 'login-try', 'tokens.json')}`,
-          `  then approve the printed code at ${bridge.url}/device as that user`,
+          say('cli.demo.approve', { url: `${bridge.url}/device` }),
           '',
           ...serialHelp(acfg.grants?.serial ?? [], relative(process.cwd(), files.agentConfig) || files.agentConfig, `${cli} invoke serial.list_ports${profileNote}`),
           '',
-          'Ctrl-C stops both.',
+          say('cli.demo.stop'),
           '',
         ].join('\n'),
       );

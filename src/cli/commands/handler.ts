@@ -4,6 +4,7 @@
  * tool.aios.yaml from its code. docs/handlers/authoring.md walks through both.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { say } from '../say.js';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { generateManifest, importHandler, MANIFEST_FILE } from '../../sdk/manifest.js';
@@ -138,9 +139,9 @@ export function registerHandlerCommands(program: Command): void {
     .description('scaffold a working handler folder: a function, en/zh-CN strings, a test, its manifest')
     .option('--dir <folder>', 'the handlers folder to create it in', HANDLERS_SOURCE_DIR)
     .action(async (name: string, o: { dir: string }) => {
-      if (!HANDLER_NAME.test(name)) throw new UsageError('a handler name is lower case letters, digits and _, starting with a letter (at most 40), e.g. demo_echo');
+      if (!HANDLER_NAME.test(name)) throw new UsageError(say('cli.handler.bad_name'));
       const folder = resolve(o.dir, name);
-      if (existsSync(folder)) throw new UsageError(`${folder} already exists`);
+      if (existsSync(folder)) throw new UsageError(say('cli.handler.exists', { folder }));
       for (const [rel, text] of Object.entries(scaffoldFiles(name, folder))) {
         mkdirSync(join(folder, rel, '..'), { recursive: true });
         writeFileSync(join(folder, rel), text);
@@ -148,18 +149,18 @@ export function registerHandlerCommands(program: Command): void {
       if (MODULE_EXT === '.ts') {
         await writeManifests([folder], false);
       } else {
-        process.stdout.write('note: run `npm run manifests` in the source tree to write its tool.aios.yaml\n');
+        process.stdout.write(say('cli.handler.run_manifests') + '\n');
       }
-      process.stdout.write(`created ${folder}\n  test it:  node scripts/test.mjs ${relative(PROJECT_ROOT, join(folder, 'test', `${name}.test.ts`))}\n`);
+      process.stdout.write(say('cli.handler.created', { folder, command: `node scripts/test.mjs ${relative(PROJECT_ROOT, join(folder, 'test', `${name}.test.ts`))}` }) + '\n');
     });
   h.command('manifest [folders...]')
     .description(`write each handler folder's ${MANIFEST_FILE} from its code (default: every folder under handlers/)`)
     .option('--check', 'change nothing; exit 1 naming the folders whose manifest differs from the code')
     .action(async (folders: string[], o: { check?: boolean }) => {
-      if (MODULE_EXT !== '.ts') throw new UsageError('run this from the source tree (npm run manifests): it imports the handlers\' .ts files');
+      if (MODULE_EXT !== '.ts') throw new UsageError(say('cli.handler.source_tree'));
       const dirs = folders.length ? folders.map((f) => resolve(f)) : handlerFolders();
       const stale = await writeManifests(dirs, o.check === true);
-      for (const d of stale) process.stdout.write(`${o.check ? 'differs' : 'wrote'}: ${relative(process.cwd(), join(d, MANIFEST_FILE))}\n`);
+      for (const d of stale) process.stdout.write(say(o.check ? 'cli.handler.differs' : 'cli.handler.wrote', { file: relative(process.cwd(), join(d, MANIFEST_FILE)) }) + '\n');
       if (o.check && stale.length) process.exitCode = 1;
     });
 }

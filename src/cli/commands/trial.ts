@@ -3,6 +3,7 @@
  * writes the report (docs/qa-trial.md). Exit 0 only when every required check passed.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { say } from '../say.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { runTrial } from '../../trial/run-trial.js';
@@ -49,18 +50,18 @@ export function registerTrialCommand(program: Command): void {
       let token = env['AIOS_RUNTIME_TOKEN'] ?? profile?.token;
       if (o['runtimeTokenFile']) token = readFileSync(o['runtimeTokenFile'] as string, 'utf8').trim();
       if (o['runtimeToken']) {
-        process.stderr.write('warning: --runtime-token shows the token in the process list; use --runtime-token-file or AIOS_RUNTIME_TOKEN\n');
+        process.stderr.write(say('cli.trial.token_in_argv') + '\n');
         token = o['runtimeToken'] as string;
       }
       const bridge = explicit ?? profile?.bridge_url;
       const workspace = (o['workspace'] as string | undefined) ?? env['AIOS_WORKSPACE'] ?? profile?.workspace_id;
       const devices = (o['device'] as string[]).length ? (o['device'] as string[]) : profile?.device_id ? [profile.device_id] : [];
-      if (!bridge) throw new UsageError('missing the bridge: pass --bridge or a --runtime profile');
-      if (!token) throw new UsageError('missing the runtime token: pass --runtime-token-file, set AIOS_RUNTIME_TOKEN, or use a --runtime profile');
-      if (!workspace) throw new UsageError('missing the workspace: pass --workspace or a --runtime profile');
-      if (!devices.length) throw new UsageError('missing the device: pass --device (twice for two devices)');
+      if (!bridge) throw new UsageError(say('cli.trial.missing_bridge'));
+      if (!token) throw new UsageError(say('cli.trial.missing_token'));
+      if (!workspace) throw new UsageError(say('cli.trial.missing_workspace'));
+      if (!devices.length) throw new UsageError(say('cli.trial.missing_device'));
       const control = o['control'] as string;
-      if (control !== 'none' && control !== 'local') throw new UsageError('--control must be none or local');
+      if (control !== 'none' && control !== 'local') throw new UsageError(say('cli.trial.bad_control'));
       const report = await runTrial({
         bridge,
         runtimeToken: token,
@@ -76,13 +77,15 @@ export function registerTrialCommand(program: Command): void {
         ...(o['expectWorkspace'] ? { expectWorkspace: o['expectWorkspace'] as string } : {}),
         ...(o['expectUser'] ? { expectUser: o['expectUser'] as string } : {}),
         cli: { node: process.execPath, args: [...process.execArgv, process.argv[1]!] },
-        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(7)} ${c.id}${c.required ? '' : ' (optional)'}: ${c.message}\n`),
+        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(7)} ${c.id}${c.required ? '' : say('cli.trial.optional')}: ${c.message}\n`),
       });
       if (o['json']) writeFileSync(o['json'] as string, JSON.stringify(report, null, 2) + '\n');
       if (o['report']) writeFileSync(o['report'] as string, renderHtml(report));
       const s = report.summary;
-      process.stdout.write(`\n${report.ok ? 'trial passed' : 'trial FAILED'}: ${s.pass} passed, ${s.fail} failed, ${s.skipped} skipped, ${s.not_run} not run${s.required_failed.length ? `; required and not passed: ${s.required_failed.join(', ')}` : ''}\n`);
-      if (o['report']) process.stdout.write(`report: ${o['report'] as string}\n`);
+      const verdict = say(report.ok ? 'cli.trial.passed' : 'cli.trial.failed');
+      const failed = s.required_failed.length ? say('cli.trial.required_failed', { ids: s.required_failed.join(', ') }) : '';
+      process.stdout.write(`\n${say('cli.trial.summary', { verdict, pass: s.pass, fail: s.fail, skipped: s.skipped, not_run: s.not_run })}${failed}\n`);
+      if (o['report']) process.stdout.write(say('cli.trial.report', { file: o['report'] as string }) + '\n');
       process.exitCode = report.ok ? 0 : EXIT_TRIAL_FAILED;
     });
 }

@@ -1,0 +1,135 @@
+/**
+ * Running a call's handler (PROTOCOL.md §6.4, §6.5): its context, the race between the handler and
+ * the call's abort (then up to ABORT_GRACE_MS for the handler to stop), output validation, and the
+ * mapping of handler errors to wire errors, here and only here.
+ */
+import { WireError, isCancellation, type SideEffects } from '../protocol/errors.js';
+import type { InvokeParams, Outcome } from '../protocol/messages.js';
+import { errorOutcome, finalOutcome } from '../protocol/outcomes.js';
+import { schemaValidator } from '../protocol/schema-validator.js';
+import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
+import type { TempArea } from '../sdk/temp.js';
+import { abortedWhileRunning } from './abort.js';
+import type { InFlight } from './inflight.js';
+
+/** How long a handler gets to stop after its signal fires before the call is answered anyway (§6.5). */
+export const ABORT_GRACE_MS = 5000;
+
+/** What execution needs from the agent. */
+export interface ExecutionEnv {
+  blobs: BlobClient;
+  /** Where the call's temp files go. */
+  temp(): TempArea;
+  /** A progress report of the call's handler. */
+  progress(call: InFlight, pr: Progress): void;
+}
+
+/** Runs the call's handler and answers with its outcome, whatever happens (a throw is a defect of the caller). */
+export async function execute(env: ExecutionEnv, call: InFlight, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
+  const t = call.times;
+  const temp = env.temp().scope(call.callId);
+  const ctx: CallContext = {
+    tempFile: (ext) => temp.tempFile(ext),
+    tempDir: () => temp.tempDir(),
+    resources: call.resources ?? [],
+    callId: call.callId,
+    functionId: call.fn,
+    get signal() {
+      return call.ab.signal;
+    },
+    requester,
+    log,
+    blobs: env.blobs,
+    progress: (pr) => env.progress(call, pr),
+    commit: () => {
+      call.committed = true;
+    },
+  };
+  call.handlerRunning = true;
+  const handler = Promise.resolve().then(() => call.reg.def.run(args, ctx));
+  const settled = handler.then(
+    (v) => ({ ok: true as const, v }),
+    (e: unknown) => ({ ok: false as const, e }),
+  );
+  // The call's temp files go when its handler settles, however the call ended (even after its outcome).
+  void settled.then(() => temp.close()).catch((e: unknown) => log.warn({ err: String(e) }, 'a call\'s temporary files could not be removed'));
+  // Whichever comes first: the handler settles, or the call is aborted (`abort` wakes this).
+  const first = await new Promise<Awaited<typeof settled> | 'aborted'>((resolve) => {
+    if (call.ab.aborted) return resolve('aborted');
+    call.wake = () => resolve('aborted');
+    void settled.then(resolve);
+  });
+  call.wake = undefined;
+  if (first !== 'aborted') {
+    call.handlerRunning = false;
+    if (first.ok) return completed(call, first.v, log);
+    return failedFromError(call, first.e, log);
+  }
+  // The signal fired: give the handler its grace period to stop, then answer.
+  const kind = call.ab.reason!.kind;
+  let graceTimer: NodeJS.Timeout | undefined;
+  const grace = new Promise<'grace'>((r) => (graceTimer = setTimeout(() => r('grace'), ABORT_GRACE_MS)));
+  const stopped = await Promise.race([settled, grace]);
+  clearTimeout(graceTimer);
+  if (stopped === 'grace') {
+    void settled.then((s) => log.warn({ late: s.ok ? 'result' : 'error' }, 'handler finished after its call ended; result dropped'));
+  } else {
+    call.handlerRunning = false;
+    if (stopped.ok && !call.committed && kind !== 'timeout') {
+      // The handler finished despite the abort: its late result is logged, not delivered (§6.2).
+      log.info({}, 'handler completed after cancellation; result dropped');
+    }
+  }
+  const side: SideEffects = stopped !== 'grace' && !call.committed ? (stopped.ok ? 'possible' : 'none') : 'possible';
+  const d = call.reg.descriptor;
+  return abortedWhileRunning(t, kind, side, call.budgetMs ?? Math.min(d.timeout_ms_max, d.timeout_ms_default));
+}
+
+/** A handler's result as the outcome (its size is checked once the outcome is serialized). */
+function completed(call: InFlight, output: unknown, log: Logger): Outcome {
+  const violations = schemaValidator.validate(call.reg.descriptor.output_schema, output);
+  if (violations.length) log.error({ violations }, 'handler output does not match its output_schema (defect)');
+  return finalOutcome(call.times, 'completed', { output, output_valid: violations.length === 0 });
+}
+
+/** A handler's error as the outcome: a WireError keeps its type; anything else is `execution_failed`. */
+function failedFromError(call: InFlight, e: unknown, log: Logger): Outcome {
+  const t = call.times;
+  if (e instanceof WireError) {
+    const side: SideEffects = e.declaredSideEffects ?? (call.committed ? 'possible' : 'none');
+    return errorOutcome(t, 'failed', e.type, e.message, side, e.details, e.retryable);
+  }
+  if (isCancellation(e)) {
+    return errorOutcome(t, 'failed', 'execution_failed', 'The handler stopped unexpectedly.', call.committed ? 'possible' : 'none');
+  }
+  log.error({ err: e instanceof Error ? e.name + ': ' + e.message : String(e) }, 'handler threw an unexpected error');
+  return errorOutcome(t, 'failed', 'execution_failed', 'The function failed on the device.', 'possible');
+}
+
+/** A call's logger: its child logger is made on first use (most calls log nothing but their last line). */
+export class CallLogger implements Logger {
+  private made: Logger | undefined;
+  constructor(
+    private readonly parent: Logger,
+    private readonly callId: string,
+    private readonly fn: string,
+  ) {}
+  private get l(): Logger {
+    return (this.made ??= this.parent.child({ call_id: this.callId, function: this.fn }));
+  }
+  debug(o: object, m?: string): void {
+    this.l.debug(o, m);
+  }
+  info(o: object, m?: string): void {
+    this.l.info(o, m);
+  }
+  warn(o: object, m?: string): void {
+    this.l.warn(o, m);
+  }
+  error(o: object, m?: string): void {
+    this.l.error(o, m);
+  }
+  child(b: Record<string, unknown>): Logger {
+    return this.l.child(b);
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * The command line's words in the user's locale (LC_ALL, LC_MESSAGES, LANG): `say(key, params)` renders a
+ * `cli.` string from src/i18n/cli.ts. Error lines keep the wire's `type` and English `message` and add the
+ * error's name in the user's language.
+ */
+import { localeFromEnv, strings, type MessageParams } from '../i18n/index.js';
+import type { CliKey } from '../i18n/cli.js';
+
+/** A command-line sentence in the user's locale. */
+export function say(key: CliKey, params?: MessageParams): string {
+  return strings.render(params ? { key, params } : { key }, localeFromEnv());
+}
+
+/** "type: message" in English; in Chinese the error's name, then its type and the wire message. */
+export function errorLine(e: { type: string; message: string }): string {
+  const named = `cli.error.${e.type}`;
+  const typeText = strings.has(named) ? strings.render({ key: named }, localeFromEnv()) : e.type;
+  return say('cli.error.line', { type: e.type, message: e.message, type_text: typeText });
+}

@@ -1,0 +1,53 @@
+/**
+ * The command line speaks the user's language (LC_ALL / LANG), from the `cli.` catalogue: usage errors,
+ * listings, the words around a wire error (whose `type` and English `message` stay as they came).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cliRun } from '../helpers/stack.js';
+import { cliEn, cliZh } from '../../src/i18n/cli.js';
+import { placeholders } from '../../src/i18n/catalogue.js';
+
+const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
+
+test('every cli string has a Chinese translation with the same placeholders', () => {
+  for (const [k, en] of Object.entries(cliEn)) {
+    const zh = cliZh[k as keyof typeof cliEn];
+    assert.ok(zh, `${k} has a zh-CN string`);
+    assert.deepEqual(placeholders(zh).filter((p) => p !== 'type_text'), placeholders(en).filter((p) => p !== 'type_text'), k);
+    if (/[a-z]{4,}/.test(en.replace(/\{[^}]+\}|`[^`]*`|--[\w-]+|aios-device|[\w./-]+\.(md|json|yaml|ts)|AIOS Device|[A-Z_]{2,}|https?:\S+/g, ''))) {
+      assert.match(zh, /[\u4e00-\u9fff]/, `${k} is translated, not copied`);
+    }
+  }
+});
+
+test('a usage error is in Chinese under zh_CN and in English otherwise; the exit code is the same', async () => {
+  const args = ['invoke', 'device.info', '--bridge', 'http://127.0.0.1:9', '--workspace', 'ws'];
+  const zh = await cliRun(args, { ...ZH, AIOS_RUNTIME_TOKEN: '' });
+  const en = await cliRun(args, { AIOS_RUNTIME_TOKEN: '' });
+  assert.equal(zh.code, 64);
+  assert.equal(en.code, 64);
+  assert.match(zh.err, /aios-device：缺少 token：请传入 --token，或使用 --runtime 配置文件/);
+  assert.match(en.err, /aios-device: missing token: pass --token or a --runtime profile/);
+});
+
+test('a listing of the consent database speaks the user language', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aios-cli-i18n-'));
+  try {
+    const data = join(dir, 'data');
+    const zh = await cliRun(['decisions', '--data-dir', data], ZH);
+    assert.equal(zh.code, 0, zh.err);
+    assert.match(zh.out, /没有已记住的决定。/);
+    const en = await cliRun(['activity', '--data-dir', data]);
+    assert.equal(en.code, 0, en.err);
+    assert.match(en.out, /No calls recorded\./);
+    const bad = await cliRun(['activity', '--data-dir', data, '--limit', '0'], ZH);
+    assert.equal(bad.code, 64);
+    assert.match(bad.err, /--limit 必须是正整数。/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
