@@ -7,7 +7,11 @@
  * turn and frames corked per turn, as the agent does. No validation, digest, dedup lookup, consent,
  * audit, locks, timers, logging or metrics: the gap between this and the agent is the implementation's,
  * the gap between this and MCP is the protocol's.
- * Child mode: node bench/protocol-floor.js --agent <port> <responseBytes> <logFile>
+ *
+ * Two variants, measured in the same run: `1.0` (four frames per call: the three `call_state` notes and
+ * the response, as PROTOCOL.md 1.0 asked) and `1.1` (1.1's duties for a call that ends inside the 10 ms
+ * window, §6.2: the invoke and the response, two frames; still two durable log writes).
+ * Child mode: node bench/protocol-floor.js --agent <port> <responseBytes> <logFile> <1.0|1.1>
  */
 import { openSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +24,10 @@ import { announceReady, exitOnSignal, isMain, startChild } from './child.js';
 import type { BenchTarget } from './stats.js';
 import { idCaller } from './ws-echo.js';
 
-function agent(port: number, responseBytes: number, logFile: string): void {
+/** Which protocol's duties the floor does. */
+export type FloorVariant = '1.0' | '1.1';
+
+function agent(port: number, responseBytes: number, logFile: string, variant: FloorVariant): void {
   const ws = new WebSocket(`ws://127.0.0.1:${port}`);
   const fd = openSync(logFile, 'w', 0o600);
   let lines: string[] = [];
@@ -53,6 +60,8 @@ function agent(port: number, responseBytes: number, logFile: string): void {
     ws.send(text);
   };
   const note = (callId: string, state: string, seq: number) =>
+    // 1.1: a call that ends inside the coalescing window sends no note.
+    variant === '1.0' &&
     send(JSON.stringify({ jsonrpc: '2.0', method: 'aios/notification.call_state', params: { call_id: callId, state, seq, at: new Date().toISOString() } }));
   ws.on('message', (data) => {
     void (async () => {
@@ -79,16 +88,16 @@ function agent(port: number, responseBytes: number, logFile: string): void {
   });
 }
 
-/** Opens the floor target with the agent's real response size. */
-export async function openProtocolFloor(frames: { response: number }): Promise<BenchTarget> {
+/** Opens the floor target (1.1 unless told) with the agent's real response size. */
+export async function openProtocolFloor(frames: { response: number }, variant: FloorVariant = '1.1'): Promise<BenchTarget> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const connected = new Promise<WebSocket>((r) => wss.once('connection', r));
-  const logFile = join(tmpdir(), `aios-bench-floor-${process.pid}.log`);
-  const child = await startChild(fileURLToPath(import.meta.url), ['--agent', String((wss.address() as AddressInfo).port), String(frames.response), logFile]);
+  const logFile = join(tmpdir(), `aios-bench-floor-${variant}-${process.pid}.log`);
+  const child = await startChild(fileURLToPath(import.meta.url), ['--agent', String((wss.address() as AddressInfo).port), String(frames.response), logFile, variant]);
   const ws = await connected;
   return {
-    name: 'protocol floor (ws + log, no checks)',
+    name: variant === '1.1' ? 'protocol floor 1.1 (2 frames + 2 log writes)' : 'protocol floor 1.0 (4 frames + 2 log writes)',
     call: idCaller(ws, (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'aios/function.invoke', params: invokeParams() })),
     async close() {
       await child.stop();
@@ -98,4 +107,4 @@ export async function openProtocolFloor(frames: { response: number }): Promise<B
   };
 }
 
-if (isMain(import.meta.url) && process.argv[2] === '--agent') agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!);
+if (isMain(import.meta.url) && process.argv[2] === '--agent') agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!, process.argv[6] === '1.0' ? '1.0' : '1.1');

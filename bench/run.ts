@@ -1,11 +1,15 @@
 /**
- * The spine's benchmarks in one run: a no-op call through the agent (journal on) against a raw `ws` echo
- * of the same frame sizes, the MCP TypeScript SDK over stdio and the protocol floor (the spec's frames
- * and journal lines with nothing else), plus the full runtime → bridge HTTP → agent path. Prints a table and the ratios the targets are stated in (docs/performance.md).
+ * The benchmarks in one run: a no-op call through the agent (journal on) against a raw `ws` echo of the
+ * same frame sizes, the MCP TypeScript SDK over stdio and the protocol floor (the spec's frames and
+ * journal lines with nothing else; 1.1's and, for the record, 1.0's), plus the full runtime → bridge
+ * HTTP → agent path, a sustained round of the agent and MCP, and the headless agent's idle memory.
+ * Prints a table, the ratios, and issue 21's targets table with a verdict per figure
+ * (bench/targets.ts; docs/performance.md).
  *
  * Run: npm run bench [-- flags]  (builds, then runs dist/bench/run.js: every peer runs compiled code, as
  *        the product ships). Flags: [--warmup N] [--latency N] [--throughput N] [--concurrency N]
- *        [--rounds N] [--sync normal|full|both] [--log info|silent] [--no-full-path] [--profile DIR] [--json]
+ *        [--rounds N] [--sync normal|full|both] [--log info|silent] [--no-full-path] [--sustained N|0]
+ *        [--no-idle-rss] [--profile DIR] [--json]
  * Each flag also reads BENCH_<NAME> from the environment (e.g. BENCH_LATENCY=500).
  */
 import { mkdirSync } from 'node:fs';
@@ -17,9 +21,11 @@ import { isMain, positiveInt, runMain } from './child.js';
 import type { AgentSettings } from './device-stack.js';
 import { openFullPath } from './full-path.js';
 import { openMcpStdio } from './mcp-stdio.js';
-import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
+import { measureTargets, measureThroughput, median, SETTLE_MS, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
 import { openWsEcho } from './ws-echo.js';
 import { openProtocolFloor } from './protocol-floor.js';
+import { measureIdleRss } from './idle-rss.js';
+import { formatVerdicts, verdicts, type Measured, type Verdict } from './targets.js';
 
 /** Options of one benchmark run. */
 export interface RunOptions {
@@ -27,6 +33,17 @@ export interface RunOptions {
   sync: ('normal' | 'full')[];
   log: AgentSettings['log'];
   fullPath: boolean;
+  /** Calls per sustained round of the agent and MCP (one round each per `rounds`, interleaved); 0 skips it. */
+  sustained: number;
+  /** Measure the headless agent's idle RSS (bench/idle-rss.ts, after the other targets are closed). */
+  idleRss: boolean;
+  /** Seconds after start the idle RSS is read (30, as the issue measures it). */
+  idleRssAfterS?: number;
+  /**
+   * Figures measured elsewhere in this run (e.g. the bridge at scale, the agent's longest stall):
+   * merged into the targets table. Where to plug a figure from another benchmark in.
+   */
+  extraFigures?: () => Promise<Partial<Measured>>;
   /** Directory for the agent and bridge processes' CPU profiles (`--cpu-prof`), if profiling. */
   profileDir?: string;
   /** Progress lines (to stderr). */
@@ -41,6 +58,13 @@ export interface RunReport {
   counts: BenchCounts;
   results: BenchResult[];
   ratios: { label: string; value: number; target?: string }[];
+  /** The sustained rounds' medians, calls/s (when measured). */
+  sustained?: { calls: number; agent: number; mcp: number };
+  /** The idle RSS figures (when measured), `afterS` seconds after start. */
+  idleRss?: { config: string; rssMb: number }[];
+  idleRssAfterS?: number;
+  /** Issue 21's targets: figure, value, target, verdict. */
+  targets: Verdict[];
 }
 
 /** Opens every target, measures them side by side in interleaved rounds, closes them. */
@@ -69,49 +93,119 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
     say('starting MCP server');
     const mcp = await openMcpStdio();
     open.push(mcp);
-    say('starting the protocol floor');
-    const floor = await openProtocolFloor(frames);
+    say('starting the protocol floors (1.1 and 1.0)');
+    const floor = await openProtocolFloor(frames, '1.1');
     open.push(floor);
+    const floor10 = await openProtocolFloor(frames, '1.0');
+    open.push(floor10);
     let full: BenchTarget | undefined;
+    let full32: BenchTarget | undefined;
     if (o.fullPath) {
       say('starting bridge and agent for the full path');
       full = await openFullPath(settings(o.sync[0] ?? 'normal'), o.counts.concurrency);
       open.push(full);
+      // What a runtime sees with 32 keep-alive connections (issue 21's target), same bridge and agent.
+      const f = full;
+      full32 = { name: `${f.name}, 32 in flight`, call: () => f.call(), close: () => Promise.resolve(), concurrency: 32, throughputOnly: true };
+      open.push(full32);
     }
     const measured = await measureTargets(open, o.counts, say);
     const of = (t: BenchTarget) => measured[open.indexOf(t)]!;
     const m = of(mcp);
     const e = of(echo);
     const fl = of(floor);
+    const fl10 = of(floor10);
     const ratios: RunReport['ratios'] = [];
-    ratios.push({ label: 'protocol floor: throughput / MCP stdio', value: fl.throughput.callsPerS / m.throughput.callsPerS });
-    ratios.push({ label: 'protocol floor: p50 / MCP stdio p50', value: fl.latency.p50Us / m.latency.p50Us });
+    ratios.push({ label: 'protocol floor 1.1: throughput / MCP stdio', value: fl.throughput.callsPerS / m.throughput.callsPerS });
+    ratios.push({ label: 'protocol floor 1.1: p50 / MCP stdio p50', value: fl.latency.p50Us / m.latency.p50Us });
+    ratios.push({ label: 'protocol floor 1.0 (four frames): throughput / MCP stdio', value: fl10.throughput.callsPerS / m.throughput.callsPerS });
+    ratios.push({ label: 'protocol floor 1.0 (four frames): p50 / MCP stdio p50', value: fl10.latency.p50Us / m.latency.p50Us });
     for (const t of agents) {
       const a = of(t);
-      ratios.push({ label: `${a.name}: throughput / MCP stdio`, value: a.throughput.callsPerS / m.throughput.callsPerS, target: '≥ 1.0 (aim 1.5)' });
-      ratios.push({ label: `${a.name}: p50 / MCP stdio p50`, value: a.latency.p50Us / m.latency.p50Us, target: '≤ 1.2' });
+      ratios.push({ label: `${a.name}: throughput / MCP stdio`, value: a.throughput.callsPerS / m.throughput.callsPerS });
+      ratios.push({ label: `${a.name}: p50 / MCP stdio p50`, value: a.latency.p50Us / m.latency.p50Us });
       ratios.push({ label: `${a.name}: throughput / ws echo`, value: a.throughput.callsPerS / e.throughput.callsPerS });
       ratios.push({ label: `${a.name}: p50 / ws echo p50`, value: a.latency.p50Us / e.latency.p50Us });
-      ratios.push({ label: `${a.name}: throughput / protocol floor`, value: a.throughput.callsPerS / fl.throughput.callsPerS });
-      ratios.push({ label: `${a.name}: p50 / protocol floor p50`, value: a.latency.p50Us / fl.latency.p50Us });
+      ratios.push({ label: `${a.name}: throughput / protocol floor 1.1`, value: a.throughput.callsPerS / fl.throughput.callsPerS });
+      ratios.push({ label: `${a.name}: p50 / protocol floor 1.1 p50`, value: a.latency.p50Us / fl.latency.p50Us });
+      ratios.push({ label: `${a.name}: throughput / protocol floor 1.0`, value: a.throughput.callsPerS / fl10.throughput.callsPerS });
     }
-    if (full && agents[0]) {
+    const a0 = agents[0] ? of(agents[0]) : undefined;
+    const fig: Measured = {
+      mcpCallsPerS: m.throughput.callsPerS,
+      mcpP50Us: m.latency.p50Us,
+      floor11CallsPerS: fl.throughput.callsPerS,
+      ...(o.sync[0] === 'normal' && a0 ? { agentCallsPerS: a0.throughput.callsPerS, agentP50Us: a0.latency.p50Us } : {}),
+    };
+    if (full && full32) {
       const f = of(full);
-      const a = of(agents[0]);
-      ratios.push({ label: 'full path: throughput / agent round trip', value: f.throughput.callsPerS / a.throughput.callsPerS });
-      ratios.push({ label: 'full path: p50 / agent round trip p50', value: f.latency.p50Us / a.latency.p50Us });
+      fig.fullCallsPerS = f.throughput.callsPerS;
+      fig.fullP50Us = f.latency.p50Us;
+      fig.full32CallsPerS = of(full32).throughput.callsPerS;
+      if (a0) {
+        ratios.push({ label: 'full path: throughput / agent round trip', value: f.throughput.callsPerS / a0.throughput.callsPerS });
+        ratios.push({ label: 'full path: p50 / agent round trip p50', value: f.latency.p50Us / a0.latency.p50Us });
+      }
     }
-    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts: o.counts, results: measured, ratios };
+    let sustained: RunReport['sustained'];
+    if (o.sustained > 0 && agents[0] && o.sync[0] === 'normal') {
+      sustained = await measureSustained(agents[0], mcp, o.sustained, o.counts, say);
+      fig.agentSustainedCallsPerS = sustained.agent;
+      fig.mcpSustainedCallsPerS = sustained.mcp;
+    }
+    // The memory figures need a quiet machine: every other target is closed first.
+    for (const t of open.reverse()) await t.close().catch(() => undefined);
+    open.length = 0;
+    let idleRss: RunReport['idleRss'];
+    if (o.idleRss) {
+      const afterS = o.idleRssAfterS ?? 30;
+      say(`headless agents for the idle RSS (${afterS} s)`);
+      idleRss = await measureIdleRss({ afterS, say });
+      fig.idleRssMinimalMb = idleRss.find((x) => x.config === 'minimal')?.rssMb;
+      fig.idleRssDemoMb = idleRss.find((x) => x.config === 'demo')?.rssMb;
+    }
+    Object.assign(fig, (await o.extraFigures?.()) ?? {});
+    return {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: availableParallelism(),
+      counts: o.counts,
+      results: measured,
+      ratios,
+      ...(sustained ? { sustained } : {}),
+      ...(idleRss ? { idleRss, idleRssAfterS: o.idleRssAfterS ?? 30 } : {}),
+      targets: verdicts(fig),
+    };
   } finally {
     for (const t of open.reverse()) await t.close().catch(() => undefined);
   }
 }
 
+/**
+ * Throughput under sustained load: `rounds` times one round of `calls` calls of the agent, then of MCP
+ * (so the agent's journal table catches up inside the measurement, as it must under real load);
+ * medians over the rounds.
+ */
+async function measureSustained(agent: BenchTarget, mcp: BenchTarget, calls: number, c: BenchCounts, say: (l: string) => void): Promise<NonNullable<RunReport['sustained']>> {
+  const a: number[] = [];
+  const m: number[] = [];
+  const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+  for (let r = 0; r < c.rounds; r++) {
+    say(`sustained round ${r + 1}/${c.rounds} (${calls} calls each)`);
+    a.push((await measureThroughput(() => agent.call(), calls, c.concurrency)).callsPerS);
+    await settle();
+    m.push((await measureThroughput(() => mcp.call(), calls, c.concurrency)).callsPerS);
+    await settle();
+  }
+  return { calls, agent: median(a), mcp: median(m) };
+}
+
 /** The report as a plain-text table plus ratios. */
 export function formatReport(r: RunReport): string {
   const c = r.counts;
-  const rows = r.results.map((x) => [x.name, x.latency.p50Us.toFixed(0), x.latency.p99Us.toFixed(0), x.latency.meanUs.toFixed(0), x.throughput.callsPerS.toFixed(0)]);
-  const head = ['benchmark', 'p50 µs', 'p99 µs', 'mean µs', `calls/s (${c.concurrency} in flight)`];
+  const us = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '–');
+  const rows = r.results.map((x) => [x.name, us(x.latency.p50Us), us(x.latency.p99Us), us(x.latency.meanUs), x.throughput.callsPerS.toFixed(0)]);
+  const head = ['benchmark', 'p50 µs', 'p99 µs', 'mean µs', `calls/s (${c.concurrency} in flight unless named)`];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   const out = [
@@ -123,6 +217,10 @@ export function formatReport(r: RunReport): string {
     '',
     'ratios',
     ...r.ratios.map((x) => `  ${x.label.padEnd(70)} ${x.value.toFixed(2)}×${x.target ? `   (target ${x.target})` : ''}`),
+    ...(r.sustained ? ['', `sustained: ${c.rounds} interleaved rounds of ${r.sustained.calls} calls, ${c.concurrency} in flight: agent ${r.sustained.agent.toFixed(0)} calls/s, MCP stdio ${r.sustained.mcp.toFixed(0)} calls/s (medians)`] : []),
+    ...(r.idleRss ? ['', `idle RSS ${r.idleRssAfterS ?? 30} s after start: ${r.idleRss.map((x) => `${x.config} config ${x.rssMb.toFixed(1)} MB`).join(', ')}`] : []),
+    '',
+    formatVerdicts(r.targets),
   ];
   return out.join('\n');
 }
@@ -142,6 +240,8 @@ async function main(): Promise<void> {
       sync: { type: 'string', default: process.env['BENCH_SYNC'] ?? 'both' },
       log: { type: 'string', default: process.env['BENCH_LOG'] ?? 'info' },
       'no-full-path': { type: 'boolean', default: process.env['BENCH_NO_FULL_PATH'] === '1' },
+      sustained: { type: 'string', default: envInt('SUSTAINED', 30_000) },
+      'no-idle-rss': { type: 'boolean', default: process.env['BENCH_NO_IDLE_RSS'] === '1' },
       profile: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
@@ -156,6 +256,8 @@ async function main(): Promise<void> {
     sync: [...sync],
     log: values.log,
     fullPath: !values['no-full-path'],
+    sustained: values.sustained === '0' ? 0 : positiveInt(values.sustained, 'sustained'),
+    idleRss: !values['no-idle-rss'],
     ...(profileDir ? { profileDir } : {}),
     progress: (l) => process.stderr.write(l + '\n'),
   });

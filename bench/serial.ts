@@ -3,8 +3,11 @@
  *   1. a raw serialport round trip on a socat pty: write `W\r\n`, read `  12.34 kg\r\n` (the bindings
  *      directly, no handler);
  *   2. `device.info` through the whole path (HTTP → bridge → agent, each in its own process);
- *   3. `serial.request` through the same whole path, to a scale on another pty pair.
- * The scale runs in its own process for 1 and 3. Prints the table and the target's ratio:
+ *   3. `serial.request` through the same whole path, to a scale on another pty pair;
+ *   4. the handler's engine alone, in this process (`request` on a `PortPool`, the same code
+ *      `serial.request` runs, without the agent around it), on a third pair: what the handler itself
+ *      adds to the raw round trip, measured in the same run (a busy machine moves the others a lot).
+ * The scale runs in its own process for 1, 3 and 4. Prints the table and the target's ratio:
  *   serial.request p50 ≤ device.info p50 + 1.5 × raw p50, i.e. (serial − info) / raw ≤ 1.5.
  *
  * Run: npm run bench:serial [-- --warmup N --latency N --throughput N --concurrency N --rounds N --json]
@@ -17,6 +20,9 @@ import { startPtyPair, type PtyPair } from '../test/peers/serial-pty.js';
 import { benchFile, isMain, positiveInt, runMain, startChild, type BenchChild } from './child.js';
 import { runtimeCaller, startDeviceStack, type DeviceStack } from './device-stack.js';
 import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
+import { PortPool } from '../handlers/serial/engine/pool.js';
+import { realBinding } from '../handlers/serial/engine/binding.js';
+import { request } from '../handlers/serial/engine/operations.js';
 
 const ANSWER = '  12.34 kg\r\n';
 
@@ -43,6 +49,21 @@ async function openRaw(path: string): Promise<BenchTarget> {
   };
 }
 
+/** The handler's engine in this process: `serial.request`'s own code on a pooled port, no agent around it. */
+function openEngine(path: string): BenchTarget {
+  const pool = new PortPool({ binding: realBinding });
+  const signal = new AbortController().signal;
+  const args = { port: path, write: { text: 'W\r\n' }, until: { delimiter: '\r\n' } };
+  return {
+    name: 'serial engine in-process (request on a pooled port)',
+    async call() {
+      const r = await request(pool, { path, settings: { baud: 9600 } }, args, signal);
+      if (r.text !== ANSWER) throw new Error(`engine: unexpected answer ${JSON.stringify(r.text)}`);
+      return r;
+    },
+    close: () => pool.dispose(),
+  };
+}
 
 /** What one run measured. */
 export interface SerialBenchReport {
@@ -53,6 +74,8 @@ export interface SerialBenchReport {
   results: BenchResult[];
   /** (serial.request p50 − device.info p50) / raw p50; the target is ≤ 1.5. */
   overheadRatio: number;
+  /** (engine in-process p50 − raw p50) / raw p50: the handler's own share of the overhead. */
+  engineRatio: number;
   met: boolean;
 }
 
@@ -64,9 +87,9 @@ export async function runSerialBench(counts: BenchCounts, say: (l: string) => vo
   const open: BenchTarget[] = [];
   try {
     say('starting two socat pty pairs and the scale');
-    pairs.push(await startPtyPair(), await startPtyPair());
-    const [rawPair, agentPair] = pairs as [PtyPair, PtyPair];
-    scaleChild = await startChild(benchFile('serial-scale-child'), [rawPair.b, agentPair.b]);
+    pairs.push(await startPtyPair(), await startPtyPair(), await startPtyPair());
+    const [rawPair, agentPair, enginePair] = pairs as [PtyPair, PtyPair, PtyPair];
+    scaleChild = await startChild(benchFile('serial-scale-child'), [rawPair.b, agentPair.b, enginePair.b]);
     say('starting bridge and agent');
     stack = await startDeviceStack({ synchronous: 'normal', log: 'info', config: { grants: { serial: [agentPair.a] } } }, 'child');
     const raw = await openRaw(rawPair.a);
@@ -75,10 +98,12 @@ export async function runSerialBench(counts: BenchCounts, say: (l: string) => vo
     open.push({ name: 'device.info, whole path', call: info.call, close: async () => info.close() });
     const req = runtimeCaller(stack, counts.concurrency, 'serial.request', { port: agentPair.a, write: { text: 'W\r\n' }, until: { delimiter: '\r\n' } }, (o) => (o as { text?: unknown })?.text === ANSWER);
     open.push({ name: 'serial.request, whole path', call: req.call, close: async () => req.close() });
+    open.push(openEngine(enginePair.a));
     const results = await measureTargets(open, counts, say);
-    const [r, i, s] = results as [BenchResult, BenchResult, BenchResult];
+    const [r, i, s, e] = results as [BenchResult, BenchResult, BenchResult, BenchResult];
     const overheadRatio = (s.latency.p50Us - i.latency.p50Us) / r.latency.p50Us;
-    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts, results, overheadRatio, met: overheadRatio <= 1.5 };
+    const engineRatio = (e.latency.p50Us - r.latency.p50Us) / r.latency.p50Us;
+    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts, results, overheadRatio, engineRatio, met: overheadRatio <= 1.5 };
   } finally {
     for (const t of open.reverse()) await t.close().catch(() => undefined);
     await stack?.stop();
@@ -97,7 +122,7 @@ export function formatSerialReport(r: SerialBenchReport): string {
   const head = ['benchmark', 'p50 µs', 'p99 µs', `calls/s (${c.concurrency} in flight)`];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  const [raw, info, ser] = r.results as [BenchResult, BenchResult, BenchResult];
+  const [raw, info, ser, eng] = r.results as [BenchResult, BenchResult, BenchResult, BenchResult];
   return [
     `${r.date}  Node ${r.node}  ${r.cpus} CPUs  warm-up ${c.warmup}; ${c.rounds} interleaved rounds of ${c.latencyN} sequential calls and ${c.throughputN} calls ${c.concurrency} in flight; medians over rounds`,
     '',
@@ -106,6 +131,7 @@ export function formatSerialReport(r: SerialBenchReport): string {
     ...rows.map(line),
     '',
     `serial.request p50 − device.info p50 = ${(ser.latency.p50Us - info.latency.p50Us).toFixed(0)} µs = ${r.overheadRatio.toFixed(2)} × the raw round trip's p50 (${raw.latency.p50Us.toFixed(0)} µs)`,
+    `the handler's engine alone adds ${(eng.latency.p50Us - raw.latency.p50Us).toFixed(0)} µs = ${r.engineRatio.toFixed(2)} × raw to the raw round trip (in-process, same run)`,
     `target: ≤ 1.5 × (serial.request p50 ≤ device.info p50 + 1.5 × raw p50): ${r.met ? 'met' : 'NOT met'}`,
   ].join('\n');
 }

@@ -45,6 +45,10 @@ export interface BenchTarget {
   call(): Promise<unknown>;
   close(): Promise<void>;
   notes?: Record<string, string | number>;
+  /** Calls in flight for this target's throughput, when not the run's (e.g. the full path with 32). */
+  concurrency?: number;
+  /** Measure throughput only (another target on the same peers measures its latency). */
+  throughputOnly?: boolean;
 }
 
 /** The value at quantile q (0..1) of ascending `sorted`, nearest-rank. */
@@ -108,30 +112,31 @@ export async function measureTargets(targets: readonly BenchTarget[], c: BenchCo
   const thr = targets.map(() => [] as ThroughputResult[]);
   const settle = () => new Promise((r) => setTimeout(r, settleMs));
   for (const t of targets) {
-    for (let i = 0; i < c.warmup; i++) await t.call();
+    if (!t.throughputOnly) for (let i = 0; i < c.warmup; i++) await t.call();
     await measureThroughput(() => t.call(), Math.min(c.warmup, c.throughputN), c.concurrency);
     await settle();
   }
   for (let r = 0; r < c.rounds; r++) {
     say(`round ${r + 1}/${c.rounds}`);
     for (const [i, t] of targets.entries()) {
+      if (t.throughputOnly) continue;
       lat[i]!.push(await measureLatency(() => t.call(), c.latencyN));
       await settle();
     }
     for (const [i, t] of targets.entries()) {
-      thr[i]!.push(await measureThroughput(() => t.call(), c.throughputN, c.concurrency));
+      thr[i]!.push(await measureThroughput(() => t.call(), c.throughputN, t.concurrency ?? c.concurrency));
       await settle();
     }
   }
   return targets.map((t, i) => ({
     name: t.name,
     latency: {
-      n: c.latencyN,
+      n: t.throughputOnly ? 0 : c.latencyN,
       p50Us: median(lat[i]!.map((x) => x.p50Us)),
       p99Us: median(lat[i]!.map((x) => x.p99Us)),
       meanUs: median(lat[i]!.map((x) => x.meanUs)),
     },
-    throughput: { total: c.throughputN, concurrency: c.concurrency, callsPerS: median(thr[i]!.map((x) => x.callsPerS)) },
+    throughput: { total: c.throughputN, concurrency: t.concurrency ?? c.concurrency, callsPerS: median(thr[i]!.map((x) => x.callsPerS)) },
     ...(t.notes ? { notes: t.notes } : {}),
   }));
 }

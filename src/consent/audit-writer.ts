@@ -62,7 +62,7 @@ const after = (a: number, b: number): boolean => ((a - b) | 0) > 0;
  * worker cannot start, fails or does not answer in time.
  */
 export class WorkerAuditWriter implements AuditWriter {
-  private readonly worker: Worker | undefined;
+  private worker: Worker | undefined;
   private readonly shared = new Int32Array(new SharedArrayBuffer(12));
   private seq = 0;
   /**
@@ -77,42 +77,53 @@ export class WorkerAuditWriter implements AuditWriter {
   private backlogStuck = false;
 
   constructor(
-    file: string,
+    private readonly file: string,
     private readonly fallback: AuditWriter,
     private readonly onError: (message: string) => void,
     /** How long a read waits for the worker (a worker started cold on a busy machine may need longer). */
     private readonly syncWaitMs = SYNC_WAIT_MS,
-  ) {
+  ) {}
+
+  /**
+   * Starts the worker, on the first batch: a worker thread costs ≈ 12 MB of memory, which an agent that
+   * records no call (idle, or only reads) does not need to pay (issue 21, memory at rest).
+   */
+  private start(): Worker | undefined {
+    if (this.worker || this.failed) return this.worker;
     try {
-      const opts = { workerData: { file, shared: this.shared.buffer } };
+      const opts = { workerData: { file: this.file, shared: this.shared.buffer } };
+      let worker: Worker;
       if (import.meta.url.endsWith('.ts')) {
         // Run from TypeScript sources (tests, tsx): the parent's loader hooks do not reach a worker
         // thread on Node 20, so the worker registers tsx before loading its module.
         const src = new URL('./audit-worker.ts', import.meta.url).href;
         const tsx = import.meta.resolve('tsx/esm/api');
-        this.worker = new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(src)}); })`, { ...opts, eval: true });
+        worker = new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(src)}); })`, { ...opts, eval: true });
       } else {
-        this.worker = new Worker(new URL('./audit-worker.js', import.meta.url), opts);
+        worker = new Worker(new URL('./audit-worker.js', import.meta.url), opts);
       }
-      this.worker.unref();
-      this.worker.on('message', (m: { error?: string }) => {
+      this.worker = worker;
+      worker.unref();
+      worker.on('message', (m: { error?: string }) => {
         if (m.error) this.fail(`the audit worker could not commit rows: ${m.error}`);
       });
-      this.worker.on('error', (e) => this.fail(`the audit worker failed: ${String(e)}`));
-      this.worker.on('exit', (code) => {
+      worker.on('error', (e) => this.fail(`the audit worker failed: ${String(e)}`));
+      worker.on('exit', (code) => {
         if (!this.failed && code !== 0) this.fail(`the audit worker exited (${code})`);
       });
     } catch (e) {
       this.worker = undefined;
       this.failed = true;
-      onError(`the audit worker could not start: ${String(e)}; writing in this thread`);
+      this.onError(`the audit worker could not start: ${String(e)}; writing in this thread`);
     }
+    return this.worker;
   }
 
   /** Takes the rows: the worker commits them, or (once it has failed) this thread, now or later. */
   write(rows: AuditRow[], pruneBefore?: string): void {
     if (!this.failed && Atomics.load(this.shared, BROKEN)) this.fail('the audit worker failed', false);
-    if (this.failed || !this.worker) {
+    const worker = this.failed ? undefined : this.start();
+    if (this.failed || !worker) {
       this.backlog.push({ json: JSON.stringify(rows), pruneBefore });
       this.writeBacklog();
       return;
@@ -120,7 +131,7 @@ export class WorkerAuditWriter implements AuditWriter {
     this.seq = (this.seq + 1) | 0;
     const json = JSON.stringify(rows);
     this.held.push({ seq: this.seq, json, pruneBefore });
-    this.worker.postMessage({ seq: this.seq, json, pruneBefore });
+    worker.postMessage({ seq: this.seq, json, pruneBefore });
     this.forgetCommitted();
   }
 

@@ -1,6 +1,6 @@
 /**
  * The serial benchmark runs end to end with tiny counts: its pty pairs, scale process, bridge and agent
- * start, all three targets answer correctly (each call checks its answer) and numbers come out. No
+ * start, all four targets (with the engine in-process) answer correctly (each call checks its answer) and numbers come out. No
  * timing assertions: performance is measured by `npm run bench:serial`, never by tests.
  */
 import { test } from 'node:test';
@@ -9,11 +9,13 @@ import { formatSerialReport, runSerialBench } from '../../bench/serial.js';
 
 test('the serial benchmark runs with tiny counts and reports the target ratio', { timeout: 180_000 }, async () => {
   const r = await runSerialBench({ warmup: 2, latencyN: 5, throughputN: 8, concurrency: 2, rounds: 1 });
-  assert.deepEqual(r.results.map((x) => x.name), ['raw serialport round trip (pty)', 'device.info, whole path', 'serial.request, whole path']);
+  assert.deepEqual(r.results.map((x) => x.name), ['raw serialport round trip (pty)', 'device.info, whole path', 'serial.request, whole path', 'serial engine in-process (request on a pooled port)']);
   for (const x of r.results) {
     assert.ok(Number.isFinite(x.latency.p50Us) && x.latency.p50Us > 0, x.name);
     assert.equal(x.throughput.total, 8);
   }
   assert.ok(Number.isFinite(r.overheadRatio));
+  assert.ok(Number.isFinite(r.engineRatio));
   assert.match(formatSerialReport(r), /target: ≤ 1\.5/);
+  assert.match(formatSerialReport(r), /the handler's engine alone adds -?\d+ µs/);
 });

@@ -14,6 +14,29 @@ const READ_CHUNK = 64 * 1024;
 /** Bytes kept for the next listener when nobody listens (older ones are dropped and counted). */
 const HELD_MAX = 64 * 1024;
 
+/**
+ * The Unix bindings' port (Linux, macOS): its descriptor, opened non-blocking, and its poller. Reading
+ * and writing it directly spares each exchange the bindings' trips through libuv's thread pool (their
+ * read and write are `fs.read`/`fs.write` there: one worker-thread wake-up and one main-thread wake-up
+ * each, and an idle read that comes back EAGAIN costs another), which cost the whole path most on a busy
+ * machine (docs/handlers/serial.md, "Benchmark").
+ */
+interface UnixPort {
+  fd: number | null;
+  poller: { once(event: 'readable', cb: (err?: Error | null) => void): unknown };
+}
+
+function unixPort(p: BindingPort): UnixPort | undefined {
+  if (process.platform === 'win32') return undefined;
+  const u = p as unknown as Partial<UnixPort>;
+  return typeof u.fd === 'number' && typeof u.poller?.once === 'function' ? (u as UnixPort) : undefined;
+}
+
+const wouldBlock = (e: unknown): boolean => {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'EAGAIN' || code === 'EWOULDBLOCK' || code === 'EINTR';
+};
+
 /** Receives the port's bytes and its fatal fault while attached. */
 export interface LinkListener {
   data(chunk: Buffer): void;
@@ -43,6 +66,8 @@ export class SerialLink {
   readonly identity: string | undefined;
   /** When the port was opened (ms, performance clock). */
   readonly openedAt = performance.now();
+  /** Set when the port's descriptor can be read and written directly (Unix bindings). */
+  private readonly unix: UnixPort | undefined;
 
   constructor(
     private readonly port: BindingPort,
@@ -51,6 +76,7 @@ export class SerialLink {
     readonly settingsKey: string,
   ) {
     this.identity = deviceIdentity(path);
+    this.unix = unixPort(port);
     this.pump();
   }
 
@@ -102,7 +128,18 @@ export class SerialLink {
    */
   async write(data: Buffer, signal?: AbortSignal): Promise<void> {
     if (this.fault) throw this.fault;
-    const w = this.port.write(data).catch((e: unknown) => {
+    // What the OS takes at once (all of a request's few bytes, as a rule) is written here; the rest
+    // through the bindings, which wait until the port is writable.
+    let rest = data;
+    if (this.unix?.fd != null) {
+      try {
+        rest = data.subarray(fs.writeSync(this.unix.fd, data));
+      } catch (e) {
+        if (!wouldBlock(e)) throw this.fail(faultFromOsError(e, this.path, 'io'));
+      }
+      if (!rest.length) return;
+    }
+    const w = this.port.write(rest).catch((e: unknown) => {
       if (isCanceled(e) && this.closing) return 'closed' as const;
       throw this.fail(faultFromOsError(e, this.path, 'io'));
     });
@@ -154,7 +191,7 @@ export class SerialLink {
     if (this.reading || !this.usable) return;
     this.reading = true;
     const buf = Buffer.allocUnsafe(READ_CHUNK);
-    this.port.read(buf, 0, READ_CHUNK).then(
+    (this.unix ? this.readDirect(this.unix, buf) : this.port.read(buf, 0, READ_CHUNK)).then(
       ({ bytesRead }) => {
         this.reading = false;
         if (this.closing) return;
@@ -171,6 +208,33 @@ export class SerialLink {
         this.listener?.fault(f);
       },
     );
+  }
+
+  /**
+   * The bindings' read without the thread pool: read what is there now; when nothing is, wait for the
+   * poller to say readable (a close cancels that wait with a `canceled` error, as the bindings' own read).
+   */
+  private readDirect(u: UnixPort, buf: Buffer): Promise<{ bytesRead: number }> {
+    return new Promise((resolve, reject) => {
+      const attempt = (err?: Error | null): void => {
+        if (err) return reject(err);
+        if (!this.port.isOpen || u.fd === null) return reject(Object.assign(new Error('Port is not open'), { canceled: true }));
+        let n: number;
+        try {
+          n = fs.readSync(u.fd, buf, 0, buf.length, null);
+        } catch (e) {
+          if (wouldBlock(e)) {
+            u.poller.once('readable', attempt);
+            return;
+          }
+          return reject(e);
+        }
+        // Zero bytes: nothing after all (the bindings read again too); wait for the next readable.
+        if (n === 0) u.poller.once('readable', attempt);
+        else resolve({ bytesRead: n });
+      };
+      attempt();
+    });
   }
 
   private hold(chunk: Buffer): void {

@@ -1,0 +1,143 @@
+/**
+ * Memory at rest (issue 21 item 6): the headless agent's resident set size some seconds (30 by default)
+ * after it was started, with a minimal config and with the demo's (`npm start` writes it:
+ * `prepareDemo` in src/cli/commands/demo.ts), both with every built-in handler loaded. Each agent runs as
+ * `aios-device run -c <config>` does (`dist/src/cli/main.js run`, compiled code), connected to a reference
+ * bridge in a process of its own, and is left alone until the measurement. RSS is read from
+ * `/proc/<pid>/status` (Linux; elsewhere from `ps -o rss=`).
+ *
+ * Run: npm run bench:idle-rss [-- --after-s N] [--json]
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createInterface } from 'node:readline';
+import { prepareDemo } from '../src/cli/commands/demo.js';
+import { benchFile, isMain, loaderFor, positiveInt, runMain, startChild } from './child.js';
+
+/** One agent's memory, `afterS` seconds after it was spawned. */
+export interface IdleRssSample {
+  config: 'minimal' | 'demo';
+  rssMb: number;
+  /** How many functions the agent registered (all built-in handlers: the same in both configs). */
+  functions: number;
+}
+
+/** The CLI entry point the product ships (`aios-device`). */
+function cliMain(): string {
+  // bench/ and src/ are siblings, in the sources as in dist/.
+  const ext = import.meta.url.endsWith('.js') ? '.js' : '.ts';
+  return fileURLToPath(new URL(`../src/cli/main${ext}`, import.meta.url));
+}
+
+/** Resident set size of `pid` in MB (10^6 bytes). */
+export function rssMbOf(pid: number): number {
+  if (process.platform === 'linux') {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (m) return (Number(m[1]) * 1024) / 1e6;
+  }
+  return (Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) * 1024) / 1e6;
+}
+
+const IDS = { workspace_id: 'ws_rss', user_id: 'usr_rss' } as const;
+
+/** Starts `aios-device run -c file` in `cwd`; resolves with the process and its function count once it is ready. */
+function startAgentProcess(file: string, cwd: string, nodeArgs: string[]) {
+  const main = cliMain();
+  // The agent runs in its own folder, where a bare `--import tsx` (sources, the smoke test) would not resolve.
+  const loader = loaderFor(main).map((a) => (a === 'tsx' ? import.meta.resolve('tsx') : a));
+  const proc = spawn(process.execPath, [...nodeArgs, ...loader, main, 'run', '-c', file], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  const spawnedAt = Date.now();
+  const ready = new Promise<number>((resolve, reject) => {
+    const lines = createInterface({ input: proc.stderr! });
+    let tail = '';
+    lines.on('line', (l) => {
+      tail = (tail + '\n' + l).slice(-2000);
+      const m = /^agent ready: (\d+) functions/.exec(l);
+      if (m) resolve(Number(m[1]));
+      // Anything else the agent says (warnings, errors) is worth seeing next to the figure.
+      else process.stderr.write(`[agent ${file}] ${l}\n`);
+    });
+    proc.once('exit', (code) => reject(new Error(`the agent (${file}) exited (${code}) before it was ready:${tail}`)));
+  });
+  const stop = async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    const kill = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    proc.kill('SIGTERM');
+    await exited;
+    clearTimeout(kill);
+  };
+  return { proc, spawnedAt, ready, stop };
+}
+
+/**
+ * Starts a bridge and two agents (minimal config, demo's config) side by side, waits until `afterS`
+ * seconds after each agent was spawned and reads its RSS. `nodeArgs` go to the agents (e.g.
+ * `--heap-prof`).
+ */
+export async function measureIdleRss(o: { afterS: number; nodeArgs?: string[]; say?: (l: string) => void }): Promise<IdleRssSample[]> {
+  const say = o.say ?? (() => undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'aios-bench-rss-'));
+  const tokens = { minimal: 'dt_' + randomBytes(12).toString('hex'), demo: 'dt_' + randomBytes(12).toString('hex') };
+  const bridgeDoc = {
+    listen: { host: '127.0.0.1', port: 0 },
+    data_dir: join(dir, 'bridge'),
+    runtime_tokens: { ['rt_' + randomBytes(12).toString('hex')]: { workspace_id: IDS.workspace_id } },
+    // The demo's config names its own identity (src/cli/commands/demo.ts).
+    device_tokens: { [tokens.minimal]: { ...IDS, device_id: 'dev_min' }, [tokens.demo]: { workspace_id: 'ws_demo', user_id: 'usr_demo', device_id: 'dev_demo' } },
+  };
+  const bridge = await startChild<{ url: string }>(benchFile('bridge-child'), [JSON.stringify(bridgeDoc)]);
+  const agents: ReturnType<typeof startAgentProcess>[] = [];
+  try {
+    const wsUrl = bridge.info.url.replace(/^http/, 'ws') + '/v1/device';
+    // Every built-in handler: diagnostics is the only opt-in one. The local endpoint as in the defaults but on a free
+    // port and a socket of its own (the defaults are shared by every agent of this user on the machine).
+    const allHandlers = { diagnostics: { enabled: true } };
+    const minDir = join(dir, 'minimal');
+    mkdirSync(minDir, { mode: 0o700 });
+    const minimal = join(minDir, 'agent.json');
+    writeFileSync(minimal, JSON.stringify({ bridge: { url: wsUrl, token: tokens.minimal }, identity: { ...IDS, device_id: 'dev_min' }, data_dir: join(minDir, 'data'), local_endpoint: { port: 0, socket: join(minDir, 'agent.sock') }, handlers: allHandlers }), { mode: 0o600 });
+    // The demo's own config, as `npm start` writes it, pointed at this bridge with this bridge's token.
+    const demoDir = join(dir, 'demo');
+    mkdirSync(demoDir, { mode: 0o700 });
+    writeFileSync(join(demoDir, 'device-token'), tokens.demo + '\n', { mode: 0o600 });
+    writeFileSync(join(demoDir, 'bridge.yaml'), '{}\n', { mode: 0o600 });
+    writeFileSync(join(demoDir, 'runtime.json'), '{}\n', { mode: 0o600 });
+    const files = prepareDemo(demoDir, Number(new URL(bridge.info.url).port));
+    // Only the demo's identity differs from what this bridge knows; all handlers as in the minimal config.
+    const demoDoc = readFileSync(files.agentConfig, 'utf8');
+    writeFileSync(files.agentConfig, demoDoc + `handlers:\n  diagnostics:\n    enabled: true\n`, { mode: 0o600 });
+    const configs = [
+      { config: 'minimal' as const, file: minimal, cwd: minDir },
+      { config: 'demo' as const, file: files.agentConfig, cwd: demoDir },
+    ];
+    for (const c of configs) agents.push(startAgentProcess(c.file, c.cwd, o.nodeArgs ?? []));
+    const counts = await Promise.all(agents.map((a) => a.ready));
+    say(`agents ready (${counts.join(', ')} functions); waiting until ${o.afterS} s after their start`);
+    const out: IdleRssSample[] = [];
+    for (const [i, a] of agents.entries()) {
+      const wait = a.spawnedAt + o.afterS * 1000 - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      out.push({ config: configs[i]!.config, rssMb: rssMbOf(a.proc.pid!), functions: counts[i]! });
+    }
+    return out;
+  } finally {
+    await Promise.all(agents.map((a) => a.stop()));
+    await bridge.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { 'after-s': { type: 'string', default: process.env['BENCH_AFTER_S'] ?? '30' }, json: { type: 'boolean', default: false } } });
+  const samples = await measureIdleRss({ afterS: positiveInt(values['after-s'], 'after-s'), say: (l) => process.stderr.write(l + '\n') });
+  if (values.json) process.stdout.write(JSON.stringify(samples, null, 2) + '\n');
+  else for (const s of samples) process.stdout.write(`headless agent idle RSS, ${values['after-s']} s after start, ${s.config} config (${s.functions} functions): ${s.rssMb.toFixed(1)} MB   (target ≤ 70 MB)\n`);
+}
+
+if (isMain(import.meta.url)) runMain('bench:idle-rss', main);

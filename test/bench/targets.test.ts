@@ -1,0 +1,35 @@
+/**
+ * The targets table's logic (bench/targets.ts): a figure is met, not met, or not measured, never a
+ * made-up number; extra conditions (the reconnect storm's calls) count.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FIGURES, formatVerdicts, verdicts } from '../../bench/targets.js';
+
+test('each figure gets met, not met or not measured from the run', () => {
+  const rows = verdicts({ agentCallsPerS: 30_000, mcpCallsPerS: 20_000, agentP50Us: 200, mcpP50Us: 100, idleRssMinimalMb: 69.9, idleRssDemoMb: 71 });
+  assert.equal(rows.length, FIGURES.length);
+  const by = (label: string) => rows.find((r) => r.label.startsWith(label))!;
+  assert.equal(by('agent throughput / MCP stdio (bursts').verdict, 'met');
+  assert.equal(by('agent throughput / MCP stdio (bursts').shown, '1.50×');
+  assert.equal(by('agent p50 / MCP stdio p50').verdict, 'not met');
+  assert.equal(by('headless agent idle RSS 30 s after start, minimal').verdict, 'met');
+  assert.equal(by("headless agent idle RSS 30 s after start, the demo's").verdict, 'not met');
+  for (const label of ['agent throughput / MCP stdio, sustained', 'full path', 'bridge', 'stall']) {
+    assert.equal(by(label).verdict, 'not measured in this run', label);
+    assert.equal(by(label).value, undefined);
+    assert.equal(by(label).shown, '–');
+  }
+});
+
+test('the reconnect figure needs the storm calls to complete as well as the time', () => {
+  const row = (ok: boolean) => verdicts({ bridgeReconnectS: 12, bridgeStormCallsOk: ok }).find((r) => r.label.includes('reconnected'))!;
+  assert.equal(row(true).verdict, 'met');
+  assert.equal(row(false).verdict, 'not met');
+});
+
+test('the printed table names every figure, its target and the count', () => {
+  const text = formatVerdicts(verdicts({ bridgeBytesPerDevice: 25_000 }));
+  assert.match(text, /bridge: 10 000 idle devices, RSS above idle per device +25\.0 kB +≤ 20 kB +not met/);
+  assert.match(text, /verdict: 0 of 13 targets met \(1 measured in this run, 12 not measured\)/);
+});
