@@ -3,7 +3,8 @@
  * consent and audit wired, all built-in handlers, diagnostics enabled), connected to the driver's bridge.
  * Run by the benchmarks: node --import tsx bench/agent-child.ts '<agent config JSON>'
  */
-import { writeFileSync } from 'node:fs';
+import { openSync, readSync, writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { normalizeAgentConfig } from '../src/config/agent-config.js';
 import { TRANSPORT_CHANNELS } from '../src/protocol/ws-transport.js';
 import { createLogger, silentLogger } from '../src/agent/logger.js';
@@ -15,8 +16,10 @@ async function main(): Promise<void> {
   const log = cfg.log?.level && cfg.log.level !== 'silent' ? createLogger({ level: cfg.log.level, ...(cfg.log.file ? { file: cfg.log.file } : {}) }) : silentLogger();
   const stamps = process.env['BENCH_TIMELINE'] ? recordTimeline() : undefined;
   const running = await startAgent(cfg, log);
+  const delays = process.env['BENCH_STALL'] ? recordDelays() : undefined;
   exitOnSignal(() => {
     if (stamps) writeFileSync(process.env['BENCH_TIMELINE']!, stamps.join('\n'));
+    if (delays) writeFileSync(process.env['BENCH_STALL']!, JSON.stringify(delays()));
     return running.stop();
   });
   announceReady({ pid: process.pid, functions: running.agent.registry.ids().length });
@@ -42,6 +45,56 @@ function recordTimeline(): bigint[] {
     arrived = 0n;
   });
   return stamps;
+}
+
+/**
+ * For `bench/journal-stall.ts`: the event loop's delay, sampled at 1 ms resolution and cut into 100 ms
+ * windows, each `[wall-clock end ms, longest delay ms, longest on-CPU delay ms]`, so the driver can keep
+ * the windows of its run (start-up is not part of it). The third figure (Linux: the main thread's
+ * on-CPU time from /proc/thread-self/schedstat between two 1 ms ticks) counts only the time this
+ * thread ran: on a busy machine, waiting for a core shows in the first figure and not in this one.
+ * Returns the function that closes the last window and hands the list over.
+ */
+function recordDelays(): () => [number, number, number][] {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  const cpu = threadCpuClock();
+  let lastCpu = cpu?.() ?? 0;
+  let maxCpu = 0;
+  let tick: NodeJS.Timeout | undefined;
+  const sample = () => {
+    const c = cpu!();
+    maxCpu = Math.max(maxCpu, (c - lastCpu) / 1e6);
+    lastCpu = c;
+    tick = setTimeout(sample, 1);
+  };
+  if (cpu) tick = setTimeout(sample, 1);
+  const windows: [number, number, number][] = [];
+  const cut = () => {
+    windows.push([Date.now(), h.max / 1e6, cpu ? maxCpu : Number.NaN]);
+    h.reset();
+    maxCpu = 0;
+  };
+  const timer = setInterval(cut, 100);
+  return () => {
+    clearInterval(timer);
+    clearTimeout(tick);
+    cut();
+    h.disable();
+    return windows;
+  };
+}
+
+/** The main thread's on-CPU time in ns (Linux), or undefined where it cannot be read. */
+function threadCpuClock(): (() => number) | undefined {
+  try {
+    const fd = openSync('/proc/thread-self/schedstat', 'r');
+    const buf = Buffer.alloc(128);
+    const read = () => Number(buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0)).split(' ')[0]);
+    return Number.isFinite(read()) ? read : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 main().catch((e: unknown) => {

@@ -1,14 +1,18 @@
 /**
  * The reference bridge in its own process, for the full-path benchmark (runtime → bridge HTTP → agent).
- * Run by the benchmarks: node --import tsx bench/bridge-child.ts '<bridge config JSON>'
+ * Run by the benchmarks: node --import tsx bench/bridge-child.ts '<bridge config JSON>' | @<config file>
  */
+import { readFileSync } from 'node:fs';
 import { normalizeBridgeConfig } from '../src/config/bridge-config.js';
 import { silentLogger } from '../src/agent/logger.js';
 import { BridgeServer } from '../src/bridge/server.js';
 import { announceReady, exitOnSignal } from './child.js';
 
 async function main(): Promise<void> {
-  const bridge = new BridgeServer(normalizeBridgeConfig(JSON.parse(process.argv[2] ?? '{}')), { log: silentLogger() });
+  // `@file`: the config in a file (a config naming 10,000 device tokens is longer than one argument may be).
+  const arg = process.argv[2] ?? '{}';
+  const text = arg.startsWith('@') ? readFileSync(arg.slice(1), 'utf8') : arg;
+  const bridge = new BridgeServer(normalizeBridgeConfig(JSON.parse(text)), { log: silentLogger() });
   const url = await bridge.start();
   exitOnSignal(() => bridge.stop());
   announceReady({ url });

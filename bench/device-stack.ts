@@ -28,6 +28,8 @@ export interface AgentSettings {
   env?: Record<string, string>;
   /** Added to the agent's config (e.g. grants; `handlers` sections are merged with the defaults). */
   config?: Record<string, unknown>;
+  /** Runs before the agent starts, with its data folder (e.g. to fill its journal). */
+  beforeStart?: (dataDir: string) => Promise<void>;
 }
 
 export interface DeviceStack {
@@ -51,8 +53,11 @@ function bridgeDoc(dir: string, runtime: string, device: string) {
   };
 }
 
-/** Starts a bridge (here or in a child) and an agent child connected to it; resolves once the device is online. */
-export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere: 'here' | 'child'): Promise<DeviceStack> {
+/**
+ * Starts a bridge (here or in a child) and an agent child connected to it; resolves once the device is online.
+ * `bridgeChildFile`: another bridge-child module to run (e.g. an older checkout's, to compare bridges in one run).
+ */
+export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere: 'here' | 'child', bridgeChildFile?: string): Promise<DeviceStack> {
   const dir = mkdtempSync(join(tmpdir(), 'aios-bench-'));
   const runtime = 'rt_' + randomBytes(12).toString('hex');
   const device = 'dt_' + randomBytes(12).toString('hex');
@@ -71,7 +76,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, runtime, device)), { log: silentLogger() });
       url = await bridge.start();
     } else {
-      bridgeChild = await startChild<{ url: string }>(benchFile('bridge-child'), [JSON.stringify(bridgeDoc(dir, runtime, device))], agentSettings.nodeArgs ?? []);
+      bridgeChild = await startChild<{ url: string }>(bridgeChildFile ?? benchFile('bridge-child'), [JSON.stringify(bridgeDoc(dir, runtime, device))], agentSettings.nodeArgs ?? []);
       url = bridgeChild.info.url;
     }
     const agentDoc = {
@@ -86,6 +91,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       ...agentSettings.config,
       handlers: { diagnostics: { enabled: true }, ...(agentSettings.config?.['handlers'] as Record<string, unknown> | undefined) },
     };
+    await agentSettings.beforeStart?.(agentDoc.data_dir);
     agent = await startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
     await waitOnline(url, runtime);
     const a = agent;

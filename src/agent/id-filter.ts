@@ -20,6 +20,11 @@ export class IdFilter {
     this.bits = new Uint32Array(this.m / 32);
   }
 
+  /** How many ids were added. */
+  get size(): number {
+    return this.count;
+  }
+
   /** More ids were added than the filter was sized for (its false-positive rate is climbing). */
   get full(): boolean {
     return this.count > this.capacity;

@@ -1,27 +1,30 @@
 /**
- * The persistent call journal (PROTOCOL.md §5, §6.8): accept-before-execute, replay, tombstones,
- * crash recovery, retention, and the outbox of undelivered outcomes.
+ * The persistent call journal (PROTOCOL.md §5, §6.8), as the dispatcher and the session use it:
+ * accept-before-execute, replay, tombstones, crash recovery, retention, and the outbox of undelivered
+ * outcomes.
  *
- * Two files: an append-only **log** (`<journal>.log`, one JSON line per write) and the SQLite
- * **table** that indexes it. A write is durable once its line is in the log: writes made in the same
- * event-loop turn (or, for a call alone, the same task) leave in one `write()` (plus `fdatasync` at
- * `synchronous: full`), and only then do their promises resolve; the dispatcher starts a handler only
- * after its accept has resolved, so accept-before-execute holds. The table catches up in batches
- * (when the journal has been quiet for 50 ms, or at the latest after 2 s or 8192 rows, and before any
- * read that scans it): one upsert per touched row in
- * one transaction, after which the log is emptied. Until then the rows live in memory (`rows`), where
- * `get` finds them. At start-up the log left by a crash is replayed into the table before recovery.
+ * Two stores: the group-committed **log** (`journal-log.ts`), where a write is durable, and the SQLite
+ * **table** (`journal-table.ts`) that indexes it. The dispatcher starts a handler only after its accept
+ * has resolved, i.e. is in the log, so accept-before-execute holds. Rows written to the log live in
+ * memory (`rows`, where `get` finds them) until the table **catches up**: when the journal has been quiet
+ * for 50 ms, or at the latest after 2 s or 8192 rows, and before any read that scans the table. A
+ * background catch-up writes the rows in transactions of 512, yielding to the event loop between them
+ * (one transaction of 8192 rows held the loop ≈ 50 ms), and empties the log only once the table has every
+ * row the log carries. At start-up the log left by a crash is replayed into the table before recovery.
  *
- * Why not a SQLite commit per group: one commit of one small row costs 25–55 µs here, a `write()` of
- * the same bytes about 2 µs; a call needs two durable writes (accept, outcome). See docs/performance.md.
+ * Deduplication needs no table lookup for a fresh `call_id`: a Bloom filter (`id-filter.ts`) of the ids
+ * the table holds says "certainly new"; when it outgrows its size it is rebuilt from the table in
+ * steps too, the old filter answering (with every new id added to both) until the new one is complete.
  */
-import type Database from 'better-sqlite3';
-import { closeSync, fdatasyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { openDatabase, migrate, type Migration, type SyncLevel } from '../storage/sqlite.js';
 import type { CallState, Outcome } from '../protocol/messages.js';
 import { isTerminal } from '../protocol/messages.js';
 import { ERRORS } from '../protocol/errors.js';
+import type { SyncLevel } from '../storage/sqlite.js';
 import { IdFilter } from './id-filter.js';
+import { JournalLog, type LogRecord } from './journal-log.js';
+import { JournalTable, type ListOptions, type Row, type Scope } from './journal-table.js';
+
+export { JOURNAL_MIGRATIONS, JOURNAL_SCHEMA } from './journal-table.js';
 
 /** One journal row as the dispatcher sees it. */
 export interface JournalRow {
@@ -35,94 +38,6 @@ export interface JournalRow {
   startedAt: string | null;
 }
 
-/** Journal migrations; each has a test that migrates a database holding rows. */
-export const JOURNAL_MIGRATIONS: readonly Migration[] = [
-  {
-    version: 1,
-    name: 'calls and meta',
-    up(db) {
-      db.exec(`
-        CREATE TABLE calls (
-          workspace_id TEXT NOT NULL,
-          device_id    TEXT NOT NULL,
-          call_id      TEXT NOT NULL,
-          function     TEXT NOT NULL,
-          args_digest  TEXT NOT NULL,
-          state        TEXT NOT NULL,
-          outcome      TEXT,
-          tombstone    INTEGER NOT NULL DEFAULT 0,
-          delivered    INTEGER NOT NULL DEFAULT 0,
-          accepted_at  TEXT,
-          started_at   TEXT,
-          finished_at  TEXT,
-          created_ms   INTEGER NOT NULL,
-          updated_ms   INTEGER NOT NULL,
-          PRIMARY KEY (workspace_id, device_id, call_id)
-        ) WITHOUT ROWID;
-        CREATE INDEX calls_by_state ON calls (state);
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      `);
-    },
-  },
-  {
-    version: 2,
-    name: 'outbox and listing indexes',
-    up(db) {
-      db.exec(`
-        CREATE INDEX calls_outbox ON calls (delivered, finished_at) WHERE outcome IS NOT NULL;
-        CREATE INDEX calls_by_time ON calls (workspace_id, device_id, created_ms);
-      `);
-    },
-  },
-  {
-    version: 3,
-    name: 'fewer indexes on the hot path',
-    up(db) {
-      // Every accept and finish paid for these; the listing and recovery scans they served are rare
-      // and bounded by retention.
-      db.exec(`DROP INDEX calls_by_state; DROP INDEX calls_by_time;`);
-    },
-  },
-];
-
-/** A row held in memory until the table catches up with the log. */
-interface Row {
-  callId: string;
-  fn: string;
-  digest: string;
-  state: CallState;
-  /** The outcome as it was journalled (parsed only when a replay needs it). */
-  outcomeJson: string | null;
-  tombstone: boolean;
-  delivered: boolean;
-  acceptedAt: string | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-  createdMs: number;
-  updatedMs: number;
-}
-
-/**
- * A log record, one JSON array per line. Each log starts with `["h", workspace_id, device_id]`, the
- * identity its rows belong to. Then: `["a", id, fn, digest, state, accepted_at, started_at, ms]` accept ·
- * `["t", id, outcome, ms]` tombstone · `["s", id, state, started_at, ms]` state ·
- * `["f", id, outcome, finished_at, delivered, ms]` outcome · `["d", [id…], delivered, ms]` delivery.
- */
-type Rec =
-  | ['a', string, string, string, CallState, string | null, string | null, number]
-  | ['t', string, Outcome, number]
-  | ['s', string, CallState, string | null, number]
-  | ['f', string, Outcome, string, 0 | 1, number]
-  | ['d', string[], 0 | 1, number];
-
-interface Op {
-  line: string;
-  /** Applies the write to the in-memory rows once its line is in the log. */
-  apply(): void;
-  resolve(): void;
-  reject(e: unknown): void;
-}
-
 const RECOVERABLE_RUNNING: CallState[] = ['running'];
 const RECOVERABLE_WAITING: CallState[] = ['accepted', 'awaiting_confirmation'];
 /**
@@ -134,6 +49,15 @@ const RECOVERABLE_WAITING: CallState[] = ['accepted', 'awaiting_confirmation'];
 const INDEX_IDLE_MS = 50;
 const INDEX_MAX_AGE_MS = 2000;
 const INDEX_MAX_ROWS = 8192;
+/** Rows per transaction of a background catch-up (≈ 2 ms of the event loop each here). */
+const CATCH_UP_CHUNK = 512;
+/**
+ * A catch-up ends by writing the rows that arrived while it ran in one last transaction and emptying
+ * the log; more than this many, and it takes another pass in chunks first.
+ */
+const CATCH_UP_FINAL_MAX = 1024;
+/** Ids read per step of an id filter rebuild. */
+const REBUILD_CHUNK = 4096;
 /** After a failed checkpoint, the next try. */
 const INDEX_RETRY_MS = 1000;
 
@@ -147,23 +71,29 @@ export class DuplicateCallError extends Error {
 
 /** The journal for one device identity (workspace + device). */
 export class Journal {
-  readonly db: Database.Database;
-  /** The log's path: `<journal path>.log`. */
-  readonly logPath: string;
-  private readonly fd: number;
-  private readonly fsync: boolean;
-  private queue: Op[] = [];
+  private readonly table: JournalTable;
+  private readonly log: JournalLog;
   /** Ids with an accept or tombstone queued but not yet logged (a second one is a duplicate). */
   private queuedIds = new Set<string>();
-  private scheduled = false;
   private closed = false;
+  /** Set once the replay and the first id filter are done (the replay leaves the filter to that). */
+  private started = false;
   /** Rows written to the log and not yet to the table, by call_id. */
-  private readonly rows = new Map<string, Row>();
+  private rows = new Map<string, Row>();
+  /**
+   * The rows a background catch-up is writing to the table, never changed while it runs: a write to one
+   * of them goes to a copy in `rows`, which the catch-up's end or the next one writes.
+   */
+  private indexing: Map<string, Row> | undefined;
+  /** Bumped to stop a background catch-up in its next step (a synchronous checkpoint, close). */
+  private catchUpRun = 0;
   /**
    * The ids this identity's table holds (a Bloom filter): a fresh id, which it certainly lacks, needs
    * no table lookup. Made after the replay; rebuilt from the table when it outgrows its size.
    */
   private ids = new IdFilter(65_536);
+  /** The filter a rebuild is filling; ids added meanwhile go to both. */
+  private nextIds: IdFilter | undefined;
   private indexTimer: NodeJS.Timeout | undefined;
   /** When the oldest row the table lacks was logged (ms), if any. */
   private oldestUnindexed: number | undefined;
@@ -173,79 +103,59 @@ export class Journal {
    * The identity the rows in memory belong to: this journal's, except while replaying a log another
    * identity wrote (the device signed in as another device with the same data directory).
    */
-  private rowsScope: { workspaceId: string; deviceId: string };
-  /** The log is empty: its next write starts with the header line naming the identity. */
-  private needHeader = true;
+  private rowsScope: Scope;
+
+  constructor(path: string, private readonly scope: Scope, sync: SyncLevel = 'NORMAL') {
+    this.table = new JournalTable(path, sync);
+    this.rowsScope = scope;
+    try {
+      this.log = new JournalLog(`${path}.log`, scope, sync === 'FULL');
+    } catch (e) {
+      this.table.close();
+      throw e;
+    }
+    this.log.onGroupTaken = () => this.queuedIds.clear();
+    this.log.onGroupWritten = () => this.afterWrite();
+    try {
+      this.replay();
+      this.rebuildIdsNow();
+      this.started = true;
+    } catch (e) {
+      this.log.close();
+      this.table.close();
+      throw e;
+    }
+  }
+
+  /** The table's connection (tests and tools read it). */
+  get db() {
+    return this.table.db;
+  }
+
+  /** The log's path: `<journal path>.log`. */
+  get logPath(): string {
+    return this.log.path;
+  }
+
   /**
    * True while several calls are in flight: writes then wait for the end of the event-loop turn, so one
    * `write()` serves them all. Alone, a write is logged at the end of the current task (lowest latency).
    */
-  batchHint: () => boolean = () => false;
-  private readonly st;
-  private readonly upsertAll: (rows: Iterable<Row>) => void;
-
-  constructor(path: string, private readonly scope: { workspaceId: string; deviceId: string }, sync: SyncLevel = 'NORMAL') {
-    // Exclusive: one agent per journal (two agents sharing a data directory would break deduplication).
-    try {
-      this.db = openDatabase(path, sync, true);
-      migrate(this.db, JOURNAL_MIGRATIONS);
-    } catch (e) {
-      if ((e as { code?: string }).code === 'SQLITE_BUSY') {
-        throw new Error(`the journal ${path} is in use by another agent; run one agent per data directory`, { cause: e });
-      }
-      throw e;
-    }
-    const kp = 'workspace_id = ? AND device_id = ? AND call_id = ?';
-    this.st = {
-      get: this.db.prepare(`SELECT * FROM calls WHERE ${kp}`),
-      upsert: this.db.prepare(`INSERT INTO calls (workspace_id, device_id, call_id, function, args_digest, state, outcome, tombstone, delivered, accepted_at, started_at, finished_at, created_ms, updated_ms)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (workspace_id, device_id, call_id) DO UPDATE SET state = excluded.state, outcome = excluded.outcome, tombstone = excluded.tombstone,
-          delivered = excluded.delivered, started_at = excluded.started_at, finished_at = excluded.finished_at, updated_ms = excluded.updated_ms`),
-      finish: this.db.prepare(`UPDATE calls SET state = ?, outcome = ?, finished_at = ?, delivered = ?, updated_ms = ? WHERE ${kp}`),
-      outbox: this.db.prepare(`SELECT outcome FROM calls WHERE workspace_id = @ws AND device_id = @dev AND delivered = 0 AND outcome IS NOT NULL ORDER BY finished_at LIMIT @limit`),
-      sweep: this.db.prepare(`DELETE FROM calls WHERE created_ms < @before AND (outcome IS NOT NULL OR tombstone = 1) AND delivered = 1`),
-      ids: this.db.prepare(`SELECT call_id FROM calls WHERE workspace_id = ? AND device_id = ?`).pluck(),
-      count: this.db.prepare(`SELECT count(*) FROM calls WHERE workspace_id = ? AND device_id = ?`).pluck(),
-      metaGet: this.db.prepare(`SELECT value FROM meta WHERE key = ?`),
-      metaSet: this.db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
-    };
-    this.rowsScope = scope;
-    this.upsertAll = this.db.transaction((rows: Iterable<Row>) => {
-      const { workspaceId: ws, deviceId: dev } = this.rowsScope;
-      for (const r of rows) {
-        this.st.upsert.run(ws, dev, r.callId, r.fn, r.digest, r.state, r.outcomeJson, r.tombstone ? 1 : 0, r.delivered ? 1 : 0, r.acceptedAt, r.startedAt, r.finishedAt, r.createdMs, r.updatedMs);
-      }
-    });
-    this.fsync = sync === 'FULL';
-    this.logPath = `${path}.log`;
-    this.fd = openSync(this.logPath, 'a+', 0o600);
-    try {
-      this.replay();
-      this.rebuildIds();
-    } catch (e) {
-      closeSync(this.fd);
-      this.db.close();
-      throw e;
-    }
+  get batchHint(): () => boolean {
+    return this.log.batchHint;
   }
 
-  /** Sizes the id filter for twice the ids the table holds now (at least 65 536) and fills it. */
-  private rebuildIds(): void {
-    const { workspaceId: ws, deviceId: dev } = this.scope;
-    const n = this.st.count.get(ws, dev) as number;
-    const f = new IdFilter(Math.max(65_536, n * 2));
-    for (const id of this.st.ids.iterate(ws, dev) as IterableIterator<string>) f.add(id);
-    this.ids = f;
+  set batchHint(f: () => boolean) {
+    this.log.batchHint = f;
   }
 
   /** Reads a row synchronously: from memory if the table has not caught up with it, else from the table. */
   get(callId: string): JournalRow | undefined {
-    const m = this.rows.get(callId);
+    const m = this.rows.get(callId) ?? this.indexing?.get(callId);
     if (m) return toJournalRow(m);
     if (!this.ids.mayHave(callId)) return undefined;
-    const r = this.st.get.get(this.scope.workspaceId, this.scope.deviceId, callId) as Record<string, unknown> | undefined;
-    return r ? toJournalRow(fromTable(r)) : undefined;
+    const r = this.table.get(this.scope, callId);
+    return r ? toJournalRow(r) : undefined;
   }
 
   /**
@@ -254,22 +164,21 @@ export class Journal {
    */
   accept(callId: string, fn: string, digest: string, acceptedAt: string, state: 'accepted' | 'running' = 'accepted', startedAt: string | null = null): Promise<void> {
     if (this.known(callId)) return Promise.reject(new DuplicateCallError(callId));
-    const ms = Date.now();
-    const rec: Rec = ['a', callId, fn, digest, state, acceptedAt, startedAt, ms];
-    return this.enqueue(JSON.stringify(rec), () => this.applyRec(rec), callId);
+    const rec: LogRecord = ['a', callId, fn, digest, state, acceptedAt, startedAt, Date.now()];
+    return this.write(JSON.stringify(rec), () => this.applyRec(rec), callId);
   }
 
   /** Journals a tombstone for a cancel that arrived before its invoke (§6.5). */
   tombstone(callId: string, outcome: Outcome): Promise<void> {
     if (this.known(callId)) return Promise.reject(new DuplicateCallError(callId));
-    const rec: Rec = ['t', callId, outcome, Date.now()];
-    return this.enqueue(JSON.stringify(rec), () => this.applyRec(rec), callId);
+    const rec: LogRecord = ['t', callId, outcome, Date.now()];
+    return this.write(JSON.stringify(rec), () => this.applyRec(rec), callId);
   }
 
   /** Records a non-terminal transition. */
   setState(callId: string, state: CallState, startedAt?: string): Promise<void> {
-    const rec: Rec = ['s', callId, state, startedAt ?? null, Date.now()];
-    return this.enqueue(JSON.stringify(rec), () => this.applyRec(rec));
+    const rec: LogRecord = ['s', callId, state, startedAt ?? null, Date.now()];
+    return this.write(JSON.stringify(rec), () => this.applyRec(rec));
   }
 
   /** Records the terminal outcome (undelivered until acknowledged); `json` is the outcome's JSON if already made. */
@@ -278,52 +187,33 @@ export class Journal {
     const ms = Date.now();
     // The outcome's JSON is made once: it goes into the line and, later, into the table.
     const line = `["f",${JSON.stringify(outcome.call_id)},${json},${JSON.stringify(fin)},${delivered ? 1 : 0},${ms}]`;
-    return this.enqueue(line, () => this.applyFinish(outcome.call_id, outcome.state, json, fin, delivered, ms));
+    return this.write(line, () => this.applyFinish(outcome.call_id, outcome.state, json, fin, delivered, ms));
   }
 
   /** Marks outcomes as delivered (the bridge acknowledged them). */
   markDelivered(callIds: readonly string[]): Promise<void> {
     if (!callIds.length) return Promise.resolve();
-    const rec: Rec = ['d', [...callIds], 1, Date.now()];
-    return this.enqueue(JSON.stringify(rec), () => this.applyRec(rec));
+    const rec: LogRecord = ['d', [...callIds], 1, Date.now()];
+    return this.write(JSON.stringify(rec), () => this.applyRec(rec));
   }
 
   /** Puts an outcome back into the outbox (its response could not be sent after all). */
   markUndelivered(callId: string): Promise<void> {
-    const rec: Rec = ['d', [callId], 0, Date.now()];
-    return this.enqueue(JSON.stringify(rec), () => this.applyRec(rec));
+    const rec: LogRecord = ['d', [callId], 0, Date.now()];
+    return this.write(JSON.stringify(rec), () => this.applyRec(rec));
   }
 
   /** Outcomes not yet acknowledged, oldest first. */
   outbox(limit = 100): Outcome[] {
     this.checkpoint();
-    const rows = this.st.outbox.all({ ws: this.scope.workspaceId, dev: this.scope.deviceId, limit }) as { outcome: string }[];
-    return rows.map((r) => JSON.parse(r.outcome) as Outcome);
+    return this.table.outbox(this.scope, limit).map((j) => JSON.parse(j) as Outcome);
   }
 
   /** Lists calls for `aios/call.list`, newest first, keyset-paginated by (created_ms, call_id). */
-  list(opts: { sinceMs?: number; states?: string[]; limit: number; cursor?: { ms: number; id: string } }): { rows: JournalRow[]; next?: { ms: number; id: string } } {
+  list(opts: ListOptions): { rows: JournalRow[]; next?: { ms: number; id: string } } {
     this.checkpoint();
-    const where = ['workspace_id = @ws', 'device_id = @dev', 'tombstone = 0'];
-    const p: Record<string, unknown> = { ws: this.scope.workspaceId, dev: this.scope.deviceId, limit: opts.limit + 1 };
-    if (opts.sinceMs !== undefined) {
-      where.push('created_ms >= @since');
-      p['since'] = opts.sinceMs;
-    }
-    if (opts.states?.length) {
-      where.push(`state IN (${opts.states.map((_, i) => `@s${i}`).join(',')})`);
-      opts.states.forEach((s, i) => (p[`s${i}`] = s));
-    }
-    if (opts.cursor) {
-      where.push('(created_ms < @cms OR (created_ms = @cms AND call_id < @cid))');
-      p['cms'] = opts.cursor.ms;
-      p['cid'] = opts.cursor.id;
-    }
-    const raw = this.db.prepare(`SELECT * FROM calls WHERE ${where.join(' AND ')} ORDER BY created_ms DESC, call_id DESC LIMIT @limit`).all(p) as Record<string, unknown>[];
-    const more = raw.length > opts.limit;
-    const page = raw.slice(0, opts.limit);
-    const last = page.at(-1);
-    return { rows: page.map((r) => toJournalRow(fromTable(r))), ...(more && last ? { next: { ms: last['created_ms'] as number, id: last['call_id'] as string } } : {}) };
+    const { rows, next } = this.table.list(this.scope, opts);
+    return { rows: rows.map(toJournalRow), ...(next ? { next } : {}) };
   }
 
   /**
@@ -333,85 +223,65 @@ export class Journal {
    */
   recover(now = new Date()): Outcome[] {
     this.checkpoint();
-    const rows = this.db
-      .prepare(`SELECT * FROM calls WHERE workspace_id = ? AND device_id = ? AND outcome IS NULL AND tombstone = 0`)
-      .all(this.scope.workspaceId, this.scope.deviceId) as Record<string, unknown>[];
     const out: Outcome[] = [];
     const at = now.toISOString();
-    const tx = this.db.transaction(() => {
-      for (const r of rows) {
-        const state = r['state'] as CallState;
-        const wasRunning = RECOVERABLE_RUNNING.includes(state);
-        if (!wasRunning && !RECOVERABLE_WAITING.includes(state)) continue;
-        const started = (r['started_at'] as string | null) ?? null;
-        const accepted = (r['accepted_at'] as string | null) ?? null;
-        const outcome: Outcome = {
-          call_id: r['call_id'] as string,
-          function: r['function'] as string,
-          state: wasRunning ? 'unknown' : 'failed',
-          error: {
-            code: ERRORS.execution_interrupted.code,
-            type: 'execution_interrupted',
-            message: wasRunning ? 'The device client stopped while this call was running; its effect is unknown.' : 'The device client stopped before this call started; it did not run.',
-            retryable: false,
-            side_effects: wasRunning ? 'possible' : 'none',
-          },
-          replayed: false,
-          accepted_at: accepted,
-          started_at: started,
-          finished_at: at,
-          duration_ms: started ? Math.max(0, now.getTime() - Date.parse(started)) : null,
-        };
-        this.st.finish.run(outcome.state, JSON.stringify(outcome), at, 0, now.getTime(), this.scope.workspaceId, this.scope.deviceId, outcome.call_id);
-        out.push(outcome);
-      }
-    });
-    tx();
+    for (const r of this.table.unfinished(this.scope)) {
+      const wasRunning = RECOVERABLE_RUNNING.includes(r.state);
+      if (!wasRunning && !RECOVERABLE_WAITING.includes(r.state)) continue;
+      out.push({
+        call_id: r.callId,
+        function: r.fn,
+        state: wasRunning ? 'unknown' : 'failed',
+        error: {
+          code: ERRORS.execution_interrupted.code,
+          type: 'execution_interrupted',
+          message: wasRunning ? 'The device client stopped while this call was running; its effect is unknown.' : 'The device client stopped before this call started; it did not run.',
+          retryable: false,
+          side_effects: wasRunning ? 'possible' : 'none',
+        },
+        replayed: false,
+        accepted_at: r.acceptedAt,
+        started_at: r.startedAt,
+        finished_at: at,
+        duration_ms: r.startedAt ? Math.max(0, now.getTime() - Date.parse(r.startedAt)) : null,
+      });
+    }
+    this.table.finishAll(this.scope, out.map((o) => ({ callId: o.call_id, state: o.state, json: JSON.stringify(o), finishedAt: at, ms: now.getTime() })));
     return out;
   }
 
   /** Deletes delivered terminal rows and tombstones older than the retention window. */
   sweep(retentionS: number, now = Date.now()): number {
     this.checkpoint();
-    return this.st.sweep.run({ before: now - retentionS * 1000 }).changes;
+    return this.table.sweep(now - retentionS * 1000);
   }
 
   metaGet(key: string): string | undefined {
-    return (this.st.metaGet.get(key) as { value: string } | undefined)?.value;
+    return this.table.metaGet(key);
   }
 
   metaSet(key: string, value: string): void {
-    this.st.metaSet.run(key, value);
+    this.table.metaSet(key, value);
   }
 
   /**
-   * Brings the table up to date with the log: every row held in memory is upserted in one
-   * transaction, then the log is emptied. Runs on its own when the journal is quiet (see INDEX_*).
+   * Brings the table up to date with the log now, in one transaction (a background catch-up under way
+   * is taken over), then empties the log. Reads that scan the table call it first.
    */
   checkpoint(): void {
     clearTimeout(this.indexTimer);
     this.indexTimer = undefined;
+    this.stopCatchUp();
     this.oldestUnindexed = undefined;
     if (!this.rows.size) return;
     this.indexRows();
     // Only now: until the table has the rows, the log is their only durable copy.
-    ftruncateSync(this.fd, 0);
-    this.needHeader = true;
-  }
-
-  /** Upserts the rows held in memory into the table (in `rowsScope`) and forgets them. */
-  private indexRows(): void {
-    this.upsertAll(this.rows.values());
-    const own = this.rowsScope === this.scope;
-    // An id already "maybe" (an update of a row checkpointed before) is not counted twice.
-    if (own) for (const id of this.rows.keys()) if (!this.ids.mayHave(id)) this.ids.add(id);
-    this.rows.clear();
-    if (own && this.ids.full) this.rebuildIds();
+    this.log.truncate();
   }
 
   close(): void {
     if (this.closed) return;
-    this.flush();
+    this.log.flush();
     try {
       this.checkpoint();
     } catch (e) {
@@ -419,31 +289,47 @@ export class Journal {
       this.onCheckpointError(e);
     } finally {
       this.closed = true;
+      this.catchUpRun++;
+      this.nextIds = undefined;
       clearTimeout(this.indexTimer);
-      closeSync(this.fd);
-      this.db.close();
+      this.log.close();
+      this.table.close();
     }
   }
 
-  /** A row by id, from memory or the table (then held in memory for the coming update). */
-  private row(callId: string): Row | undefined {
-    let r = this.rows.get(callId);
-    if (r) return r;
-    const t = this.st.get.get(this.rowsScope.workspaceId, this.rowsScope.deviceId, callId) as Record<string, unknown> | undefined;
-    if (!t) return undefined;
-    r = fromTable(t);
-    this.rows.set(callId, r);
-    return r;
+  /** Told about a checkpoint that failed in the background (the agent logs it). */
+  onCheckpointError: (e: unknown) => void = () => undefined;
+
+  /** Told when a background catch-up has written the table and emptied the log (tests wait on it instead of sleeping). */
+  onBackgroundCheckpoint: () => void = () => undefined;
+
+  /** Told when a rebuilt id filter has replaced the full one (tests wait on it). */
+  onIdFilterRebuilt: () => void = () => undefined;
+
+  private write(line: string, apply: () => void, newId?: string): Promise<void> {
+    const p = this.log.append(line, apply);
+    if (newId !== undefined && !this.closed) this.queuedIds.add(newId);
+    return p;
   }
 
   private known(callId: string): boolean {
-    if (this.queuedIds.has(callId) || this.rows.has(callId)) return true;
+    if (this.queuedIds.has(callId) || this.rows.has(callId) || this.indexing?.has(callId)) return true;
     if (!this.ids.mayHave(callId)) return false;
-    return this.st.get.get(this.scope.workspaceId, this.scope.deviceId, callId) !== undefined;
+    return this.table.has(this.scope, callId);
+  }
+
+  /** A row by id, to be changed: from `rows`, else a copy of the catch-up's or the table's, kept in `rows`. */
+  private row(callId: string): Row | undefined {
+    const r = this.rows.get(callId);
+    if (r) return r;
+    const held = this.indexing?.get(callId);
+    const copy = held ? { ...held } : this.table.get(this.rowsScope, callId);
+    if (copy) this.rows.set(callId, copy);
+    return copy;
   }
 
   /** Applies one log record to the rows in memory (live writes and the replay after a crash). */
-  private applyRec(rec: Rec): void {
+  private applyRec(rec: LogRecord): void {
     switch (rec[0]) {
       case 'a': {
         const [, id, fn, digest, state, acceptedAt, startedAt, ms] = rec;
@@ -495,151 +381,183 @@ export class Journal {
 
   /** Start-up: applies what a previous run logged but did not index (it stopped without closing). */
   private replay(): void {
-    const text = readFileSync(this.logPath, 'utf8');
-    if (!text) return;
-    let start = 0;
-    for (;;) {
-      const end = text.indexOf('\n', start);
-      // A last line without its newline was cut short by a crash during its write: it was never
-      // acknowledged, so it is dropped.
-      if (end < 0) break;
-      const line = text.slice(start, end);
-      start = end + 1;
-      let rec: Rec;
-      try {
-        rec = JSON.parse(line) as Rec;
-      } catch {
-        break;
-      }
-      if (!Array.isArray(rec)) continue;
-      if ((rec as unknown[])[0] === 'h') {
-        // The identity that wrote what follows; rows of another identity go to its own scope.
-        const [, ws, dev] = rec as unknown as [string, string, string];
-        if (ws !== this.rowsScope.workspaceId || dev !== this.rowsScope.deviceId) {
-          if (this.rows.size) this.indexRows();
-          this.rowsScope = { workspaceId: ws, deviceId: dev };
-        }
-        continue;
-      }
-      this.applyRec(rec);
-    }
+    const recs = this.log.readAll();
+    if (!recs.length) return;
     try {
+      for (const rec of recs) {
+        if (rec[0] === 'h') {
+          // The identity that wrote what follows; rows of another identity go to its own scope.
+          const [, ws, dev] = rec;
+          if (ws !== this.rowsScope.workspaceId || dev !== this.rowsScope.deviceId) {
+            if (this.rows.size) this.indexRows();
+            this.rowsScope = { workspaceId: ws, deviceId: dev };
+          }
+          continue;
+        }
+        this.applyRec(rec);
+      }
       if (this.rows.size) this.indexRows();
     } finally {
       this.rowsScope = this.scope;
     }
     // The table has every row: start with an empty log.
-    ftruncateSync(this.fd, 0);
-    this.needHeader = true;
+    this.log.truncate();
   }
 
-  private enqueue(line: string, apply: () => void, newId?: string): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('the journal is closed'));
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ line, apply, resolve, reject });
-      if (newId !== undefined) this.queuedIds.add(newId);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        if (this.batchHint()) setImmediate(() => this.flush());
-        else queueMicrotask(() => this.flush());
-      }
-    });
+  /** Upserts every row held in memory into the table (in `rowsScope`) in one transaction, and forgets them. */
+  private indexRows(): void {
+    this.table.upsert(this.rowsScope, this.rows.values());
+    if (this.rowsScope === this.scope) this.addIds(this.rows.keys());
+    this.rows.clear();
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const ops = this.queue;
-    if (!ops.length) return;
-    this.queue = [];
-    this.queuedIds.clear();
-    if (this.closed) {
-      for (const op of ops) op.reject(new Error('the journal is closed'));
-      return;
+  /** Puts ids now in the table into the filter(s); starts a rebuild when the filter is full. */
+  private addIds(ids: Iterable<string>): void {
+    const next = this.nextIds;
+    // An id already "maybe" (an update of a row checkpointed before) is not counted twice.
+    for (const id of ids) {
+      if (!this.ids.mayHave(id)) this.ids.add(id);
+      if (next && !next.mayHave(id)) next.add(id);
     }
-    let text = this.needHeader ? JSON.stringify(['h', this.scope.workspaceId, this.scope.deviceId]) + '\n' : '';
-    for (const op of ops) text += op.line + '\n';
-    try {
-      writeAll(this.fd, text);
-      if (this.fsync) fdatasyncSync(this.fd);
-    } catch (e) {
-      for (const op of ops) op.reject(e);
-      return;
-    }
-    this.needHeader = false;
-    for (const op of ops) {
+    if (this.ids.full && !this.nextIds && this.started && !this.closed) this.startIdRebuild();
+  }
+
+  /** Sizes the id filter for twice the ids the table holds now (at least 65 536) and fills it (start-up). */
+  private rebuildIdsNow(): void {
+    const f = new IdFilter(Math.max(65_536, this.table.count(this.scope) * 2));
+    for (const id of this.table.ids(this.scope)) f.add(id);
+    this.ids = f;
+  }
+
+  /**
+   * Rebuilds the full id filter from the table in steps of REBUILD_CHUNK ids, one per event-loop turn
+   * (the whole scan at once held the loop ≈ 100 ms). It is sized for twice the ids added so far, which
+   * counts every id the table holds (and some it swept); the old filter answers until the new one is
+   * complete, and ids that reach the table meanwhile go into both, so no id is ever missed.
+   */
+  private startIdRebuild(): void {
+    const next = new IdFilter(Math.max(65_536, this.ids.size * 2));
+    this.nextIds = next;
+    let after = '';
+    const step = () => {
+      if (this.closed || this.nextIds !== next) return;
+      let ids: string[];
       try {
-        op.apply();
-        op.resolve();
+        ids = this.table.idsAfter(this.scope, after, REBUILD_CHUNK);
       } catch (e) {
-        op.reject(e);
+        // The old filter stays (it is correct, only less selective); the next full check tries again.
+        this.nextIds = undefined;
+        this.onCheckpointError(e);
+        return;
       }
-    }
+      for (const id of ids) if (!next.mayHave(id)) next.add(id);
+      if (ids.length === REBUILD_CHUNK) {
+        after = ids[ids.length - 1]!;
+        setImmediate(step);
+        return;
+      }
+      this.ids = next;
+      this.nextIds = undefined;
+      this.onIdFilterRebuilt();
+    };
+    setImmediate(step);
+  }
+
+  /** After each logged group: decides when the table catches up. */
+  private afterWrite(): void {
     if (!this.rows.size) return;
     const now = Date.now();
     // A checkpoint just failed: its retry timer is set; attempts on every write would only fail again.
     if (now < this.retryAfter) return;
+    // A catch-up under way takes the new rows too.
+    if (this.indexing) return;
     this.oldestUnindexed ??= now;
     if (this.rows.size >= INDEX_MAX_ROWS || now - this.oldestUnindexed >= INDEX_MAX_AGE_MS) {
-      this.backgroundCheckpoint();
+      this.startCatchUp();
       return;
     }
     // Quiet for INDEX_IDLE_MS from now on: each write pushes the catch-up back.
     if (this.indexTimer) this.indexTimer.refresh();
     else {
-      this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_IDLE_MS);
+      this.indexTimer = setTimeout(() => this.startCatchUp(), INDEX_IDLE_MS);
       this.indexTimer.unref();
     }
   }
 
   /**
-   * A checkpoint nobody waits for. If the table cannot be written (disk full, I/O error), nothing is
-   * lost: the rows stay in memory, the log keeps them, and the next checkpoint tries again; reads that
-   * need the table (`outbox`, `list`, `recover`, `sweep`) raise the error to their caller.
+   * A catch-up nobody waits for: the rows held now are frozen and written CATCH_UP_CHUNK per transaction,
+   * one transaction per event-loop turn; then the rows that arrived meanwhile are written in one last
+   * transaction (or, if many, frozen for another pass) and the log is emptied. If the table cannot be
+   * written (disk full, I/O error), nothing is lost: the rows go back to memory, the log keeps them, and
+   * the retry timer tries again; reads that need the table (`outbox`, `list`, `recover`, `sweep`) raise
+   * the error to their caller.
    */
-  private backgroundCheckpoint(): void {
-    try {
-      this.checkpoint();
-      this.retryAfter = 0;
-      this.onBackgroundCheckpoint();
-    } catch (e) {
-      this.onCheckpointError(e);
-      this.retryAfter = Date.now() + INDEX_RETRY_MS;
-      clearTimeout(this.indexTimer);
-      this.indexTimer = setTimeout(() => this.backgroundCheckpoint(), INDEX_RETRY_MS);
-      this.indexTimer.unref();
-    }
+  private startCatchUp(): void {
+    clearTimeout(this.indexTimer);
+    this.indexTimer = undefined;
+    if (this.indexing || this.closed || !this.rows.size) return;
+    const run = ++this.catchUpRun;
+    const freeze = () => {
+      this.indexing = this.rows;
+      this.rows = new Map();
+      this.oldestUnindexed = undefined;
+      return this.indexing.values();
+    };
+    let pending = freeze();
+    const step = () => {
+      if (run !== this.catchUpRun) return;
+      try {
+        const chunk: Row[] = [];
+        for (let r = pending.next(); !r.done; r = pending.next()) {
+          chunk.push(r.value);
+          if (chunk.length === CATCH_UP_CHUNK) break;
+        }
+        if (chunk.length) {
+          this.table.upsert(this.scope, chunk);
+          this.addIds(chunk.map((r) => r.callId));
+        }
+        if (chunk.length === CATCH_UP_CHUNK) {
+          setImmediate(step);
+          return;
+        }
+        this.indexing = undefined;
+        if (this.rows.size > CATCH_UP_FINAL_MAX) {
+          pending = freeze();
+          setImmediate(step);
+          return;
+        }
+        if (this.rows.size) this.indexRows();
+        this.log.truncate();
+        this.oldestUnindexed = undefined;
+        this.retryAfter = 0;
+        this.onBackgroundCheckpoint();
+      } catch (e) {
+        this.mergeBack();
+        this.onCheckpointError(e);
+        this.retryAfter = Date.now() + INDEX_RETRY_MS;
+        clearTimeout(this.indexTimer);
+        this.indexTimer = setTimeout(() => this.startCatchUp(), INDEX_RETRY_MS);
+        this.indexTimer.unref();
+      }
+    };
+    setImmediate(step);
   }
 
-  /** Told about a checkpoint that failed in the background (the agent logs it). */
-  onCheckpointError: (e: unknown) => void = () => undefined;
+  /** Stops a background catch-up under way; its rows not yet superseded go back to `rows`. */
+  private stopCatchUp(): void {
+    if (!this.indexing) return;
+    this.catchUpRun++;
+    this.mergeBack();
+  }
 
-  /** Told when a background catch-up has written the table (tests wait on it instead of sleeping). */
-  onBackgroundCheckpoint: () => void = () => undefined;
-}
-
-/** Writes the whole string (a short write is continued, never left half-done). */
-function writeAll(fd: number, text: string): void {
-  const buf = Buffer.from(text);
-  let off = 0;
-  while (off < buf.length) off += writeSync(fd, buf, off);
-}
-
-function fromTable(r: Record<string, unknown>): Row {
-  const json = (r['outcome'] as string | null) ?? null;
-  return {
-    callId: r['call_id'] as string,
-    fn: r['function'] as string,
-    digest: r['args_digest'] as string,
-    state: r['state'] as CallState,
-    outcomeJson: json,
-    tombstone: r['tombstone'] === 1,
-    delivered: r['delivered'] === 1,
-    acceptedAt: (r['accepted_at'] as string | null) ?? null,
-    startedAt: (r['started_at'] as string | null) ?? null,
-    finishedAt: (r['finished_at'] as string | null) ?? null,
-    createdMs: r['created_ms'] as number,
-    updatedMs: r['updated_ms'] as number,
-  };
+  /** The frozen rows back into `rows`, where a newer copy of a row wins. */
+  private mergeBack(): void {
+    const frozen = this.indexing;
+    this.indexing = undefined;
+    if (!frozen) return;
+    for (const [id, r] of frozen) if (!this.rows.has(id)) this.rows.set(id, r);
+    this.oldestUnindexed ??= Date.now();
+  }
 }
 
 function toJournalRow(r: Row): JournalRow {

@@ -12,7 +12,7 @@ import { isTerminal, METHODS, type CallStateNote, type InvokeParams, type Outcom
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../sdk/index.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
-import { deviceKey, type BridgeCallState, type BridgeStore, type StoredCall } from './store.js';
+import { deviceKey, type BridgeCallState, type BridgeStore, type StoredCall, type TimelineEntry } from './store.js';
 import type { DeviceIdentity } from './auth.js';
 
 const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
@@ -33,8 +33,18 @@ export interface SubmitRequest {
   requester?: Requester;
 }
 
-/** A call event for SSE subscribers. */
-export type CallEvent = { type: 'state'; data: CallStateNote } | { type: 'progress'; data: ProgressNote } | { type: 'outcome'; data: Outcome };
+/** A state the bridge learned, as SSE subscribers see it (their stream numbers it with `seq`). */
+export interface LearnedState {
+  call_id: string;
+  state: BridgeCallState;
+  at: string;
+}
+
+/**
+ * A call event for SSE subscribers: a state the bridge has just learned, a progress note, or the
+ * outcome. Never a derived state: SSE sends no back-dated events (§6.2).
+ */
+export type CallEvent = { type: 'state'; data: LearnedState } | { type: 'progress'; data: ProgressNote } | { type: 'outcome'; data: Outcome };
 
 /** Emits `event:<workspace>/<call_id>` with CallEvent and `settled:<workspace>/<call_id>` when terminal. */
 export class CallRouter extends EventEmitter {
@@ -48,12 +58,20 @@ export class CallRouter extends EventEmitter {
   private readonly live = new Map<string, StoredCall>();
   private readonly open = new Map<string, StoredCall>();
   /**
-   * Live calls whose new non-terminal state is not saved yet: saved together at the end of the turn.
-   * An outcome is saved at once, before anyone hears of it; a restart can lose at most the last turn's
-   * timeline entries of a running call, never a call or its outcome.
+   * Group commit: every write of one event-loop turn goes into one transaction at its end, because a
+   * commit costs far more than a row (issue 21: two commits per call were most of the bridge's cost).
+   * The order of the guarantees stays: a new call is committed before it is forwarded and before the
+   * runtime hears of it; an outcome is committed before anyone is told (SSE, `wait`, the record) and
+   * before a `call.report` is acknowledged. Non-terminal states ride along; a restart can lose at most
+   * the last turn's timeline entries of a running call, never a call or its outcome.
    */
   private readonly dirty = new Set<StoredCall>();
-  private flushScheduled = false;
+  private inserts: StoredCall[] = [];
+  /** Outcomes taken this turn, applied and saved at its end (by call, so a second one is judged against the first). */
+  private readonly finishing = new Map<StoredCall, PendingOutcome>();
+  /** Outcomes whose commit failed: saved (and only then announced) with the next one. */
+  private unsaved: StoredCall[] = [];
+  private commit: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private closed = false;
 
   constructor(private readonly store: BridgeStore, private readonly hub: DeviceHub, private readonly log: Logger) {
@@ -73,6 +91,11 @@ export class CallRouter extends EventEmitter {
     return this.live.get(`${workspaceId}/${callId}`) ?? this.store.getCall(workspaceId, callId);
   }
 
+  /** True when the call has an outcome, recorded or taken this turn (and about to be committed). */
+  private hasOutcome(c: StoredCall): boolean {
+    return c.outcome !== undefined || this.finishing.has(c);
+  }
+
   private track(c: StoredCall): void {
     this.open.set(openKey(c.workspace_id, c.device_id, c.call_id), c);
     this.live.set(`${c.workspace_id}/${c.call_id}`, c);
@@ -80,39 +103,77 @@ export class CallRouter extends EventEmitter {
 
   private markDirty(c: StoredCall): void {
     this.dirty.add(c);
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.flushDirty());
+    void this.committed();
   }
 
-  private flushDirty(): void {
-    this.flushScheduled = false;
-    if (!this.dirty.size) return;
-    // Only open calls are here: `finish` takes a call out before saving its outcome.
-    const calls = [...this.dirty];
+  /** Resolves when this turn's writes are committed (rejects if the commit failed); schedules the commit. */
+  private committed(): Promise<void> {
+    if (!this.commit) {
+      let resolve!: () => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+      promise.catch(() => undefined); // the waiters that care handle it; the rest is logged in `flush`
+      this.commit = { promise, resolve, reject };
+      setImmediate(() => this.flush());
+    }
+    return this.commit.promise;
+  }
+
+  /** Commits this turn's writes in one transaction, then forwards the new calls and announces the outcomes. */
+  private flush(): void {
+    if (this.closed) return;
+    const commit = this.commit;
+    this.commit = undefined;
+    const inserts = this.inserts;
+    this.inserts = [];
+    const done = this.unsaved;
+    this.unsaved = [];
+    for (const [call, p] of this.finishing) if (this.applyOutcome(call, p)) done.push(call);
+    this.finishing.clear();
+    const states = [...this.dirty].filter((c) => !c.outcome);
     this.dirty.clear();
     try {
-      this.store.saveCalls(calls);
+      this.store.transaction(() => {
+        for (const c of inserts) this.store.insertCall(c);
+        for (const c of states) this.store.saveCall(c);
+        for (const c of done) this.store.saveCall(c);
+      });
     } catch (e) {
-      this.log.error({ err: String(e) }, 'could not save call states');
+      this.log.error({ err: String(e) }, 'could not save calls');
+      // A call that was never saved is never sent (its submitter gets the error). An outcome that was not
+      // saved is told to no one and saved again a second later (a call.report is not acknowledged meanwhile).
+      for (const c of inserts) this.untrack(c);
+      this.unsaved = done;
+      if (done.length) setTimeout(() => void this.committed(), 1000).unref();
+      commit?.reject(e);
+      return;
     }
+    commit?.resolve();
+    for (const c of inserts) if (!c.outcome) this.forward(c);
+    for (const c of done) this.announce(c);
   }
 
-  /** Submits a call; throws WireError (device_offline, idempotency_conflict, unknown device as RpcError 404). */
-  submit(req: SubmitRequest, budgetFor: (fn: string) => { timeoutMs: number } = () => ({ timeoutMs: DEFAULT_TIMEOUT_MS })): { call: StoredCall; duplicate: boolean } {
+  /**
+   * Submits a call; resolves once its record is committed (and it is on its way to the device). Rejects with
+   * WireError (device_offline, idempotency_conflict), RpcError 404 for an unknown device.
+   */
+  async submit(req: SubmitRequest, budgetFor: (fn: string) => { timeoutMs: number } = () => ({ timeoutMs: DEFAULT_TIMEOUT_MS })): Promise<{ call: StoredCall; duplicate: boolean }> {
     const device = this.store.getDevice(req.workspace_id, req.device_id);
     if (!device) throw new RpcError(404, 'No such device in this workspace.');
-    const callId = req.call_id ?? newCallId();
     const digest = argsDigest(req.function, req.arguments);
-    const existing = this.lookup(req.workspace_id, callId);
+    // A call id the bridge mints now is new (UUIDv7): only a runtime's own id can name an existing call.
+    const existing = req.call_id !== undefined ? this.lookup(req.workspace_id, req.call_id) : undefined;
     if (existing) {
       if (existing.device_id !== req.device_id || existing.args_digest !== digest) {
         throw new WireError('idempotency_conflict', 'This call_id was already used with a different device, function or arguments.');
       }
+      // Not answered before the first submission's record is committed.
+      if (this.commit) await this.commit.promise;
       // A runtime retry: the device deduplicates; re-forward only if the call is not finished.
-      if (!existing.outcome && this.hub.isOnline(existing.device_id, existing.workspace_id)) this.forward(existing);
+      if (!this.hasOutcome(existing) && this.hub.isOnline(existing.device_id, existing.workspace_id)) this.forward(existing);
       return { call: existing, duplicate: true };
     }
+    const callId = req.call_id ?? newCallId();
     const conn = this.hub.get(req.device_id, req.workspace_id);
     if (!conn) throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
     const timeout = req.timeout_ms ?? budgetFor(req.function).timeoutMs;
@@ -146,10 +207,10 @@ export class CallRouter extends EventEmitter {
       deadline_ms: Date.now() + confirm + timeout + DEADLINE_SLACK_MS,
       bridge_outcome: false,
     };
-    this.store.insertCall(call);
+    this.inserts.push(call);
     this.track(call);
     this.armDeadline(call);
-    this.forward(call);
+    await this.committed();
     return { call, duplicate: false };
   }
 
@@ -160,13 +221,14 @@ export class CallRouter extends EventEmitter {
   /** Waits until the call is terminal or `ms` passes; resolves with the current record. */
   waitFor(workspaceId: string, callId: string, ms: number): Promise<StoredCall | undefined> {
     const cur = this.lookup(workspaceId, callId);
-    if (!cur || cur.outcome) return Promise.resolve(cur);
+    if (!cur || cur.outcome) return Promise.resolve(cur); // an outcome on a record is committed
     const key = `settled:${workspaceId}/${callId}`;
     return new Promise((resolve) => {
-      const done = () => {
+      // The settled record comes with the event: no read back from the store.
+      const done = (settled?: StoredCall) => {
         clearTimeout(t);
         this.off(key, done);
-        resolve(this.lookup(workspaceId, callId));
+        resolve(settled ?? this.lookup(workspaceId, callId));
       };
       const t = setTimeout(done, ms);
       this.on(key, done);
@@ -178,10 +240,15 @@ export class CallRouter extends EventEmitter {
     const call = this.lookup(workspaceId, callId);
     if (!call) throw new RpcError(404, 'No such call.');
     if (call.outcome) return call;
+    if (this.finishing.has(call)) {
+      await this.committed();
+      return this.lookup(workspaceId, callId)!;
+    }
     const conn = this.sessionFor(call);
     if (!conn) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
     const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
-    this.accept(conn.identity, call, outcome, 'cancel result');
+    this.accept(conn, call, outcome, 'cancel result');
+    if (this.commit) await this.commit.promise;
     return this.lookup(workspaceId, callId)!;
   }
 
@@ -195,7 +262,8 @@ export class CallRouter extends EventEmitter {
    * Takes a device's outcome for a call only from the session of the call's own identity and only when it
    * names this call and function; anything else is dropped and logged (ids only, no data).
    */
-  private accept(from: DeviceIdentity, call: StoredCall, o: Outcome, what: string): boolean {
+  private accept(conn: DeviceConnection, call: StoredCall, o: Outcome, what: string): boolean {
+    const from = conn.identity;
     const ok = owns(from, call) && typeof o === 'object' && o !== null && o.call_id === call.call_id && o.function === call.function;
     if (!ok) {
       this.log.warn(
@@ -206,7 +274,7 @@ export class CallRouter extends EventEmitter {
       return false;
     }
     const latest = this.lookup(call.workspace_id, call.call_id);
-    if (latest && !this.closed) this.finish(latest, o, false);
+    if (latest && !this.closed) this.finish(latest, o, false, conn.protocolVersion !== '1.0');
     return true;
   }
 
@@ -216,7 +284,7 @@ export class CallRouter extends EventEmitter {
     const budget = Math.max(1000, call.deadline_ms - Date.now());
     conn.peer
       .request<Outcome>(METHODS.invoke, call.params, budget)
-      .then((o) => void this.accept(conn.identity, call, o, 'invoke result'))
+      .then((o) => void this.accept(conn, call, o, 'invoke result'))
       .catch((e: unknown) => {
         if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError) return; // reconcile / deadline take over
         const w = e instanceof WireError ? e : new WireError('execution_failed', 'The device could not take the call.', { retryable: true });
@@ -239,20 +307,20 @@ export class CallRouter extends EventEmitter {
     this.deadlines.delete(`${ws}/${callId}`);
     if (this.closed) return;
     const call = this.lookup(ws, callId);
-    if (!call || call.outcome) return;
+    if (!call || this.hasOutcome(call)) return;
     const conn = this.sessionFor(call);
     if (conn) {
       try {
         const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, reason: 'bridge deadline' }, CANCEL_WAIT_MS);
         const latest = this.lookup(ws, callId);
-        if (latest && !latest.outcome && this.accept(conn.identity, latest, o, 'cancel result at the deadline')) return;
-        if (latest?.outcome) return;
+        if (latest && !this.hasOutcome(latest) && this.accept(conn, latest, o, 'cancel result at the deadline')) return;
+        if (latest && this.hasOutcome(latest)) return;
       } catch (e) {
         this.log.warn({ call_id: callId, err: String(e) }, 'cancel at the bridge deadline got no outcome');
       }
     }
     const latest = this.lookup(ws, callId);
-    if (latest && !latest.outcome) {
+    if (latest && !this.hasOutcome(latest)) {
       this.finish(latest, this.bridgeOutcome(latest, 'failed', new WireError('timeout', 'The device did not finish the call before the bridge deadline.', { sideEffects: 'possible', details: { source: 'bridge' } })), true);
     }
   }
@@ -262,27 +330,51 @@ export class CallRouter extends EventEmitter {
   }
 
   /**
-   * Records a terminal outcome. A device outcome never replaces another device outcome; it does
-   * replace one the bridge produced itself at its deadline, because the device's is the truth.
+   * Takes a terminal outcome; it is applied and committed at the end of the turn, then announced. A device
+   * outcome never replaces another device outcome; it does replace one the bridge produced itself at its
+   * deadline, because the device's is the truth. `derive`: the outcome came on a 1.1 session, which sends
+   * no note for a state that did not last; the timeline gets those states from the outcome's timestamps,
+   * marked derived (§6.2).
    */
-  private finish(call: StoredCall, o: Outcome, byBridge: boolean): void {
+  private finish(call: StoredCall, o: Outcome, byBridge: boolean, derive = false): void {
     if (this.closed || !isTerminal(o.state)) return;
-    if (call.outcome && (byBridge || !call.bridge_outcome)) return;
+    const pending = this.finishing.get(call);
+    const has = pending !== undefined || call.outcome !== undefined;
+    const hasByBridge = pending ? pending.byBridge : call.bridge_outcome;
+    if (has && (byBridge || !hasByBridge)) return;
+    this.finishing.set(call, { o, byBridge, derive });
+    void this.committed();
+  }
+
+  /** Applies a taken outcome to the record (in `flush`, just before the commit). */
+  private applyOutcome(call: StoredCall, p: PendingOutcome): boolean {
+    const { o, byBridge, derive } = p;
+    if (call.outcome && (byBridge || !call.bridge_outcome)) return false;
     const now = new Date().toISOString();
     call.outcome = { ...o, replayed: false };
     call.bridge_outcome = byBridge;
     if (call.state !== o.state) call.timeline.push({ state: o.state, at: o.finished_at ?? now });
+    if (derive && !byBridge) call.timeline = withDerivedStates(call.timeline, o);
     call.state = o.state;
     call.updated_at = now;
     this.dirty.delete(call);
-    this.store.saveCall(call);
+    this.untrack(call);
+    return true;
+  }
+
+  private untrack(call: StoredCall): void {
     this.open.delete(openKey(call.workspace_id, call.device_id, call.call_id));
     const key = `${call.workspace_id}/${call.call_id}`;
     this.live.delete(key);
     clearTimeout(this.deadlines.get(key));
     this.deadlines.delete(key);
-    this.emit(`event:${key}`, { type: 'outcome', data: call.outcome } satisfies CallEvent);
-    this.emit(`settled:${key}`);
+  }
+
+  /** Tells subscribers and waiters about a committed outcome. */
+  private announce(call: StoredCall): void {
+    const key = `${call.workspace_id}/${call.call_id}`;
+    this.emit(`event:${key}`, { type: 'outcome', data: call.outcome! } satisfies CallEvent);
+    this.emit(`settled:${key}`, call);
   }
 
   private onNotification(conn: DeviceConnection, method: string, params: unknown): void {
@@ -294,13 +386,15 @@ export class CallRouter extends EventEmitter {
       const key = `${call.workspace_id}/${call.call_id}`;
       if (method === METHODS.callState) {
         const s = (note as CallStateNote).state;
-        if (!call.outcome && !isTerminal(s) && call.state !== s) {
+        // Only a state the bridge did not know yet is news: a repeated note adds nothing to the record or the stream.
+        if (!this.hasOutcome(call) && DEVICE_NOTE_STATES.has(s) && typeof (note as CallStateNote).at === 'string' && call.state !== s && !call.timeline.some((t) => t.state === s)) {
+          const at = (note as CallStateNote).at;
           call.state = s as BridgeCallState;
-          call.timeline.push({ state: s, at: (note as CallStateNote).at });
+          call.timeline.push({ state: s, at });
           call.updated_at = new Date().toISOString();
           this.markDirty(call);
+          this.emit(`event:${key}`, { type: 'state', data: { call_id: call.call_id, state: s as BridgeCallState, at } } satisfies CallEvent);
         }
-        this.emit(`event:${key}`, { type: 'state', data: note as CallStateNote } satisfies CallEvent);
       } else {
         this.emit(`event:${key}`, { type: 'progress', data: note as ProgressNote } satisfies CallEvent);
       }
@@ -308,17 +402,19 @@ export class CallRouter extends EventEmitter {
   }
 
   /** `aios/call.report` (§6.8): idempotent by call_id; acknowledges every outcome it has recorded or can never record. */
-  private onReport(conn: DeviceConnection, p: { outcomes: Outcome[] }): { accepted: string[] } {
+  private async onReport(conn: DeviceConnection, p: { outcomes: Outcome[] }): Promise<{ accepted: string[] }> {
     if (this.closed) throw new WireError('not_ready', 'The bridge is stopping.');
     const accepted: string[] = [];
     const { workspace_id: ws, device_id: dev } = conn.identity;
     for (const o of p.outcomes) {
       const call = this.open.get(openKey(ws, dev, o.call_id)) ?? this.store.findByDevice(ws, dev, o.call_id);
       // A report for a call of another identity is dropped (and logged); it is acknowledged like an unknown one.
-      if (call) this.accept(conn.identity, call, o, 'call.report');
+      if (call) this.accept(conn, call, o, 'call.report');
       else this.log.warn({ workspace_id: ws, device_id: dev, call_id: String(o.call_id).slice(0, 80) }, 'dropped a device answer: a call.report names no call of this device');
       accepted.push(o.call_id);
     }
+    // Acknowledged only once committed: the device then forgets them (§6.8).
+    if (this.commit) await this.commit.promise;
     return { accepted };
   }
 
@@ -329,11 +425,11 @@ export class CallRouter extends EventEmitter {
     const { device_id: dev, workspace_id: ws } = conn.identity;
     for (const call of [...this.open.values()].filter((c) => c.device_id === dev && c.workspace_id === ws && owns(conn.identity, c))) {
       if (this.closed) return;
-      if (call.outcome) continue; // finished while an earlier one was being asked about
+      if (this.hasOutcome(call)) continue; // finished while an earlier one was being asked about
       try {
         const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
         if ('error' in r) {
-          this.accept(conn.identity, call, r, 'call.get result');
+          this.accept(conn, call, r, 'call.get result');
         } else {
           // Still running on the device: its outcome comes as the response to a re-sent invoke (attach) or by report.
           this.forward(call);
@@ -351,11 +447,39 @@ export class CallRouter extends EventEmitter {
   }
 
   close(): void {
-    this.flushDirty();
+    if (this.commit) this.flush();
     this.closed = true;
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.removeAllListeners();
   }
+}
+
+/** An outcome taken this turn, not yet applied. */
+interface PendingOutcome {
+  o: Outcome;
+  byBridge: boolean;
+  derive: boolean;
+}
+
+/** Where each state sits in a call's life (§6.2); the terminal ones share the last place. */
+const STATE_RANK: Record<string, number> = { submitted: 0, accepted: 1, awaiting_confirmation: 2, running: 3 };
+const rank = (s: string): number => STATE_RANK[s] ?? 4;
+/** The states a device's note may report (a terminal state travels in the outcome, never in a note). */
+const DEVICE_NOTE_STATES: ReadonlySet<string> = new Set(['accepted', 'awaiting_confirmation', 'running']);
+
+/**
+ * The timeline with the states a 1.1 device sent no note for, taken from the outcome's `accepted_at` and
+ * `started_at` and marked derived, in the order of a call's life. `awaiting_confirmation` is never derived:
+ * a device always sends it, and the outcome has no time for it.
+ */
+export function withDerivedStates(timeline: readonly TimelineEntry[], o: Outcome): TimelineEntry[] {
+  const add: TimelineEntry[] = [];
+  for (const [state, at] of [['accepted', o.accepted_at], ['running', o.started_at]] as const) {
+    if (typeof at === 'string' && at && !timeline.some((t) => t.state === state)) add.push({ state, at, derived: true });
+  }
+  if (!add.length) return [...timeline];
+  // A stable sort: entries of the same rank keep the order the bridge recorded them in.
+  return [...timeline, ...add].sort((a, b) => rank(a.state) - rank(b.state));
 }
 
 function openKey(workspaceId: string, deviceId: string, callId: string): string {

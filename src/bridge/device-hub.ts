@@ -12,10 +12,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { JsonRpcPeer } from '../protocol/peer.js';
 import { WebSocketTransport, CLOSE } from '../protocol/ws-transport.js';
 import { WireError } from '../protocol/errors.js';
-import { METHODS, PROTOCOL_VERSION, SUBPROTOCOL, type HelloParams, type HelloResult } from '../protocol/messages.js';
+import { METHODS, SUBPROTOCOL, type HelloParams, type HelloResult } from '../protocol/messages.js';
 import type { Logger } from '../sdk/index.js';
 import { bearer, type DeviceAuthenticator, type DeviceIdentity } from './auth.js';
-import { compareVersions } from './versions.js';
+import { BRIDGE_PROTOCOL_VERSIONS, compareVersions, negotiateProtocolVersion } from './versions.js';
 import { deviceKey } from './store.js';
 
 /** One live, established device session. */
@@ -23,6 +23,11 @@ export interface DeviceConnection {
   sessionId: string;
   identity: DeviceIdentity;
   hello: HelloParams;
+  /**
+   * The version negotiated in hello. On `1.0` the client sends a note for every transition; on `1.1` it
+   * may send none for a fast call, and the bridge derives the missing states from the outcome (§6.2).
+   */
+  protocolVersion: string;
   peer: JsonRpcPeer;
   connectedAt: string;
 }
@@ -118,8 +123,9 @@ export class DeviceHub extends EventEmitter {
       if (conn) throw new WireError('not_ready', 'This connection already said hello.');
       const hello = params as HelloParams;
       const key = deviceKey(identity.workspace_id, identity.device_id);
+      let version: string;
       try {
-        this.checkHello(hello, identity);
+        version = this.checkHello(hello, identity);
       } catch (e) {
         // Kept so that a runtime (and `trial`) can tell an outdated device from one that is merely offline.
         if (e instanceof WireError) this.refusedHellos.set(key, { type: e.type, message: e.message, at: new Date().toISOString(), client_version: String(hello.client?.version ?? '') });
@@ -127,7 +133,7 @@ export class DeviceHub extends EventEmitter {
       }
       this.refusedHellos.delete(key);
       const previous = this.live.get(key);
-      conn = { sessionId: 'ses_' + randomUUID(), identity, hello, peer, connectedAt: new Date().toISOString() };
+      conn = { sessionId: 'ses_' + randomUUID(), identity, hello, protocolVersion: version, peer, connectedAt: new Date().toISOString() };
       this.live.set(key, conn);
       if (previous) {
         this.o.log.info({ device_id: identity.device_id }, 'a new connection replaces the device\'s previous one');
@@ -137,7 +143,7 @@ export class DeviceHub extends EventEmitter {
       setImmediate(() => this.emit('online', c));
       const result: HelloResult = {
         session_id: conn.sessionId,
-        protocol_version: PROTOCOL_VERSION,
+        protocol_version: version,
         server_time: new Date().toISOString(),
         heartbeat_ms: this.o.heartbeatMs,
         lease_ms: this.o.leaseMs,
@@ -160,16 +166,19 @@ export class DeviceHub extends EventEmitter {
     };
   }
 
-  private checkHello(h: HelloParams, id: DeviceIdentity): void {
+  /** Checks a hello; returns the protocol version the session will speak. */
+  private checkHello(h: HelloParams, id: DeviceIdentity): string {
     if (h.workspace_id !== id.workspace_id || h.user_id !== id.user_id || h.device.id !== id.device_id) {
       throw new WireError('identity_mismatch', 'The workspace, user or device in hello is not the one bound to the token.');
     }
-    if (h.protocol_version.split('.')[0] !== PROTOCOL_VERSION.split('.')[0]) {
-      throw new WireError('unsupported_protocol_version', 'The bridge does not speak this protocol version.', { details: { supported: [PROTOCOL_VERSION] } });
+    const version = negotiateProtocolVersion(h.protocol_version);
+    if (!version) {
+      throw new WireError('unsupported_protocol_version', 'The bridge does not speak this protocol version.', { details: { supported: [...BRIDGE_PROTOCOL_VERSIONS] } });
     }
     if (compareVersions(h.client.version, this.o.minClientVersion) < 0) {
       throw new WireError('client_outdated', `This client is older than ${this.o.minClientVersion}; update it.`, { details: { min_client_version: this.o.minClientVersion } });
     }
+    return version;
   }
 
   /** Closes every session. */

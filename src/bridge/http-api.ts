@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { RpcError, WireError } from '../protocol/errors.js';
-import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester } from '../protocol/messages.js';
+import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester, isTerminal, type Outcome } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
@@ -109,7 +109,9 @@ export class RuntimeApi {
       if (parts.length === 3) {
         const v = this.deviceView(d, true);
         // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
-        const check = d.adapter_card && this.o.cardCheck ? await this.o.cardCheck(d, d.adapter_card) : undefined;
+        const card = this.o.store.adapterCard(ws, d.device_id);
+        v['adapter_card'] = card;
+        const check = card && this.o.cardCheck ? await this.o.cardCheck(d, card) : undefined;
         v['adapter_card_verified'] = check?.verified ?? null;
         if (check?.problem) v['adapter_card_problem'] = check.problem;
         return sendJson(res, 200, v);
@@ -138,9 +140,8 @@ export class RuntimeApi {
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
     if (full) {
-      v['adapter_card'] = d.adapter_card;
       v['min_client_version'] = this.o.minClientVersion ?? null;
-      v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.hello.protocol_version ?? null;
+      v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.protocolVersion ?? null;
       v['last_refused_hello'] = this.o.hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
     }
     return v;
@@ -155,7 +156,7 @@ export class RuntimeApi {
     if (v.length) throw new HttpError(400, 'invalid_arguments', 'The request body does not match the calls API.', { violations: v });
     const b = body as SubmitRequest & { wait?: boolean; wait_timeout_ms?: number };
     if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
-    const { call, duplicate } = this.o.router.submit(b, (fn) => {
+    const { call, duplicate } = await this.o.router.submit(b, (fn) => {
       const d = this.o.store.getDevice(ws, b.device_id)?.functions.find((f) => f.id === fn);
       return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
     });
@@ -186,21 +187,41 @@ export class RuntimeApi {
     sendJson(res, 200, publicRecord(c));
   }
 
+  /**
+   * SSE (§10): the states the bridge has learned (`replay: true`), then live states and progress, then the
+   * terminal state and the outcome. Every event carries `id: <seq>`, and states and progress `seq` in their
+   * data too: 0, 1, 2, … strictly increasing over this stream. Derived timeline states are never sent: they
+   * would be back-dated events (§6.2).
+   */
   private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string): void {
     const c = this.o.router.get(ws, id);
     if (!c) throw new HttpError(404, 'not_found', 'No such call.');
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-    const write = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    c.timeline.forEach((t, seq) => write('state', { call_id: id, state: t.state, at: t.at, seq, replay: true }));
-    if (c.outcome) {
-      write('outcome', c.outcome);
+    let seq = 0;
+    const write = (event: string, data: Record<string, unknown>, numbered: boolean) => {
+      const n = seq++;
+      res.write(`id: ${n}\nevent: ${event}\ndata: ${JSON.stringify(numbered ? { ...data, seq: n } : data)}\n\n`);
+    };
+    const finalEvents = (o: Outcome, at: string, replay: boolean) => {
+      write('state', { call_id: id, state: o.state, at, ...(replay ? { replay: true } : {}) }, true);
+      write('outcome', o, false);
       res.end();
+    };
+    const learned = c.timeline.filter((t) => !t.derived);
+    if (c.outcome) {
+      const last = learned.at(-1);
+      const terminal = last && isTerminal(last.state) ? last : undefined;
+      for (const t of terminal ? learned.slice(0, -1) : learned) write('state', { call_id: id, state: t.state, at: t.at, replay: true }, true);
+      finalEvents(c.outcome, terminal?.at ?? c.outcome.finished_at ?? c.updated_at, true);
       return;
     }
+    for (const t of learned) write('state', { call_id: id, state: t.state, at: t.at, replay: true }, true);
     const key = `event:${ws}/${id}`;
     const onEvent = (e: CallEvent) => {
-      write(e.type, e.data);
-      if (e.type === 'outcome') cleanup(true);
+      if (e.type === 'outcome') {
+        cleanup(false);
+        finalEvents(e.data, e.data.finished_at ?? new Date().toISOString(), false);
+      } else write(e.type, { ...e.data }, true);
     };
     const ping = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
     const cleanup = (end: boolean) => {

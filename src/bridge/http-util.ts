@@ -46,18 +46,27 @@ export function statusForWireError(e: WireError): number {
   }
 }
 
-/** Reads a JSON body up to `limit` bytes; throws HttpError 413 / 400. */
+/** Reads a JSON body up to `limit` bytes; throws HttpError 413 / 400. (Events, not `for await`: an async iterator per request costs more than the parse.) */
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > limit) throw new HttpError(413, 'payload_too_large', `The request body is larger than ${limit} bytes.`, { limit });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > limit) throw new HttpError(413, 'payload_too_large', `The request body is larger than ${limit} bytes.`, { limit });
-    chunks.push(c as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume(); // drain the rest so the connection stays usable for the error answer
+        reject(new HttpError(413, 'payload_too_large', `The request body is larger than ${limit} bytes.`, { limit }));
+        return;
+      }
+      chunks.push(c);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+  });
   if (!text) return {};
   try {
     return JSON.parse(text);

@@ -17,7 +17,7 @@ import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { RuntimeApi } from './http-api.js';
 import { RateLimiter, sendError, sendJson } from './http-util.js';
-import { BridgeStore } from './store.js';
+import { BridgeStore, cardDigest } from './store.js';
 import { BlobStore } from './blob-store.js';
 import type { JWK } from 'jose';
 import { verifyCard } from '../discovery/card-sign.js';
@@ -82,9 +82,10 @@ export class BridgeServer {
       maxMessageBytes: config.max_message_bytes,
       log: opts.log,
     });
-    for (const id of Object.values(config.device_tokens)) {
-      if (!this.store.getDevice(id.workspace_id, id.device_id)) this.store.upsertDevice({ ...id });
-    }
+    // One transaction: a config may name thousands of devices. A known device keeps its record.
+    this.store.transaction(() => {
+      for (const id of Object.values(config.device_tokens)) this.store.upsertDevice({ ...id }, false);
+    });
     this.router = new CallRouter(this.store, this.hub, opts.log);
     // One bucket per token, shared by the runtime API and blob uploads (a device token uploads too).
     const limiter = new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst);
@@ -197,6 +198,12 @@ export class BridgeServer {
 
   private async onOnline(c: DeviceConnection): Promise<void> {
     const h = c.hello;
+    const card = h.adapter_card;
+    // The session keeps no card (a bridge for 10,000 devices cannot hold 10,000 cards); the store has it,
+    // and a reconnect with the same card (the usual case) does not write it again.
+    delete h.adapter_card;
+    const known = this.store.getDevice(c.identity.workspace_id, c.identity.device_id);
+    const changed = card !== undefined && (!known?.adapter_card_digest || known.adapter_card_digest !== cardDigest(card));
     this.store.upsertDevice({
       ...c.identity,
       name: h.device.name ?? null,
@@ -204,7 +211,7 @@ export class BridgeServer {
       arch: h.client.arch,
       client_version: h.client.version,
       last_seen: new Date().toISOString(),
-      ...(h.adapter_card ? { adapter_card: h.adapter_card } : {}),
+      ...(changed ? { adapter_card: card } : {}),
     });
     await this.refreshFunctions(c);
   }

@@ -3,7 +3,9 @@
  * A bridge restart loses no call record.
  */
 import type Database from 'better-sqlite3';
-import { openDatabase, migrate, statement, type Migration } from '../storage/sqlite.js';
+import { createHash } from 'node:crypto';
+import { openDatabase, statement } from '../storage/sqlite.js';
+import { migrate, type Migration, type Schema } from '../storage/migrations.js';
 import type { CallState, Descriptor, InvokeParams, Outcome } from '../protocol/messages.js';
 
 /** Bridge-side states: the device's (§6.2) plus `submitted` (sent, no state heard back yet). */
@@ -19,7 +21,17 @@ export interface CallRecord {
   outcome?: Outcome;
   created_at: string;
   updated_at: string;
-  timeline: { state: BridgeCallState; at: string }[];
+  timeline: TimelineEntry[];
+}
+
+/**
+ * One state in a call record's timeline. `derived`: the device sent no note for it (a 1.1 session
+ * coalesces notes, §6.2); the bridge took its time from the outcome's `accepted_at` or `started_at`.
+ */
+export interface TimelineEntry {
+  state: BridgeCallState;
+  at: string;
+  derived?: true;
 }
 
 /** What the bridge keeps about a call beyond the record. */
@@ -31,7 +43,10 @@ export interface StoredCall extends CallRecord {
   bridge_outcome: boolean;
 }
 
-/** A known device. */
+/**
+ * A known device, as the bridge keeps it in memory: without its Adapter Card (tens of kilobytes each; a
+ * bridge for 10,000 devices cannot hold them all), which `adapterCard` reads from the store when asked.
+ */
 export interface DeviceRecord {
   device_id: string;
   workspace_id: string;
@@ -43,8 +58,24 @@ export interface DeviceRecord {
   last_seen: string | null;
   functions: Descriptor[];
   functions_revision: number;
-  adapter_card: Record<string, unknown> | null;
+  /** SHA-256 (hex) of the stored card's JSON text, so a reconnect with the same card writes nothing. */
+  adapter_card_digest: string | null;
 }
+
+/** What `upsertDevice` takes: the key, and only the fields to change. */
+export type DeviceUpdate = Partial<Omit<DeviceRecord, 'adapter_card_digest'>> & Pick<DeviceRecord, 'device_id' | 'workspace_id' | 'user_id'> & {
+  adapter_card?: Record<string, unknown> | null;
+};
+
+/** The digest `DeviceRecord.adapter_card_digest` holds, of a card's JSON text. */
+export function cardDigest(card: Record<string, unknown>): string {
+  return createHash('sha256').update(JSON.stringify(card)).digest('hex');
+}
+
+/** How many device records stay parsed in memory (most recently used); the rest are read when needed. */
+const DEVICE_CACHE_MAX = 256;
+const DEVICE_COLUMNS = ['user_id', 'name', 'platform', 'arch', 'client_version', 'last_seen', 'functions', 'functions_revision', 'adapter_card', 'adapter_card_digest'] as const;
+const DEVICE_SELECT = `SELECT workspace_id, device_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card_digest FROM bridge_devices`;
 
 export const BRIDGE_MIGRATIONS: readonly Migration[] = [
   {
@@ -113,7 +144,29 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    name: 'no second index on calls: the primary key (workspace_id, call_id) finds a device\'s call too',
+    up(db) {
+      // Each index is written on every call's insert and update; this one answered nothing the key does not.
+      db.exec(`DROP INDEX IF EXISTS bridge_calls_device;`);
+    },
+  },
+  {
+    version: 5,
+    name: 'the digest of each device\'s Adapter Card, so the card itself stays on disk until asked for',
+    up(db) {
+      db.exec(`ALTER TABLE bridge_devices ADD COLUMN adapter_card_digest TEXT;`);
+      const set = db.prepare(`UPDATE bridge_devices SET adapter_card_digest = ? WHERE workspace_id = ? AND device_id = ?`);
+      for (const r of db.prepare(`SELECT workspace_id, device_id, adapter_card FROM bridge_devices WHERE adapter_card IS NOT NULL`).all() as { workspace_id: string; device_id: string; adapter_card: string }[]) {
+        set.run(cardDigest(JSON.parse(r.adapter_card) as Record<string, unknown>), r.workspace_id, r.device_id);
+      }
+    },
+  },
 ];
+
+/** The bridge store's schema, for the migration runner. */
+export const BRIDGE_SCHEMA: Schema = { name: 'bridge call store', migrations: BRIDGE_MIGRATIONS };
 
 /** Call and device persistence. */
 export class BridgeStore {
@@ -123,10 +176,12 @@ export class BridgeStore {
    * of kilobytes of JSON), and this store is their only writer.
    */
   private readonly deviceCache = new Map<string, DeviceRecord>();
+  private deviceWrites: (() => void)[] = [];
 
   constructor(path: string) {
-    this.db = openDatabase(path, 'NORMAL');
-    migrate(this.db, BRIDGE_MIGRATIONS);
+    // Exclusive: one bridge process owns its store; commits then take no file locks and no shared-memory index.
+    this.db = openDatabase(path, 'NORMAL', true);
+    migrate(this.db, BRIDGE_SCHEMA);
   }
 
   insertCall(c: StoredCall): void {
@@ -156,6 +211,11 @@ export class BridgeStore {
     return r ? toCall(r) : undefined;
   }
 
+  /** Runs `fn` in one transaction (one commit for all its writes). */
+  transaction(fn: () => void): void {
+    this.db.transaction(fn)();
+  }
+
   /** Saves several calls in one transaction. */
   saveCalls(calls: Iterable<StoredCall>): void {
     this.db.transaction(() => {
@@ -176,41 +236,83 @@ export class BridgeStore {
       });
   }
 
-  upsertDevice(d: Partial<DeviceRecord> & Pick<DeviceRecord, 'device_id' | 'workspace_id' | 'user_id'>): void {
-    const cur = this.getDevice(d.workspace_id, d.device_id);
-    const merged: DeviceRecord = {
-      name: null, platform: null, arch: null, client_version: null, last_seen: null, functions: [], functions_revision: 0, adapter_card: null,
-      ...cur,
-      ...d,
-    };
-    statement(this.db, 
-        `INSERT INTO bridge_devices (device_id, workspace_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card)
-         VALUES (@device_id, @workspace_id, @user_id, @name, @platform, @arch, @client_version, @last_seen, @functions, @functions_revision, @adapter_card)
-         ON CONFLICT(workspace_id, device_id) DO UPDATE SET user_id = excluded.user_id, name = excluded.name, platform = excluded.platform,
-           arch = excluded.arch, client_version = excluded.client_version, last_seen = excluded.last_seen, functions = excluded.functions,
-           functions_revision = excluded.functions_revision, adapter_card = excluded.adapter_card`,
-      )
-      .run({ ...merged, functions: JSON.stringify(merged.functions), adapter_card: merged.adapter_card ? JSON.stringify(merged.adapter_card) : null });
-    this.deviceCache.set(deviceKey(merged.workspace_id, merged.device_id), merged);
+  /**
+   * Creates the device or changes only the fields given (one statement, no read): the card, when given,
+   * is written with its digest and never cached. `replace: false` leaves a known device as it is.
+   */
+  upsertDevice(d: DeviceUpdate, replace = true): void {
+    const key = deviceKey(d.workspace_id, d.device_id);
+    const cached = this.deviceCache.get(key);
+    if (cached && replace) {
+      const { adapter_card: card, ...rest } = d;
+      Object.assign(cached, rest, card !== undefined ? { adapter_card_digest: card ? cardDigest(card) : null } : {});
+    }
+    // Device writes of one turn share one commit (a reconnect storm is thousands of hellos, each with two
+    // writes). A device record is rebuilt by the device's next hello, so a crash may lose the last turn's.
+    this.deviceWrites.push(() => this.writeDevice(d, replace));
+    if (this.deviceWrites.length === 1) setImmediate(() => this.flushDevices());
+  }
+
+  /** Commits the queued device writes; every read from the devices table calls it first. */
+  flushDevices(): void {
+    if (!this.deviceWrites.length || !this.db.open) return;
+    const writes = this.deviceWrites;
+    this.deviceWrites = [];
+    this.db.transaction(() => {
+      for (const w of writes) w();
+    })();
+  }
+
+  private writeDevice(d: DeviceUpdate, replace: boolean): void {
+    const row: Record<string, unknown> = { workspace_id: d.workspace_id, device_id: d.device_id };
+    for (const k of DEVICE_COLUMNS) {
+      if (!(k in d) || k === 'adapter_card_digest') continue;
+      const v = (d as Record<string, unknown>)[k];
+      if (k === 'functions') row[k] = JSON.stringify(v ?? []);
+      else if (k === 'adapter_card') {
+        row[k] = v ? JSON.stringify(v) : null;
+        row['adapter_card_digest'] = v ? cardDigest(v as Record<string, unknown>) : null;
+      } else row[k] = v ?? null;
+    }
+    const cols = Object.keys(row);
+    const updates = cols.filter((c) => c !== 'workspace_id' && c !== 'device_id').map((c) => `${c} = excluded.${c}`);
+    statement(this.db, `INSERT INTO bridge_devices (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})
+      ON CONFLICT(workspace_id, device_id) DO ${updates.length && replace ? 'UPDATE SET ' + updates.join(', ') : 'NOTHING'}`).run(row);
   }
 
   /** A device's record in one workspace (shared: callers must not change it; `upsertDevice` replaces it). */
   getDevice(workspaceId: string, deviceId: string): DeviceRecord | undefined {
     const key = deviceKey(workspaceId, deviceId);
     const cached = this.deviceCache.get(key);
-    if (cached) return cached;
-    const r = statement(this.db, `SELECT * FROM bridge_devices WHERE workspace_id = ? AND device_id = ?`).get(workspaceId, deviceId) as Record<string, unknown> | undefined;
+    if (cached) {
+      // Most recently used last: the first entry is the one to evict.
+      this.deviceCache.delete(key);
+      this.deviceCache.set(key, cached);
+      return cached;
+    }
+    this.flushDevices();
+    const r = statement(this.db, `${DEVICE_SELECT} WHERE workspace_id = ? AND device_id = ?`).get(workspaceId, deviceId) as Record<string, unknown> | undefined;
     if (!r) return undefined;
     const d = toDevice(r);
     this.deviceCache.set(key, d);
+    if (this.deviceCache.size > DEVICE_CACHE_MAX) this.deviceCache.delete(this.deviceCache.keys().next().value!);
     return d;
   }
 
+  /** The device's stored Adapter Card (read from the store each time: cards are not kept in memory). */
+  adapterCard(workspaceId: string, deviceId: string): Record<string, unknown> | null {
+    this.flushDevices();
+    const r = statement(this.db, `SELECT adapter_card FROM bridge_devices WHERE workspace_id = ? AND device_id = ?`).get(workspaceId, deviceId) as { adapter_card: string | null } | undefined;
+    return r?.adapter_card ? (JSON.parse(r.adapter_card) as Record<string, unknown>) : null;
+  }
+
   devices(workspaceId: string): DeviceRecord[] {
-    return (statement(this.db, `SELECT * FROM bridge_devices WHERE workspace_id = ? ORDER BY device_id`).all(workspaceId) as Record<string, unknown>[]).map(toDevice);
+    this.flushDevices();
+    return (statement(this.db, `${DEVICE_SELECT} WHERE workspace_id = ? ORDER BY device_id`).all(workspaceId) as Record<string, unknown>[]).map(toDevice);
   }
 
   close(): void {
+    this.flushDevices();
     this.db.close();
   }
 }
@@ -251,7 +353,7 @@ function toDevice(r: Record<string, unknown>): DeviceRecord {
     last_seen: (r['last_seen'] as string | null) ?? null,
     functions: JSON.parse(r['functions'] as string) as Descriptor[],
     functions_revision: r['functions_revision'] as number,
-    adapter_card: typeof r['adapter_card'] === 'string' ? (JSON.parse(r['adapter_card']) as Record<string, unknown>) : null,
+    adapter_card_digest: (r['adapter_card_digest'] as string | null) ?? null,
   };
 }
 

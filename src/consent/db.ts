@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
-import { migrate, openDatabase, type Migration } from '../storage/sqlite.js';
+import { openDatabase } from '../storage/sqlite.js';
+import { migrate, type Migration, type Schema } from '../storage/migrations.js';
 
 /** An open better-sqlite3 connection. */
 export type Db = Database.Database;
@@ -80,6 +81,9 @@ export const MIGRATIONS: readonly Migration[] = [
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
+/** The consent database's schema, for the migration runner. */
+export const CONSENT_SCHEMA: Schema = { name: 'consent', migrations: MIGRATIONS };
+
 /**
  * Opens (creating if needed) `<dataDir>/consent.sqlite` (0600, WAL) and migrates it, by default to the
  * current schema; a database from a newer build is refused.
@@ -91,7 +95,7 @@ export function openConsentDb(dataDir: string, opts: { upTo?: number } = {}): Db
   const db = openDatabase(file);
   if (!existed) fs.chmodSync(file, 0o600);
   try {
-    migrate(db, MIGRATIONS.filter((m) => m.version <= (opts.upTo ?? SCHEMA_VERSION)));
+    migrate(db, CONSENT_SCHEMA, opts);
   } catch (e) {
     db.close();
     throw e;

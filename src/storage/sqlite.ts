@@ -1,17 +1,11 @@
 /**
- * Opening SQLite databases the same way everywhere: WAL, a busy timeout, numbered migrations.
+ * Opening SQLite databases the same way everywhere: WAL, a busy timeout, private files. Their schemas
+ * move forward through the one migration runner, `migrations.ts`.
  */
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 import { privateFile } from './private-dir.js';
-
-/** One schema step; `up` runs inside a transaction. Never edit a published migration: add a new one. */
-export interface Migration {
-  version: number;
-  name: string;
-  up(db: Database.Database): void;
-}
 
 /** `synchronous` levels we allow. */
 export type SyncLevel = 'NORMAL' | 'FULL';
@@ -40,26 +34,6 @@ export function openDatabase(path: string, sync: SyncLevel = 'NORMAL', exclusive
   db.pragma(`synchronous = ${sync}`);
   db.pragma('foreign_keys = ON');
   return db;
-}
-
-/** Applies the migrations newer than `PRAGMA user_version`, each in its own transaction. Returns the versions applied. */
-export function migrate(db: Database.Database, migrations: readonly Migration[]): number[] {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  const applied: number[] = [];
-  const sorted = [...migrations].sort((a, b) => a.version - b.version);
-  const newest = sorted.at(-1)?.version ?? 0;
-  if (current > newest) {
-    throw new Error(`database schema version ${current} is newer than this program understands (${newest}); upgrade the program`);
-  }
-  for (const m of sorted) {
-    if (m.version <= current) continue;
-    db.transaction(() => {
-      m.up(db);
-      db.pragma(`user_version = ${m.version}`);
-    })();
-    applied.push(m.version);
-  }
-  return applied;
 }
 
 const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();

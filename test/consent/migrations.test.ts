@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { openConsentDb, SCHEMA_VERSION, CONSENT_DB_FILE } from '../../src/consent/db.js';
 import { DecisionsStore } from '../../src/consent/decisions-store.js';
 import { AuditLog } from '../../src/consent/audit-log.js';
+import { SchemaTooNewError } from '../../src/storage/migrations.js';
 import { tempDir } from './helpers.js';
 
 test('migration 1 creates the schema in a data directory that already holds other files and rows', () => {
@@ -48,7 +49,10 @@ test('a database written by a newer build is refused with a message that says to
     const db = new Database(path.join(t.dir, CONSENT_DB_FILE));
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
-    assert.throws(() => openConsentDb(t.dir), /newer/);
+    assert.throws(() => openConsentDb(t.dir), (e: unknown) => e instanceof SchemaTooNewError && e.found === SCHEMA_VERSION + 1 && /consent database .* newer than this program/.test(e.message));
+    const after = new Database(path.join(t.dir, CONSENT_DB_FILE));
+    assert.equal(after.pragma('user_version', { simple: true }), SCHEMA_VERSION + 1, 'not changed');
+    after.close();
   } finally {
     t.cleanup();
   }

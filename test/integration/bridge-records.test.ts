@@ -20,7 +20,8 @@ test('a running call\'s states reach the store while it runs; its outcome replac
     await until(() => stored(s, record.call_id)?.state === 'running', 5000, 'the running state saved');
     const during = stored(s, record.call_id)!;
     assert.equal(during.outcome, undefined);
-    assert.deepEqual(during.timeline.map((t) => t.state), ['submitted', 'accepted', 'running']);
+    // On a 1.1 session the `accepted` note may be dropped (superseded by `running` within 10 ms, §6.2).
+    assert.deepEqual(during.timeline.map((t) => t.state).filter((x) => x !== 'accepted'), ['submitted', 'running']);
     assert.equal((await s.client.getCall(record.call_id)).state, 'running', 'the API shows the live state');
     await until(() => stored(s, record.call_id)?.outcome !== undefined, 10_000, 'the outcome saved');
     // A barrier instead of a sleep: frames on one session arrive in order, so once a later call has

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { JWK } from 'jose';
 import { ApprovalError, DeviceFlow, OAuthError, type AuthorizationRequest } from '../../src/bridge/oauth/device-flow.js';
-import { migrate, OAuthStore } from '../../src/bridge/oauth/oauth-store.js';
+import { OAuthStore } from '../../src/bridge/oauth/oauth-store.js';
 import { hashPassword, verifyPassword } from '../../src/bridge/oauth/password.js';
 import { normaliseUserCode } from '../../src/bridge/oauth/tokens.js';
 import { tempDir, testUsers, TEST_COST } from './helpers.js';
@@ -164,27 +164,6 @@ describe('device flow', () => {
     assert.equal(normaliseUserCode(' wdjb mjht '), 'WDJB-MJHT');
     assert.equal(normaliseUserCode('WDJB-MJHA'), null, 'vowels are not in the alphabet');
     assert.equal(normaliseUserCode('WDJB'), null);
-  });
-});
-
-describe('oauth migrations', () => {
-  it('migration 1 applies to an empty database, and re-running keeps existing rows', () => {
-    const tmp = tempDir();
-    const db = new Database(join(tmp.dir, 'm.sqlite'));
-    try {
-      migrate(db);
-      db.prepare(`INSERT INTO oauth_users (id, name, password_hash) VALUES ('u', 'u', 'h')`).run();
-      db.prepare(
-        `INSERT INTO oauth_devices (id, user_id, workspace_id, name, platform, client_version, public_jwk, jwk_thumbprint, approved_at)
-         VALUES ('d', 'u', 'w', 'n', 'p', '1.0.0', '{}', 't', 1)`,
-      ).run();
-      migrate(db);
-      assert.equal(db.prepare('SELECT COUNT(*) FROM oauth_devices').pluck().get(), 1);
-      assert.deepEqual(db.prepare('SELECT version FROM oauth_migrations').pluck().all(), [1]);
-    } finally {
-      db.close();
-      tmp.remove();
-    }
   });
 });
 

@@ -35,7 +35,7 @@ describe('what is published', () => {
     assert.ok(anon.skills.length > 0 && anon.skills.length < full.skills.length);
     for (const c of [anon, full]) await verifyCard(c, (kid) => jwks.keys.find((k) => k.kid === kid));
     // The card in hello is the complete one.
-    const hello = s.bridge.store.getDevice(ids.workspace_id, ids.device_id)?.adapter_card as Card;
+    const hello = s.bridge.store.adapterCard(ids.workspace_id, ids.device_id) as unknown as Card;
     assert.deepEqual(hello.skills.map((k) => k.id).sort(), full.skills.map((k) => k.id).sort());
   });
 

@@ -1,4 +1,4 @@
-/** The journal: migrations over rows, group commit, replay data, recovery, outbox, retention. */
+/** The journal: group commit, replay data, recovery, outbox, retention (its migrations: journal-migrations.test.ts). */
 import { alive } from '../helpers/wait.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -6,9 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { DuplicateCallError, Journal, JOURNAL_MIGRATIONS } from '../../src/agent/journal.js';
+import { DuplicateCallError, Journal } from '../../src/agent/journal.js';
 import type { IdFilter } from '../../src/agent/id-filter.js';
-import { migrate } from '../../src/storage/sqlite.js';
 import type { Outcome } from '../../src/protocol/messages.js';
 import { tempDir } from '../helpers/stack.js';
 
@@ -18,37 +17,6 @@ const outcome = (id: string, state: Outcome['state'] = 'completed'): Outcome => 
   accepted_at: new Date().toISOString(), started_at: new Date().toISOString(), finished_at: new Date().toISOString(), duration_ms: 1,
 });
 
-
-test('migrations 2 and 3 apply to a version-1 database that holds rows, keeping them', () => {
-  const dir = tempDir();
-  try {
-    const path = join(dir, 'j.sqlite');
-    const db = new Database(path);
-    migrate(db, JOURNAL_MIGRATIONS.filter((m) => m.version === 1));
-    db.prepare(`INSERT INTO calls (workspace_id, device_id, call_id, function, args_digest, state, created_ms, updated_ms) VALUES ('ws','dev','c1','f.x','d','running',1,1)`).run();
-    db.close();
-    const j = new Journal(path, scope);
-    assert.equal(j.db.pragma('user_version', { simple: true }), JOURNAL_MIGRATIONS.at(-1)!.version);
-    assert.deepEqual((j.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'calls' AND name NOT LIKE 'sqlite_%'`).all() as { name: string }[]).map((r) => r.name), ['calls_outbox']);
-    assert.equal(j.get('c1')?.state, 'running');
-    j.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test('a newer schema than the program knows is refused, not damaged', () => {
-  const dir = tempDir();
-  try {
-    const path = join(dir, 'j.sqlite');
-    const db = new Database(path);
-    db.pragma('user_version = 99');
-    db.close();
-    assert.throws(() => new Journal(path, scope), /newer than this program/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
 
 test('writes in one tick share one log write, each resolves after it; a duplicate fails only itself', async () => {
   const dir = tempDir();
@@ -87,8 +55,21 @@ test('the table catches up once the journal is quiet, and at once past its row b
     await alive(caughtUp);
     assert.equal(n(), 10, 'caught up after a quiet spell');
     assert.equal(readFileSync(j.logPath, 'utf8'), '');
+    // Past the row bound the catch-up starts at once, without a quiet spell: the writes keep coming here.
+    const full = new Promise<void>((r) => (j.onBackgroundCheckpoint = r));
+    let writing = true;
+    const more = (async () => {
+      for (let i = 0; writing; i++) {
+        await j.accept('m' + i, 'f.x', 'd', at);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
     await Promise.all(Array.from({ length: 8192 }, (_, i) => j.accept('b' + i, 'f.x', 'd', at)));
-    assert.equal(n(), 10 + 8192, 'a full batch is written at once, not left to grow');
+    await alive(full);
+    writing = false;
+    await more;
+    assert.ok(n() >= 10 + 8192, 'a full batch is written while writes continue, not left to grow');
+    assert.equal(j.get('b8191')?.state, 'accepted');
   } finally {
     j.close();
     rmSync(dir, { recursive: true, force: true });
@@ -300,9 +281,13 @@ test('ids the table holds are found after a restart and after the id filter is r
     for (const id of ids) writes.push(j.accept(id, 'f.x', 'd', new Date().toISOString()));
     await Promise.all(writes);
     const filter = (x: Journal) => (x as unknown as { ids: IdFilter }).ids;
+    const rebuilt = new Promise<void>((r) => (j.onIdFilterRebuilt = r));
     j.checkpoint();
-    // Rebuilt at a checkpoint once it outgrew its first size (65 536), sized for twice the ids the table holds.
-    assert.equal(filter(j).capacity, 140_000);
+    // Rebuilt in the background once it outgrew its first size (65 536), sized for twice the ids the table
+    // holds; until then the full filter answers, and still finds every id.
+    for (const id of ['c0', 'c65536', 'c69999']) assert.equal(j.get(id)?.callId, id);
+    await alive(rebuilt);
+    assert.ok(filter(j).capacity >= 139_000 && filter(j).capacity <= 140_000, `capacity ${filter(j).capacity}`);
     for (const id of ['c0', 'c65536', 'c69999']) {
       assert.equal(j.get(id)?.callId, id);
       await assert.rejects(j.accept(id, 'f.x', 'd', new Date().toISOString()), DuplicateCallError);
@@ -315,6 +300,84 @@ test('ids the table holds are found after a restart and after the id filter is r
     await assert.rejects(j.accept('c54321', 'f.x', 'd', new Date().toISOString()), DuplicateCallError);
     await j.accept('fresh', 'f.x', 'd', new Date().toISOString());
     j.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a write to a row the background catch-up is writing lands in the table too; reads and duplicates see it meanwhile', async () => {
+  const dir = tempDir();
+  const j = new Journal(join(dir, 'j.sqlite'), scope);
+  try {
+    const at = new Date().toISOString();
+    const caughtUp = new Promise<void>((r) => (j.onBackgroundCheckpoint = r));
+    await Promise.all(Array.from({ length: 8192 }, (_, i) => j.accept('k' + i, 'f.x', 'd', at, 'running', at)));
+    // The catch-up has frozen these rows and writes them over several turns; these writes come meanwhile.
+    await j.finish(outcome('k0'), false);
+    await j.setState('k8191', 'awaiting_confirmation');
+    await assert.rejects(j.accept('k4000', 'f.x', 'd', at), DuplicateCallError);
+    assert.equal(j.get('k0')?.outcome?.state, 'completed');
+    await alive(caughtUp);
+    assert.equal(readFileSync(j.logPath, 'utf8'), '', 'the log is emptied only once the table has every row');
+    const row = (id: string) => j.db.prepare(`SELECT state, outcome IS NOT NULL AS done FROM calls WHERE call_id = ?`).get(id) as { state: string; done: number };
+    assert.deepEqual(row('k0'), { state: 'completed', done: 1 });
+    assert.deepEqual(row('k8191'), { state: 'awaiting_confirmation', done: 0 });
+    assert.equal((j.db.prepare('SELECT count(*) n FROM calls').get() as { n: number }).n, 8192);
+  } finally {
+    j.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('ids that reach the table while the id filter is rebuilt are found once the new filter takes over', async () => {
+  const dir = tempDir();
+  const j = new Journal(join(dir, 'j.sqlite'), scope);
+  try {
+    const at = new Date().toISOString();
+    const filter = () => (j as unknown as { ids: IdFilter }).ids;
+    await Promise.all(Array.from({ length: 65_537 }, (_, i) => j.accept(`p${i}`, 'f.x', 'd', at)));
+    const rebuilt = new Promise<void>((r) => (j.onIdFilterRebuilt = r));
+    j.checkpoint();
+    const old = filter();
+    await Promise.all(Array.from({ length: 100 }, (_, i) => j.accept(`during${i}`, 'f.x', 'd', at)));
+    j.checkpoint();
+    assert.equal(filter(), old, 'the rebuild is still under way');
+    await alive(rebuilt);
+    assert.notEqual(filter(), old);
+    for (const id of ['p0', 'p65536', 'during0', 'during99']) {
+      assert.ok(filter().mayHave(id), `${id} is in the new filter`);
+      await assert.rejects(j.accept(id, 'f.x', 'd', at), DuplicateCallError);
+    }
+  } finally {
+    j.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a process killed in the middle of a background catch-up loses nothing and runs nothing twice', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'j.sqlite');
+  try {
+    journalThenKill(path, scope, `
+      j.onBackgroundCheckpoint = () => { throw new Error('the catch-up was meant to be cut short'); };
+      await Promise.all(Array.from({ length: 9000 }, (_, i) => j.accept('z' + i, 'f.x', 'd', at, 'running', at)));
+      await j.finish(${JSON.stringify(outcome('z1'))}, false);
+      // Some chunks are in the table, not all: wait for the first one, then die.
+      const count = j.db.prepare('SELECT count(*) FROM calls').pluck();
+      while (count.get() === 0) await new Promise((r) => setImmediate(r));
+      if (count.get() >= 9000) throw new Error('the catch-up was not chunked');
+    `);
+    const j = new Journal(path, scope);
+    try {
+      assert.equal((j.db.prepare('SELECT count(*) n FROM calls').get() as { n: number }).n, 9000);
+      assert.equal(j.get('z1')?.outcome?.state, 'completed');
+      await assert.rejects(j.accept('z8999', 'f.x', 'd', new Date().toISOString()), DuplicateCallError);
+      const rec = j.recover();
+      assert.equal(rec.length, 8999, 'every call that was running is reported interrupted, none re-run');
+      assert.ok(rec.every((o) => o.state === 'unknown'));
+    } finally {
+      j.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -5,12 +5,17 @@
  */
 import type { Database } from 'better-sqlite3';
 import { statement } from '../../storage/sqlite.js';
+import { migrate, type Migration, type Schema } from '../../storage/migrations.js';
 
-/** Numbered schema migrations; append new ones, never edit an applied one. */
-export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+/**
+ * Numbered schema migrations; append new ones, never edit an applied one (each has its test in
+ * test/login/oauth-migrations.test.ts, on a database that holds rows).
+ */
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    sql: `
+    name: 'users, memberships, device codes, devices, tokens and approval-page sessions',
+    up: (db) => db.exec(`
       CREATE TABLE oauth_users (
         id TEXT PRIMARY KEY,
         name TEXT NOT NULL UNIQUE,
@@ -72,21 +77,33 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
         user_id TEXT,
         expires_at INTEGER NOT NULL
       );
-    `,
+    `),
+  },
+  {
+    version: 2,
+    name: 'the schema version lives in user_version, like every other database: drop oauth_migrations',
+    // Databases migrated before the shared runner kept their versions in this table (see legacyVersion).
+    up: (db) => db.exec('DROP TABLE IF EXISTS oauth_migrations'),
   },
 ];
 
-/** Applies the migrations this database has not seen yet, each in its own transaction. */
-export function migrate(db: Database): void {
-  db.exec('CREATE TABLE IF NOT EXISTS oauth_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-  const applied = new Set(db.prepare('SELECT version FROM oauth_migrations').pluck().all() as number[]);
-  for (const m of MIGRATIONS) {
-    if (applied.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      db.prepare('INSERT INTO oauth_migrations (version, applied_at) VALUES (?, ?)').run(m.version, Date.now());
-    })();
-  }
+/**
+ * The login store's schema. Its database is its own file (`oauth.sqlite`): the version is the file's
+ * `user_version`, which a second schema in the same file would contend for.
+ */
+export const OAUTH_SCHEMA: Schema = {
+  name: 'bridge login',
+  migrations: MIGRATIONS,
+  // Before the shared runner this store recorded its applied migrations in `oauth_migrations`.
+  legacyVersion(db) {
+    const has = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'oauth_migrations'`).get();
+    return has ? ((db.prepare('SELECT max(version) FROM oauth_migrations').pluck().get() as number | null) ?? 0) : 0;
+  },
+};
+
+/** Brings a login database to this build's schema (see OAUTH_SCHEMA). */
+export function migrateOAuth(db: Database, opts: { upTo?: number } = {}): number[] {
+  return migrate(db, OAUTH_SCHEMA, opts);
 }
 
 /** A bridge user as the config declares it. */
@@ -157,7 +174,7 @@ export interface WebSessionRow {
 /** Typed access to the `oauth_` tables. */
 export class OAuthStore {
   constructor(readonly db: Database) {
-    migrate(db);
+    migrateOAuth(db);
   }
 
   /** Replaces the users and memberships with the config's; devices of removed users stop authenticating. */
