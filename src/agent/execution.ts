@@ -46,18 +46,28 @@ export async function execute(env: ExecutionEnv, call: InFlight, args: Record<st
     },
   };
   call.handlerRunning = true;
-  const handler = Promise.resolve().then(() => call.reg.def.run(args, ctx));
-  const settled = handler.then(
-    (v) => ({ ok: true as const, v }),
-    (e: unknown) => ({ ok: false as const, e }),
-  );
-  // The call's temp files go when its handler settles, however the call ended (even after its outcome).
-  void settled.then(() => temp.close()).catch((e: unknown) => log.warn({ err: String(e) }, 'a call\'s temporary files could not be removed'));
+  // The handler, started now (a synchronous throw is its rejection): one `then` and one race per call,
+  // the fewest promises that still let an abort answer before the handler settles.
+  let handler: Promise<unknown>;
+  try {
+    handler = Promise.resolve(call.reg.def.run(args, ctx));
+  } catch (e) {
+    handler = Promise.reject(e);
+  }
+  let settled: Promise<Settled> | undefined;
   // Whichever comes first: the handler settles, or the call is aborted (`abort` wakes this).
-  const first = await new Promise<Awaited<typeof settled> | 'aborted'>((resolve) => {
-    if (call.ab.aborted) return resolve('aborted');
-    call.wake = () => resolve('aborted');
-    void settled.then(resolve);
+  const first = await new Promise<Settled | 'aborted'>((resolve) => {
+    settled = handler.then(
+      (v): Settled => ({ ok: true, v }),
+      (e: unknown): Settled => ({ ok: false, e }),
+    );
+    // The call's temp files go when its handler settles, however the call ended (even after its outcome).
+    void settled.then((s) => {
+      resolve(s);
+      return temp.close();
+    }).catch((e: unknown) => log.warn({ err: String(e) }, 'a call\'s temporary files could not be removed'));
+    if (call.ab.aborted) resolve('aborted');
+    else call.wake = () => resolve('aborted');
   });
   call.wake = undefined;
   if (first !== 'aborted') {
@@ -69,10 +79,10 @@ export async function execute(env: ExecutionEnv, call: InFlight, args: Record<st
   const kind = call.ab.reason!.kind;
   let graceTimer: NodeJS.Timeout | undefined;
   const grace = new Promise<'grace'>((r) => (graceTimer = setTimeout(() => r('grace'), ABORT_GRACE_MS)));
-  const stopped = await Promise.race([settled, grace]);
+  const stopped = await Promise.race([settled!, grace]);
   clearTimeout(graceTimer);
   if (stopped === 'grace') {
-    void settled.then((s) => log.warn({ late: s.ok ? 'result' : 'error' }, 'handler finished after its call ended; result dropped'));
+    void settled!.then((s) => log.warn({ late: s.ok ? 'result' : 'error' }, 'handler finished after its call ended; result dropped'));
   } else {
     call.handlerRunning = false;
     if (stopped.ok && !call.committed && kind !== 'timeout') {
@@ -84,6 +94,9 @@ export async function execute(env: ExecutionEnv, call: InFlight, args: Record<st
   const d = call.reg.descriptor;
   return abortedWhileRunning(t, kind, side, call.budgetMs ?? Math.min(d.timeout_ms_max, d.timeout_ms_default));
 }
+
+/** How the handler's promise settled. */
+type Settled = { ok: true; v: unknown } | { ok: false; e: unknown };
 
 /** A handler's result as the outcome (its size is checked once the outcome is serialized). */
 function completed(call: InFlight, output: unknown, log: Logger): Outcome {

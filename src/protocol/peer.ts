@@ -123,7 +123,8 @@ export class JsonRpcPeer {
   notify(method: string, params?: unknown): boolean {
     if (!this.isOpen) return false;
     try {
-      this.write({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) });
+      // Built as text: a state note goes out per transition of every call (no envelope object, no spread).
+      this.writeText(params === undefined ? `{"jsonrpc":"2.0","method":${JSON.stringify(method)}}` : `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`);
       return true;
     } catch {
       return false;
