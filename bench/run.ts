@@ -12,6 +12,8 @@
  *        [--no-idle-rss] [--profile DIR] [--json]
  * Each flag also reads BENCH_<NAME> from the environment (e.g. BENCH_LATENCY=500).
  */
+import { runScale } from './bridge-scale.js';
+import { runStall } from './journal-stall.js';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -229,6 +231,26 @@ function envInt(name: string, fallback: number): string {
   return process.env[`BENCH_${name}`] ?? String(fallback);
 }
 
+/** The figures of the other benchmarks, run after this one's targets are closed: the bridge at scale and the agent's stall. */
+async function otherFigures(devices: number, stall: boolean, say: (l: string) => void): Promise<Partial<Measured>> {
+  const fig: Partial<Measured> = {};
+  if (stall) {
+    say('the agent\'s longest stall: 30000 calls on a prefilled journal (bench/journal-stall.ts)');
+    const r = await runStall({ calls: 30_000, prefill: 32_768, concurrency: 64, warmup: 3000, rounds: 1, sync: 'normal', nice: -15 }, say);
+    fig.agentStallMs = r.maxDelayMs;
+  }
+  if (devices > 0) {
+    say(`the bridge at scale: ${devices} devices, restart storm (bench/bridge-scale.ts)`);
+    const r = await runScale({ devices, workers: 2, calls: 100, concurrency: 256, restart: true, reconnectLimitMs: 120_000, progress: say });
+    fig.bridgeBytesPerDevice = r.rss_per_device_bytes;
+    if (r.restart) {
+      if (r.restart.reconnect_all_ms !== null) fig.bridgeReconnectS = r.restart.reconnect_all_ms / 1000;
+      fig.bridgeStormCallsOk = r.restart.calls_completed === r.restart.calls;
+    }
+  }
+  return fig;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -242,6 +264,9 @@ async function main(): Promise<void> {
       'no-full-path': { type: 'boolean', default: process.env['BENCH_NO_FULL_PATH'] === '1' },
       sustained: { type: 'string', default: envInt('SUSTAINED', 30_000) },
       'no-idle-rss': { type: 'boolean', default: process.env['BENCH_NO_IDLE_RSS'] === '1' },
+      // The bridge at scale (bench/bridge-scale.ts) and the agent's longest stall (bench/journal-stall.ts), in the same run.
+      scale: { type: 'string', default: envInt('SCALE', 10_000) },
+      'no-stall': { type: 'boolean', default: process.env['BENCH_NO_STALL'] === '1' },
       profile: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
@@ -260,6 +285,7 @@ async function main(): Promise<void> {
     idleRss: !values['no-idle-rss'],
     ...(profileDir ? { profileDir } : {}),
     progress: (l) => process.stderr.write(l + '\n'),
+    extraFigures: () => otherFigures(values.scale === '0' ? 0 : positiveInt(values.scale, 'scale'), !values['no-stall'], (l) => process.stderr.write(l + '\n')),
   });
   process.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatReport(report)) + '\n');
   if (profileDir) process.stderr.write(`agent and bridge CPU profiles in ${profileDir}\n`);
