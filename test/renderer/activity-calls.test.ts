@@ -15,13 +15,11 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { until } from '../helpers/stack.js';
 import { cliSetup } from './stack.js';
+import { SCREENS, axe } from './page-checks.js';
 
-const SCREENS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'screens');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
  * RFC 4180 CSV → rows of fields: fields separated by commas, records by CRLF (a lone LF too), a quoted
@@ -93,12 +91,6 @@ const COLUMNS = ['call_id', 'function_id', 'state', 'error_type', 'decision', 'd
 
 const focusedText = (page: Page) => page.evaluate<string>('document.activeElement?.textContent?.trim() ?? ""');
 const focusedId = (page: Page) => page.evaluate<string>('document.activeElement?.id ?? ""');
-
-async function axe(page: Page, screen: string): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate<{ id: string; impact: string }[]>('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact })))');
-  assert.deepEqual(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe-core on ${screen}`);
-}
 
 describe('prompts and the activity screen, keyboard only, against a CLI-started bridge and agent', () => {
   let s: Awaited<ReturnType<typeof cliSetup>>;

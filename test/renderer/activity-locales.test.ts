@@ -7,44 +7,8 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { cliSetup } from './stack.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const SCREENS = join(ROOT, 'test-artifacts', 'screens');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-async function axe(page: Page, screen: string): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate<{ id: string; impact: string }[]>('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact })))');
-  assert.deepEqual(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe-core on ${screen}`);
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENS, { recursive: true });
-  const file = join(SCREENS, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  assert.ok(statSync(file).size > 1000, `${file} is a real image`);
-}
-
-/** Visible text outside `[data-value]` (agent data) that is not wrapped in ⟦…⟧ (as test/renderer/i18n.test.ts checks it). */
-function unwrappedText(page: Page): Promise<string[]> {
-  return page.evaluate(`(() => {
-    const bad = [];
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const text = n.textContent.trim();
-      const el = n.parentElement;
-      if (!text || el.closest('[data-value]')) continue;
-      if (!(el.closest('select') ?? el).checkVisibility()) continue;
-      if (!(text.startsWith('⟦') && text.endsWith('⟧'))) bad.push(text);
-    }
-    return bad;
-  })()`);
-}
+import { axe, shot, unwrappedText } from './page-checks.js';
 
 describe('the activity screen in zh-CN and the pseudo-locale', () => {
   let s: Awaited<ReturnType<typeof cliSetup>>;

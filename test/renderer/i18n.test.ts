@@ -7,17 +7,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { Catalogue, placeholders, readCatalogueDir } from '../../src/i18n/catalogue.js';
 import { setup } from './stack.js';
+import { axe, shot, unwrappedText } from './page-checks.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RENDERER = join(ROOT, 'electron', 'renderer');
-const SCREENS = join(ROOT, 'test-artifacts', 'screens');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 test('the page catalogues: same keys and placeholders in en and zh-CN, every key the page uses exists', () => {
   const tables = readCatalogueDir(RENDERER);
@@ -35,42 +32,6 @@ test('the page catalogues: same keys and placeholders in en and zh-CN, every key
   assert.ok(used.length > 30, `the page uses its catalogue (${used.length} uses)`);
   for (const k of used) assert.ok(cat.has(k), `${k} is in the catalogue`);
 });
-
-/** Visible text nodes outside `[data-value]` (agent data) that are not wrapped in ⟦…⟧, plus the title if not. */
-async function unwrappedText(page: Page): Promise<string[]> {
-  // Browser code as text: the project type-checks without the DOM library.
-  return page.evaluate(`(() => {
-    const bad = [];
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const text = n.textContent.trim();
-      const el = n.parentElement;
-      if (!text || el.closest('[data-value]')) continue;
-      // The <option>s of a closed <select> have no box; the select itself is visible.
-      if (!(el.closest('select') ?? el).checkVisibility()) continue;
-      if (!(text.startsWith('⟦') && text.endsWith('⟧'))) bad.push(text);
-    }
-    if (!(document.title.startsWith('⟦') && document.title.endsWith('⟧'))) bad.push('title: ' + document.title);
-    return bad;
-  })()`);
-}
-
-async function axe(page: Page, screen: string): Promise<void> {
-  // Runs through the DevTools protocol, which the page's CSP does not apply to.
-  await page.evaluate(AXE);
-  const violations = await page.evaluate<{ id: string; impact: string; nodes: number }[]>(
-    'axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))',
-  );
-  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad, [], `axe-core on ${screen}`);
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENS, { recursive: true });
-  const file = join(SCREENS, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  assert.ok(statSync(file).size > 1000, `${file} is a real image`);
-}
 
 test('pseudo-locale: every visible text outside agent data comes from the catalogue', async () => {
   const s = await setup();

@@ -10,7 +10,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { cli, tempDir, until, type Proc } from '../helpers/stack.js';
@@ -18,42 +17,16 @@ import { testUsers } from '../login/helpers.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { LOCAL_TOKEN_FILE } from '../../src/endpoint/local-token.js';
 import { CHROMIUM_ARGS } from './stack.js';
+import { SCREENS, axe, unwrappedText } from './page-checks.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RENDERER = join(ROOT, 'electron', 'renderer');
-const SCREENS = join(ROOT, 'test-artifacts', 'screens');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** Wide enough for every screen, small enough for the user guide's pictures. */
 const VIEWPORT = { width: 800, height: 900 };
 
 /** The screens each locale run writes (the user guide shows them). */
 export const SCREEN_NAMES = ['signin', 'status', 'prompt', 'activity', 'details', 'settings-shared', 'settings-functions', 'settings-general', 'settings-about', 'capture'] as const;
 type ScreenName = (typeof SCREEN_NAMES)[number];
-
-/** Visible text nodes outside `[data-value]` (agent data) that are not wrapped in ⟦…⟧, and the title if not. */
-function unwrappedText(page: Page): Promise<string[]> {
-  // Browser code as text: the project type-checks without the DOM library.
-  return page.evaluate(`(() => {
-    const bad = [];
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const text = n.textContent.trim();
-      const el = n.parentElement;
-      if (!text || el.closest('[data-value]')) continue;
-      if (!(el.closest('select') ?? el).checkVisibility()) continue;
-      if (!(text.startsWith('⟦') && text.endsWith('⟧'))) bad.push(text);
-    }
-    if (!(document.title.startsWith('⟦') && document.title.endsWith('⟧'))) bad.push('title: ' + document.title);
-    return bad;
-  })()`);
-}
-
-async function axe(page: Page, what: string): Promise<void> {
-  // Through the DevTools protocol, which the page's CSP does not apply to.
-  await page.evaluate(AXE);
-  const violations = await page.evaluate<{ id: string; impact: string; nodes: number }[]>('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))');
-  assert.deepEqual(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe-core on ${what}`);
-}
 
 describe('every screen in en and zh-CN, against CLI-started bridge and agent', () => {
   let dir: string;

@@ -10,48 +10,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Page } from 'playwright-core';
 import { startCups, startIppEve } from '../../handlers/printer/test/peers.js';
 import { Instrument, scale, startPtyPair } from '../peers/serial-pty.js';
 import { until } from '../helpers/stack.js';
 import { setup } from './stack.js';
+import { axe, shot, unwrappedText } from './page-checks.js';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const SCREENS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'screens');
-
-async function axe(page: Page, what: string): Promise<void> {
-  await page.evaluate(AXE);
-  const v = await page.evaluate<{ id: string; impact: string }[]>('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact })))');
-  assert.deepEqual(v.filter((x) => x.impact === 'serious' || x.impact === 'critical'), [], `axe-core on ${what}`);
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENS, { recursive: true });
-  const file = join(SCREENS, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  assert.ok(statSync(file).size > 1000);
-}
-
-/** Visible text outside agent data that is not a ⟦catalogue⟧ string (as test/renderer/i18n.test.ts checks). */
-function unwrapped(page: Page): Promise<string[]> {
-  return page.evaluate(`(() => {
-    const bad = [];
-    const root = document.getElementById('settings');
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const text = n.textContent.trim();
-      const el = n.parentElement;
-      if (!text || el.closest('[data-value]')) continue;
-      if (!(el.closest('select') ?? el).checkVisibility()) continue;
-      if (!(text.startsWith('⟦') && text.endsWith('⟧'))) bad.push(text);
-    }
-    return bad;
-  })()`);
-}
 
 test('a printer picked from the device list with a name, and a serial port by path with a name: calls by name pass the resource check', async () => {
   const [ipp, cups, pair] = await Promise.all([startIppEve(), startCups(), startPtyPair()]);
@@ -145,10 +110,10 @@ test('the admin ceiling is shown and a grant outside it refused; zh-CN and pseud
     await s.page.locator('#grants li[data-kind="serial"]').waitFor();
     await s.page.locator('#functions li').first().waitFor();
     await s.page.locator('#about-version:not(:empty)').waitFor();
-    assert.deepEqual(await unwrapped(s.page), [], 'every Settings string from the catalogue');
+    assert.deepEqual(await unwrappedText(s.page, { within: 'settings' }), [], 'every Settings string from the catalogue');
     // The check can fail.
     await s.page.evaluate("document.getElementById('functions').append(Object.assign(document.createElement('li'), { textContent: 'Hard-coded' }))");
-    assert.deepEqual(await unwrapped(s.page), ['Hard-coded']);
+    assert.deepEqual(await unwrappedText(s.page, { within: 'settings' }), ['Hard-coded']);
     assert.deepEqual(s.problems, []);
   } finally {
     await s.stop();

@@ -8,7 +8,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { PROTOCOL_VERSION } from '../../src/protocol/messages.js';
@@ -16,14 +15,7 @@ import { APP_VERSION } from '../../src/version.js';
 import { callLocal } from '../../src/endpoint/local-client.js';
 import { ids, until } from '../helpers/stack.js';
 import { setup } from './stack.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-async function seriousAxe(page: Page): Promise<{ id: string; impact: string }[]> {
-  await page.evaluate(AXE);
-  const v = await page.evaluate<{ id: string; impact: string }[]>('axe.run(document.getElementById("settings")).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact })))');
-  return v.filter((x) => x.impact === 'serious' || x.impact === 'critical');
-}
+import { seriousViolations } from './page-checks.js';
 
 /** Presses Tab until `selector` has the focus (at most `max` times): keyboard-only navigation. */
 async function tabTo(page: Page, selector: string, max = 200): Promise<void> {
@@ -85,7 +77,7 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
     // In a browser there is no folder picker, start-at-login or open-logs (the Electron shell's).
     for (const id of ['share-pick', 'login-item-row', 'open-logs']) assert.equal(await s.page.locator(`#${id}`).isHidden(), true, id);
 
-    assert.deepEqual(await seriousAxe(s.page), []);
+    assert.deepEqual(await seriousViolations(s.page, 'settings'), []);
     assert.deepEqual(s.problems, []);
   } finally {
     await s.stop();

@@ -9,8 +9,7 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jsqr from 'jsqr';
 import { PNG } from 'pngjs';
@@ -20,11 +19,10 @@ import { cli, tempDir, until, type Proc } from '../helpers/stack.js';
 import { testUsers } from '../login/helpers.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { LOCAL_TOKEN_FILE } from '../../src/endpoint/local-token.js';
+import { axe, shot, unwrappedText } from './page-checks.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RENDERER = join(ROOT, 'electron', 'renderer');
-const SCREENS = join(ROOT, 'test-artifacts', 'screens');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 // jsqr is CommonJS with its function on `default`: under Node's ESM interop that is one level down.
 const jsQR = (jsqr as unknown as { default: typeof jsqr.default }).default;
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -46,35 +44,6 @@ function decodeQr(dataUrl: string): string | undefined {
   assert.ok(m, 'the QR code is a PNG data URL');
   const png = PNG.sync.read(Buffer.from(m[1]!, 'base64'));
   return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
-}
-
-/** Visible text nodes outside `[data-value]` (agent data) that are not wrapped in ⟦…⟧. */
-function unwrappedText(page: Page): Promise<string[]> {
-  return page.evaluate(`(() => {
-    const bad = [];
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const text = n.textContent.trim();
-      const el = n.parentElement;
-      if (!text || el.closest('[data-value]')) continue;
-      if (!(el.closest('select') ?? el).checkVisibility()) continue;
-      if (!(text.startsWith('⟦') && text.endsWith('⟧'))) bad.push(text);
-    }
-    return bad;
-  })()`);
-}
-
-async function axe(page: Page, screen: string): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate<{ id: string; impact: string }[]>('axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact })))');
-  assert.deepEqual(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `axe-core on ${screen}`);
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENS, { recursive: true });
-  const file = join(SCREENS, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  assert.ok(statSync(file).size > 1000, `${file} is a real image`);
 }
 
 describe('signing in from the page, against CLI-started bridge and agent', () => {
