@@ -76,9 +76,13 @@ test('every relative link in README.md and docs/ resolves inside the repository'
 
 test('docs/protocol.md states the contract and names the version the code speaks', async () => {
   const text = readFileSync(join(ROOT, 'docs', 'protocol.md'), 'utf8');
-  const { PROTOCOL_VERSION } = await import('../../src/protocol/messages.js');
+  const { CLIENT_PROTOCOL_VERSION } = await import('../../src/protocol/messages.js');
+  const { BRIDGE_PROTOCOL_VERSIONS } = await import('../../src/bridge/versions.js');
   const { ERRORS } = await import('../../src/protocol/errors.js');
-  assert.match(text, new RegExp(`speaks \\*\\*${PROTOCOL_VERSION.replace('.', '\\.')}\\*\\*`));
+  const esc = (v: string) => v.replace('.', '\\.');
+  // What the reference bridge answers, and what the agent offers, as the code has them.
+  assert.match(text, new RegExp(`speaks \\*\\*${BRIDGE_PROTOCOL_VERSIONS.map(esc).join(' and ')}\\*\\*`));
+  assert.match(text, new RegExp(`"protocol_version": "${esc(CLIENT_PROTOCOL_VERSION)}"`));
   // Every error type of the catalogue is in its table, with its code.
   for (const [type, e] of Object.entries(ERRORS)) assert.match(text, new RegExp(`\\| ${e.code} \\| \`${type}\` \\|`), type);
   for (const m of ['aios/session.hello', 'aios/function.invoke', 'aios/function.cancel', 'aios/call.report', 'aios/notification.call_state', 'aios/function.list', 'aios/notification.tools_changed', 'aios/call.get']) assert.ok(text.includes(m), m);
