@@ -164,7 +164,11 @@ export async function processStack(opts: { bridge?: Record<string, unknown>; age
   const client = new RuntimeClient({ bridge_url: url, token: t.runtime, workspace_id: ids.workspace_id, device_id: ids.device_id });
   const online = async (want: boolean) => {
     try {
-      return await until(async () => ((await client.device(ids.device_id))['online'] === want), 20_000, want ? 'device online' : 'device offline');
+      return await until(async () => {
+        // An agent that died at start never comes online: say so now instead of after the whole wait.
+        if (want && s.agent && (s.agent.child.exitCode !== null || s.agent.child.signalCode !== null)) throw new Error('the agent exited before the device came online');
+        return (await client.device(ids.device_id))['online'] === want;
+      }, 20_000, want ? 'device online' : 'device offline');
     } catch (e) {
       // A timeout says why: what the agent (whichever process s.agent is now) printed and logged.
       throw new Error(`${(e as Error).message}\n${procReport('agent', s.agent)}\n--- agent.log (last ${TAIL} lines) ---\n${tail(s.agentLog())}`, { cause: e });
