@@ -16,6 +16,8 @@ export class BodyTooLargeError extends Error {
 /** Reads a request body of at most `limit` bytes; throws BodyTooLargeError past it (the rest stays unread). */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   if (Number(req.headers['content-length'] ?? '0') > limit) throw new BodyTooLargeError(limit);
+  // A body read once cannot be read again: say so now instead of waiting for an 'end' that came before.
+  if (req.readableEnded) throw new Error('the request body was already read');
   // Events, not `for await`: an async iterator per request costs more than the parse (bench:bridge).
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -16,6 +16,10 @@ test('the serial benchmark runs with tiny counts and reports the target ratio', 
   }
   assert.ok(Number.isFinite(r.overheadRatio));
   assert.ok(Number.isFinite(r.engineRatio));
+  // The handler's own timings come from the answers of the measured calls (not the warm-up's).
+  assert.ok(r.inAgent.calls > 0 && r.inAgent.totalUs > 0 && r.inAgent.firstByteUs > 0 && r.inAgent.firstByteUs <= r.inAgent.totalUs, JSON.stringify(r.inAgent));
+  assert.equal(r.pinnedCpu, null);
   assert.match(formatSerialReport(r), /target: ≤ 1\.5/);
   assert.match(formatSerialReport(r), /the handler's engine alone adds -?\d+ µs/);
+  assert.match(formatSerialReport(r), /serial\.request's handler inside the agent \(its answers' own timings, \d+ calls\): p50 \d+ µs/);
 });
