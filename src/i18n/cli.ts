@@ -2,7 +2,8 @@
  * The command line's sentences (src/cli/), in every locale; rendered by `say()` in src/cli/say.ts in the
  * user's locale (LC_ALL, LC_MESSAGES, LANG). Wire fields (an error's `type` and `message`) are printed as
  * they came: the words around them are localised, and `cli.error.<type>` names the error in the user's
- * language. The zh-CN table is typed against the en one.
+ * language. `cli.help.*` is the `--help` of every command and commander's own words (titles, "(default: …)",
+ * parse errors), used through src/cli/localised-command.ts. The zh-CN table is typed against the en one.
  */
 import type { Messages } from './catalogue.js';
 
