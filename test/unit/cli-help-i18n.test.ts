@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import { cliRun, ROOT } from '../helpers/stack.js';
 import { cliEn, cliZh, type CliKey } from '../../src/i18n/cli.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { displayWidth, wrap } from '../../src/cli/localised-command.js';
+import { displayWidth, LocalisedCommand, localiseError, wrap } from '../../src/cli/localised-command.js';
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 const EN = { LC_ALL: 'C.UTF-8' };
@@ -182,4 +182,11 @@ test('wrapping counts a Chinese character as two columns and breaks between word
   assert.equal(squash(lines.join('')), squash(text), 'nothing lost or added');
   // English still wraps at spaces only.
   assert.deepEqual(wrap('run the device agent headless', 12).split('\n'), ['run the', 'device agent', 'headless']);
+});
+
+test('an error commander reports that the catalogue does not know keeps commander’s own message', () => {
+  const cmd = new LocalisedCommand('x');
+  const msg = "error: option '--a' cannot be used with option '--b'";
+  assert.equal(localiseError(cmd, msg, 'commander.conflictingOption'), msg);
+  assert.equal(localiseError(cmd, msg, undefined), msg);
 });
