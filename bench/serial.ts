@@ -22,7 +22,7 @@
  *        --pin-cpu N | --no-pinned --json]
  */
 import { rmSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -91,11 +91,14 @@ export interface SerialBenchReport {
   inAgent: { totalUs: number; firstByteUs: number; calls: number };
   /** The CPU every process ran on (`taskset`), or null when the OS placed them. */
   pinnedCpu: number | null;
+  /** The machine's 1-minute load average when the run started and when it ended. */
+  load: [number, number];
   met: boolean;
 }
 
 /** Starts the pty pairs, the scale, the bridge and the agent; measures the three targets interleaved. */
 export async function runSerialBench(counts: BenchCounts, say: (l: string) => void = () => undefined): Promise<SerialBenchReport> {
+  const loadBefore = loadavg()[0]!;
   const pairs: PtyPair[] = [];
   let scaleChild: BenchChild<unknown> | undefined;
   let stack: DeviceStack | undefined;
@@ -131,7 +134,7 @@ export async function runSerialBench(counts: BenchCounts, say: (l: string) => vo
       firstByteUs: median(measured.filter((t) => t.first_byte_ms !== null).map((t) => t.first_byte_ms! * 1000)),
       calls: measured.length,
     };
-    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts, results, overheadRatio, engineRatio, inAgent, pinnedCpu: pinnedCpu(), met: overheadRatio <= 1.5 };
+    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts, results, overheadRatio, engineRatio, inAgent, pinnedCpu: pinnedCpu(), load: [loadBefore, loadavg()[0]!], met: overheadRatio <= 1.5 };
   } finally {
     for (const t of open.reverse()) await t.close().catch(() => undefined);
     await stack?.stop();
@@ -178,7 +181,7 @@ export function formatSerialReport(r: SerialBenchReport): string {
   const [raw, info, ser, eng] = r.results as [BenchResult, BenchResult, BenchResult, BenchResult];
   const where = r.pinnedCpu === null ? `${r.cpus} CPUs, placed by the OS` : `every process on CPU ${r.pinnedCpu} (taskset)`;
   return [
-    `${r.date}  Node ${r.node}  ${where}  warm-up ${c.warmup}; ${c.rounds} interleaved rounds of ${c.latencyN} sequential calls and ${c.throughputN} calls ${c.concurrency} in flight; medians over rounds`,
+    `${r.date}  Node ${r.node}  ${where}  load ${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)}  warm-up ${c.warmup}; ${c.rounds} interleaved rounds of ${c.latencyN} sequential calls and ${c.throughputN} calls ${c.concurrency} in flight; medians over rounds`,
     '',
     line(head),
     line(widths.map((w) => '-'.repeat(w))),

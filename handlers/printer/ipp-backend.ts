@@ -3,6 +3,7 @@
  * CUPS queue (`ipp://localhost:631/printers/<name>`); CUPS queues are listed with CUPS-Get-Printers.
  * Job states are reported exactly as the printer reports them.
  */
+import { sleep } from './wait.js';
 import { ensureOk, ippCall, statusFault, targetOf, type IppResponse } from './ipp/client.js';
 import { groupsOf, plainAttributes, v, type IppAttribute, type IppGroup, type PlainValue } from './ipp/codec.js';
 import { ENUM_NAMES, JOB_STATES, ORIENTATIONS, PRINTER_STATES } from './ipp/names.js';
@@ -107,19 +108,6 @@ export function jobTemplate(o: PrintOptions): IppAttribute[] {
   if (o.fit_to_page !== undefined) a.push({ name: 'print-scaling', values: [v.keyword(o.fit_to_page ? 'fit' : 'none')] });
   return a;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason ?? new Error('aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 /** One IPP printer or CUPS queue. */
 export class IppBackend implements PrinterBackend {

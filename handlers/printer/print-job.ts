@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { sleep } from './wait.js';
 import { imageToPdf, sniffFormat, textToPdf, type DocFormat } from './convert.js';
 import { TERMINAL_JOB_STATES } from './ipp/names.js';
 import { PrinterFault, type JobInfo, type PrintOptions, type PrinterBackend, type PrinterSupports } from './model.js';
@@ -75,19 +76,6 @@ export async function prepareDocument(
   }
   return { file: out, size: (await fs.promises.stat(out)).size, format: 'application/pdf', converted_from: sniffed };
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason ?? new Error('aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 /** Polls a job until it ends (completed, canceled or aborted), reporting each change. */
 export async function waitForEnd(backend: PrinterBackend, job: JobInfo, pollMs: number, signal: AbortSignal, onChange: (j: JobInfo) => void): Promise<JobInfo> {

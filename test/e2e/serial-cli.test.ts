@@ -3,17 +3,23 @@
  * played by this test: the scale's answer, the port listing, an ungranted port, two concurrent calls
  * serialised by the port's lock, cancel and timeout mid-read (the port stays usable), the instrument
  * unplugged mid-call and plugged back, no device data in the agent's log or data folder, and the OS
- * refusing the port to an agent run as an unprivileged user (setpriv, uid 65534).
+ * refusing the port to an agent run without privileges (setpriv: every capability dropped, no groups).
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, Proc, processStack, ROOT, until } from '../helpers/stack.js';
 import { Instrument, lineScript, scale, silent, startPtyPair, type PtyPair, type Script } from '../peers/serial-pty.js';
 
 type Stack = Awaited<ReturnType<typeof processStack>>;
+
+/** The dialout group's id (20 on Debian and Ubuntu when /etc/group does not name it). */
+function dialoutGid(): number {
+  const m = /^dialout:[^:]*:(\d+):/m.exec(readFileSync('/etc/group', 'utf8'));
+  return m ? Number(m[1]) : 20;
+}
 
 /** Every file under `dir` but the call journal, as bytes. */
 function allBytesButJournal(dir: string): Buffer {
@@ -179,25 +185,26 @@ describe('serial.* through the CLI-started bridge and agent', () => {
     assert.ok(!text.includes('1b 40 00 ff') && !text.includes('\x1b\x40\x00\xff'));
   });
 
-  test('the OS refusing the port (agent run as uid 65534, not in the tty group): permission_denied with the fix', async () => {
+  test('the OS refusing the port (the agent without privileges, not in the port\'s group): permission_denied with the fix', async () => {
     await s.agent.kill('SIGTERM');
     await s.online(false);
-    // The agent's own files become the unprivileged user's; the pty itself stays root's (crw--w----).
-    for (const p of [s.dir, pair.dir]) chmodSync(p, 0o755);
-    const chownR = (p: string) => {
-      chownSync(p, 65534, 65534);
-      if (statSync(p).isDirectory()) for (const e of readdirSync(p)) chownR(join(p, e));
-    };
-    chownR(join(s.dir, 'agent'));
-    chownSync(join(s.dir, 'agent.log'), 65534, 65534);
+    // The port as a USB serial adapter's node is to an ordinary user: crw-rw---- of another owner and the
+    // dialout group. The agent keeps uid 0 so that it can still read this checkout wherever it was cloned
+    // (uid 65534 could not read a clone in a 0700 temp folder, as CI makes, and died at start), but with
+    // every capability dropped root is held to the file modes like any user, and it is in no group.
+    const tty = realpathSync(pair.a);
+    chownSync(tty, 65534, dialoutGid());
+    chmodSync(tty, 0o660);
     s.agent = new Proc(
-      spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, '--import', 'tsx', CLI, 'run', '--config', s.agentConfig], {
+      spawn('setpriv', ['--bounding-set=-all', '--inh-caps=-all', '--clear-groups', '--', process.execPath, '--import', 'tsx', CLI, 'run', '--config', s.agentConfig], {
         cwd: ROOT,
-        env: { ...process.env, HOME: '/tmp' },
+        env: process.env,
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
     await s.online(true);
+    // The premise: no capability that would let it open the port regardless of its mode.
+    assert.match(readFileSync(`/proc/${s.agent.child.pid}/status`, 'utf8'), /^CapEff:\s*0+$/m);
     const o = (await ask()).record.outcome!;
     assert.deepEqual([o.state, o.error?.type, o.error?.details?.['reason']], ['failed', 'permission_denied', 'os_refused'], JSON.stringify(o) + s.agent.err);
     assert.match(o.error!.message, /dialout/);

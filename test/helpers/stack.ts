@@ -117,6 +117,22 @@ export class Proc {
   }
 }
 
+/** How many lines of a process's output a failed wait shows. */
+const TAIL = 50;
+
+/** The last `n` lines of `text`. */
+export function tail(text: string, n = TAIL): string {
+  return text.split('\n').slice(-n - 1).join('\n');
+}
+
+/** A child process's state and the end of its output, for a failure message. */
+export function procReport(name: string, p: Proc | undefined): string {
+  if (!p) return `--- ${name}: not started ---`;
+  const c = p.child;
+  const state = c.exitCode !== null || c.signalCode !== null ? `exited (code ${c.exitCode}, signal ${c.signalCode})` : `running (pid ${c.pid})`;
+  return `--- ${name}: ${state} ---\n--- ${name} stderr (last ${TAIL} lines) ---\n${tail(p.err)}\n--- ${name} stdout (last ${TAIL} lines) ---\n${tail(p.out)}`;
+}
+
 /** Runs the CLI (through tsx) as a child process. */
 export function cli(args: string[], env: Record<string, string> = {}): Proc {
   // English unless a test asks for another language: tests read the CLI's words.
@@ -139,12 +155,25 @@ export async function processStack(opts: { bridge?: Record<string, unknown>; age
   writeFileSync(bcfg, JSON.stringify(bridgeDoc(dir, t, opts.bridge)));
   const bridgeFile = join(dir, 'bridge', 'bridge.json');
   let bridge = cli(['bridge', '--config', bcfg]);
-  await until(() => existsSync(bridgeFile), 20_000, 'bridge.json');
+  await until(() => existsSync(bridgeFile), 20_000, 'bridge.json').catch((e: Error) => {
+    throw new Error(`${e.message}\n${procReport('bridge', bridge)}`, { cause: e });
+  });
   const url = (JSON.parse(readFileSync(bridgeFile, 'utf8')) as { url: string }).url;
   const acfg = join(dir, 'agent.json.cfg');
   writeFileSync(acfg, JSON.stringify(agentDoc(dir, url, t, { log: { level: 'debug', file: join(dir, 'agent.log') }, ...opts.agent })));
   const client = new RuntimeClient({ bridge_url: url, token: t.runtime, workspace_id: ids.workspace_id, device_id: ids.device_id });
-  const online = async (want: boolean) => until(async () => ((await client.device(ids.device_id))['online'] === want), 20_000, want ? 'device online' : 'device offline');
+  const online = async (want: boolean) => {
+    try {
+      return await until(async () => {
+        // An agent that died at start never comes online: say so now instead of after the whole wait.
+        if (want && s.agent && (s.agent.child.exitCode !== null || s.agent.child.signalCode !== null)) throw new Error('the agent exited before the device came online');
+        return (await client.device(ids.device_id))['online'] === want;
+      }, 20_000, want ? 'device online' : 'device offline');
+    } catch (e) {
+      // A timeout says why: what the agent (whichever process s.agent is now) printed and logged.
+      throw new Error(`${(e as Error).message}\n${procReport('agent', s.agent)}\n--- agent.log (last ${TAIL} lines) ---\n${tail(s.agentLog())}`, { cause: e });
+    }
+  };
   const s = {
     dir,
     url,
@@ -166,7 +195,9 @@ export async function processStack(opts: { bridge?: Record<string, unknown>; age
       const port = new URL(url).port;
       writeFileSync(bcfg, JSON.stringify(bridgeDoc(dir, t, { ...opts.bridge, listen: { host: '127.0.0.1', port: Number(port) } })));
       s.bridge = bridge = cli(['bridge', '--config', bcfg]);
-      await until(() => existsSync(bridgeFile), 20_000, 'bridge.json after restart');
+      await until(() => existsSync(bridgeFile), 20_000, 'bridge.json after restart').catch((e: Error) => {
+        throw new Error(`${e.message}\n${procReport('bridge', bridge)}`, { cause: e });
+      });
     },
     agentLog(): string {
       const f = join(dir, 'agent.log');

@@ -9,14 +9,12 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { cli, tempDir, until, type Proc } from '../helpers/stack.js';
-import { testUsers } from '../login/helpers.js';
+import { until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
-import { LOCAL_TOKEN_FILE } from '../../src/endpoint/local-token.js';
-import { CHROMIUM_ARGS } from './stack.js';
+import { CHROMIUM_ARGS, signedOutSetup } from './stack.js';
 import { SCREENS, axe, unwrappedText } from './page-checks.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -84,33 +82,12 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
   }
 
   before(async () => {
-    dir = tempDir('aios-screens-');
-    mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
-    const bcfg = join(dir, 'bridge.cfg.json');
-    writeFileSync(bcfg, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, data_dir: join(dir, 'bridge'), users: await testUsers(), runtime_tokens: { rt_screens: { workspace_id: 'ws_b' } }, device_poll_interval_s: 0 }));
-    bridge = cli(['bridge', '--config', bcfg]);
-    const bfile = join(dir, 'bridge', 'bridge.json');
-    await until(() => existsSync(bfile), 30_000, 'bridge.json');
-    bridgeUrl = (JSON.parse(readFileSync(bfile, 'utf8')) as { url: string }).url;
-
     // Not signed in: the window signs it in. Prompts go to the window; the capture page is the media provider.
-    mkdirSync(data(), { recursive: true, mode: 0o700 });
-    const acfg = join(dir, 'agent.json');
-    writeFileSync(acfg, JSON.stringify({
-      data_dir: data(),
-      bridge: { url: bridgeUrl.replace(/^http/, 'ws') + '/v1/device', token_file: join(data(), 'tokens.json') },
+    ({ dir, bridge, agent, bridgeUrl, ui, localToken } = await signedOutSetup('aios-screens-', 'rt_screens', {
       identity: { device_name: 'Front desk PC' },
-      local_endpoint: { host: '127.0.0.1', port: 0, socket: false },
       confirmations: { provider: 'ui', timeout_ms: 120_000 },
       handlers: { diagnostics: { enabled: true }, media: { backend: 'provider' } },
     }));
-    agent = cli(['run', '--config', acfg]);
-    const efile = join(data(), 'endpoint.json');
-    await until(() => existsSync(efile), 60_000, 'endpoint.json').catch((e: Error) => {
-      throw new Error(`${e.message}; the agent said:\n${agent.err}`);
-    });
-    ui = (JSON.parse(readFileSync(efile, 'utf8')) as { http: string }).http;
-    localToken = readFileSync(join(data(), LOCAL_TOKEN_FILE), 'utf8').trim();
 
     context = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'en-US', viewport: VIEWPORT });
     page = context.pages()[0] ?? (await context.newPage());

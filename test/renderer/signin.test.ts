@@ -9,23 +9,21 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import jsqr from 'jsqr';
 import { PNG } from 'pngjs';
 import WebSocket from 'ws';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { cli, tempDir, until, type Proc } from '../helpers/stack.js';
-import { testUsers } from '../login/helpers.js';
+import { until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
-import { LOCAL_TOKEN_FILE } from '../../src/endpoint/local-token.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
+import { CHROMIUM_ARGS, signedOutSetup } from './stack.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RENDERER = join(ROOT, 'electron', 'renderer');
 // jsqr is CommonJS with its function on `default`: under Node's ESM interop that is one level down.
 const jsQR = (jsqr as unknown as { default: typeof jsqr.default }).default;
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 interface SignInView {
   state: string;
@@ -91,32 +89,11 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
   }
 
   before(async () => {
-    dir = tempDir('aios-signin-ui-');
-    mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
-    const bcfg = join(dir, 'bridge.cfg.json');
-    writeFileSync(bcfg, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, data_dir: join(dir, 'bridge'), users: await testUsers(), runtime_tokens: { rt_signin: { workspace_id: 'ws_b' } }, device_poll_interval_s: 0 }));
-    bridge = cli(['bridge', '--config', bcfg]);
-    const bfile = join(dir, 'bridge', 'bridge.json');
-    await until(() => existsSync(bfile), 30_000, 'bridge.json');
-    bridgeUrl = (JSON.parse(readFileSync(bfile, 'utf8')) as { url: string }).url;
-
     // Not signed in: a bridge address to prefill and a token file to keep the sign-in in (this machine has no keychain).
-    mkdirSync(data(), { recursive: true, mode: 0o700 });
-    const acfg = join(dir, 'agent.json');
-    writeFileSync(acfg, JSON.stringify({
-      data_dir: data(),
-      bridge: { url: bridgeUrl.replace(/^http/, 'ws') + '/v1/device', token_file: join(data(), 'tokens.json') },
+    ({ dir, bridge, agent, bridgeUrl, ui, localToken } = await signedOutSetup('aios-signin-ui-', 'rt_signin', {
       identity: { device_name: 'Signin test box' },
-      local_endpoint: { host: '127.0.0.1', port: 0, socket: false },
       handlers: { diagnostics: { enabled: true } },
     }));
-    agent = cli(['run', '--config', acfg]);
-    const efile = join(data(), 'endpoint.json');
-    await until(() => existsSync(efile), 60_000, 'endpoint.json').catch((e: Error) => {
-      throw new Error(`${e.message}; the agent said:\n${agent.err}`);
-    });
-    ui = (JSON.parse(readFileSync(efile, 'utf8')) as { http: string }).http;
-    localToken = readFileSync(join(data(), LOCAL_TOKEN_FILE), 'utf8').trim();
     // Printed after endpoint.json is written: waited for, not read at once.
     await until(() => /not signed in: sign in from the window \(http:\/\/127\.0\.0\.1:\d+\/ui\/\)/.test(agent.err), 30_000, 'the console says the agent is not signed in');
 

@@ -3,7 +3,7 @@
  * and Debian's Chromium, for the page's tests.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -13,7 +13,9 @@ import { startAgent } from '../../src/app/start-agent.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { BridgeServer } from '../../src/bridge/server.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
-import { agentDoc, bridgeDoc, ids, processStack, tokens, until } from '../helpers/stack.js';
+import { agentDoc, bridgeDoc, cli, ids, processStack, tempDir, tokens, until, type Proc } from '../helpers/stack.js';
+import { testUsers } from '../login/helpers.js';
+import { LOCAL_TOKEN_FILE } from '../../src/endpoint/local-token.js';
 
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -91,5 +93,43 @@ export async function cliSetup(opts: { locale?: string; agent?: Record<string, u
       await context.close().catch(() => undefined);
       await stack.stop();
     },
+  };
+}
+
+/**
+ * A bridge with test users (`aios-device bridge`) and an agent that is not signed in yet (`aios-device
+ * run`, its tokens kept in `<dir>/device/tokens.json`), as separate processes, for the window's sign-in
+ * pages. `agent` is merged into the agent's config (identity, confirmations, handlers).
+ */
+export async function signedOutSetup(prefix: string, runtimeToken: string, agent: Record<string, unknown>) {
+  const dir = tempDir(prefix);
+  const data = join(dir, 'device');
+  mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
+  const bcfg = join(dir, 'bridge.cfg.json');
+  writeFileSync(bcfg, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, data_dir: join(dir, 'bridge'), users: await testUsers(), runtime_tokens: { [runtimeToken]: { workspace_id: 'ws_b' } }, device_poll_interval_s: 0 }));
+  const bridge: Proc = cli(['bridge', '--config', bcfg]);
+  const bfile = join(dir, 'bridge', 'bridge.json');
+  await until(() => existsSync(bfile), 30_000, 'bridge.json');
+  const bridgeUrl = (JSON.parse(readFileSync(bfile, 'utf8')) as { url: string }).url;
+  mkdirSync(data, { recursive: true, mode: 0o700 });
+  const acfg = join(dir, 'agent.json');
+  writeFileSync(acfg, JSON.stringify({
+    data_dir: data,
+    bridge: { url: bridgeUrl.replace(/^http/, 'ws') + '/v1/device', token_file: join(data, 'tokens.json') },
+    local_endpoint: { host: '127.0.0.1', port: 0, socket: false },
+    ...agent,
+  }));
+  const agentProc: Proc = cli(['run', '--config', acfg]);
+  const efile = join(data, 'endpoint.json');
+  await until(() => existsSync(efile), 60_000, 'endpoint.json').catch((e: Error) => {
+    throw new Error(`${e.message}; the agent said:\n${agentProc.err}`);
+  });
+  return {
+    dir,
+    bridge,
+    agent: agentProc,
+    bridgeUrl,
+    ui: (JSON.parse(readFileSync(efile, 'utf8')) as { http: string }).http,
+    localToken: readFileSync(join(data, LOCAL_TOKEN_FILE), 'utf8').trim(),
   };
 }
