@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { say } from './say.js';
 import { defaultDataDir, loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 
 /** The options those commands take. */
@@ -34,7 +35,7 @@ export function dataDirOf(o: DirOpts): string {
 
 /** Adds `--data-dir` and `--config`; `configUse` says what the config is read for. */
 export function withDirOptions(c: Command, configUse = 'data_dir'): Command {
-  return c.option('--data-dir <dir>', "the agent's data directory").option('--config <file>', `read ${configUse} from this agent config file`);
+  return c.option('--data-dir <dir>', say('cli.help.opt.data_dir')).option('--config <file>', say('cli.help.opt.config', { what: configUse }));
 }
 
 /** The demo's agent data directory, relative to the folder `npm start` runs in. */

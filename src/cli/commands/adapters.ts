@@ -39,11 +39,11 @@ async function readCa(file: string | undefined): Promise<Buffer | undefined> {
 
 /** Registers `adapter …`, `adapters …` and `keys …` on the program. */
 export function registerAdapterCommands(program: Command): void {
-  const adapter = program.command('adapter').description('write, sign and check third-party adapters');
+  const adapter = program.command('adapter').description(say('cli.help.adapter'));
 
   adapter
     .command('validate <dir>')
-    .description('check an adapter folder against the manifest schemas before signing')
+    .description(say('cli.help.adapter.validate'))
     .action(async (dir: string) => {
       const problems = await validateAdapterDir(dir);
       if (problems.length) fail(problems.map((p) => `✗ ${p}`).join('\n'));
@@ -52,9 +52,9 @@ export function registerAdapterCommands(program: Command): void {
 
   adapter
     .command('keygen <private-jwk-file>')
-    .description('create a signing key pair: a private JWK (0600) and its public JWKS next to it (.jwks)')
-    .requiredOption('--kid <kid>', 'key id to publish')
-    .option('--alg <alg>', `one of ${CARD_ALGORITHMS.join(', ')}`, 'ES256')
+    .description(say('cli.help.adapter.keygen'))
+    .requiredOption('--kid <kid>', say('cli.help.adapter.keygen.kid'))
+    .option('--alg <alg>', say('cli.help.adapter.keygen.alg', { algs: CARD_ALGORITHMS.join(', ') }), 'ES256')
     .action(async (file: string, o: { kid: string; alg: string }) => {
       if (!CARD_ALGORITHMS.includes(o.alg as CardAlgorithm)) fail(say('cli.adapter.alg', { algs: CARD_ALGORITHMS.join(', ') }));
       const { privateKey, publicKey } = await generateKeyPair(o.alg, { extractable: true });
@@ -67,9 +67,9 @@ export function registerAdapterCommands(program: Command): void {
 
   adapter
     .command('sign <dir>')
-    .description('bind the folder\'s code into its card and sign it; writes <dir>/adapter.json')
-    .requiredOption('--key <private-jwk-file>', 'private JWK with kid (and alg)')
-    .option('--kid <kid>', 'override the key id')
+    .description(say('cli.help.adapter.sign'))
+    .requiredOption('--key <private-jwk-file>', say('cli.help.adapter.sign.key'))
+    .option('--kid <kid>', say('cli.help.adapter.sign.kid'))
     .action(async (dir: string, o: { key: string; kid?: string }) => {
       const problems = (await validateAdapterDir(dir)).filter((p) => !p.startsWith('signed code binding'));
       if (problems.length) fail(problems.map((p) => `✗ ${p}`).join('\n'));
@@ -80,9 +80,9 @@ export function registerAdapterCommands(program: Command): void {
   withDirOptions(
     adapter
       .command('verify <dir-or-url>')
-      .description('verify a folder (against the trust store) or an https URL (trust store or the origin JWKS) as the agent would')
-      .option('--trust <jwks...>', 'trust only these JWKS files instead of the trust store')
-      .option('--ca <pem>', 'extra CA certificate for https'),
+      .description(say('cli.help.adapter.verify'))
+      .option('--trust <jwks...>', say('cli.help.adapter.verify.trust'))
+      .option('--ca <pem>', say('cli.help.opt.ca')),
   ).action(async (target: string, o: DirOpts & { trust?: string[]; ca?: string }) => {
     const trust = await trustOf(o);
     try {
@@ -98,9 +98,9 @@ export function registerAdapterCommands(program: Command): void {
     }
   });
 
-  const adapters = program.command('adapters').description('the adapters this device offers');
+  const adapters = program.command('adapters').description(say('cli.help.adapters'));
 
-  withDirOptions(adapters.command('add <https-url>').description('register a remote adapter by URL').option('--ca <pem>', 'extra CA certificate for https')).action(
+  withDirOptions(adapters.command('add <https-url>').description(say('cli.help.adapters.add')).option('--ca <pem>', say('cli.help.opt.ca'))).action(
     async (url: string, o: DirOpts & { ca?: string }) => {
       const dataDir = dataDirOf(o);
       const agent = await findRunningAgent(dataDir);
@@ -121,7 +121,7 @@ export function registerAdapterCommands(program: Command): void {
     },
   );
 
-  withDirOptions(adapters.command('refresh').description('make the running agent rescan its adapter folders, trusted keys and remote adapters now')).action(async (o: DirOpts) => {
+  withDirOptions(adapters.command('refresh').description(say('cli.help.adapters.refresh'))).action(async (o: DirOpts) => {
     const dataDir = dataDirOf(o);
     const agent = await findRunningAgent(dataDir);
     if (!agent) fail(say('cli.adapter.no_agent_rescan', { dir: dataDir }));
@@ -129,7 +129,7 @@ export function registerAdapterCommands(program: Command): void {
     process.stdout.write(say('cli.adapter.rescanned', { added: c.added.length, removed: c.removed.length, updated: c.updated.length }) + '\n');
   });
 
-  withDirOptions(adapters.command('remove <adapter-id>').description('forget a remote adapter')).action(async (id: string, o: DirOpts) => {
+  withDirOptions(adapters.command('remove <adapter-id>').description(say('cli.help.adapters.remove'))).action(async (id: string, o: DirOpts) => {
     const dataDir = dataDirOf(o);
     const agent = await findRunningAgent(dataDir);
     const removed = agent
@@ -139,7 +139,7 @@ export function registerAdapterCommands(program: Command): void {
     process.stdout.write(say('cli.adapter.removed', { id }) + '\n');
   });
 
-  withDirOptions(adapters.command('list').description('list adapters with their status and reasons').option('--json', 'print JSON')).action(async (o: DirOpts & { json?: boolean }) => {
+  withDirOptions(adapters.command('list').description(say('cli.help.adapters.list')).option('--json', say('cli.help.opt.json'))).action(async (o: DirOpts & { json?: boolean }) => {
     const dataDir = dataDirOf(o);
     const agent = await findRunningAgent(dataDir);
     let rows: { id: string; name: string; version: string; skills_count: number; status: string; reason?: string; warning?: string }[];
@@ -182,8 +182,8 @@ export function registerAdapterCommands(program: Command): void {
     }
   });
 
-  const keys = program.command('keys').description('keys trusted for adapter signatures');
-  withDirOptions(keys.command('import <jwks-file>').description('trust the public keys of a JWKS file')).action(async (file: string, o: DirOpts) => {
+  const keys = program.command('keys').description(say('cli.help.keys'));
+  withDirOptions(keys.command('import <jwks-file>').description(say('cli.help.keys.import'))).action(async (file: string, o: DirOpts) => {
     try {
       const trust = await TrustStore.load({ files: configOf(o)?.trust?.keys ?? [], importedFile: importedKeysFile(dataDirOf(o)) });
       const added = await trust.importJwks(JSON.parse(await readFile(file, 'utf8')));
@@ -198,7 +198,7 @@ export function registerAdapterCommands(program: Command): void {
       fail(`✗ ${(e as Error).message}`);
     }
   });
-  withDirOptions(keys.command('list').description('list trusted keys and where they come from')).action(async (o: DirOpts) => {
+  withDirOptions(keys.command('list').description(say('cli.help.keys.list'))).action(async (o: DirOpts) => {
     const trust = await trustOf(o);
     for (const k of trust.list()) process.stdout.write(`${k.kid}  ${k.kty}  ${k.source}\n`);
   });

@@ -81,8 +81,8 @@ function requester(e: AuditEntry): string {
 /** Adds the consent commands to the `aios-device` program. */
 export function registerConsentCommands(program: Command): void {
   withDirOptions(program.command('grants'))
-    .description('list what you have shared: configured grants, your changes to them, and remembered "allow" answers')
-    .option('--json', 'print JSON')
+    .description(say('cli.help.grants'))
+    .option('--json', say('cli.help.opt.json'))
     .action((o: DirOpts & { json?: boolean }) => {
       const configured = o.config ? (configOf(o)?.grants ?? {}) : undefined;
       const remembered = withDb(o, (db) => new DecisionsStore(db).list({ effect: 'allow' }));
@@ -107,10 +107,10 @@ export function registerConsentCommands(program: Command): void {
     });
 
   withDirOptions(program.command('decisions'))
-    .description('list remembered decisions, or revoke one: decisions revoke ID')
-    .argument('[action]', 'list (default) or revoke', 'list')
-    .argument('[id]', 'the decision id to revoke')
-    .option('--json', 'print JSON')
+    .description(say('cli.help.decisions'))
+    .argument('[action]', say('cli.help.decisions.action'), 'list')
+    .argument('[id]', say('cli.help.decisions.id'))
+    .option('--json', say('cli.help.opt.json'))
     .action((action: string, id: string | undefined, o: DirOpts & { json?: boolean }) => {
       if (action === 'revoke') {
         const n = Number(id);
@@ -133,12 +133,12 @@ export function registerConsentCommands(program: Command): void {
     });
 
   withDirOptions(program.command('activity'))
-    .description('show the audit trail of calls (newest first)')
-    .option('--function <id>', 'only this function')
-    .option('--state <state>', 'only calls that ended in this state (completed, rejected, …)')
-    .option('--since <time>', 'only calls since this time (ISO) or for this long (30m, 2h, 7d)')
-    .option('--limit <n>', 'at most this many rows', '50')
-    .option('--json', 'print JSON')
+    .description(say('cli.help.activity'))
+    .option('--function <id>', say('cli.help.activity.function'))
+    .option('--state <state>', say('cli.help.activity.state'))
+    .option('--since <time>', say('cli.help.activity.since'))
+    .option('--limit <n>', say('cli.help.activity.limit'), '50')
+    .option('--json', say('cli.help.opt.json'))
     .action((o: DirOpts & { function?: string; state?: string; since?: string; limit: string; json?: boolean }) => {
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new UsageError(say('cli.consent.limit'));
@@ -158,7 +158,7 @@ export function registerConsentCommands(program: Command): void {
     });
 
   withDirOptions(program.command('pause'))
-    .description('pause all calls: they are refused with `paused` until you resume')
+    .description(say('cli.help.pause'))
     .action(async (o: DirOpts) => {
       withDb(o, (db) => new PauseState(db).set(true, 'cli'));
       process.stdout.write(say('cli.consent.paused') + '\n');
@@ -166,7 +166,7 @@ export function registerConsentCommands(program: Command): void {
     });
 
   withDirOptions(program.command('resume'))
-    .description('resume calls after a pause')
+    .description(say('cli.help.resume'))
     .action(async (o: DirOpts) => {
       withDb(o, (db) => new PauseState(db).set(false, 'cli'));
       process.stdout.write(say('cli.consent.resumed') + '\n');

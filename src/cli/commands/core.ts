@@ -48,12 +48,12 @@ function profileFrom(opts: { runtime?: string; bridge?: string; token?: string; 
 
 function runtimeOptions(c: Command): Command {
   return c
-    .option('--runtime <file>', `runtime profile JSON (default ${DEFAULT_PROFILE}, written by the demo)`)
-    .option('--bridge <url>', 'bridge base URL (overrides the profile)')
-    .option('--token-file <file>', 'read the runtime token from a file, or - for stdin (keeps it out of the process list)')
-    .option('--token <token>', 'runtime token (visible in the process list: prefer --token-file or AIOS_RUNTIME_TOKEN)')
-    .option('--workspace <id>', 'workspace id')
-    .option('--device <id>', 'device id');
+    .option('--runtime <file>', say('cli.help.runtime.runtime', { file: DEFAULT_PROFILE }))
+    .option('--bridge <url>', say('cli.help.runtime.bridge'))
+    .option('--token-file <file>', say('cli.help.runtime.token_file'))
+    .option('--token <token>', say('cli.help.runtime.token'))
+    .option('--workspace <id>', say('cli.help.runtime.workspace'))
+    .option('--device <id>', say('cli.help.runtime.device'));
 }
 
 function parseArgs(text: string | undefined, file: string | undefined): Record<string, unknown> {
@@ -73,8 +73,8 @@ function parseArgs(text: string | undefined, file: string | undefined): Record<s
 export function registerCoreCommands(program: Command): void {
   program
     .command('bridge')
-    .description('run the reference bridge')
-    .requiredOption('-c, --config <file>', 'bridge config (YAML or JSON)')
+    .description(say('cli.help.bridge'))
+    .requiredOption('-c, --config <file>', say('cli.help.bridge.config'))
     .action(async (o: { config: string }) => {
       const cfg = loadBridgeConfig(o.config);
       const log = createLogger({ name: 'aios-bridge', ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
@@ -85,8 +85,8 @@ export function registerCoreCommands(program: Command): void {
 
   program
     .command('run')
-    .description('run the device agent headless')
-    .requiredOption('-c, --config <file>', 'agent config (YAML or JSON), PROTOCOL.md §11')
+    .description(say('cli.help.run'))
+    .requiredOption('-c, --config <file>', say('cli.help.run.config'))
     .action(async (o: { config: string }) => {
       const cfg = loadAgentConfig(o.config);
       const log = createLogger({ ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
@@ -106,17 +106,17 @@ export function registerCoreCommands(program: Command): void {
   runtimeOptions(
     program
       .command('invoke <function>')
-      .description('call a device function through the bridge, as a runtime would; exit code tells the state')
-      .option('-a, --args <json>', 'arguments as a JSON object', '{}')
-      .option('--args-file <file>', 'read the arguments JSON from a file')
-      .option('--call-id <id>', 'idempotency key (call_id); default: a new UUIDv7')
-      .option('--timeout-ms <ms>', 'execution timeout', (v) => Number.parseInt(v, 10))
-      .option('--confirm-timeout-ms <ms>', 'how long the user may take to confirm', (v) => Number.parseInt(v, 10))
-      .option('--blob <key=file>', 'upload a local file as a blob and pass its reference as argument <key> (repeatable; add ";type=media/type")', (v: string, acc: string[]) => [...acc, v], [] as string[])
-      .option('--save-blob <file>', 'save the blob the output refers to (e.g. files.read_bytes) into <file>, checking size and SHA-256')
-      .option('--requester <name>', 'who asks, as the user will see it in a confirmation prompt', `${osUserName() ?? 'a user'} (aios-device invoke)`)
-      .option('--no-wait', 'return as soon as the bridge accepted the call')
-      .option('--json', 'print the whole call record as JSON'),
+      .description(say('cli.help.invoke'))
+      .option('-a, --args <json>', say('cli.help.invoke.args'), '{}')
+      .option('--args-file <file>', say('cli.help.invoke.args_file'))
+      .option('--call-id <id>', say('cli.help.invoke.call_id'))
+      .option('--timeout-ms <ms>', say('cli.help.invoke.timeout_ms'), (v) => Number.parseInt(v, 10))
+      .option('--confirm-timeout-ms <ms>', say('cli.help.invoke.confirm_timeout_ms'), (v) => Number.parseInt(v, 10))
+      .option('--blob <key=file>', say('cli.help.invoke.blob'), (v: string, acc: string[]) => [...acc, v], [] as string[])
+      .option('--save-blob <file>', say('cli.help.invoke.save_blob'))
+      .option('--requester <name>', say('cli.help.invoke.requester'), `${osUserName() ?? say('cli.invoke.a_user')} (aios-device invoke)`)
+      .option('--no-wait', say('cli.help.invoke.no_wait'))
+      .option('--json', say('cli.help.opt.json_record')),
   ).action(async (fn: string, o: Record<string, unknown>) => {
     const profile = profileFrom(o);
     const client = new RuntimeClient(profile);
@@ -165,9 +165,9 @@ export function registerCoreCommands(program: Command): void {
   runtimeOptions(
     program
       .command('cancel <call_id>')
-      .description('cancel a call that is waiting or running, as the runtime side can; exit 0 once it ended cancelled')
-      .option('--reason <text>', 'why, recorded with the cancellation')
-      .option('--json', 'print the whole call record as JSON'),
+      .description(say('cli.help.cancel'))
+      .option('--reason <text>', say('cli.help.cancel.reason'))
+      .option('--json', say('cli.help.opt.json_record')),
   ).action(async (callId: string, o: Record<string, unknown>) => {
     const client = new RuntimeClient(profileFrom(o));
     try {
@@ -185,7 +185,7 @@ export function registerCoreCommands(program: Command): void {
     }
   });
 
-  runtimeOptions(program.command('functions').description('list the functions a device offers').option('--json', 'print JSON')).action(async (o: Record<string, unknown>) => {
+  runtimeOptions(program.command('functions').description(say('cli.help.functions')).option('--json', say('cli.help.opt.json'))).action(async (o: Record<string, unknown>) => {
     const p = profileFrom(o);
     if (!p.device_id) throw new UsageError(say('cli.usage.no_device'));
     const d = await new RuntimeClient(p).device(p.device_id);
@@ -195,7 +195,7 @@ export function registerCoreCommands(program: Command): void {
   });
 
   runtimeOptions(
-    withDirOptions(program.command('status').description('show the local agent (endpoint.json) and the devices the bridge knows')).option('--json', 'print JSON'),
+    withDirOptions(program.command('status').description(say('cli.help.status'))).option('--json', say('cli.help.opt.json')),
   ).action(async (o: Record<string, unknown>) => {
     const out: Record<string, unknown> = {};
     // Without --data-dir/--config: the demo's agent when run from the repository (`npm start`), else the usual data directory.

@@ -121,9 +121,9 @@ export function serialHelp(granted: readonly unknown[], agentConfig: string, lis
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description('start a local bridge and the agent with a demo workspace (no external services)')
-    .option('--dir <dir>', 'where the demo keeps its configs and data', '.demo')
-    .option('--port <port>', 'bridge port', (v) => Number.parseInt(v, 10), 8700)
+    .description(say('cli.help.demo'))
+    .option('--dir <dir>', say('cli.help.demo.dir'), '.demo')
+    .option('--port <port>', say('cli.help.demo.port'), (v) => Number.parseInt(v, 10), 8700)
     .action(async (o: { dir: string; port: number }) => {
       const dir = resolve(o.dir);
       const files = prepareDemo(dir, o.port);

@@ -134,10 +134,10 @@ export async function writeManifests(folders: readonly string[], check: boolean)
 
 /** Registers `handler new` and `handler manifest`. */
 export function registerHandlerCommands(program: Command): void {
-  const h = program.command('handler').description('write built-in handlers: scaffold one, generate manifests');
+  const h = program.command('handler').description(say('cli.help.handler'));
   h.command('new <name>')
-    .description('scaffold a working handler folder: a function, en/zh-CN strings, a test, its manifest')
-    .option('--dir <folder>', 'the handlers folder to create it in', HANDLERS_SOURCE_DIR)
+    .description(say('cli.help.handler.new'))
+    .option('--dir <folder>', say('cli.help.handler.new.dir'), HANDLERS_SOURCE_DIR)
     .action(async (name: string, o: { dir: string }) => {
       if (!HANDLER_NAME.test(name)) throw new UsageError(say('cli.handler.bad_name'));
       const folder = resolve(o.dir, name);
@@ -154,8 +154,8 @@ export function registerHandlerCommands(program: Command): void {
       process.stdout.write(say('cli.handler.created', { folder, command: `node scripts/test.mjs ${relative(PROJECT_ROOT, join(folder, 'test', `${name}.test.ts`))}` }) + '\n');
     });
   h.command('manifest [folders...]')
-    .description(`write each handler folder's ${MANIFEST_FILE} from its code (default: every folder under handlers/)`)
-    .option('--check', 'change nothing; exit 1 naming the folders whose manifest differs from the code')
+    .description(say('cli.help.handler.manifest', { file: MANIFEST_FILE }))
+    .option('--check', say('cli.help.handler.manifest.check'))
     .action(async (folders: string[], o: { check?: boolean }) => {
       if (MODULE_EXT !== '.ts') throw new UsageError(say('cli.handler.source_tree'));
       const dirs = folders.length ? folders.map((f) => resolve(f)) : handlerFolders();

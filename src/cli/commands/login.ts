@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { say } from '../say.js';
 import { hashPassword } from '../../base/password.js';
 import { defaultDataDir } from '../../config/agent-config.js';
 import { login, LoginError, logout } from '../../identity/login-client.js';
@@ -46,13 +47,13 @@ async function readStdin(): Promise<string> {
 export function registerLoginCommands(program: Command): void {
   program
     .command('login')
-    .description('Sign this device in to a bridge with a code approved in the browser (OAuth device flow).')
-    .requiredOption('--bridge <url>', 'the bridge, e.g. https://bridge.example.com or ws://127.0.0.1:8700/v1/device')
-    .option('--data-dir <dir>', 'where the device id and login facts live (default: the platform data folder)')
-    .option('--device-name <name>', 'the name shown on the approval page (default: the host name)')
-    .option('--token-file <file>', 'keep tokens and the device key in this 0600 file instead of the OS keychain (headless machines)')
-    .option('--no-browser', 'do not try to open a browser')
-    .option('--no-qr', 'do not print a QR code')
+    .description(say('cli.help.login'))
+    .requiredOption('--bridge <url>', say('cli.help.login.bridge'))
+    .option('--data-dir <dir>', say('cli.help.login.data_dir'))
+    .option('--device-name <name>', say('cli.help.login.device_name'))
+    .option('--token-file <file>', say('cli.help.login.token_file'))
+    .option('--no-browser', say('cli.help.login.no_browser'))
+    .option('--no-qr', say('cli.help.login.no_qr'))
     .action(async (o: LoginFlags) => {
       const controller = new AbortController();
       const onSigint = (): void => controller.abort();
@@ -78,9 +79,9 @@ export function registerLoginCommands(program: Command): void {
 
   program
     .command('logout')
-    .description('Revoke this device’s sign-in at the bridge and delete its tokens.')
-    .option('--data-dir <dir>', 'the data folder used at login')
-    .option('--token-file <file>', 'the token file used at login, if any')
+    .description(say('cli.help.logout'))
+    .option('--data-dir <dir>', say('cli.help.logout.data_dir'))
+    .option('--token-file <file>', say('cli.help.logout.token_file'))
     .action(async (o: LogoutFlags) => {
       try {
         const dataDir = o.dataDir ? resolve(o.dataDir) : defaultDataDir();
@@ -96,11 +97,11 @@ export function registerLoginCommands(program: Command): void {
 
   program
     .command('hash-password')
-    .description('Read a password on stdin and print its scrypt hash for `users[].password_hash` in the bridge config.')
+    .description(say('cli.help.hash_password'))
     .action(async () => {
       const pw = await readStdin();
       if (!pw) {
-        process.stderr.write('Pipe the password on stdin, e.g. `printf %s "$PW" | aios-device hash-password`.\n');
+        process.stderr.write(say('cli.login.pipe_password') + '\n');
         process.exit(2);
       }
       process.stdout.write((await hashPassword(pw)) + '\n');

@@ -1,0 +1,166 @@
+/**
+ * commander in the user's language. Each command passes its descriptions as catalogue strings
+ * (`say('cli.help.…')`); this module covers the words commander writes itself: the help's titles and
+ * "(default: …)" notes (through `configureHelp`), and its parse errors (a Command whose `error()` swaps
+ * commander's English sentence for the catalogue's, chosen by the error's `code`, before commander prints
+ * it, shows the help after it and exits with the same code). Written against commander 14 (lib/help.js,
+ * lib/command.js); test/unit/cli-help-i18n.test.ts fails if an upgrade changes those words.
+ */
+import { Command, type Argument, type ErrorOptions, type HelpConfiguration, type Option } from 'commander';
+import type { CliKey } from '../i18n/cli.js';
+import { say } from './say.js';
+
+/** The titles commander's formatHelp passes to `styleTitle`, and their catalogue keys. */
+const TITLES: Readonly<Record<string, CliKey>> = {
+  'Usage:': 'cli.help.word.usage',
+  'Arguments:': 'cli.help.word.arguments',
+  'Options:': 'cli.help.word.options',
+  'Global Options:': 'cli.help.word.global_options',
+  'Commands:': 'cli.help.word.commands',
+};
+
+/** A description with "(choices: …)" and "(default: …)" after it, as commander shows them, in the user's words. */
+function withNotes(description: string, choices: readonly string[] | undefined, shownDefault: unknown, defaultText: string | undefined): string {
+  let text = description;
+  if (choices) text = say('cli.help.word.choices', { text, values: choices.map((c) => JSON.stringify(c)).join(', ') });
+  if (shownDefault !== undefined) text = say('cli.help.word.default', { text, value: defaultText ?? JSON.stringify(shownDefault) });
+  return text.trim();
+}
+
+// East Asian wide and fullwidth characters take two terminal columns (CJK ideographs, kana, Hangul,
+// fullwidth punctuation); everything else here is one. Enough for the catalogue's two languages.
+const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]|[\u{20000}-\u{3fffd}]/u;
+// eslint-disable-next-line no-control-regex
+const SGR = /\x1b\[\d*(?:;\d*)*m/g;
+
+/** Terminal columns a string takes (colour codes take none). */
+export function displayWidth(s: string): number {
+  let n = 0;
+  for (const ch of s.replace(SGR, '')) n += WIDE.test(ch) ? 2 : 1;
+  return n;
+}
+
+const CJK_RUN = /[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+/u;
+const TOKEN = /\s+|[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+|[^\s\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+/gu;
+/** Punctuation that may not start a line, and brackets that may not end one. */
+const CLOSING = /^[，。、；：！？）」』”’》〉…]+$/u;
+const OPENING = /[（「『“‘《〈]$/u;
+const words = new Intl.Segmenter('zh', { granularity: 'word' });
+
+/**
+ * The places a line may break: at spaces, and between Chinese words (found by Intl.Segmenter), never
+ * before a closing mark or after an opening one. Returns pieces, a space piece being `{ space }`.
+ */
+function pieces(line: string): { text: string; space: boolean }[] {
+  const out: { text: string; space: boolean }[] = [];
+  const glue = (text: string): void => {
+    const last = out.at(-1);
+    if (last && !last.space && (CLOSING.test(text) || OPENING.test(last.text))) last.text += text;
+    else out.push({ text, space: false });
+  };
+  for (const [token] of line.matchAll(TOKEN)) {
+    if (/^\s/.test(token)) out.push({ text: token, space: true });
+    else if (CJK_RUN.test(token[0]!)) for (const s of words.segment(token)) glue(s.segment);
+    else glue(token);
+  }
+  return out;
+}
+
+/** Wraps `text` to `width` columns at the places `pieces` allows, keeping its own line breaks. */
+export function wrap(text: string, width: number): string {
+  return text
+    .split(/\r?\n/)
+    .map((line) => {
+      const lines: string[] = [];
+      let cur = '';
+      let gap = '';
+      for (const p of pieces(line)) {
+        if (p.space) {
+          gap = cur ? p.text : '';
+          continue;
+        }
+        if (cur && displayWidth(cur + gap + p.text) > width) {
+          lines.push(cur);
+          cur = p.text;
+        } else cur += gap + p.text;
+        gap = '';
+      }
+      lines.push(cur);
+      return lines.join('\n');
+    })
+    .join('\n');
+}
+
+/** Help settings for every command: titles, notes and wrapping in the user's language. */
+export function localisedHelp(): HelpConfiguration {
+  return {
+    styleTitle: (title: string) => {
+      const key = TITLES[title];
+      return key ? say(key) : title;
+    },
+    // Same rule as commander for when a default is worth showing: an option that takes a value, or a
+    // boolean with a boolean default.
+    optionDescription: (o: Option) =>
+      withNotes(o.description, o.argChoices, o.defaultValue !== undefined && (o.required || o.optional || (o.isBoolean() && typeof o.defaultValue === 'boolean')) ? o.defaultValue : undefined, o.defaultValueDescription),
+    argumentDescription: (a: Argument) => withNotes(a.description, a.argChoices, a.defaultValue, a.defaultValueDescription),
+    displayWidth,
+    boxWrap(this: { minWidthToWrap: number }, str: string, width: number) {
+      return width < this.minWidthToWrap ? str : wrap(str, width);
+    },
+  };
+}
+
+/** The `'…'`-quoted parts of one of commander's messages, in order. */
+function quoted(message: string): string[] {
+  return [...message.matchAll(/'([^']*)'/g)].map((m) => m[1]!);
+}
+
+/** commander's "(Did you mean …?)" line, in the user's words; '' when there is none. */
+function suggestion(message: string): string {
+  const m = /\n\(Did you mean (one of )?(.+)\?\)\s*$/.exec(message);
+  if (!m) return '';
+  return '\n' + say(m[1] ? 'cli.help.error.did_you_mean_one_of' : 'cli.help.error.did_you_mean', { candidates: m[2]! });
+}
+
+/**
+ * commander's error `message` about `cmd`, in the user's language, by the error's `code`. The values
+ * come from the command's own state where it holds them (its arguments, its options' flags); an error
+ * this does not know keeps commander's message.
+ */
+export function localiseError(cmd: Command, message: string, code: string | undefined): string {
+  const head = message.split('\n')[0]!;
+  const option = cmd.options.find((o) => head.includes(`'${o.flags}'`))?.flags;
+  switch (code) {
+    case 'commander.unknownOption': {
+      const flag = quoted(head)[0];
+      return flag === undefined ? message : say('cli.help.error.unknown_option', { flag }) + suggestion(message);
+    }
+    case 'commander.unknownCommand': {
+      const command = cmd.args[0];
+      return command === undefined ? message : say('cli.help.error.unknown_command', { command }) + suggestion(message);
+    }
+    case 'commander.missingArgument': {
+      const argument = cmd.registeredArguments.find((a, i) => a.required && cmd.args[i] == null)?.name();
+      return argument === undefined ? message : say('cli.help.error.missing_argument', { argument });
+    }
+    case 'commander.optionMissingArgument':
+      return option === undefined ? message : say('cli.help.error.option_missing_argument', { option });
+    case 'commander.missingMandatoryOptionValue':
+      return option === undefined ? message : say('cli.help.error.missing_mandatory_option', { option });
+    case 'commander.excessArguments':
+      return say('cli.help.error.excess_arguments', { command: cmd.name(), expected: cmd.registeredArguments.length, got: cmd.args.length });
+    default:
+      return message;
+  }
+}
+
+/** A Command (and, through createCommand, every subcommand) whose parse errors are in the user's language. */
+export class LocalisedCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new LocalisedCommand(name);
+  }
+
+  override error(message: string, errorOptions?: ErrorOptions): never {
+    return super.error(localiseError(this, message, errorOptions?.code), errorOptions);
+  }
+}
