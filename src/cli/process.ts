@@ -11,6 +11,18 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * An option's parser for a whole number from `min` to `max`: anything else ("abc", "1.5", "12ms", out
+ * of range) is a usage error naming the flag, instead of NaN or a silently cut number.
+ */
+export function intOption(flag: string, min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = /^-?\d+$/.test(value.trim()) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(say('cli.usage.not_an_integer', { flag, min, max, value }));
+    return n;
+  };
+}
+
 /** Runs `stop` once on SIGTERM or SIGINT, then exits 0 (1 if stopping failed). */
 export function onShutdownSignals(stop: () => Promise<void>): void {
   let stopping = false;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { cliRun } from '../helpers/stack.js';
 import { cliEn, cliZh } from '../../src/i18n/cli.js';
 import { placeholders } from '../../src/i18n/catalogue.js';
+import { EXIT_BRIDGE_UNREACHABLE } from '../../src/cli/runtime-client.js';
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 
@@ -50,4 +51,22 @@ test('a listing of the consent database speaks the user language', async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a number option that is not a whole number in range is a usage error naming the flag, not NaN', async () => {
+  const base = ['invoke', 'device.info', '--bridge', 'http://127.0.0.1:9', '--workspace', 'ws', '--device', 'dev'];
+  for (const bad of ['abc', '1.5', '12ms', '0', '86400001']) {
+    const en = await cliRun([...base, '--timeout-ms', bad]);
+    assert.equal(en.code, 64, `--timeout-ms ${bad}: ${en.err}`);
+    assert.match(en.err, new RegExp(`--timeout-ms takes a whole number from 1 to 86400000, not "${bad.replace('.', '\\.')}"`));
+  }
+  // A good value passes: the call goes on to the (unreachable) bridge.
+  const good = await cliRun([...base, '--timeout-ms', '5000', '--confirm-timeout-ms', ' 600 '], { AIOS_RUNTIME_TOKEN: 't' });
+  assert.equal(good.code, EXIT_BRIDGE_UNREACHABLE, good.err);
+  const zh = await cliRun([...base, '--confirm-timeout-ms', 'soon'], ZH);
+  assert.equal(zh.code, 64);
+  assert.match(zh.err, /--confirm-timeout-ms 需要 1 到 86400000 之间的整数，而不是“soon”/);
+  const port = await cliRun(['demo', '--port', '70000']);
+  assert.equal(port.code, 64);
+  assert.match(port.err, /--port takes a whole number from 0 to 65535, not "70000"/);
 });

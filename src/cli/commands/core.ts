@@ -17,9 +17,9 @@ import type { Agent } from '../../agent/agent.js';
 import { stopAdviceText, type StopAdvice } from '../../agent/stop-advice.js';
 import { startBridge } from '../../app/start-bridge.js';
 import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
-import { onShutdownSignals, UsageError } from '../process.js';
+import { intOption, onShutdownSignals, UsageError } from '../process.js';
 import { HttpBlobClient } from '../../agent/blob-client.js';
-import type { BlobRef } from '../../protocol/messages.js';
+import { MAX_TIME_PARAM_MS, type BlobRef } from '../../protocol/messages.js';
 import { chooseDataDir, withDirOptions, type DirOpts } from '../data-dir.js';
 import { CONSENT_DB_FILE, openConsentDb } from '../../consent/db.js';
 import { PauseState, type PauseInfo } from '../../consent/pause-state.js';
@@ -110,8 +110,8 @@ export function registerCoreCommands(program: Command): void {
       .option('-a, --args <json>', say('cli.help.invoke.args'), '{}')
       .option('--args-file <file>', say('cli.help.invoke.args_file'))
       .option('--call-id <id>', say('cli.help.invoke.call_id'))
-      .option('--timeout-ms <ms>', say('cli.help.invoke.timeout_ms'), (v) => Number.parseInt(v, 10))
-      .option('--confirm-timeout-ms <ms>', say('cli.help.invoke.confirm_timeout_ms'), (v) => Number.parseInt(v, 10))
+      .option('--timeout-ms <ms>', say('cli.help.invoke.timeout_ms'), intOption('--timeout-ms', 1, MAX_TIME_PARAM_MS))
+      .option('--confirm-timeout-ms <ms>', say('cli.help.invoke.confirm_timeout_ms'), intOption('--confirm-timeout-ms', 1, MAX_TIME_PARAM_MS))
       .option('--blob <key=file>', say('cli.help.invoke.blob'), (v: string, acc: string[]) => [...acc, v], [] as string[])
       .option('--save-blob <file>', say('cli.help.invoke.save_blob'))
       .option('--requester <name>', say('cli.help.invoke.requester'), `${osUserName() ?? say('cli.invoke.a_user')} (aios-device invoke)`)

@@ -14,7 +14,7 @@ import { createLogger } from '../../base/logger.js';
 import { startAgent } from '../../app/start-agent.js';
 import { startBridge } from '../../app/start-bridge.js';
 import { writeJsonFileSync } from '../../base/json-file.js';
-import { onShutdownSignals } from '../process.js';
+import { intOption, onShutdownSignals } from '../process.js';
 import { hashPassword } from '../../base/password.js';
 import { tellConsole } from './core.js';
 
@@ -123,7 +123,7 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description(say('cli.help.demo'))
     .option('--dir <dir>', say('cli.help.demo.dir'), '.demo')
-    .option('--port <port>', say('cli.help.demo.port'), (v) => Number.parseInt(v, 10), 8700)
+    .option('--port <port>', say('cli.help.demo.port'), intOption('--port', 0, 65535), 8700)
     .action(async (o: { dir: string; port: number }) => {
       const dir = resolve(o.dir);
       const files = prepareDemo(dir, o.port);
