@@ -190,7 +190,7 @@ export class SignInService extends EventEmitter<{ change: [SignInView] }> {
       });
       await pending;
       const state = await readLoginState(this.o.dataDir);
-      if (!state) throw new LoginError('bridge_error', 'The sign-in was not recorded.');
+      if (!state) throw new LoginError('bridge_error', 'core.login.not_recorded');
       this.o.log.info({ workspace_id: state.workspace_id, user_id: state.user_id }, 'signed in from the window');
       if (this.attempt === attempt) this.attempt = undefined;
       this.set(this.signedInView(state));

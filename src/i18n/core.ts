@@ -58,6 +58,13 @@ export const en = {
   'core.stop.unsupported_protocol_version': 'The bridge speaks another protocol version: install the AIOS Device release that matches it, then start it again.',
   'core.stop.replaced.login': 'Another agent connected as this same device: stop the other one (or give it its own data folder), then restart this agent.',
   'core.stop.replaced.config': 'Another agent connected with this device id: give each agent its own identity.device_id, then restart this agent.',
+  'core.login.other_device': 'The bridge bound the tokens to another device id; no sign-in was stored.',
+  'core.login.cancelled': 'Login cancelled; no sign-in was stored (the device keeps its id and key for the next login).',
+  'core.login.denied': 'The sign-in request was denied on the approval page; no sign-in was stored (the device keeps its id and key for the next login).',
+  'core.login.expired': 'The code expired before it was approved; run `aios-device login` again for a new code.',
+  'core.login.expired_unreachable': 'The code expired while the bridge was unreachable; run `aios-device login` again.',
+  'core.login.refused': 'The bridge refused the login ({error}): {message}',
+  'core.login.not_recorded': 'The sign-in was not recorded.',
 } as const satisfies Messages;
 
 /** A core string key. */
@@ -117,4 +124,11 @@ export const zhCN: Record<CoreKey, string> = {
   'core.stop.unsupported_protocol_version': '桥接服务使用另一个协议版本：请安装与之匹配的 AIOS Device 版本，然后重新启动。',
   'core.stop.replaced.login': '另一个代理以同一设备身份连接了：请停止那个代理（或给它单独的数据文件夹），然后重启本代理。',
   'core.stop.replaced.config': '另一个代理用同一个设备 ID 连接了：请给每个代理设置各自的 identity.device_id，然后重启本代理。',
+  'core.login.other_device': '桥接服务把令牌绑定到了另一个设备 ID；未保存任何登录。',
+  'core.login.cancelled': '已取消登录；未保存任何登录（设备保留其 ID 和密钥，供下次登录使用）。',
+  'core.login.denied': '登录请求在批准页面上被拒绝；未保存任何登录（设备保留其 ID 和密钥，供下次登录使用）。',
+  'core.login.expired': '验证码在批准前已过期；请再次运行 `aios-device login` 获取新的验证码。',
+  'core.login.expired_unreachable': '桥接服务无法连接期间验证码已过期；请再次运行 `aios-device login`。',
+  'core.login.refused': '桥接服务拒绝了登录（{error}）：{message}',
+  'core.login.not_recorded': '登录未被记录。',
 };

@@ -13,14 +13,20 @@ import { clearLoginState, readLoginState, writeLoginState, type LoginState } fro
 import { bridgeDeviceUrl, OAuthClient, OAuthClientError, type DeviceAuthorization, type TokenGrant } from './oauth-client.js';
 import { FileSecretStore, type SecretStore } from './secret-store.js';
 import { readTokens, toStoredTokens, tokensAccount } from './token-manager.js';
+import { coreMessage, strings, type CoreKey, type Message, type MessageParams } from '../i18n/index.js';
 
 /** Why a login ended without tokens. Stable codes: `access_denied`, `expired_token`, `bridge_error`, `cancelled`. */
 export class LoginError extends Error {
+  /** The sentence as a catalogue message, for the user's language (`message` is its English text). */
+  readonly said: Message;
   constructor(
     readonly code: 'access_denied' | 'expired_token' | 'bridge_error' | 'cancelled',
-    message: string,
+    key: CoreKey,
+    params?: MessageParams,
   ) {
-    super(message);
+    const said = coreMessage(key, params);
+    super(strings.render(said, 'en'));
+    this.said = said;
     this.name = 'LoginError';
   }
 }
@@ -86,7 +92,7 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
   out.write(`Waiting for approval (the code expires in ${Math.round(grant.expires_in / 60)} minute(s))…\n`);
 
   const tokens = await poll(client, grant.device_code, grant.interval ?? 5, grant.expires_in, out, opts.signal);
-  if (tokens.device_id !== deviceId) throw new LoginError('bridge_error', 'The bridge bound the tokens to another device id; no sign-in was stored.');
+  if (tokens.device_id !== deviceId) throw new LoginError('bridge_error', 'core.login.other_device');
   await opts.store.set(tokensAccount(deviceId), JSON.stringify(toStoredTokens(tokens, Date.now())));
   const state: LoginState = {
     bridge_url: client.origin,
@@ -122,7 +128,7 @@ async function poll(
     try {
       await sleep(intervalMs, undefined, signal ? { signal } : undefined);
     } catch {
-      throw new LoginError('cancelled', 'Login cancelled; no sign-in was stored (the device keeps its id and key for the next login).');
+      throw new LoginError('cancelled', 'core.login.cancelled');
     }
     try {
       return await client.pollToken(deviceCode);
@@ -135,17 +141,17 @@ async function poll(
           intervalMs += 5_000; // RFC 8628 §3.5: cumulative for the rest of this login
           break;
         case 'access_denied':
-          throw new LoginError('access_denied', 'The sign-in request was denied on the approval page; no sign-in was stored (the device keeps its id and key for the next login).');
+          throw new LoginError('access_denied', 'core.login.denied');
         case 'expired_token':
-          throw new LoginError('expired_token', 'The code expired before it was approved; run `aios-device login` again for a new code.');
+          throw new LoginError('expired_token', 'core.login.expired');
         case 'bridge_unreachable':
           // A blip while the user is still approving must not end the login.
           if (!warnedUnreachable) out.write('The bridge is not answering; still trying…\n');
           warnedUnreachable = true;
-          if (Date.now() > deadline) throw new LoginError('expired_token', 'The code expired while the bridge was unreachable; run `aios-device login` again.');
+          if (Date.now() > deadline) throw new LoginError('expired_token', 'core.login.expired_unreachable');
           break;
         default:
-          throw new LoginError('bridge_error', `The bridge refused the login (${e.error}): ${e.message}`);
+          throw new LoginError('bridge_error', 'core.login.refused', { error: e.error, message: e.message });
       }
     }
   }

@@ -56,6 +56,22 @@ describe('a signed-in agent that is revoked, then signed in again', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test('a login denied on the page ends with the sentence in the user\'s language (exit 1)', async () => {
+    const dataDir = join(dir, 'denied');
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const run = cli(['login', '--bridge', url, '--data-dir', dataDir, '--token-file', join(dataDir, 'tokens.json'), '--no-browser', '--no-qr'], { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' });
+    const code = (await until(() => /([A-Z]{4}-[A-Z]{4})/.exec(run.out)?.[1], 30_000, 'the login code'))!;
+    const page = new PageClient(url);
+    const start = await page.get(`/device?user_code=${encodeURIComponent(code)}`);
+    let form = start;
+    if (start.body.includes('id="signin"')) form = await page.post('/device/signin', { csrf: PageClient.csrf(start.body), username: 'alice', password: 'alice-pw', user_code: code });
+    const done = await page.post('/device/decision', { csrf: PageClient.csrf(form.body), user_code: code, action: 'deny' });
+    assert.equal(done.status, 200, done.body.slice(0, 300));
+    assert.equal(await run.exited, 1, run.err + run.out);
+    assert.match(run.err, /登录请求在批准页面上被拒绝；未保存任何登录/);
+    assert.doesNotMatch(run.err, /denied on the approval page/);
+  });
+
   test('revoked: the console and status say why and what to do; a new login is picked up without a restart', async () => {
     // Private, as the agent requires of a data folder it did not create.
     mkdirSync(data(), { recursive: true, mode: 0o700 });
