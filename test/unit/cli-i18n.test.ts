@@ -48,6 +48,11 @@ test('a listing of the consent database speaks the user language', async () => {
     const bad = await cliRun(['activity', '--data-dir', data, '--limit', '0'], ZH);
     assert.equal(bad.code, 64);
     assert.match(bad.err, /--limit 必须是正整数。/);
+    const since = await cliRun(['activity', '--data-dir', data, '--since', 'yesterday'], ZH);
+    assert.equal(since.code, 64);
+    assert.match(since.err, /--since：“yesterday”既不是时间/);
+    const sinceEn = await cliRun(['activity', '--data-dir', data, '--since', '2h']);
+    assert.equal(sinceEn.code, 0, sinceEn.err);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -34,11 +34,12 @@ function withDb<T>(o: DirOpts, fn: (db: Db) => T): T {
 }
 
 /** Runs a parse whose error is the caller's mistake (exit 64). */
-function usage<T>(fn: () => T): T {
+/** `--since`'s time: a bad one is a usage error in the user's language. */
+function sinceOption(value: string): string {
   try {
-    return fn();
-  } catch (e) {
-    throw new UsageError(`--${(e as Error).message}`);
+    return parseSince(value);
+  } catch {
+    throw new UsageError(say('cli.usage.bad_since', { value }));
   }
 }
 
@@ -146,7 +147,7 @@ export function registerConsentCommands(program: Command): void {
         new AuditLog(db).list({
           functionId: o.function,
           state: o.state,
-          since: o.since ? usage(() => parseSince(o.since!)) : undefined,
+          since: o.since ? sinceOption(o.since) : undefined,
           limit,
         }),
       );
