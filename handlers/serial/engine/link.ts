@@ -68,6 +68,8 @@ export class SerialLink {
   readonly openedAt = performance.now();
   /** Set when the port's descriptor can be read and written directly (Unix bindings). */
   private readonly unix: UnixPort | undefined;
+  /** The one buffer the OS reads into: one read is in flight at a time and its bytes are copied out. */
+  private readonly readBuf = Buffer.allocUnsafe(READ_CHUNK);
 
   constructor(
     private readonly port: BindingPort,
@@ -190,12 +192,12 @@ export class SerialLink {
   private pump(): void {
     if (this.reading || !this.usable) return;
     this.reading = true;
-    const buf = Buffer.allocUnsafe(READ_CHUNK);
+    const buf = this.readBuf;
     (this.unix ? this.readDirect(this.unix, buf) : this.port.read(buf, 0, READ_CHUNK)).then(
       ({ bytesRead }) => {
         this.reading = false;
         if (this.closing) return;
-        // A copy: the bindings may hand back the same buffer, and a chunk outlives this read.
+        // A copy: the buffer is read into again by the next read, and a chunk outlives this one.
         const chunk = Buffer.from(buf.subarray(0, bytesRead));
         if (this.listener) this.listener.data(chunk);
         else this.hold(chunk);
