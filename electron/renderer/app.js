@@ -590,6 +590,9 @@
       case 'control/notification.signin':
         signin?.update(params);
         break;
+      case 'control/notification.grants':
+        void act(() => settings.grantsChanged());
+        break;
       case 'tray/notification.bridge':
         if (!state.status?.paused) setPill('bridge-state', 'ui.pill.bridge', params.bridge);
         break;

@@ -258,6 +258,10 @@
       wire();
       renderCandidates();
     },
+    /** The agent says the grants changed (in another window, or here): list them again. */
+    async grantsChanged() {
+      if (page) await refreshGrants();
+    },
     /** Reads everything again (after connecting). */
     async refresh() {
       await Promise.all([refreshAbout(), refreshGrants(), refreshFunctions()]);

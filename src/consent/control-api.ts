@@ -9,6 +9,7 @@ import type { ConsentService } from './gate.js';
 import type { DecisionScope } from './decisions-store.js';
 import { parseSince } from './audit-log.js';
 import { GrantError, type GrantStore } from '../grants/grant-store.js';
+import { CONTROL_EVENTS } from './control-events.js';
 
 /** Per-request context from the local endpoint. */
 export interface ControlContext {
@@ -144,12 +145,16 @@ export function createControlMethods(svc: ConsentService, grants?: GrantStore): 
           'control.grants.add': (p: Record<string, unknown>) => {
             const kind = optStr(p, 'kind') ?? bad('kind is required');
             if (p['entry'] === undefined) bad('entry is required (one entry as grants.<kind> takes it)');
-            return { grant: grantChange(() => grants.add(kind, p['entry'])) };
+            const grant = grantChange(() => grants.add(kind, p['entry']));
+            svc.events.emit(CONTROL_EVENTS.grants, { kind });
+            return { grant };
           },
           'control.grants.remove': (p: Record<string, unknown>) => {
             const kind = optStr(p, 'kind') ?? bad('kind is required');
             const id = optStr(p, 'id') ?? bad('id is required (the grant\'s id or alias)');
-            return { removed: grants.remove(kind, id) };
+            const removed = grants.remove(kind, id);
+            if (removed) svc.events.emit(CONTROL_EVENTS.grants, { kind });
+            return { removed };
           },
         }
       : {}),

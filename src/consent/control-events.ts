@@ -9,6 +9,8 @@ export const CONTROL_EVENTS = {
   prompt: 'control/notification.prompt',
   promptWithdrawn: 'control/notification.prompt_withdrawn',
   status: 'control/notification.status',
+  /** The user's grants changed (`{ kind }`): every open window lists them again. */
+  grants: 'control/notification.grants',
 } as const;
 
 /** Emits `(params: object)` under each CONTROL_EVENTS name. */
