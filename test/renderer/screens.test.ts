@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
-import { CHROMIUM_ARGS, signedOutSetup } from './stack.js';
+import { CHROMIUM_ARGS, localRpc, signedOutSetup } from './stack.js';
 import { SCREENS, axe, unwrappedText } from './page-checks.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -39,12 +39,7 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
   const written: string[] = [];
   const data = () => join(dir, 'device');
 
-  async function rpc<T>(method: string, params: unknown = {}): Promise<T> {
-    const res = await fetch(`${ui}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${localToken}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-    const body = (await res.json()) as { result?: T; error?: unknown };
-    if (body.error) throw new Error(JSON.stringify(body.error));
-    return body.result as T;
-  }
+  const rpc = localRpc(() => ui, () => localToken);
 
   /** Approves the sign-in on the bridge's own approval page, in a second page, as the test user alice. */
   async function approve(url: string): Promise<void> {

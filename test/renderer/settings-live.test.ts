@@ -5,16 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup } from './stack.js';
+import { localRpc, setup } from './stack.js';
 
 test('a grant added and removed in another window shows up and goes away in an open Settings screen', { timeout: 120_000 }, async () => {
   const s = await setup();
-  const rpc = async (method: string, params: unknown) => {
-    const res = await fetch(`${s.ui.base}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${s.endpoint.token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-    const body = (await res.json()) as { result?: unknown; error?: { message: string } };
-    assert.ok(body.result !== undefined, JSON.stringify(body.error));
-    return body.result;
-  };
+  const rpc = localRpc(() => s.ui.base, () => s.endpoint.token);
   try {
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
     await s.page.getByText('Nothing is shared.', { exact: true }).waitFor();

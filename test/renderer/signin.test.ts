@@ -18,7 +18,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
-import { CHROMIUM_ARGS, signedOutSetup } from './stack.js';
+import { CHROMIUM_ARGS, localRpc, signedOutSetup } from './stack.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RENDERER = join(ROOT, 'electron', 'renderer');
@@ -56,13 +56,7 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
   const problems: string[] = [];
   const data = () => join(dir, 'device');
 
-  /** A control method on the agent's local endpoint (POST /rpc with the local token). */
-  async function rpc<T>(method: string, params: unknown = {}): Promise<T> {
-    const res = await fetch(`${ui}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${localToken}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-    const body = (await res.json()) as { result?: T; error?: unknown };
-    if (body.error) throw new Error(JSON.stringify(body.error));
-    return body.result as T;
-  }
+  const rpc = localRpc(() => ui, () => localToken);
 
   /** Approves (or denies) `url` on the bridge's approval page in a second page, signing in as alice when asked. */
   async function decide(url: string, action: 'approve' | 'deny'): Promise<void> {

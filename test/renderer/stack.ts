@@ -96,6 +96,16 @@ export async function cliSetup(opts: { locale?: string; agent?: Record<string, u
   };
 }
 
+/** A control method on an agent's local endpoint (`POST /rpc` with the local token); a JSON-RPC error throws. */
+export function localRpc(base: () => string, token: () => string) {
+  return async <T>(method: string, params: unknown = {}): Promise<T> => {
+    const res = await fetch(`${base()}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token()}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const body = (await res.json()) as { result?: T; error?: unknown };
+    if (body.error) throw new Error(JSON.stringify(body.error));
+    return body.result as T;
+  };
+}
+
 /**
  * A bridge with test users (`aios-device bridge`) and an agent that is not signed in yet (`aios-device
  * run`, its tokens kept in `<dir>/device/tokens.json`), as separate processes, for the window's sign-in
