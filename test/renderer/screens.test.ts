@@ -9,12 +9,12 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { until, type Proc } from '../helpers/stack.js';
+import { type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { until } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
-import { CHROMIUM_ARGS, localRpc, signedOutSetup } from './stack.js';
+import { localRpc, signedOutSetup } from './stack.js';
 import { SCREENS, axe, unwrappedText } from './page-checks.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -28,13 +28,12 @@ type ScreenName = (typeof SCREEN_NAMES)[number];
 
 describe('every screen in en and zh-CN, against CLI-started bridge and agent', () => {
   let dir: string;
-  let bridge: Proc;
-  let agent: Proc;
   let bridgeUrl: string;
   let ui: string;
   let localToken: string;
   let context: BrowserContext;
   let page: Page;
+  let stack: Awaited<ReturnType<typeof signedOutSetup>> | undefined;
   const problems: string[] = [];
   const written: string[] = [];
   const data = () => join(dir, 'device');
@@ -78,22 +77,17 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
 
   before(async () => {
     // Not signed in: the window signs it in. Prompts go to the window; the capture page is the media provider.
-    ({ dir, bridge, agent, bridgeUrl, ui, localToken } = await signedOutSetup('aios-screens-', 'rt_screens', {
+    stack = await signedOutSetup('aios-screens-', 'rt_screens', {
       identity: { device_name: 'Front desk PC' },
       confirmations: { provider: 'ui', timeout_ms: 120_000 },
       handlers: { diagnostics: { enabled: true }, media: { backend: 'provider' } },
-    }));
+    }, { problems, viewport: VIEWPORT });
+    ({ dir, bridgeUrl, ui, localToken, context, page } = stack);
 
-    context = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'en-US', viewport: VIEWPORT });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   });
 
   after(async () => {
-    await context?.close().catch(() => undefined);
-    await agent?.kill('SIGKILL');
-    await bridge?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    await stack?.stop();
   });
 
   test('the capture page uses only ui.capture.* keys that both catalogues hold, as one block at the end', () => {

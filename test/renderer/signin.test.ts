@@ -9,16 +9,16 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jsqr from 'jsqr';
 import { PNG } from 'pngjs';
 import WebSocket from 'ws';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
-import { CHROMIUM_ARGS, localRpc, signedOutSetup } from './stack.js';
+import { localRpc, signedOutSetup } from './stack.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RENDERER = join(ROOT, 'electron', 'renderer');
@@ -46,13 +46,13 @@ function decodeQr(dataUrl: string): string | undefined {
 
 describe('signing in from the page, against CLI-started bridge and agent', () => {
   let dir: string;
-  let bridge: Proc;
   let agent: Proc;
   let bridgeUrl: string;
   let ui: string;
   let localToken: string;
   let context: BrowserContext;
   let page: Page;
+  let stack: Awaited<ReturnType<typeof signedOutSetup>> | undefined;
   const problems: string[] = [];
   const data = () => join(dir, 'device');
 
@@ -84,23 +84,18 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
 
   before(async () => {
     // Not signed in: a bridge address to prefill and a token file to keep the sign-in in (this machine has no keychain).
-    ({ dir, bridge, agent, bridgeUrl, ui, localToken } = await signedOutSetup('aios-signin-ui-', 'rt_signin', {
+    stack = await signedOutSetup('aios-signin-ui-', 'rt_signin', {
       identity: { device_name: 'Signin test box' },
       handlers: { diagnostics: { enabled: true } },
-    }));
+    }, { problems });
+    ({ dir, agent, bridgeUrl, ui, localToken, context, page } = stack);
     // Printed after endpoint.json is written: waited for, not read at once.
     await until(() => /not signed in: sign in from the window \(http:\/\/127\.0\.0\.1:\d+\/ui\/\)/.test(agent.err), 30_000, 'the console says the agent is not signed in');
 
-    context = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'en-US' });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   });
 
   after(async () => {
-    await context?.close().catch(() => undefined);
-    await agent?.kill('SIGKILL');
-    await bridge?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    await stack?.stop();
   });
 
   test('the catalogues hold every ui.signin.* key the page uses, in en and zh-CN, as one block at the end', () => {

@@ -108,10 +108,11 @@ export function localRpc(base: () => string, token: () => string) {
 
 /**
  * A bridge with test users (`aios-device bridge`) and an agent that is not signed in yet (`aios-device
- * run`, its tokens kept in `<dir>/device/tokens.json`), as separate processes, for the window's sign-in
- * pages. `agent` is merged into the agent's config (identity, confirmations, handlers).
+ * run`, its tokens kept in `<dir>/device/tokens.json`), as separate processes, and Chromium, for the
+ * window's sign-in pages. `agent` is merged into the agent's config (identity, confirmations, handlers);
+ * the page's errors go into `browser.problems`.
  */
-export async function signedOutSetup(prefix: string, runtimeToken: string, agent: Record<string, unknown>) {
+export async function signedOutSetup(prefix: string, runtimeToken: string, agent: Record<string, unknown>, browser: { problems: string[]; viewport?: { width: number; height: number } }) {
   const dir = tempDir(prefix);
   const data = join(dir, 'device');
   mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
@@ -134,6 +135,9 @@ export async function signedOutSetup(prefix: string, runtimeToken: string, agent
   await until(() => existsSync(efile), 60_000, 'endpoint.json').catch((e: Error) => {
     throw new Error(`${e.message}; the agent said:\n${agentProc.err}`);
   });
+  const context: BrowserContext = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'en-US', ...(browser.viewport ? { viewport: browser.viewport } : {}) });
+  const page: Page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (e) => browser.problems.push(`page error: ${e.message}`));
   return {
     dir,
     bridge,
@@ -141,5 +145,13 @@ export async function signedOutSetup(prefix: string, runtimeToken: string, agent
     bridgeUrl,
     ui: (JSON.parse(readFileSync(efile, 'utf8')) as { http: string }).http,
     localToken: readFileSync(join(data, LOCAL_TOKEN_FILE), 'utf8').trim(),
+    context,
+    page,
+    async stop() {
+      await context.close().catch(() => undefined);
+      await agentProc.kill('SIGKILL');
+      await bridge.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
