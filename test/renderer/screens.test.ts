@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { until } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
-import { localRpc, signedOutSetup } from './stack.js';
+import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
 import { SCREENS, axe, unwrappedText } from './page-checks.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -39,25 +39,6 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
   const data = () => join(dir, 'device');
 
   const rpc = localRpc(() => ui, () => localToken);
-
-  /** Approves the sign-in on the bridge's own approval page, in a second page, as the test user alice. */
-  async function approve(url: string): Promise<void> {
-    const approval = await context.newPage();
-    try {
-      await approval.goto(url);
-      if (await approval.locator('#signin').isVisible()) {
-        await approval.getByLabel('User name').fill('alice');
-        await approval.getByLabel('Password').fill('alice-pw');
-        await approval.locator('#signin').click();
-      }
-      await approval.locator('#user-code').waitFor();
-      await approval.locator('#workspace_id').selectOption('ws_b');
-      await approval.locator('#approve').click();
-      await approval.locator('#result').waitFor();
-    } finally {
-      await approval.close();
-    }
-  }
 
   /** Screenshot (en, zh-CN) or the catalogue check (pseudo), and axe-core, for one screen. */
   async function screen(p: Page, locale: string, name: ScreenName, part?: Locator): Promise<void> {
@@ -121,7 +102,7 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
 
       // Approved on the bridge's page: signed in, connected, idle.
       const view = await rpc<{ verification_uri_complete: string }>('control.signin.status');
-      await approve(view.verification_uri_complete);
+      await decideSignIn(context, view.verification_uri_complete, 'approve');
       await page.locator('#signin-who').waitFor({ timeout: 60_000 });
       await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
       await page.locator('#pause:not([disabled])').waitFor();

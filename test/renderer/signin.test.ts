@@ -18,7 +18,7 @@ import { type BrowserContext, type Page } from 'playwright-core';
 import { until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
-import { localRpc, signedOutSetup } from './stack.js';
+import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RENDERER = join(ROOT, 'electron', 'renderer');
@@ -57,25 +57,6 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
   const data = () => join(dir, 'device');
 
   const rpc = localRpc(() => ui, () => localToken);
-
-  /** Approves (or denies) `url` on the bridge's approval page in a second page, signing in as alice when asked. */
-  async function decide(url: string, action: 'approve' | 'deny'): Promise<void> {
-    const approval = await context.newPage();
-    try {
-      await approval.goto(url);
-      if (await approval.locator('#signin').isVisible()) {
-        await approval.getByLabel('User name').fill('alice');
-        await approval.getByLabel('Password').fill('alice-pw');
-        await approval.locator('#signin').click();
-      }
-      await approval.locator('#user-code').waitFor();
-      if (action === 'approve') await approval.locator('#workspace_id').selectOption('ws_b');
-      await approval.locator(action === 'approve' ? '#approve' : '#deny').click();
-      await approval.locator('#result').waitFor();
-    } finally {
-      await approval.close();
-    }
-  }
 
   async function open(query = ''): Promise<void> {
     await page.goto(`${ui}/ui/${query}#token=${encodeURIComponent(localToken)}`);
@@ -149,7 +130,7 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     assert.equal(tab.url(), view.verification_uri_complete);
     await tab.close();
 
-    await decide(view.verification_uri_complete!, 'approve');
+    await decideSignIn(context, view.verification_uri_complete!, 'approve');
     const who = page.locator('#signin-who');
     await who.waitFor({ timeout: 60_000 });
     assert.equal(await who.textContent(), `Signed in as usr_alice in ws_b at ${bridgeUrl}`);
@@ -205,7 +186,7 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     await page.locator('#signin').getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.locator('#signin[data-state="waiting"]').waitFor();
     const view = await rpc<SignInView>('control.signin.status');
-    await decide(view.verification_uri_complete!, 'deny');
+    await decideSignIn(context, view.verification_uri_complete!, 'deny');
     await page.locator('#signin[data-state="denied"]').waitFor({ timeout: 60_000 });
     await page.getByText('The sign-in was denied on the approval page. Start again for a new code.', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Start again', exact: true }).waitFor();
@@ -255,7 +236,7 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     await page.locator('#signin-expires:not(:empty)').waitFor();
     assert.deepEqual(await unwrappedText(page), [], 'waiting with a code');
     const view = await rpc<SignInView>('control.signin.status');
-    await decide(view.verification_uri_complete!, 'approve');
+    await decideSignIn(context, view.verification_uri_complete!, 'approve');
     await page.locator('#signin-who').waitFor({ timeout: 60_000 });
     await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
     assert.deepEqual(await unwrappedText(page), [], 'signed in');

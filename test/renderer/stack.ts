@@ -96,6 +96,25 @@ export async function cliSetup(opts: { locale?: string; agent?: Record<string, u
   };
 }
 
+/** Approves (or denies) a sign-in `url` on the bridge's own approval page in a new page of `context`, signing in as alice when asked. */
+export async function decideSignIn(context: BrowserContext, url: string, action: 'approve' | 'deny'): Promise<void> {
+  const approval = await context.newPage();
+  try {
+    await approval.goto(url);
+    if (await approval.locator('#signin').isVisible()) {
+      await approval.getByLabel('User name').fill('alice');
+      await approval.getByLabel('Password').fill('alice-pw');
+      await approval.locator('#signin').click();
+    }
+    await approval.locator('#user-code').waitFor();
+    if (action === 'approve') await approval.locator('#workspace_id').selectOption('ws_b');
+    await approval.locator(action === 'approve' ? '#approve' : '#deny').click();
+    await approval.locator('#result').waitFor();
+  } finally {
+    await approval.close();
+  }
+}
+
 /** A control method on an agent's local endpoint (`POST /rpc` with the local token); a JSON-RPC error throws. */
 export function localRpc(base: () => string, token: () => string) {
   return async <T>(method: string, params: unknown = {}): Promise<T> => {
