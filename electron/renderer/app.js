@@ -10,46 +10,15 @@
 'use strict';
 (async () => {
   const TOKEN_KEY = 'aios-local-token';
-  const LOCALE_KEY = 'aios-locale';
+  const LOCALE_KEY = window.aiosCatalogue.LOCALE_KEY;
   const $ = (id) => document.getElementById(id);
 
-  // ---------------------------------------------------------------- strings
-  const i18n = { locale: 'en', table: {}, en: {} };
-
-  /** The locale: ?lang=…, else the one chosen before, else the browser's/OS's first language (Chinese → zh-CN, else en). */
-  function pickLocale() {
-    const asked = new URLSearchParams(location.search).get('lang');
-    if (asked === 'en' || asked === 'zh-CN' || asked === 'pseudo') return asked;
-    const saved = localStorage.getItem(LOCALE_KEY);
-    if (saved === 'en' || saved === 'zh-CN') return saved;
-    const tag = (navigator.languages && navigator.languages[0]) || navigator.language || 'en';
-    return /^zh([-_]|$)/i.test(tag) ? 'zh-CN' : 'en';
-  }
-
-  async function fetchTable(name) {
-    const res = await fetch(`${name}.json`, { cache: 'no-store', credentials: 'omit' });
-    if (!res.ok) throw new Error(`catalogue ${name}: ${res.status}`);
-    return res.json();
-  }
-
-  /** Loads `locale`'s catalogue (with en as the fallback of a missing key). */
-  async function loadLocale(locale) {
-    const en = await fetchTable('en');
-    let table = en;
-    if (locale === 'zh-CN') table = await fetchTable('zh-CN');
-    if (locale === 'pseudo') table = Object.fromEntries(Object.entries(en).map(([k, v]) => [k, `⟦${v}⟧`]));
-    Object.assign(i18n, { locale, table, en });
-  }
+  // ---------------------------------------------------------------- strings (catalogue.js)
+  const i18n = window.aiosCatalogue;
+  const { loadLocale, pickLocale, t, has } = i18n;
 
   /** The Intl locale for dates and numbers (the pseudo-locale formats as English). */
   const intlLocale = () => (i18n.locale === 'zh-CN' ? 'zh-CN' : 'en');
-
-  /** The sentence for `key` with `{param}`s filled; fallback en, then the key itself. */
-  function t(key, params = {}) {
-    const template = i18n.table[key] ?? i18n.en[key] ?? key;
-    return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
-  }
-  const has = (key) => Object.hasOwn(i18n.en, key);
 
   const formatTime = (iso) => new Intl.DateTimeFormat(intlLocale(), { dateStyle: 'short', timeStyle: 'medium' }).format(new Date(iso));
   const formatSeconds = (n) => new Intl.NumberFormat(intlLocale(), { style: 'unit', unit: 'second', unitDisplay: 'short' }).format(n);

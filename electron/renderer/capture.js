@@ -7,8 +7,6 @@
 'use strict';
 (async () => {
   const TOKEN_KEY = 'aios-capture-token';
-  // The tray page's choice of language (same origin, so the same storage), like app.js picks it.
-  const LOCALE_KEY = 'aios-locale';
   const CHUNK = 384 * 1024;
   const $ = (id) => document.getElementById(id);
   // Open devices, for the page's state line and for tests (window.aiosCapture).
@@ -28,34 +26,11 @@
   }
 
   // ------------------------------------------------------------------ strings (en.json, zh-CN.json: ui.capture.*)
-  const i18n = { table: {}, en: {} };
-  /** ?lang=…, else the tray page's saved choice, else the browser's first language (Chinese → zh-CN, else en). */
-  function pickLocale() {
-    const asked = new URLSearchParams(location.search).get('lang');
-    if (asked === 'en' || asked === 'zh-CN' || asked === 'pseudo') return asked;
-    const saved = localStorage.getItem(LOCALE_KEY);
-    if (saved === 'en' || saved === 'zh-CN') return saved;
-    const tag = (navigator.languages && navigator.languages[0]) || navigator.language || 'en';
-    return /^zh([-_]|$)/i.test(tag) ? 'zh-CN' : 'en';
-  }
-  async function fetchTable(name) {
-    const res = await fetch(`${name}.json`, { cache: 'no-store', credentials: 'omit' });
-    if (!res.ok) throw new Error(`catalogue ${name}: ${res.status}`);
-    return res.json();
-  }
-  /** `?lang=pseudo` wraps every string in ⟦…⟧ (the tests' check that no visible text bypasses the catalogue). */
+  const { pickLocale, t } = window.aiosCatalogue;
   async function loadLocale(locale) {
-    const en = await fetchTable('en');
-    let table = en;
-    if (locale === 'zh-CN') table = await fetchTable('zh-CN');
-    if (locale === 'pseudo') table = Object.fromEntries(Object.entries(en).map(([k, v]) => [k, `⟦${v}⟧`]));
-    Object.assign(i18n, { table, en });
+    await window.aiosCatalogue.loadLocale(locale);
     document.documentElement.lang = locale === 'zh-CN' ? 'zh-CN' : 'en';
     for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
-  }
-  function t(key, params = {}) {
-    const template = i18n.table[key] ?? i18n.en[key] ?? key;
-    return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
   }
 
   function setState(id, key, state) {
