@@ -13,7 +13,7 @@
  * carries).
  *
  * The ratio moves a lot from one start of the processes to the next, even on an idle machine (1.3 to
- * 2.2 in three back-to-back runs): a chain of five processes (driver, bridge, agent, socat, scale) on
+ * 3.1 in five back-to-back runs): a chain of five processes (driver, bridge, agent, socat, scale) on
  * two CPUs pays wake-ups across CPUs whose cost depends on where the scheduler put each process, and
  * that placement holds for a whole run, so more rounds do not average it out. `--repeat N` (default 3)
  * starts everything afresh N times and judges the target on the median of the runs' ratios.

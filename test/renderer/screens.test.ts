@@ -64,7 +64,6 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
       handlers: { diagnostics: { enabled: true }, media: { backend: 'provider' } },
     }, { problems, viewport: VIEWPORT });
     ({ dir, bridgeUrl, ui, localToken, context, page } = stack);
-
   });
 
   after(async () => {

@@ -72,7 +72,6 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     ({ dir, agent, bridgeUrl, ui, localToken, context, page } = stack);
     // Printed after endpoint.json is written: waited for, not read at once.
     await until(() => /not signed in: sign in from the window \(http:\/\/127\.0\.0\.1:\d+\/ui\/\)/.test(agent.err), 30_000, 'the console says the agent is not signed in');
-
   });
 
   after(async () => {

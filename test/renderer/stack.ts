@@ -134,43 +134,53 @@ export function localRpc(base: () => string, token: () => string) {
 export async function signedOutSetup(prefix: string, runtimeToken: string, agent: Record<string, unknown>, browser: { problems: string[]; viewport?: { width: number; height: number } }) {
   const dir = tempDir(prefix);
   const data = join(dir, 'device');
-  mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
-  const bcfg = join(dir, 'bridge.cfg.json');
-  writeFileSync(bcfg, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, data_dir: join(dir, 'bridge'), users: await testUsers(), runtime_tokens: { [runtimeToken]: { workspace_id: 'ws_b' } }, device_poll_interval_s: 0 }));
-  const bridge: Proc = cli(['bridge', '--config', bcfg]);
-  const bfile = join(dir, 'bridge', 'bridge.json');
-  await until(() => existsSync(bfile), 30_000, 'bridge.json');
-  const bridgeUrl = (JSON.parse(readFileSync(bfile, 'utf8')) as { url: string }).url;
-  mkdirSync(data, { recursive: true, mode: 0o700 });
-  const acfg = join(dir, 'agent.json');
-  writeFileSync(acfg, JSON.stringify({
-    data_dir: data,
-    bridge: { url: bridgeUrl.replace(/^http/, 'ws') + '/v1/device', token_file: join(data, 'tokens.json') },
-    local_endpoint: { host: '127.0.0.1', port: 0, socket: false },
-    ...agent,
-  }));
-  const agentProc: Proc = cli(['run', '--config', acfg]);
-  const efile = join(data, 'endpoint.json');
-  await until(() => existsSync(efile), 60_000, 'endpoint.json').catch((e: Error) => {
-    throw new Error(`${e.message}; the agent said:\n${agentProc.err}`);
-  });
-  const context: BrowserContext = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'en-US', ...(browser.viewport ? { viewport: browser.viewport } : {}) });
-  const page: Page = context.pages()[0] ?? (await context.newPage());
-  page.on('pageerror', (e) => browser.problems.push(`page error: ${e.message}`));
-  return {
-    dir,
-    bridge,
-    agent: agentProc,
-    bridgeUrl,
-    ui: (JSON.parse(readFileSync(efile, 'utf8')) as { http: string }).http,
-    localToken: readFileSync(join(data, LOCAL_TOKEN_FILE), 'utf8').trim(),
-    context,
-    page,
-    async stop() {
-      await context.close().catch(() => undefined);
-      await agentProc.kill('SIGKILL');
-      await bridge.kill('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    },
+  let bridge: Proc | undefined;
+  let agentProc: Proc | undefined;
+  let context: BrowserContext | undefined;
+  // Everything started so far, stopped: by the test's after(), or here when the setup itself fails.
+  const stop = async () => {
+    await context?.close().catch(() => undefined);
+    await agentProc?.kill('SIGKILL');
+    await bridge?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
   };
+  try {
+    mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 });
+    const bcfg = join(dir, 'bridge.cfg.json');
+    writeFileSync(bcfg, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, data_dir: join(dir, 'bridge'), users: await testUsers(), runtime_tokens: { [runtimeToken]: { workspace_id: 'ws_b' } }, device_poll_interval_s: 0 }));
+    bridge = cli(['bridge', '--config', bcfg]);
+    const bfile = join(dir, 'bridge', 'bridge.json');
+    await until(() => existsSync(bfile), 30_000, 'bridge.json');
+    const bridgeUrl = (JSON.parse(readFileSync(bfile, 'utf8')) as { url: string }).url;
+    mkdirSync(data, { recursive: true, mode: 0o700 });
+    const acfg = join(dir, 'agent.json');
+    writeFileSync(acfg, JSON.stringify({
+      data_dir: data,
+      bridge: { url: bridgeUrl.replace(/^http/, 'ws') + '/v1/device', token_file: join(data, 'tokens.json') },
+      local_endpoint: { host: '127.0.0.1', port: 0, socket: false },
+      ...agent,
+    }));
+    const a: Proc = (agentProc = cli(['run', '--config', acfg]));
+    const efile = join(data, 'endpoint.json');
+    await until(() => existsSync(efile), 60_000, 'endpoint.json').catch((e: Error) => {
+      throw new Error(`${e.message}; the agent said:\n${a.err}`);
+    });
+    const ctx: BrowserContext = (context = await chromium.launchPersistentContext(join(dir, 'chromium'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'en-US', ...(browser.viewport ? { viewport: browser.viewport } : {}) }));
+    const page: Page = ctx.pages()[0] ?? (await ctx.newPage());
+    page.on('pageerror', (e) => browser.problems.push(`page error: ${e.message}`));
+    return {
+      dir,
+      bridge,
+      agent: a,
+      bridgeUrl,
+      ui: (JSON.parse(readFileSync(efile, 'utf8')) as { http: string }).http,
+      localToken: readFileSync(join(data, LOCAL_TOKEN_FILE), 'utf8').trim(),
+      context: ctx,
+      page,
+      stop,
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }
