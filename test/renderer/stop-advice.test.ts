@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BrowserContext, type Page } from 'playwright-core';
+import WebSocket from 'ws';
 import { until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
@@ -30,6 +31,9 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
   let rt: RuntimeClient;
   let deviceId: string;
   const problems: string[] = [];
+  /** The `control/notification.bridge` the agent's local endpoint broadcast, in order. */
+  const bridgeEvents: { bridge: string; stopped?: { type: string; action_key?: string } }[] = [];
+  let events: WebSocket | undefined;
   const rpc = localRpc(() => ui, () => localToken);
 
   /** Waits until the bridge says the device is (or is not) online. */
@@ -59,9 +63,20 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     await online(true);
     await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
     assert.equal(await page.locator('#stopped').isVisible(), false, 'no stop advice while connected');
+    // Listens to the page's notifications like the page does (WS /rpc, the local token as a subprotocol).
+    const ws = (events = new WebSocket(`${ui.replace(/^http/, 'ws')}/rpc`, ['aios-local.v1', `bearer.${localToken}`]));
+    ws.on('message', (m: Buffer) => {
+      const msg = JSON.parse(m.toString()) as { method?: string; params?: (typeof bridgeEvents)[number] };
+      if (msg.method === 'control/notification.bridge' && msg.params) bridgeEvents.push(msg.params);
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
   });
 
   after(async () => {
+    events?.close();
     await stack?.stop();
   });
 
@@ -100,6 +115,7 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     assert.match(health.stopped?.action ?? '', /^Sign in again with `aios-device login --bridge URL`/);
     assert.equal(health.stopped?.action_key, 'core.stop.unauthorized.login');
     await online(false);
+    await until(() => bridgeEvents.some((e) => e.bridge === 'offline' && e.stopped?.type === 'unauthorized' && e.stopped.action_key === 'core.stop.unauthorized.login'), 30_000, 'control/notification.bridge with the stop');
 
     // The same advice in Chinese (the language switch), then in the pseudo-locale: nothing outside the catalogue.
     await page.locator('#lang').selectOption('zh-CN');
@@ -122,6 +138,8 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
     await online(true);
     assert.equal((await rt.call('device.info', {})).record.outcome?.state, 'completed', 'a call through the bridge completes');
+    await until(() => bridgeEvents.at(-1)?.bridge === 'connected', 30_000, 'control/notification.bridge: connected again');
+    assert.equal(bridgeEvents.at(-1)?.stopped, undefined, 'the notification no longer carries a stop');
     const after = (await (await fetch(`${ui}/health`)).json()) as { bridge: string; stopped?: unknown };
     assert.equal(after.stopped, undefined, '/health no longer reports a stop');
     assert.equal(after.bridge, 'connected');
