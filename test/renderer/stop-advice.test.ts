@@ -4,18 +4,22 @@
  * bridge's own page (Your devices → Revoke); the window shows why and what to do in its own words (sign in
  * again here, not `aios-device login`) in en, zh-CN and the pseudo-locale, while the console and `/health`'s
  * English `action` keep naming `aios-device login`; signing in again from the window brings the same agent
- * process back online (the advice goes away) and a runtime's call through the bridge completes.
+ * process back online (the advice goes away) and a runtime's call through the bridge completes. A device
+ * provisioned by its config and replaced by another copy gets the config's advice, in the window's words.
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BrowserContext, type Page } from 'playwright-core';
 import WebSocket from 'ws';
-import { until, type Proc } from '../helpers/stack.js';
+import { agentDoc, until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { normalizeAgentConfig } from '../../src/config/agent-config.js';
+import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
+import { silentLogger } from '../../src/base/logger.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
-import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
+import { decideSignIn, localRpc, setup, signedOutSetup } from './stack.js';
 
 const DEVICE_NAME = 'Stop advice box';
 
@@ -147,5 +151,34 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     assert.equal(agent.child.pid, pid);
     assert.match(agent.err, /new sign-in picked up: reconnecting to the bridge/);
     assert.deepEqual(problems, []);
+  });
+});
+
+describe('the window after another copy replaced this device (a token from the config)', () => {
+  test('replaced: the window says why and what to do in its own words, with no sign-in screen to point to', async () => {
+    const s = await setup();
+    let other: RunningAgent | undefined;
+    try {
+      await s.page.goto(`${s.ui.base}/ui/?lang=en#token=${encodeURIComponent(s.endpoint.token)}`);
+      await s.page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
+      assert.equal(await s.page.locator('#stopped').isVisible(), false);
+      // Another agent with the same device token and identity, in its own data folder: the bridge keeps the newer one.
+      const data = join(s.dir, 'agent2');
+      mkdirSync(data, { recursive: true, mode: 0o700 });
+      other = await startAgent(normalizeAgentConfig(agentDoc(s.dir, s.bridgeUrl, s.tokens, { data_dir: data, local_endpoint: { host: '127.0.0.1', port: 0, socket: false } })), silentLogger());
+      await s.page.locator('#stopped[data-type="replaced"]').waitFor({ timeout: 60_000 });
+      assert.equal(await s.page.locator('#stopped-title').textContent(), 'Another copy of AIOS Device connected as this device');
+      assert.equal(await s.page.locator('#stopped-action').textContent(), 'Two devices use the same device id in their config files (identity.device_id). Ask whoever set them up to give each its own, then quit AIOS Device and start it again.');
+      assert.equal(await s.page.locator('#signin').isVisible(), false, 'a device provisioned by its config has no sign-in screen');
+      assert.equal(s.running.agent.stopped()?.action_key, 'core.stop.replaced.config');
+      await axe(s.page, 'stopped (replaced)');
+      await s.page.locator('#lang').selectOption('zh-CN');
+      await s.page.locator('#stopped-title').filter({ hasText: '另一个 AIOS 设备副本以此设备的身份连接了' }).waitFor();
+      assert.match((await s.page.locator('#stopped-action').textContent()) ?? '', /^两台设备在配置文件中使用了同一个设备 ID/);
+      assert.deepEqual(s.problems, []);
+    } finally {
+      await other?.stop().catch(() => undefined);
+      await s.stop();
+    }
   });
 });
