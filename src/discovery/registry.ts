@@ -18,7 +18,8 @@ import { DEVICE_CAPABILITIES } from './card.js';
 import { AdapterWatcher, COALESCE_MS } from './adapter-watcher.js';
 import { boundFiles, sha256Tag } from './code-binding.js';
 import { defaultDesktopDirs, processRunning, scanDesktopEntries, type DesktopEntry } from './desktop-entries.js';
-import { prepareLocalAdapter, softwareInstalled, type AdapterStatus } from './local-adapter.js';
+import { prepareLocalAdapter, softwareInstalled, unavailableBecause, type AdapterStatus } from './local-adapter.js';
+import { problem } from './adapter-problem.js';
 import type { AdapterCard, CardSkill } from '../protocol/manifest-schemas.js';
 import {
   AddRemoteParams, checkParams, InfoParams, RefreshParams, REGISTRY_METHODS, RemoveRemoteParams, SearchParams,
@@ -430,7 +431,7 @@ export class AdapterRegistry extends EventEmitter {
       const id = `desktop.${slug || 'app'}`;
       if (taken.has(id)) continue;
       const card = { adapter: { id, name: d.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION, ...(d.comment && { description: d.comment }) }, capabilities: {}, skills: [] };
-      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason: 'inferred from an installed application; no adapter provides skills for it' };
+      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, ...unavailableBecause(problem('core.adapter.inferred')) };
       const entry: AdapterEntry = { id, kind: 'inferred', card, status, functions: [], source: { kind: 'inferred', path: d.path }, fingerprint: hash({ card, status }) };
       const exe = (d.tryExec ?? d.exec)?.split(/\s+/)[0];
       if (exe) entry.executable = exe;
@@ -530,8 +531,10 @@ export class AdapterRegistry extends EventEmitter {
       const taken = e.functions.find((f) => owner.has(f.descriptor.id));
       const refused = taken || !e.functions.length ? undefined : this.opts.checkFunctions?.(e.functions);
       if (taken || refused) {
-        const reason = taken ? `skill ${taken.descriptor.id} is already provided by adapter ${owner.get(taken.descriptor.id) ?? '?'}` : `its functions were refused: ${refused}`;
-        const status: AdapterStatus = { ...e.status, available: false, reason };
+        const reason = taken
+          ? problem('core.adapter.already_provided', { skill: taken.descriptor.id, adapter: owner.get(taken.descriptor.id) ?? '?' })
+          : problem('core.adapter.functions_refused', { detail: String(refused) });
+        const status: AdapterStatus = { ...e.status, available: false, ...unavailableBecause(reason) };
         // Without its `inputs` the next scan builds it again: the clash may be gone by then.
         const { inputs: _inputs, ...rest } = e;
         next.set(e.id, { ...rest, status, functions: [], fingerprint: hash({ card: e.card, status }) });
