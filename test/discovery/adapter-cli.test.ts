@@ -87,10 +87,10 @@ async function brokenAdapters(root: string): Promise<{ unreadable: string; offSc
     await rm(join(d, 'adapter.json'));
   }
   const y = await readFile(join(EXAMPLE, 'org.example.hello', 'tool.aios.yaml'), 'utf8');
-  await writeFile(join(unreadable, 'tool.aios.yaml'), y.replace(/^  name: Hello example adapter$/m, '  name: [Hello example adapter'));
+  await writeFile(join(unreadable, 'tool.aios.yaml'), y.replace(/^ {2}name: Hello example adapter$/m, '  name: [Hello example adapter'));
   await writeFile(
     join(offSchema, 'tool.aios.yaml'),
-    y.replace(/^  name: Hello example adapter$/m, '  name: 5\n  colour: red').replace('level: public', 'level: extreme'),
+    y.replace(/^ {2}name: Hello example adapter$/m, '  name: 5\n  colour: red').replace('level: public', 'level: extreme'),
   );
   return { unreadable, offSchema };
 }
