@@ -8,7 +8,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -36,6 +36,9 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adaptersDir, 'org.example.hello'), { recursive: true });
     // A manifest dropped loose into the folder, as the trial did: not an adapter, but never ignored silently.
     cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello/tool.aios.yaml'), join(adaptersDir, 'stray.yaml'));
+    // An installed adapter whose tool.aios.yaml the parser cannot read: its reason is listed in the user's language.
+    mkdirSync(join(adaptersDir, 'org.example.unreadable'));
+    writeFileSync(join(adaptersDir, 'org.example.unreadable', 'tool.aios.yaml'), 'tool:\n  id: org.example.unreadable\n  name: [Unreadable\nentry: index.mjs\n');
     await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']);
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const publicJwk = { ...(await exportJWK(publicKey)), kid: 'qa-remote-1', alg: 'ES256' } as JWK;
@@ -86,6 +89,13 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     const before = await cliRun(['adapters', 'list', '--data-dir', data(), '--json']);
     const hello = (JSON.parse(before.out) as { id: string; status: string; reason?: string }[]).find((a) => a.id === 'org.example.hello');
     assert.equal(hello?.status, 'unavailable', before.out);
+    // Asked of the running agent, the reasons come back with their catalogue messages and are said in Chinese.
+    const zh = await cliRun(['adapters', 'list', '--data-dir', data()], { LC_ALL: 'zh_CN.UTF-8' });
+    assert.equal(zh.code, 0, zh.err);
+    assert.match(zh.out, /✗ org\.example\.hello .*\n {4}签名被拒绝：.*no trusted key with id example-hello-2026/);
+    assert.match(zh.out, /✗ org\.example\.unreadable .*\n {4}无法读取 tool\.aios\.yaml 第 4 行第 1 列：\S/);
+    const en = await cliRun(['adapters', 'list', '--data-dir', data()]);
+    assert.match(en.out, /✗ org\.example\.unreadable .*\n {4}tool\.aios\.yaml line 4, column 1 could not be read: \S/);
     const r = await cliRun(['keys', 'import', join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks'), '--data-dir', data()]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /the running agent rescanned its adapters/);
