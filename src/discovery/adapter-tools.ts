@@ -71,19 +71,19 @@ export async function validateAdapterDir(dir: string): Promise<AdapterProblem[]>
 export async function loadSigningKeyFile(path: string, kidOverride?: string): Promise<CardSigningKey> {
   const jwk = JSON.parse(await readFile(path, 'utf8')) as JWK;
   const kid = kidOverride ?? jwk.kid;
-  if (!kid) throw new Error('the key file has no kid; pass --kid');
+  if (!kid) throw new AdapterProblem('core.adapter.key_no_kid');
   const alg = (jwk.alg ?? (jwk.kty === 'OKP' ? 'EdDSA' : jwk.kty === 'RSA' ? 'RS256' : 'ES256')) as CardAlgorithm;
-  if (!CARD_ALGORITHMS.includes(alg)) throw new Error(`algorithm ${alg} is not accepted for cards`);
-  if (!jwk.d) throw new Error('the key file holds no private key');
+  if (!CARD_ALGORITHMS.includes(alg)) throw new AdapterProblem('core.adapter.key_bad_alg', { alg, algs: CARD_ALGORITHMS.join(', ') });
+  if (!jwk.d) throw new AdapterProblem('core.adapter.key_not_private');
   const privateKey = await importJWK(jwk, alg);
-  if (privateKey instanceof Uint8Array) throw new Error('a symmetric key cannot sign cards');
+  if (privateKey instanceof Uint8Array) throw new AdapterProblem('core.adapter.key_symmetric');
   return { kid, alg, privateKey, publicJwk: { ...publicOnly(jwk), kid, alg } };
 }
 
 /** Binds the folder's code into its card, signs it, and writes `adapter.json`. Returns the signed card. */
 export async function signAdapterDir(dir: string, key: CardSigningKey): Promise<AdapterCard> {
   const { card, entry } = await readAdapterManifest(dir);
-  if (!entry) throw new Error('no code entry to bind (tool.aios.yaml `entry`, or `code.entry` in adapter.json)');
+  if (!entry) throw new AdapterProblem('core.adapter.no_entry');
   const { signature: _old, ...unsigned } = card;
   const code = await computeCodeBinding(dir, entry);
   const extensions = [...new Set([...(unsigned.extensions ?? []), CODE_BINDING_EXTENSION])];

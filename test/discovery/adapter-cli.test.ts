@@ -153,3 +153,21 @@ test('adapters list says why installed adapters are unavailable in the user\'s l
   assert.match(rows.find((r) => r.id === 'org.example.offschema')?.reason ?? '', /^tool\.aios\.yaml does not match its schema \(/);
   assert.ok(rows.every((r) => !Object.keys(r).some((k) => k.endsWith('_message'))), 'no catalogue data in --json');
 });
+
+test('sign says what is wrong with the key file in the user\'s language', async () => {
+  const root = await mkdtemp(join(dir, 'sign-'));
+  const adapter = join(root, 'org.example.hello');
+  await cp(join(EXAMPLE, 'org.example.hello'), adapter, { recursive: true });
+  await rm(join(adapter, 'adapter.json'));
+  // The public half only: a JWK with its kid but no private part.
+  const pub = (JSON.parse(await readFile(join(EXAMPLE, 'keys', 'EXAMPLE-ONLY.jwks'), 'utf8')) as { keys: object[] }).keys[0]!;
+  const keyFile = join(root, 'public-only.jwk.json');
+  await writeFile(keyFile, JSON.stringify(pub));
+  const zh = await cliRun(['adapter', 'sign', adapter, '--key', keyFile], ZH);
+  assert.equal(zh.code, 1, zh.err);
+  assert.match(zh.err, /^✗ 密钥文件中没有私钥$/m);
+  const en = await cliRun(['adapter', 'sign', adapter, '--key', keyFile]);
+  assert.equal(en.code, 1, en.err);
+  assert.match(en.err, /^✗ the key file holds no private key$/m);
+  await assert.rejects(readFile(join(adapter, 'adapter.json')), 'nothing was signed');
+});

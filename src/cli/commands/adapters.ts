@@ -89,7 +89,12 @@ export function registerAdapterCommands(program: Command): void {
       // Signing again is how a folder whose code changed since its last signature is fixed.
       const problems = (await validateAdapterDir(dir)).filter((p) => p.said.key !== 'core.adapter.binding_mismatch');
       if (problems.length) fail(problems.map((p) => `✗ ${tellError(p)}`).join('\n'));
-      const card = await signAdapterDir(dir, await loadSigningKeyFile(o.key, o.kid));
+      let card;
+      try {
+        card = await signAdapterDir(dir, await loadSigningKeyFile(o.key, o.kid));
+      } catch (e) {
+        fail(`✗ ${tellError(e)}`);
+      }
       process.stdout.write(say('cli.adapter.signed', { id: card.adapter.id, version: card.adapter.version, kid: card.signature?.key_id ?? '', count: Object.keys(card.code?.files ?? {}).length }) + '\n');
     });
 
