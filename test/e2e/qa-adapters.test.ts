@@ -105,6 +105,10 @@ describe('QA trial: adapters on a CLI-started agent', () => {
   });
 
   test('adapters add --ca applies to the running agent; once the adapter is down its skill answers device_unavailable, also after a restart', async () => {
+    // The running agent refuses an http address; its reason comes back with the RPC error and is said in Chinese.
+    const plain = await cliRun(['adapters', 'add', origin.replace('https:', 'http:'), '--data-dir', data()], { LC_ALL: 'zh_CN.UTF-8' });
+    assert.equal(plain.code, 1, plain.out);
+    assert.match(plain.err, /^✗ 远程适配器必须通过 https 提供$/m);
     const add = await cliRun(['adapters', 'add', origin, '--ca', join(dir, 'cert.pem'), '--data-dir', data()]);
     assert.equal(add.code, 0, add.err);
     assert.match(add.out, /added com\.example\.remote to the running agent \(available\)/);
@@ -132,6 +136,8 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     const remote = (JSON.parse(list.out) as { id: string; status: string; reason?: string }[]).find((a) => a.id === 'com.example.remote');
     assert.equal(remote?.status, 'unavailable', list.out);
     assert.match(remote?.reason ?? '', /could not be fetched/);
+    const zh = await cliRun(['adapters', 'list', '--data-dir', data()], { LC_ALL: 'zh_CN.UTF-8' });
+    assert.match(zh.out, /✗ com\.example\.remote .*\n {4}无法获取卡片（该地址上没有可用的 https 应答）/);
     const after = await s.client.call('remote.echo', { text: 'hi' });
     assert.equal(after.record.outcome?.error?.type, 'device_unavailable', JSON.stringify(after.record.outcome));
     assert.equal((after.record.outcome?.error?.details as { adapter?: string } | undefined)?.adapter, 'com.example.remote');

@@ -18,6 +18,7 @@ import { loadSigningKeyFile, signAdapterDir, validateAdapterDir, verifyAdapterDi
 import { CARD_ALGORITHMS, type CardAlgorithm } from '../../protocol/card-sign.js';
 import { AdapterProblem, isProblemMessage, renderProblem } from '../../discovery/adapter-problem.js';
 import { localeFromEnv } from '../../i18n/index.js';
+import { RpcError } from '../../protocol/errors.js';
 
 async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
   if (o.trust?.length) {
@@ -38,9 +39,14 @@ function tell(said: unknown, english: string): string {
   return isProblemMessage(said) ? renderProblem(said, localeFromEnv(), english) : english;
 }
 
-/** An error's sentence in the user's language when it is an adapter problem, else its own message. */
+/**
+ * An error's sentence in the user's language when it is an adapter problem (here, or from a running agent:
+ * an RPC error whose data carries `reason_message`), else its own message.
+ */
 function tellError(e: unknown): string {
-  return e instanceof AdapterProblem ? tell(e.said, e.message) : (e as Error).message;
+  if (e instanceof AdapterProblem) return tell(e.said, e.message);
+  if (e instanceof RpcError) return tell((e.data as { reason_message?: unknown } | undefined)?.reason_message, e.message);
+  return (e as Error).message;
 }
 
 function fail(msg: string): never {
