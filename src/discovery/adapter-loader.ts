@@ -15,6 +15,7 @@ import { jcs } from '../protocol/hash.js';
 import { skillToDescriptor } from './card.js';
 import { sha256Tag, type CodeBytes } from './code-binding.js';
 import type { AdapterCard, CodeBinding } from '../protocol/manifest-schemas.js';
+import { AdapterProblem } from './adapter-problem.js';
 
 function isHandler(v: unknown): v is Handler {
   return !!v && typeof v === 'object' && typeof (v as Handler).name === 'string' && typeof (v as Handler).create === 'function';
@@ -48,7 +49,7 @@ async function privateCopy(code: AdapterCode): Promise<string> {
 
 /**
  * Copies the checked code to a private folder, imports `binding.entry` from there and binds each card skill
- * to the handler's function of the same id. Throws an Error whose message is the reason shown in
+ * to the handler's function of the same id. Throws an {@link AdapterProblem}: the reason shown in
  * `registry.info`.
  */
 export async function loadAdapterCode(code: AdapterCode): Promise<{ functions: FunctionDefinition<never, unknown>[]; dispose: () => Promise<void> }> {
@@ -69,18 +70,18 @@ async function loadFromCopy(code: AdapterCode, copy: string): Promise<{ function
   try {
     mod = (await import(url)) as { default?: unknown };
   } catch (e) {
-    throw new Error(`the code failed to load: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+    throw new AdapterProblem('core.adapter.load_failed', { detail: (e as Error).message.split('\n')[0]! }, undefined, { cause: e });
   }
-  if (!isHandler(mod.default)) throw new Error('the code has no default export that is a Handler ({ name, create })');
+  if (!isHandler(mod.default)) throw new AdapterProblem('core.adapter.no_handler');
   // Grant kinds belong to built-in handlers: an adapter names resources of existing kinds only.
-  if (mod.default.grantKinds?.length) throw new Error('the handler declares grant kinds; third-party adapters may only use the kinds built-in handlers declare');
+  if (mod.default.grantKinds?.length) throw new AdapterProblem('core.adapter.grant_kinds');
   let defs: readonly AnyFunctionDefinition[];
   let instance: HandlerInstance;
   try {
     instance = asInstance(await mod.default.create(env));
     defs = instance.functions;
   } catch (e) {
-    throw new Error(`the handler failed to start: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+    throw new AdapterProblem('core.adapter.start_failed', { detail: (e as Error).message.split('\n')[0]! }, undefined, { cause: e });
   }
   // Called when the adapter is unloaded or replaced (and at stop); once, and never throwing.
   let disposed: Promise<void> | undefined;
@@ -94,7 +95,7 @@ async function loadFromCopy(code: AdapterCode, copy: string): Promise<{ function
   const missing = card.skills.find((skill) => !byId.has(skill.id));
   if (missing) {
     await dispose();
-    throw new Error(`skill ${missing.id} has no implementation in the code`);
+    throw new AdapterProblem('core.adapter.not_implemented', { skill: missing.id });
   }
   const functions = card.skills.map((skill) => {
     const impl = byId.get(skill.id)!;

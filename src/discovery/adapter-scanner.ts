@@ -11,6 +11,7 @@ import { ADAPTER_ID_PATTERN, validateCard } from '../protocol/manifest-schemas.j
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
 import { parseToolYaml, toolYamlToCard } from './tool-yaml.js';
+import { AdapterProblem, problemOf, type ProblemMessage } from './adapter-problem.js';
 
 /** Manifest file names in an adapter folder. */
 export const CARD_FILE = 'adapter.json';
@@ -29,8 +30,15 @@ export interface AdapterCandidate {
   card?: AdapterCard;
   /** Module to load for an unsigned `tool.aios.yaml` adapter. */
   entry?: string;
-  /** Why the manifest is unusable. */
+  /** Why the manifest is unusable (English). */
   error?: string;
+  /** `error` as a catalogue message, for the reader's language. */
+  problem?: ProblemMessage;
+}
+
+/** The candidate fields that say why a manifest is unusable. */
+function unusable(p: AdapterProblem): { error: string; problem: ProblemMessage } {
+  return { error: p.message, problem: p.said };
 }
 
 /**
@@ -63,14 +71,14 @@ export async function readCandidate(dir: string, name: string, rootIndex: number
     try {
       raw = JSON.parse(cardText);
     } catch {
-      return { id: name, dir, rootIndex, kind: 'card', error: `${CARD_FILE} is not valid JSON` };
+      return { id: name, dir, rootIndex, kind: 'card', ...unusable(new AdapterProblem('core.adapter.not_json', { file: CARD_FILE })) };
     }
     // The id of a card that fails its schema is shown in the listing only if it is a well-formed id (it
     // names folders and sources later); otherwise the folder's name stands in.
     const rawId = (raw as { adapter?: { id?: unknown } } | null)?.adapter?.id;
     const id = typeof rawId === 'string' && ADAPTER_ID.test(rawId) ? rawId : name;
     const v = validateCard(raw);
-    if (v.length) return { id, dir, rootIndex, kind: 'card', raw, error: `${CARD_FILE} does not match its schema (${v.slice(0, 3).map((x) => `${x.pointer || '/'} ${x.message}`).join('; ')})` };
+    if (v.length) return { id, dir, rootIndex, kind: 'card', raw, ...unusable(new AdapterProblem('core.adapter.schema', { file: CARD_FILE }, v)) };
     return { id, dir, rootIndex, kind: 'card', raw, card: raw as AdapterCard };
   }
   const yamlText = await readFile(join(dir, TOOL_YAML_FILE), 'utf8').catch(() => undefined);
@@ -81,7 +89,7 @@ export async function readCandidate(dir: string, name: string, rootIndex: number
     if (y.entry) c.entry = y.entry;
     return c;
   } catch (e) {
-    return { id: name, dir, rootIndex, kind: 'yaml', error: (e as Error).message };
+    return { id: name, dir, rootIndex, kind: 'yaml', error: (e as Error).message, problem: problemOf(e) };
   }
 }
 

@@ -13,50 +13,56 @@ import { CODE_BINDING_EXTENSION, type AdapterCard } from '../protocol/manifest-s
 import type { TrustStore } from './trust-store.js';
 import { writeJsonFile } from '../base/json-file.js';
 import { verifySignedAdapter } from './local-adapter.js';
+import { AdapterProblem } from './adapter-problem.js';
 
 /** The folder's card (from `adapter.json`, else mapped from `tool.aios.yaml`) and the code entry. */
 export async function readAdapterManifest(dir: string): Promise<{ card: AdapterCard; entry: string | undefined; from: 'card' | 'yaml' }> {
   const c = await readCandidate(dir, basename(dir), 0);
-  if (!c) throw new Error(`neither ${CARD_FILE} nor ${TOOL_YAML_FILE} found in ${dir}`);
-  if (c.error || !c.card) throw new Error(c.error ?? 'the adapter has no card');
+  if (!c) throw new AdapterProblem('core.adapter.no_manifest', { card: CARD_FILE, yaml: TOOL_YAML_FILE, dir });
+  if (c.problem) throw new AdapterProblem('core.adapter.detail', { detail: c.problem });
+  if (!c.card) throw new AdapterProblem('core.adapter.unreadable');
   return { card: c.card, entry: c.kind === 'card' ? c.card.code?.entry : c.entry, from: c.kind };
 }
 
-/** Problems a folder has before signing (schemas of skills, ids, entry); [] when it is fine. */
-export async function validateAdapterDir(dir: string): Promise<string[]> {
+/**
+ * Problems a folder has before signing (schemas of skills, ids, entry); [] when it is fine. Each is an
+ * {@link AdapterProblem}: `message` in English, `said` to render in the reader's language.
+ */
+export async function validateAdapterDir(dir: string): Promise<AdapterProblem[]> {
   let m;
   try {
     m = await readAdapterManifest(dir);
   } catch (e) {
-    return [(e as Error).message];
+    return [e instanceof AdapterProblem ? e : new AdapterProblem('core.adapter.detail', { detail: (e as Error).message })];
   }
-  const problems: string[] = [];
+  const problems: AdapterProblem[] = [];
   const seen = new Set<string>();
   for (const s of m.card.skills) {
-    if (seen.has(s.id)) problems.push(`skill id ${s.id} is repeated`);
+    if (seen.has(s.id)) problems.push(new AdapterProblem('core.adapter.skill_repeated', { skill: s.id }));
     seen.add(s.id);
     for (const k of ['input_schema', 'output_schema'] as const) {
       const schema = s[k];
       if (!schema) continue;
-      if (JSON.stringify(schema).includes('"$ref":"http')) problems.push(`skill ${s.id} ${k} uses a remote $ref`);
+      if (JSON.stringify(schema).includes('"$ref":"http')) problems.push(new AdapterProblem('core.adapter.remote_ref', { skill: s.id, schema: k }));
       try {
         schemaValidator.compile(schema);
       } catch (e) {
-        problems.push(`skill ${s.id} ${k} is not a valid JSON Schema: ${(e as Error).message}`);
+        // ajv's compile error (a schema of a schema) stays in its own words: it names the keyword at fault.
+        problems.push(new AdapterProblem('core.adapter.bad_schema', { skill: s.id, schema: k, detail: (e as Error).message }));
       }
     }
   }
-  if (!m.entry) problems.push('no code entry (tool.aios.yaml `entry`, or `code.entry` in adapter.json)');
+  if (!m.entry) problems.push(new AdapterProblem('core.adapter.no_entry'));
   else {
     try {
       await computeCodeBinding(dir, m.entry);
     } catch (e) {
-      problems.push((e as Error).message);
+      problems.push(e instanceof AdapterProblem ? e : new AdapterProblem('core.adapter.folder_unreadable', { detail: (e as Error).message }));
     }
   }
   if (m.card.signature && m.card.code) {
     const mismatch = await checkCodeBinding(dir, m.card.code);
-    if (mismatch) problems.push(`signed code binding no longer matches: ${mismatch}`);
+    if (mismatch) problems.push(new AdapterProblem('core.adapter.binding_mismatch', { detail: mismatch.said }));
   }
   return problems;
 }
@@ -65,19 +71,19 @@ export async function validateAdapterDir(dir: string): Promise<string[]> {
 export async function loadSigningKeyFile(path: string, kidOverride?: string): Promise<CardSigningKey> {
   const jwk = JSON.parse(await readFile(path, 'utf8')) as JWK;
   const kid = kidOverride ?? jwk.kid;
-  if (!kid) throw new Error('the key file has no kid; pass --kid');
+  if (!kid) throw new AdapterProblem('core.adapter.key_no_kid');
   const alg = (jwk.alg ?? (jwk.kty === 'OKP' ? 'EdDSA' : jwk.kty === 'RSA' ? 'RS256' : 'ES256')) as CardAlgorithm;
-  if (!CARD_ALGORITHMS.includes(alg)) throw new Error(`algorithm ${alg} is not accepted for cards`);
-  if (!jwk.d) throw new Error('the key file holds no private key');
+  if (!CARD_ALGORITHMS.includes(alg)) throw new AdapterProblem('core.adapter.key_bad_alg', { alg, algs: CARD_ALGORITHMS.join(', ') });
+  if (!jwk.d) throw new AdapterProblem('core.adapter.key_not_private');
   const privateKey = await importJWK(jwk, alg);
-  if (privateKey instanceof Uint8Array) throw new Error('a symmetric key cannot sign cards');
+  if (privateKey instanceof Uint8Array) throw new AdapterProblem('core.adapter.key_symmetric');
   return { kid, alg, privateKey, publicJwk: { ...publicOnly(jwk), kid, alg } };
 }
 
 /** Binds the folder's code into its card, signs it, and writes `adapter.json`. Returns the signed card. */
 export async function signAdapterDir(dir: string, key: CardSigningKey): Promise<AdapterCard> {
   const { card, entry } = await readAdapterManifest(dir);
-  if (!entry) throw new Error('no code entry to bind (tool.aios.yaml `entry`, or `code.entry` in adapter.json)');
+  if (!entry) throw new AdapterProblem('core.adapter.no_entry');
   const { signature: _old, ...unsigned } = card;
   const code = await computeCodeBinding(dir, entry);
   const extensions = [...new Set([...(unsigned.extensions ?? []), CODE_BINDING_EXTENSION])];
@@ -90,12 +96,12 @@ export async function signAdapterDir(dir: string, key: CardSigningKey): Promise<
 /** Checks a folder as the agent will: signature against the trust store, then the code binding. */
 export async function verifyAdapterDir(dir: string, trust: TrustStore): Promise<{ card: AdapterCard; kid: string }> {
   const text = await readFile(join(dir, CARD_FILE), 'utf8').catch(() => undefined);
-  if (text === undefined) throw new Error(`${CARD_FILE} not found: the folder is not signed`);
+  if (text === undefined) throw new AdapterProblem('core.adapter.not_signed_folder', { file: CARD_FILE });
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new Error(`${CARD_FILE} is not valid JSON`);
+    throw new AdapterProblem('core.adapter.not_json', { file: CARD_FILE });
   }
   const { card, kid } = await verifySignedAdapter(dir, raw, trust);
   return { card, kid };

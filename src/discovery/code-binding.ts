@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
 import { join, posix, relative, sep } from 'node:path';
 import type { CodeBinding } from '../protocol/manifest-schemas.js';
+import type { CoreKey } from '../i18n/index.js';
+import { AdapterProblem } from './adapter-problem.js';
 
 /** The card itself (top level only): it carries the binding. */
 const CARD = 'adapter.json';
@@ -21,9 +23,9 @@ export function sha256Tag(bytes: Uint8Array): string {
 }
 
 /** A folder that cannot be bound or checked: a link leaving it, a link to a folder, something not a file. */
-export class AdapterFolderError extends Error {
-  constructor(message: string) {
-    super(message);
+export class AdapterFolderError extends AdapterProblem {
+  constructor(key: CoreKey, params: Record<string, string>) {
+    super(key, params);
     this.name = 'AdapterFolderError';
   }
 }
@@ -50,10 +52,10 @@ export async function boundFiles(dir: string): Promise<string[]> {
       else if (ent.isFile()) out.push(rel);
       else if (ent.isSymbolicLink()) {
         const target = await realpath(p).catch(() => undefined);
-        if (!target || !inside(root, target)) throw new AdapterFolderError(`link ${rel} points outside the adapter folder`);
-        if (!(await lstat(target)).isFile()) throw new AdapterFolderError(`link ${rel} does not point to a file`);
+        if (!target || !inside(root, target)) throw new AdapterFolderError('core.adapter.link_outside', { file: rel });
+        if (!(await lstat(target)).isFile()) throw new AdapterFolderError('core.adapter.link_not_file', { file: rel });
         out.push(rel);
-      } else throw new AdapterFolderError(`${rel} is not a file or folder`);
+      } else throw new AdapterFolderError('core.adapter.not_a_file', { file: rel });
     }
   };
   await walk(dir);
@@ -72,7 +74,7 @@ export async function readCodeBinding(dir: string, entry: string): Promise<{ bin
     files[f] = sha256Tag(b);
     bytes.set(f, b);
   }
-  if (!(entry in files)) throw new Error(`entry ${entry} is not a file of the adapter folder`);
+  if (!(entry in files)) throw new AdapterProblem('core.adapter.entry_not_in_folder', { entry });
   return { binding: { entry, files }, bytes };
 }
 
@@ -82,40 +84,40 @@ export async function computeCodeBinding(dir: string, entry: string): Promise<Co
 }
 
 /**
- * Checks `dir` against a binding. Returns the first problem as one sentence, or the bytes that matched
+ * Checks `dir` against a binding. Returns the first problem, or the bytes that matched
  * (what the loader must run). Extra files are refused too, so code cannot be slipped in next to signed files.
  */
-export async function readCheckedCode(dir: string, binding: CodeBinding): Promise<{ problem: string } | { bytes: CodeBytes }> {
-  if (!(binding.entry in binding.files)) return { problem: `the entry ${binding.entry} is not among the signed files` };
+export async function readCheckedCode(dir: string, binding: CodeBinding): Promise<{ problem: AdapterProblem } | { bytes: CodeBytes }> {
+  if (!(binding.entry in binding.files)) return { problem: new AdapterProblem('core.adapter.entry_not_signed', { entry: binding.entry }) };
   for (const f of Object.keys(binding.files)) {
     if (f.split('/').some((seg) => seg === '..' || seg === '.' || seg === '') || f.startsWith('/') || f.includes('\\')) {
-      return { problem: `signed file name ${f} is not a plain relative path` };
+      return { problem: new AdapterProblem('core.adapter.bad_signed_name', { file: f }) };
     }
   }
   let present: string[];
   try {
     present = await boundFiles(dir);
   } catch (e) {
-    return { problem: e instanceof AdapterFolderError ? e.message : `the folder could not be read: ${(e as Error).message}` };
+    return { problem: e instanceof AdapterFolderError ? e : new AdapterProblem('core.adapter.folder_unreadable', { detail: (e as Error).message }) };
   }
-  for (const f of present) if (!(f in binding.files)) return { problem: `file ${f} is not covered by the signature` };
+  for (const f of present) if (!(f in binding.files)) return { problem: new AdapterProblem('core.adapter.not_covered', { file: f }) };
   const bytes = new Map<string, Buffer>();
   for (const [f, tag] of Object.entries(binding.files)) {
     let b: Buffer;
     try {
       b = await readFile(join(dir, ...f.split('/')));
     } catch {
-      return { problem: `signed file ${f} is missing` };
+      return { problem: new AdapterProblem('core.adapter.signed_file_missing', { file: f }) };
     }
     // These bytes, once hashed, are the ones that run: a file swapped after this read is never loaded.
-    if (sha256Tag(b) !== tag) return { problem: `file ${f} does not match its signed hash` };
+    if (sha256Tag(b) !== tag) return { problem: new AdapterProblem('core.adapter.hash_mismatch', { file: f }) };
     bytes.set(f, b);
   }
   return { bytes };
 }
 
-/** Checks `dir` against a binding; returns the first problem as one sentence, or undefined when it matches. */
-export async function checkCodeBinding(dir: string, binding: CodeBinding): Promise<string | undefined> {
+/** Checks `dir` against a binding; returns the first problem, or undefined when it matches. */
+export async function checkCodeBinding(dir: string, binding: CodeBinding): Promise<AdapterProblem | undefined> {
   const r = await readCheckedCode(dir, binding);
   return 'problem' in r ? r.problem : undefined;
 }

@@ -1,7 +1,7 @@
 /**
  * Decides whether a local third-party adapter may run (PROTOCOL.md §7.3): signature against the trust store,
- * code bound to the signed card, required software present; then loads it. Every refusal is a reason string,
- * never an exception, so one broken adapter never stops the others.
+ * code bound to the signed card, required software present; then loads it. Every refusal is a reason (English, and as a
+ * catalogue message), never an exception, so one broken adapter never stops the others.
  */
 import type { FunctionDefinition, HandlerEnv } from '../sdk/index.js';
 import { verifyCard } from '../protocol/card-sign.js';
@@ -11,15 +11,27 @@ import { loadAdapterCode } from './adapter-loader.js';
 import type { AdapterCandidate } from './adapter-scanner.js';
 import type { AdapterCard, CodeBinding } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
+import { coreMessage, strings, type CoreKey } from '../i18n/index.js';
+import { AdapterProblem, problem, problemOf, renderProblem, type ProblemMessage } from './adapter-problem.js';
 
 /** Status of an adapter as `aios/registry.info` shows it. */
 export interface AdapterStatus {
   available: boolean;
   software_installed: boolean;
   software_running: boolean;
+  /** Why it is unavailable, in English (the wire's words). */
   reason?: string;
+  /** `reason` as a catalogue message, so a reader (the CLI) can say it in its user's language. */
+  reason_message?: ProblemMessage;
   /** Set when an unsigned adapter was loaded in developer mode. */
   warning?: string;
+  /** `warning` as a catalogue message. */
+  warning_message?: ProblemMessage;
+}
+
+/** The status fields that say why an adapter is unavailable: the English reason and its message. */
+export function unavailableBecause(p: ProblemMessage): Pick<AdapterStatus, 'reason' | 'reason_message'> {
+  return { reason: renderProblem(p, 'en'), reason_message: p };
 }
 
 /** The outcome of preparing one local adapter. */
@@ -34,7 +46,9 @@ export interface PreparedAdapter {
 }
 
 /** Warning shown for an unsigned adapter loaded in developer mode. */
-export const DEVELOPER_MODE_WARNING = 'unsigned adapter loaded in developer mode; its code has not been verified';
+export const DEVELOPER_MODE_WARNING_KEY: CoreKey = 'core.adapter.developer_mode';
+/** The warning's English text (logs, `status.warning`). */
+export const DEVELOPER_MODE_WARNING = strings.render(coreMessage(DEVELOPER_MODE_WARNING_KEY), 'en');
 
 /** True when the card's required software (if any) is installed, by `.desktop` file or executable. */
 export async function softwareInstalled(card: AdapterCard | undefined, desktop: ReadonlyMap<string, DesktopEntry>): Promise<boolean> {
@@ -55,11 +69,11 @@ export async function verifySignedAdapter(dir: string, raw: unknown, trust: Trus
   try {
     v = await verifyCard(raw, (k) => trust.resolve(k));
   } catch (e) {
-    throw new Error(`signature refused: ${(e as Error).message}`, { cause: e });
+    throw new AdapterProblem('core.adapter.signature_refused', { detail: (e as Error).message }, undefined, { cause: e });
   }
-  if (!v.card.code) throw new Error('the card names no code to run (use `aios-device adapters add <url>` for remote adapters)');
+  if (!v.card.code) throw new AdapterProblem('core.adapter.no_code');
   const checked = await readCheckedCode(dir, v.card.code);
-  if ('problem' in checked) throw new Error(`code refused: ${checked.problem}`);
+  if ('problem' in checked) throw new AdapterProblem('core.adapter.code_refused', { detail: checked.problem.said });
   return { card: v.card, kid: v.kid, binding: v.card.code, bytes: checked.bytes };
 }
 
@@ -77,12 +91,12 @@ export async function prepareLocalAdapter(
   },
 ): Promise<PreparedAdapter> {
   const installed = await softwareInstalled(cand.card, opts.desktop);
-  const refuse = (reason: string, card = cand.card): PreparedAdapter => ({
+  const refuse = (reason: ProblemMessage, card = cand.card): PreparedAdapter => ({
     card,
-    status: { available: false, software_installed: installed, software_running: false, reason },
+    status: { available: false, software_installed: installed, software_running: false, ...unavailableBecause(reason) },
     functions: [],
   });
-  if (cand.error || !cand.card) return refuse(cand.error ?? 'the manifest could not be read');
+  if (cand.error || !cand.card) return refuse(cand.problem ?? (cand.error ? problemOf(new Error(cand.error)) : problem('core.adapter.unreadable')));
   let card = cand.card;
   let binding: CodeBinding | undefined;
   let bytes: CodeBytes | undefined;
@@ -92,28 +106,29 @@ export async function prepareLocalAdapter(
     try {
       ({ card, kid, binding, bytes } = await verifySignedAdapter(cand.dir, cand.raw, opts.trust));
     } catch (e) {
-      return refuse((e as Error).message);
+      return refuse(problemOf(e));
     }
   } else {
-    if (!opts.developerMode) return refuse('the adapter is not signed; sign it with `aios-device adapter sign` and trust its key, or enable developer mode');
+    if (!opts.developerMode) return refuse(problem('core.adapter.not_signed'));
     const entry = card.code?.entry ?? cand.entry;
-    if (!entry) return refuse('the manifest names no code entry to load');
+    if (!entry) return refuse(problem('core.adapter.no_entry_to_load'));
     try {
       ({ binding, bytes } = await readCodeBinding(cand.dir, entry));
     } catch (e) {
-      return refuse((e as Error).message);
+      return refuse(problemOf(e));
     }
     warning = DEVELOPER_MODE_WARNING;
   }
-  if (!installed) return refuse(`requires ${card.requirements?.software?.name ?? 'software'}, which is not installed`, card);
+  const software = card.requirements?.software?.name;
+  if (!installed) return refuse(software ? problem('core.adapter.requires_software', { software }) : problem('core.adapter.requires_unnamed'), card);
   try {
     const { functions, dispose } = await loadAdapterCode({ id: cand.id, codeDir: await opts.codeDir(), card, binding, bytes, env: opts.env() });
     const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
-    if (warning) status.warning = warning;
+    if (warning) Object.assign(status, { warning, warning_message: problem(DEVELOPER_MODE_WARNING_KEY) });
     const out: PreparedAdapter = { card, status, functions, dispose };
     if (kid) out.kid = kid;
     return out;
   } catch (e) {
-    return refuse((e as Error).message, card);
+    return refuse(problemOf(e), card);
   }
 }

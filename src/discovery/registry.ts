@@ -18,7 +18,8 @@ import { DEVICE_CAPABILITIES } from './card.js';
 import { AdapterWatcher, COALESCE_MS } from './adapter-watcher.js';
 import { boundFiles, sha256Tag } from './code-binding.js';
 import { defaultDesktopDirs, processRunning, scanDesktopEntries, type DesktopEntry } from './desktop-entries.js';
-import { prepareLocalAdapter, softwareInstalled, type AdapterStatus } from './local-adapter.js';
+import { prepareLocalAdapter, softwareInstalled, unavailableBecause, type AdapterStatus } from './local-adapter.js';
+import { AdapterProblem, problem, problemOf } from './adapter-problem.js';
 import type { AdapterCard, CardSkill } from '../protocol/manifest-schemas.js';
 import {
   AddRemoteParams, checkParams, InfoParams, RefreshParams, REGISTRY_METHODS, RemoveRemoteParams, SearchParams,
@@ -248,12 +249,12 @@ export class AdapterRegistry extends EventEmitter {
     const remote = await fetchRemoteCard(url, { trust: this.opts.trust, ca: ca ?? this.opts.remoteCa, signal: this.stopping.signal });
     const id = remote.card.adapter.id;
     const clash = this.entries.get(id);
-    if (clash && clash.kind !== 'remote') throw new Error(`adapter id ${id} is already used by a ${clash.kind} adapter`);
+    if (clash && clash.kind !== 'remote') throw new AdapterProblem('core.adapter.id_taken', { id, kind: clash.kind });
     const { signature: _sig, ...card } = remote.card;
     await this.editRemoteStore((records) => [...records.filter((r) => r.id !== id), { url: remote.url, id, name: remote.card.adapter.name, added_at: new Date().toISOString(), card, ...(ca ? { ca } : {}) }]);
     await this.refresh('remote');
     const entry = this.entries.get(id);
-    if (!entry) throw new Error(`adapter ${id} was stored, but the adapter registry is stopping; it loads at the next start`);
+    if (!entry) throw new AdapterProblem('core.adapter.stored_stopping', { id });
     return entry;
   }
 
@@ -314,7 +315,8 @@ export class AdapterRegistry extends EventEmitter {
       [REGISTRY_METHODS.addRemote]: async (params) => {
         const p = checkParams(AddRemoteParams, params);
         const e = await this.addRemote(p.url, p.ca).catch((err: Error) => {
-          throw new RpcError(RPC.invalid_params, err.message);
+          // The English reason is the wire message; its catalogue message lets the CLI say it in its user's language.
+          throw new RpcError(RPC.invalid_params, err.message, err instanceof AdapterProblem ? { reason_message: err.said } : undefined);
         });
         return this.info(e.id);
       },
@@ -430,7 +432,7 @@ export class AdapterRegistry extends EventEmitter {
       const id = `desktop.${slug || 'app'}`;
       if (taken.has(id)) continue;
       const card = { adapter: { id, name: d.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION, ...(d.comment && { description: d.comment }) }, capabilities: {}, skills: [] };
-      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason: 'inferred from an installed application; no adapter provides skills for it' };
+      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, ...unavailableBecause(problem('core.adapter.inferred')) };
       const entry: AdapterEntry = { id, kind: 'inferred', card, status, functions: [], source: { kind: 'inferred', path: d.path }, fingerprint: hash({ card, status }) };
       const exe = (d.tryExec ?? d.exec)?.split(/\s+/)[0];
       if (exe) entry.executable = exe;
@@ -449,7 +451,7 @@ export class AdapterRegistry extends EventEmitter {
     try {
       const ca = r.ca ?? this.opts.remoteCa;
       const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca, signal: this.stopping.signal });
-      if (remote.card.adapter.id !== r.id) throw new Error(`the card now names adapter ${remote.card.adapter.id}`);
+      if (remote.card.adapter.id !== r.id) throw new AdapterProblem('core.adapter.remote_renamed', { id: remote.card.adapter.id });
       const { signature: _s, ...card } = remote.card;
       const functions = remoteFunctions(remote, { ca });
       const status: AdapterStatus = { available: true, software_installed: true, software_running: true };
@@ -460,7 +462,7 @@ export class AdapterRegistry extends EventEmitter {
       const known = this.lastRemoteCards.get(r.id) ?? r.card;
       if (Array.isArray(known?.skills) && known.skills.length && known.adapter?.id === r.id) {
         const reason = (e as Error).message;
-        const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason };
+        const status: AdapterStatus = { available: false, software_installed: true, software_running: false, ...unavailableBecause(problemOf(e)) };
         try {
           return { ...base, card: known, status, functions: unreachableFunctions(known, reason), fingerprint: hash({ card: known, status }) };
         } catch {
@@ -468,7 +470,7 @@ export class AdapterRegistry extends EventEmitter {
         }
       }
       const card = { adapter: { id: r.id, name: r.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
-      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, reason: (e as Error).message };
+      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, ...unavailableBecause(problemOf(e)) };
       return { ...base, card, status, functions: [], fingerprint: hash({ card, status }) };
     }
   }
@@ -530,8 +532,10 @@ export class AdapterRegistry extends EventEmitter {
       const taken = e.functions.find((f) => owner.has(f.descriptor.id));
       const refused = taken || !e.functions.length ? undefined : this.opts.checkFunctions?.(e.functions);
       if (taken || refused) {
-        const reason = taken ? `skill ${taken.descriptor.id} is already provided by adapter ${owner.get(taken.descriptor.id) ?? '?'}` : `its functions were refused: ${refused}`;
-        const status: AdapterStatus = { ...e.status, available: false, reason };
+        const reason = taken
+          ? problem('core.adapter.already_provided', { skill: taken.descriptor.id, adapter: owner.get(taken.descriptor.id) ?? '?' })
+          : problem('core.adapter.functions_refused', { detail: String(refused) });
+        const status: AdapterStatus = { ...e.status, available: false, ...unavailableBecause(reason) };
         // Without its `inputs` the next scan builds it again: the clash may be gone by then.
         const { inputs: _inputs, ...rest } = e;
         next.set(e.id, { ...rest, status, functions: [], fingerprint: hash({ card: e.card, status }) });
@@ -553,7 +557,7 @@ export class AdapterRegistry extends EventEmitter {
       text = await readFile(file, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new Error(`the list of remote adapters ${file} cannot be read: ${(e as Error).message}`, { cause: e });
+      throw new AdapterProblem('core.adapter.remote_list_unreadable', { file, detail: (e as Error).message }, undefined, { cause: e });
     }
     try {
       const v = JSON.parse(text) as { adapters?: unknown };
@@ -561,7 +565,7 @@ export class AdapterRegistry extends EventEmitter {
     } catch {
       // reported below
     }
-    throw new Error(`the list of remote adapters ${file} is not valid (expected { "adapters": [...] }); fix or delete it`);
+    throw new AdapterProblem('core.adapter.remote_list_invalid', { file });
   }
 
   private async writeRemoteStore(records: RemoteRecord[]): Promise<void> {

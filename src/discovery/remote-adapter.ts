@@ -14,6 +14,8 @@ import { httpsJson, HttpsJsonError } from './https-json.js';
 import type { AdapterCard } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
 import { parseJwks } from './trust-store.js';
+import { AdapterProblem, problem, renderProblem, type ProblemParams } from './adapter-problem.js';
+import type { CoreKey } from '../i18n/index.js';
 
 /** Well-known paths on a remote adapter's origin. */
 export const CARD_PATH = '/.well-known/aios-adapter.json';
@@ -32,11 +34,11 @@ export interface RemoteCard {
   rpcUrl: string;
 }
 
-/** A remote adapter could not be registered; the message is the reason shown to the user. */
-export class RemoteAdapterError extends Error {
+/** A remote adapter could not be registered; the message is the reason shown to the user (English; `said` for other languages). */
+export class RemoteAdapterError extends AdapterProblem {
   /** `cause` keeps the network detail for the owner's debugging; it never goes on the wire. */
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(key: CoreKey, params?: ProblemParams, options?: { cause?: unknown }) {
+    super(key, params, undefined, options);
     this.name = 'RemoteAdapterError';
   }
 }
@@ -57,9 +59,9 @@ export function cardUrlFor(input: string): URL {
   try {
     u = new URL(input);
   } catch {
-    throw new RemoteAdapterError('the adapter address is not a URL');
+    throw new RemoteAdapterError('core.adapter.remote_not_url');
   }
-  if (u.protocol !== 'https:') throw new RemoteAdapterError('remote adapters must be served over https');
+  if (u.protocol !== 'https:') throw new RemoteAdapterError('core.adapter.remote_not_https');
   if (u.pathname === '/' || u.pathname === '') u.pathname = CARD_PATH;
   u.hash = '';
   return u;
@@ -71,7 +73,7 @@ export function protocolCompatible(version: string): boolean {
 }
 
 /** The one answer for every failure to fetch a card or its origin's keys. */
-export const COULD_NOT_FETCH = 'the card could not be fetched (nothing usable answered at that address over https)';
+export const COULD_NOT_FETCH = renderProblem(problem('core.adapter.remote_unreachable'));
 
 /** Fetches and verifies a remote card; throws `RemoteAdapterError` with the reason. */
 export async function fetchRemoteCard(input: string, opts: RemoteOptions): Promise<RemoteCard> {
@@ -83,7 +85,7 @@ export async function fetchRemoteCard(input: string, opts: RemoteOptions): Promi
   } catch (e) {
     // One message whatever went wrong (refused, reset, not TLS, an HTTP status, not JSON): the reason
     // text would let a caller with the local token map which loopback ports are open (issue 13).
-    throw new RemoteAdapterError(COULD_NOT_FETCH, { cause: e });
+    throw new RemoteAdapterError('core.adapter.remote_unreachable', undefined, { cause: e });
   }
   let keySource: RemoteCard['keySource'] = 'trust-store';
   let verified;
@@ -96,27 +98,27 @@ export async function fetchRemoteCard(input: string, opts: RemoteOptions): Promi
       try {
         keys = parseJwks(await httpsJson('GET', new URL(JWKS_PATH, url.origin), undefined, net));
       } catch {
-        throw new RemoteAdapterError(COULD_NOT_FETCH);
+        throw new RemoteAdapterError('core.adapter.remote_unreachable');
       }
       return keys.find((k) => k.kid === kid);
     });
   } catch (e) {
     if (e instanceof RemoteAdapterError) throw e;
-    throw new RemoteAdapterError(`the card does not verify: ${(e as Error).message}`);
+    throw new RemoteAdapterError('core.adapter.remote_not_verified', { detail: (e as Error).message });
   }
   const card = verified.card;
   if (!protocolCompatible(card.adapter.protocol_version)) {
-    throw new RemoteAdapterError(`the adapter speaks protocol ${card.adapter.protocol_version}, this client speaks ${PROTOCOL_VERSION}`);
+    throw new RemoteAdapterError('core.adapter.remote_protocol', { theirs: card.adapter.protocol_version, ours: PROTOCOL_VERSION });
   }
   const rpc = card.endpoints?.rpc;
-  if (!rpc) throw new RemoteAdapterError('the card names no JSON-RPC endpoint');
+  if (!rpc) throw new RemoteAdapterError('core.adapter.remote_no_rpc');
   let rpcUrl: URL;
   try {
     rpcUrl = new URL(rpc, url.origin);
   } catch {
-    throw new RemoteAdapterError('the card JSON-RPC endpoint is not a URL');
+    throw new RemoteAdapterError('core.adapter.remote_rpc_not_url');
   }
-  if (rpcUrl.protocol !== 'https:') throw new RemoteAdapterError('the card JSON-RPC endpoint is not https');
+  if (rpcUrl.protocol !== 'https:') throw new RemoteAdapterError('core.adapter.remote_rpc_not_https');
   return { card, url: url.href, origin: url.origin, kid: verified.kid, keySource, rpcUrl: rpcUrl.href };
 }
 

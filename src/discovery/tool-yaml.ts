@@ -2,17 +2,36 @@
  * `tool.aios.yaml` → Adapter Card (PROTOCOL.md §7.3): `tool.id → adapter.id`, `tool.name → adapter.name`,
  * `tool.version → adapter.version`, `capabilities[] → skills[]`, `permissions[] → skills[].permission_level`.
  */
-import { parse } from 'yaml';
+import { parse, YAMLError } from 'yaml';
 import { PROTOCOL_VERSION } from '../protocol/messages.js';
 import type { AdapterCard, CardSkill, ToolYaml } from '../protocol/manifest-schemas.js';
 import { validateToolYaml } from '../protocol/manifest-schemas.js';
+import type { SchemaViolation } from '../protocol/schema-validator.js';
+import type { CoreKey } from '../i18n/index.js';
+import { AdapterProblem } from './adapter-problem.js';
 
-/** A manifest problem with the JSON Pointer of the offending value. */
-export class ManifestError extends Error {
-  constructor(message: string, readonly violations: { pointer: string; message: string }[] = []) {
-    super(message);
+const FILE = 'tool.aios.yaml';
+
+/** A manifest problem (a catalogue message), with the JSON Pointers of the offending values when any. */
+export class ManifestError extends AdapterProblem {
+  readonly violations: SchemaViolation[];
+  constructor(key: CoreKey, params?: Record<string, string | number>, violations?: SchemaViolation[]) {
+    super(key, params, violations);
+    this.violations = violations ?? [];
     this.name = 'ManifestError';
   }
+}
+
+/**
+ * The parser's complaint as a problem: its line and column as params, its own words (the first line,
+ * without the position it repeats) as the detail, which the yaml library only has in English.
+ */
+function yamlProblem(e: unknown): ManifestError {
+  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
+  const pos = e instanceof YAMLError ? e.linePos?.[0] : undefined;
+  if (!pos) return new ManifestError('core.adapter.yaml', { file: FILE, detail: first });
+  const detail = first.replace(/ at line \d+, column \d+:?$/, '');
+  return new ManifestError('core.adapter.yaml_at', { file: FILE, line: pos.line, column: pos.col, detail });
 }
 
 /** Parses and validates `tool.aios.yaml` text. */
@@ -21,10 +40,10 @@ export function parseToolYaml(text: string): ToolYaml {
   try {
     doc = parse(text, { uniqueKeys: true });
   } catch (e) {
-    throw new ManifestError(`tool.aios.yaml is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+    throw yamlProblem(e);
   }
   const violations = validateToolYaml(doc);
-  if (violations.length) throw new ManifestError(`tool.aios.yaml does not match its schema (${violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')})`, violations);
+  if (violations.length) throw new ManifestError('core.adapter.schema', { file: FILE }, violations);
   return doc as ToolYaml;
 }
 
@@ -33,13 +52,13 @@ export function toolYamlToCard(y: ToolYaml): AdapterCard {
   const permissions = y.permissions ?? [];
   const levels = new Map(permissions.map((p) => [p.capability, p.level]));
   for (const p of permissions) {
-    if (!y.capabilities.some((c) => c.id === p.capability)) throw new ManifestError(`permissions names an unknown capability ${p.capability}`);
+    if (!y.capabilities.some((c) => c.id === p.capability)) throw new ManifestError('core.adapter.unknown_capability', { capability: p.capability });
   }
   const skills: CardSkill[] = y.capabilities.map(({ permission, ...c }) => {
     const listed = levels.get(c.id);
-    if (listed && permission && listed !== permission) throw new ManifestError(`capability ${c.id} has two different permission levels`);
+    if (listed && permission && listed !== permission) throw new ManifestError('core.adapter.two_levels', { capability: c.id });
     const level = listed ?? permission;
-    if (!level) throw new ManifestError(`capability ${c.id} has no entry in permissions`);
+    if (!level) throw new ManifestError('core.adapter.no_permission', { capability: c.id });
     return { ...c, permission_level: level };
   });
   const card: AdapterCard = {

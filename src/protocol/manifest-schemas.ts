@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Access, Confirmation, FUNCTION_ID_PATTERN, PermissionLevel, Risk } from './messages.js';
-import { schemaValidator, type Violation } from './schema-validator.js';
+import { schemaValidator, type SchemaViolation } from './schema-validator.js';
 
 /**
  * Adapter id: reverse-domain for third parties (`org.example.hello`); built-in handlers use their folder
@@ -192,11 +192,11 @@ export const ToolYamlSchema = Type.Object(
 export type ToolYaml = Static<typeof ToolYamlSchema>;
 
 /** Checks a card against its schema; [] when valid. */
-export function validateCard(value: unknown): Violation[] {
-  return schemaValidator.validate(AdapterCardSchema, value);
+export function validateCard(value: unknown): SchemaViolation[] {
+  return schemaValidator.check(AdapterCardSchema, value);
 }
 
 /** Checks a parsed `tool.aios.yaml` against its schema; [] when valid. */
-export function validateToolYaml(value: unknown): Violation[] {
-  return schemaValidator.validate(ToolYamlSchema, value);
+export function validateToolYaml(value: unknown): SchemaViolation[] {
+  return schemaValidator.check(ToolYamlSchema, value);
 }

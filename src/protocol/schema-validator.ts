@@ -12,6 +12,20 @@ export interface Violation {
   message: string;
 }
 
+/**
+ * A violation with what is needed to say it in another language: `rule` names our own rewordings
+ * (`values`/`names` hold their JSON-quoted list), `ajv` keeps ajv's keyword and params for ajv-i18n.
+ * Plain data, so it survives JSON (the agent's `registry.info` answer) and can be rendered by the reader.
+ */
+export interface SchemaViolation extends Violation {
+  rule: 'not_allowed' | 'required' | 'one_of' | 'exactly_one' | 'ajv';
+  /** `one_of`: the allowed values; `exactly_one`: the property names (each JSON-quoted). */
+  values?: string[];
+  /** `ajv`: the keyword and params ajv reported (what ajv-i18n localises from). */
+  keyword?: string;
+  params?: Record<string, unknown>;
+}
+
 /** Compiles and caches schemas; one instance per process is enough. */
 export class SchemaValidator {
   private readonly ajv: Ajv2020;
@@ -35,9 +49,14 @@ export class SchemaValidator {
 
   /** Validates `value`; returns [] when valid. */
   validate(schema: object, value: unknown): Violation[] {
+    return this.check(schema, value).map(({ pointer, message }) => ({ pointer, message }));
+  }
+
+  /** Like {@link validate}, with each violation's rule kept so a reader can say it in their language. */
+  check(schema: object, value: unknown): SchemaViolation[] {
     const fn = this.compile(schema);
     if (fn(value)) return [];
-    return toViolations(fn.errors ?? []);
+    return toSchemaViolations(fn.errors ?? []);
   }
 }
 
@@ -47,7 +66,12 @@ function escapePointer(s: string): string {
 
 /** Maps ajv errors to JSON Pointers of the offending value (missing and extra properties point at the property). */
 export function toViolations(errors: ErrorObject[]): Violation[] {
-  const out: Violation[] = [];
+  return toSchemaViolations(errors).map(({ pointer, message }) => ({ pointer, message }));
+}
+
+/** {@link toViolations} with each violation's rule (see {@link SchemaViolation}). */
+export function toSchemaViolations(errors: ErrorObject[]): SchemaViolation[] {
+  const out: SchemaViolation[] = [];
   const seen = new Set<string>();
   // A union of literals fails as one `const` error per literal plus an `anyOf`: say it once, with the values.
   const allowed = new Map<string, unknown[]>();
@@ -57,7 +81,8 @@ export function toViolations(errors: ErrorObject[]): Violation[] {
     list.push((e.params as { allowedValue?: unknown }).allowedValue);
     allowed.set(e.instancePath, list);
   }
-  const oneOf = (values: unknown[]) => (values.length === 1 ? `must be ${JSON.stringify(values[0])}` : `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
+  const quoted = (values: unknown[]) => values.map((v) => JSON.stringify(v));
+  const oneOf = (values: unknown[]) => (values.length === 1 ? `must be ${JSON.stringify(values[0])}` : `must be one of ${quoted(values).join(', ')}`);
   // A `oneOf` of alternatives ({ required: [a] } | { required: [b] }…) fails as "a is required", "b is
   // required" and "must match exactly one schema": say which properties, once.
   const alternatives = new Map<string, string[]>();
@@ -74,17 +99,19 @@ export function toViolations(errors: ErrorObject[]): Violation[] {
     if (e.keyword === 'required' && typeof p['missingProperty'] === 'string') pointer += '/' + escapePointer(p['missingProperty']);
     if (e.keyword === 'additionalProperties' && typeof p['additionalProperty'] === 'string') pointer += '/' + escapePointer(p['additionalProperty']);
     const values = allowed.get(e.instancePath);
-    let message: string;
-    if (e.keyword === 'additionalProperties') message = 'is not an allowed property';
-    else if (e.keyword === 'required') message = 'is required';
-    else if (e.keyword === 'enum' && Array.isArray(p['allowedValues'])) message = oneOf(p['allowedValues']);
-    else if ((e.keyword === 'const' || e.keyword === 'anyOf') && values) message = oneOf(values);
-    else if (e.keyword === 'oneOf' && alternatives.has(e.schemaPath)) message = `must have exactly one of ${alternatives.get(e.schemaPath)!.map((n) => JSON.stringify(n)).join(', ')}`;
-    else message = e.message ?? 'is invalid';
-    const key = pointer + '\0' + message;
+    let v: Omit<SchemaViolation, 'pointer'>;
+    if (e.keyword === 'additionalProperties') v = { message: 'is not an allowed property', rule: 'not_allowed' };
+    else if (e.keyword === 'required') v = { message: 'is required', rule: 'required' };
+    else if (e.keyword === 'enum' && Array.isArray(p['allowedValues'])) v = { message: oneOf(p['allowedValues']), rule: 'one_of', values: quoted(p['allowedValues']) };
+    else if ((e.keyword === 'const' || e.keyword === 'anyOf') && values) v = { message: oneOf(values), rule: 'one_of', values: quoted(values) };
+    else if (e.keyword === 'oneOf' && alternatives.has(e.schemaPath)) {
+      const names = quoted(alternatives.get(e.schemaPath)!);
+      v = { message: `must have exactly one of ${names.join(', ')}`, rule: 'exactly_one', values: names };
+    } else v = { message: e.message ?? 'is invalid', rule: 'ajv', keyword: e.keyword, params: { ...p } };
+    const key = pointer + '\0' + v.message;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ pointer: pointer || '', message });
+    out.push({ pointer: pointer || '', ...v });
   }
   return out;
 }

@@ -8,6 +8,7 @@ import { WebSocket } from 'ws';
 import { AdapterRegistry, type RegistryChange } from '../../src/discovery/registry.js';
 import { TrustStore, parseJwks } from '../../src/discovery/trust-store.js';
 import { signAdapterDir } from '../../src/discovery/adapter-tools.js';
+import { renderProblem, type ProblemMessage } from '../../src/discovery/adapter-problem.js';
 import { LocalEndpoint } from '../../src/endpoint/local-endpoint.js';
 import type { AdapterStatus } from '../../src/discovery/local-adapter.js';
 import type { CallContext } from '../../src/sdk/index.js';
@@ -206,6 +207,15 @@ test('unsigned, tampered code and tampered card are refused with the reason in r
     const good = await info('org.example.good');
     assert.equal(good.status.available, true, good.status.reason);
     assert.deepEqual(reg.functions().map((f) => f.descriptor.id), ['good.greet']);
+
+    // Beside each English reason, its catalogue message as plain data: what `adapters list` gets from a
+    // running agent (over JSON) and says in its user's language.
+    const zh = (i: { status: { reason_message?: unknown } }) => renderProblem(JSON.parse(JSON.stringify(i.status.reason_message)) as ProblemMessage, 'zh-CN');
+    assert.match(zh(unsigned), /^该适配器未签名：请用 `aios-device adapter sign` 签名/);
+    assert.equal(zh(tc), '代码被拒绝：文件 index.mjs 与其签名时的哈希不符');
+    assert.match(zh(card), /^签名被拒绝：/);
+    assert.equal(zh(broken), 'adapter.json 不是有效的 JSON');
+    assert.equal(renderProblem(tc.status.reason_message, 'en'), tc.status.reason, 'the English reason is the message in en');
   } finally {
     await reg.stop();
     for (const n of ['good']) await rm(join(userDir, n), { recursive: true, force: true });

@@ -5,6 +5,8 @@ import { validateCard } from '../../src/protocol/manifest-schemas.js';
 import { skillToDescriptor } from '../../src/discovery/card.js';
 import { Descriptor } from '../../src/protocol/messages.js';
 import { schemaValidator } from '../../src/protocol/schema-validator.js';
+import { ManifestError } from '../../src/discovery/tool-yaml.js';
+import { renderProblem } from '../../src/discovery/adapter-problem.js';
 
 const YAML = `
 tool: { id: org.example.scan, name: Scanner, version: 1.2.0, description: Scans paper }
@@ -37,7 +39,7 @@ test('a skill becomes a valid §4 descriptor with pessimistic defaults', () => {
 test('a capability without a permission, an unknown key, a duplicate key or a bad level is refused with the place', () => {
   assert.throws(() => toolYamlToCard(parseToolYaml(YAML.replace('  - { capability: scanner.status, level: public }\n', ''))), /scanner\.status has no entry in permissions/);
   assert.throws(() => parseToolYaml(YAML + 'extra: 1\n'), /\/extra is not an allowed property/);
-  assert.throws(() => parseToolYaml(YAML + 'entry: other.mjs\n'), /not valid YAML/);
+  assert.throws(() => parseToolYaml(YAML + 'entry: other.mjs\n'), /^ManifestError: tool\.aios\.yaml line 10, column 1 could not be read: Map keys must be unique$/);
   assert.throws(() => parseToolYaml(YAML.replace('level: high', 'level: max')), /\/permissions\/0\/level/);
 });
 
@@ -55,4 +57,48 @@ test('the built-in handlers\' manifests are valid under the same schema', async 
     checked++;
   }
   assert.ok(checked >= 3, `the built-in manifests were found (${checked})`);
+});
+
+/** The ManifestError `parseToolYaml(text)` throws. */
+function manifestError(text: string): ManifestError {
+  try {
+    parseToolYaml(text);
+  } catch (e) {
+    assert.ok(e instanceof ManifestError, String(e));
+    return e;
+  }
+  throw new Error('expected a ManifestError');
+}
+
+test('a YAML error is a catalogue message with the line and column as params, said in English and in Chinese', () => {
+  const e = manifestError(YAML.replace('  - { capability: scanner.status, level: public }\n', '  - { capability: scanner.status, level: public\n'));
+  assert.equal(e.said.key, 'core.adapter.yaml_at');
+  // The unclosed flow map is noticed where the document ends.
+  assert.equal(e.said.params?.['line'], 10);
+  assert.equal(e.said.params?.['column'], 1);
+  assert.match(renderProblem(e.said, 'en'), /^tool\.aios\.yaml line 10, column 1 could not be read: Flow map in block collection must be sufficiently indented and end with a \}$/);
+  assert.equal(e.message, renderProblem(e.said, 'en'), 'the English message is the en rendering');
+  assert.match(renderProblem(e.said, 'zh-CN'), /^无法读取 tool\.aios\.yaml 第 10 行第 1 列：Flow map in block collection/);
+});
+
+test('schema violations are said in the reader\'s language: our rewordings from the catalogue, ajv\'s own through ajv-i18n', () => {
+  const e = manifestError(YAML.replace('level: high', 'level: max').replace('name: Scanner,', 'name: 5, colour: red,'));
+  assert.equal(e.said.key, 'core.adapter.schema');
+  const en = renderProblem(e.said, 'en');
+  const zh = renderProblem(e.said, 'zh-CN');
+  assert.match(en, /^tool\.aios\.yaml does not match its schema \(/);
+  assert.match(en, /\/tool\/name must be string/);
+  assert.match(en, /\/tool\/colour is not an allowed property/);
+  assert.match(en, /\/permissions\/0\/level must be one of "public", "low"/);
+  assert.match(zh, /^tool\.aios\.yaml 不符合其模式（/);
+  assert.match(zh, /\/tool\/name：应当是 string 类型/, 'ajv-i18n\'s Chinese for a type error');
+  assert.match(zh, /\/tool\/colour：不是允许的属性/);
+  assert.match(zh, /\/permissions\/0\/level：必须是以下之一："public", "low"/);
+  assert.doesNotMatch(zh, /must|is not|allowed/, 'no English left in the Chinese sentence');
+  // What travels (registry.info's reason_message) is plain data: it renders the same after JSON.
+  assert.equal(renderProblem(JSON.parse(JSON.stringify(e.said)), 'zh-CN'), zh);
+});
+
+test('a problem whose key this build does not know renders as the English reason it came with', () => {
+  assert.equal(renderProblem({ key: 'core.adapter.from_a_newer_agent' }, 'zh-CN', 'the English reason'), 'the English reason');
 });

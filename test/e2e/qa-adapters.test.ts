@@ -8,7 +8,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -36,6 +36,9 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adaptersDir, 'org.example.hello'), { recursive: true });
     // A manifest dropped loose into the folder, as the trial did: not an adapter, but never ignored silently.
     cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello/tool.aios.yaml'), join(adaptersDir, 'stray.yaml'));
+    // An installed adapter whose tool.aios.yaml the parser cannot read: its reason is listed in the user's language.
+    mkdirSync(join(adaptersDir, 'org.example.unreadable'));
+    writeFileSync(join(adaptersDir, 'org.example.unreadable', 'tool.aios.yaml'), 'tool:\n  id: org.example.unreadable\n  name: [Unreadable\nentry: index.mjs\n');
     await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']);
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const publicJwk = { ...(await exportJWK(publicKey)), kid: 'qa-remote-1', alg: 'ES256' } as JWK;
@@ -86,6 +89,13 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     const before = await cliRun(['adapters', 'list', '--data-dir', data(), '--json']);
     const hello = (JSON.parse(before.out) as { id: string; status: string; reason?: string }[]).find((a) => a.id === 'org.example.hello');
     assert.equal(hello?.status, 'unavailable', before.out);
+    // Asked of the running agent, the reasons come back with their catalogue messages and are said in Chinese.
+    const zh = await cliRun(['adapters', 'list', '--data-dir', data()], { LC_ALL: 'zh_CN.UTF-8' });
+    assert.equal(zh.code, 0, zh.err);
+    assert.match(zh.out, /✗ org\.example\.hello .*\n {4}签名被拒绝：.*no trusted key with id example-hello-2026/);
+    assert.match(zh.out, /✗ org\.example\.unreadable .*\n {4}无法读取 tool\.aios\.yaml 第 4 行第 1 列：\S/);
+    const en = await cliRun(['adapters', 'list', '--data-dir', data()]);
+    assert.match(en.out, /✗ org\.example\.unreadable .*\n {4}tool\.aios\.yaml line 4, column 1 could not be read: \S/);
     const r = await cliRun(['keys', 'import', join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks'), '--data-dir', data()]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /the running agent rescanned its adapters/);
@@ -95,6 +105,10 @@ describe('QA trial: adapters on a CLI-started agent', () => {
   });
 
   test('adapters add --ca applies to the running agent; once the adapter is down its skill answers device_unavailable, also after a restart', async () => {
+    // The running agent refuses an http address; its reason comes back with the RPC error and is said in Chinese.
+    const plain = await cliRun(['adapters', 'add', origin.replace('https:', 'http:'), '--data-dir', data()], { LC_ALL: 'zh_CN.UTF-8' });
+    assert.equal(plain.code, 1, plain.out);
+    assert.match(plain.err, /^✗ 远程适配器必须通过 https 提供$/m);
     const add = await cliRun(['adapters', 'add', origin, '--ca', join(dir, 'cert.pem'), '--data-dir', data()]);
     assert.equal(add.code, 0, add.err);
     assert.match(add.out, /added com\.example\.remote to the running agent \(available\)/);
@@ -122,6 +136,8 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     const remote = (JSON.parse(list.out) as { id: string; status: string; reason?: string }[]).find((a) => a.id === 'com.example.remote');
     assert.equal(remote?.status, 'unavailable', list.out);
     assert.match(remote?.reason ?? '', /could not be fetched/);
+    const zh = await cliRun(['adapters', 'list', '--data-dir', data()], { LC_ALL: 'zh_CN.UTF-8' });
+    assert.match(zh.out, /✗ com\.example\.remote .*\n {4}无法获取卡片（该地址上没有可用的 https 应答）/);
     const after = await s.client.call('remote.echo', { text: 'hi' });
     assert.equal(after.record.outcome?.error?.type, 'device_unavailable', JSON.stringify(after.record.outcome));
     assert.equal((after.record.outcome?.error?.details as { adapter?: string } | undefined)?.adapter, 'com.example.remote');

@@ -16,6 +16,9 @@ import { fetchRemoteCard } from '../../discovery/remote-adapter.js';
 import { importedKeysFile, parseJwks, TrustStore } from '../../discovery/trust-store.js';
 import { loadSigningKeyFile, signAdapterDir, validateAdapterDir, verifyAdapterDir } from '../../discovery/adapter-tools.js';
 import { CARD_ALGORITHMS, type CardAlgorithm } from '../../protocol/card-sign.js';
+import { AdapterProblem, isProblemMessage, renderProblem } from '../../discovery/adapter-problem.js';
+import { localeFromEnv } from '../../i18n/index.js';
+import { RpcError } from '../../protocol/errors.js';
 
 async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
   if (o.trust?.length) {
@@ -27,6 +30,24 @@ async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
 }
 
 const withDirOptions = (c: Command): Command => withDataDirOptions(c, 'data_dir, adapters and trust');
+
+/**
+ * An adapter problem in the user's language: from its catalogue message when it has one (also when it came
+ * back from a running agent as data), else the English text it carries.
+ */
+function tell(said: unknown, english: string): string {
+  return isProblemMessage(said) ? renderProblem(said, localeFromEnv(), english) : english;
+}
+
+/**
+ * An error's sentence in the user's language when it is an adapter problem (here, or from a running agent:
+ * an RPC error whose data carries `reason_message`), else its own message.
+ */
+function tellError(e: unknown): string {
+  if (e instanceof AdapterProblem) return tell(e.said, e.message);
+  if (e instanceof RpcError) return tell((e.data as { reason_message?: unknown } | undefined)?.reason_message, e.message);
+  return (e as Error).message;
+}
 
 function fail(msg: string): never {
   process.stderr.write(`${msg}\n`);
@@ -46,7 +67,7 @@ export function registerAdapterCommands(program: Command): void {
     .description(say('cli.help.adapter.validate'))
     .action(async (dir: string) => {
       const problems = await validateAdapterDir(dir);
-      if (problems.length) fail(problems.map((p) => `✗ ${p}`).join('\n'));
+      if (problems.length) fail(problems.map((p) => `✗ ${tellError(p)}`).join('\n'));
       process.stdout.write(say('cli.adapter.valid', { dir }) + '\n');
     });
 
@@ -71,9 +92,15 @@ export function registerAdapterCommands(program: Command): void {
     .requiredOption('--key <private-jwk-file>', say('cli.help.adapter.sign.key'))
     .option('--kid <kid>', say('cli.help.adapter.sign.kid'))
     .action(async (dir: string, o: { key: string; kid?: string }) => {
-      const problems = (await validateAdapterDir(dir)).filter((p) => !p.startsWith('signed code binding'));
-      if (problems.length) fail(problems.map((p) => `✗ ${p}`).join('\n'));
-      const card = await signAdapterDir(dir, await loadSigningKeyFile(o.key, o.kid));
+      // Signing again is how a folder whose code changed since its last signature is fixed.
+      const problems = (await validateAdapterDir(dir)).filter((p) => p.said.key !== 'core.adapter.binding_mismatch');
+      if (problems.length) fail(problems.map((p) => `✗ ${tellError(p)}`).join('\n'));
+      let card;
+      try {
+        card = await signAdapterDir(dir, await loadSigningKeyFile(o.key, o.kid));
+      } catch (e) {
+        fail(`✗ ${tellError(e)}`);
+      }
       process.stdout.write(say('cli.adapter.signed', { id: card.adapter.id, version: card.adapter.version, kid: card.signature?.key_id ?? '', count: Object.keys(card.code?.files ?? {}).length }) + '\n');
     });
 
@@ -94,7 +121,7 @@ export function registerAdapterCommands(program: Command): void {
         process.stdout.write(say('cli.adapter.verified_local', { id: r.card.adapter.id, version: r.card.adapter.version, kid: r.kid }) + '\n');
       }
     } catch (e) {
-      fail(`✗ ${(e as Error).message}`);
+      fail(`✗ ${tellError(e)}`);
     }
   });
 
@@ -109,14 +136,15 @@ export function registerAdapterCommands(program: Command): void {
         const ca = (await readCa(o.ca))?.toString('utf8');
         if (agent) {
           const info = (await callLocal(agent, REGISTRY_METHODS.addRemote, { url, ...(ca ? { ca } : {}) })) as { adapter: { id: string }; status: { available: boolean; reason?: string } };
-          process.stdout.write(say('cli.adapter.added_running', { id: info.adapter.id, status: info.status.available ? say('cli.adapter.available') : say('cli.adapter.unavailable', { reason: String(info.status.reason) }) }) + '\n');
+          const reason = tell((info.status as { reason_message?: unknown }).reason_message, String(info.status.reason));
+          process.stdout.write(say('cli.adapter.added_running', { id: info.adapter.id, status: info.status.available ? say('cli.adapter.available') : say('cli.adapter.unavailable', { reason }) }) + '\n');
           return;
         }
         const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: await trustOf(o), dataDir, watch: false, inferFromDesktop: false });
         const e = await reg.addRemote(url, ca);
         process.stdout.write(say('cli.adapter.added_stopped', { id: e.id, skills: e.card.skills.length, dir: dataDir }) + '\n');
       } catch (e) {
-        fail(`✗ ${(e as Error).message}`);
+        fail(`✗ ${tellError(e)}`);
       }
     },
   );
@@ -143,12 +171,15 @@ export function registerAdapterCommands(program: Command): void {
     const dataDir = dataDirOf(o);
     const agent = await findRunningAgent(dataDir);
     let rows: { id: string; name: string; version: string; skills_count: number; status: string; reason?: string; warning?: string }[];
+    // The catalogue messages of reasons and warnings, by adapter id: shown in the user's language, kept out of --json (English, as the wire says it).
+    const said = new Map<string, { reason?: unknown; warning?: unknown }>();
     if (agent) {
       const res = (await callLocal(agent, REGISTRY_METHODS.search, { limit: 1000 })) as { adapters: { id: string; name: string; version: string; skills_count: number; status: string }[] };
       rows = [];
       for (const a of res.adapters) {
-        const info = (await callLocal(agent, REGISTRY_METHODS.info, { adapter_id: a.id })) as { status: { reason?: string; warning?: string } };
+        const info = (await callLocal(agent, REGISTRY_METHODS.info, { adapter_id: a.id })) as { status: { reason?: string; warning?: string; reason_message?: unknown; warning_message?: unknown } };
         rows.push({ ...a, ...(info.status.reason && { reason: info.status.reason }), ...(info.status.warning && { warning: info.status.warning }) });
+        said.set(a.id, { reason: info.status.reason_message, warning: info.status.warning_message });
       }
     } else {
       const cfg = configOf(o);
@@ -163,11 +194,14 @@ export function registerAdapterCommands(program: Command): void {
       await reg.start();
       // Remote adapters are fetched in the background; the listing waits for them (or their failure).
       await reg.remoteReady;
-      rows = reg.listAdapters().map((e) => ({
-        id: e.id, name: e.card.adapter.name, version: e.card.adapter.version, skills_count: e.card.skills.length,
-        status: e.status.available ? 'available' : 'unavailable',
-        ...(e.status.reason && { reason: e.status.reason }), ...(e.status.warning && { warning: e.status.warning }),
-      }));
+      rows = reg.listAdapters().map((e) => {
+        said.set(e.id, { reason: e.status.reason_message, warning: e.status.warning_message });
+        return {
+          id: e.id, name: e.card.adapter.name, version: e.card.adapter.version, skills_count: e.card.skills.length,
+          status: e.status.available ? 'available' : 'unavailable',
+          ...(e.status.reason && { reason: e.status.reason }), ...(e.status.warning && { warning: e.status.warning }),
+        };
+      });
       await reg.stop();
     }
     if (o.json) {
@@ -177,8 +211,8 @@ export function registerAdapterCommands(program: Command): void {
     if (!rows.length) process.stdout.write(say('cli.adapter.none') + '\n');
     for (const r of rows) {
       process.stdout.write(say('cli.adapter.row', { mark: r.status === 'available' ? '✓' : '✗', id: r.id, version: r.version, name: r.name, skills: r.skills_count }) + '\n');
-      if (r.warning) process.stdout.write(`    ⚠ ${r.warning}\n`);
-      if (r.reason) process.stdout.write(`    ${r.reason}\n`);
+      if (r.warning) process.stdout.write(`    ⚠ ${tell(said.get(r.id)?.warning, r.warning)}\n`);
+      if (r.reason) process.stdout.write(`    ${tell(said.get(r.id)?.reason, r.reason)}\n`);
     }
   });
 
