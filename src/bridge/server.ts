@@ -3,6 +3,8 @@
  * runtime API, and mounts for device login and blobs. Writes `<data_dir>/bridge.json` when ready.
  */
 import { serveStaticDir, underMount } from '../protocol/static-files.js';
+import { coreMessage } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { rmSync } from 'node:fs';
 import { ensurePrivateDir } from '../storage/private-dir.js';
@@ -143,7 +145,7 @@ export class BridgeServer {
     const { host: lh, port: lp } = this.config.listen;
     await new Promise<void>((resolve, reject) => {
       this.http.once('error', (e: NodeJS.ErrnoException) =>
-        reject(e.code === 'EADDRINUSE' ? new Error(`${lh}:${lp} is already in use; choose another listen.port`, { cause: e }) : e),
+        reject(e.code === 'EADDRINUSE' ? new SaidError(coreMessage('core.bridge.port_in_use', { address: `${lh}:${lp}` }), { cause: e }) : e),
       );
       this.http.listen(lp, lh, () => resolve());
     });

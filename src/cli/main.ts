@@ -5,6 +5,8 @@
  */
 import { CommanderError } from 'commander';
 import { say } from './say.js';
+import { localeFromEnv } from '../i18n/index.js';
+import { errorText } from '../i18n/said.js';
 import { ConfigError } from '../config/load.js';
 import { UsageError } from './process.js';
 import { buildProgram } from './program.js';
@@ -19,12 +21,12 @@ async function main(): Promise<void> {
       return;
     }
     if (e instanceof ConfigError) {
-      process.stderr.write(`${say('cli.main.config_error', { file: e.file })}\n${e.problems.map((p) => `  - ${p}`).join('\n')}\n`);
+      process.stderr.write(`${say('cli.main.config_error', { file: e.file })}\n${e.say(localeFromEnv()).map((p) => `  - ${p}`).join('\n')}\n`);
       process.exitCode = EXIT_USAGE;
       return;
     }
     if (e instanceof BridgeUnreachableError) {
-      process.stderr.write(say('cli.main.error', { error: e.message }) + '\n');
+      process.stderr.write(say('cli.main.error', { error: errorText(e, localeFromEnv()) }) + '\n');
       process.exitCode = EXIT_BRIDGE_UNREACHABLE;
       return;
     }
@@ -33,7 +35,8 @@ async function main(): Promise<void> {
       process.exitCode = EXIT_USAGE;
       return;
     }
-    process.stderr.write(say('cli.main.error', { error: (e as Error).message }) + '\n');
+    // Errors from deep code that reach a person carry a catalogue message (`said`): said in their language.
+    process.stderr.write(say('cli.main.error', { error: errorText(e, localeFromEnv()) }) + '\n');
     process.exitCode = 1;
   }
 }

@@ -5,6 +5,8 @@ import { readFileSync, existsSync } from 'node:fs';
 import { say } from './say.js';
 import type { CallRecord } from '../bridge/store.js';
 import { UsageError } from './process.js';
+import { strings, type Message } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 
 /** Where a runtime reaches the bridge and as whom. */
 export interface RuntimeProfile {
@@ -24,8 +26,12 @@ export class BridgeHttpError extends Error {
 
 /** The bridge did not answer at all (down, wrong address): nothing was sent to a device. */
 export class BridgeUnreachableError extends Error {
+  /** The sentence as a catalogue message, for the reader's language (`message` is its English text). */
+  readonly said: Message;
   constructor(readonly url: string, readonly reason: string) {
-    super(`cannot reach the bridge at ${url} (${reason}); is it running, and is that its address?`);
+    const said: Message = { key: 'cli.bridge.unreachable', params: { url, reason } };
+    super(strings.render(said, 'en'));
+    this.said = said;
     this.name = 'BridgeUnreachableError';
   }
 }
@@ -62,7 +68,7 @@ export class RuntimeClient {
     try {
       parsed = text ? JSON.parse(text) : {};
     } catch {
-      throw new Error(`the bridge answered ${res.status} with a body that is not JSON`);
+      throw new SaidError({ key: 'cli.bridge.not_json', params: { status: res.status } });
     }
     if (res.status >= 400) {
       const err = (parsed as { error?: BridgeHttpError['error'] }).error ?? { code: 0, type: 'http_' + res.status, message: text.slice(0, 200), retryable: false };

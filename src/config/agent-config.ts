@@ -4,7 +4,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { checkConfig, readConfigFile, resolvePath, ConfigError, LogSection } from './load.js';
+import { checkConfig, readConfigFile, resolvePath, ConfigError, LogSection, type ConfigProblem } from './load.js';
+import { coreMessage } from '../i18n/index.js';
 
 const S = Type.String({ minLength: 1 });
 const strict = { additionalProperties: false } as const;
@@ -71,10 +72,10 @@ export function defaultDataDir(): string {
 export function normalizeAgentConfig(doc: unknown, source = '(inline)'): AgentConfig {
   const c = checkConfig<AgentConfigFile>(source, doc, AgentConfigSchema);
   const rel = (p: string) => (source === '(inline)' ? p : resolvePath(source, p));
-  const problems: string[] = [];
+  const problems: ConfigProblem[] = [];
   // Whether a `policy` entry names a critical function is known only once the functions are registered:
   // `checkAdminPolicy` refuses `allow` for those at start-up.
-  if (c.bridge?.token && c.bridge?.token_file) problems.push('"bridge.token" and "bridge.token_file" are exclusive: give one');
+  if (c.bridge?.token && c.bridge?.token_file) problems.push(coreMessage('core.config.token_exclusive'));
   if (problems.length) throw new ConfigError(source, problems);
   const out: AgentConfig = {
     ...c,

@@ -3,6 +3,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigError, LogSection, checkConfig, readConfigFile, resolvePath } from './load.js';
+import { coreMessage } from '../i18n/index.js';
 import { isPasswordHash } from '../base/password.js';
 
 const S = Type.String({ minLength: 1 });
@@ -62,7 +63,7 @@ export interface BridgeConfig extends BridgeConfigFile {
 export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): BridgeConfig {
   const c = checkConfig<BridgeConfigFile>(source, doc, BridgeConfigSchema);
   const badHashes = (c.users ?? []).flatMap((u, i) =>
-    isPasswordHash(u.password_hash) ? [] : [`"users[${i}].password_hash" (user ${u.id}) is not a scrypt hash; make one with \`aios-device hash-password\``],
+    isPasswordHash(u.password_hash) ? [] : [coreMessage('core.config.bad_hash', { index: i, user: u.id })],
   );
   if (badHashes.length) throw new ConfigError(source, badHashes);
   return {

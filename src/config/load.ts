@@ -3,16 +3,52 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import YAML from 'yaml';
+import YAML, { YAMLError } from 'yaml';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { schemaValidator } from '../protocol/schema-validator.js';
+import { schemaValidator, type SchemaViolation } from '../protocol/schema-validator.js';
+import { coreMessage, strings, type Locale, type Message } from '../i18n/index.js';
+import { renderViolation } from '../discovery/adapter-problem.js';
 
-/** A config problem; `message` names the key and says why. */
+/**
+ * One problem of a config file, as data so it can be said in the reader's language: a catalogue message,
+ * a schema violation of the key it names (dotted, e.g. `limits.max_concurrent_calls`), or English text
+ * from checks that have no message of their own (a handler's `grants.<kind>`, the admin policy).
+ */
+export type ConfigProblem = string | Message | { readonly key: string; readonly violation: SchemaViolation };
+
+/** A problem's sentence in `locale`. */
+export function renderConfigProblem(p: ConfigProblem, locale: Locale = 'en'): string {
+  if (typeof p === 'string') return p;
+  if ('violation' in p) return renderViolation({ ...p.violation, pointer: JSON.stringify(p.key) }, locale);
+  return strings.render(p, locale);
+}
+
+/** A config problem; `message` names the key and says why (English); {@link ConfigError.say} in another language. */
 export class ConfigError extends Error {
-  constructor(readonly file: string, readonly problems: string[]) {
+  /** The problems in English, one sentence each. */
+  readonly problems: string[];
+  constructor(
+    readonly file: string,
+    readonly said: readonly ConfigProblem[],
+  ) {
+    const problems = said.map((p) => renderConfigProblem(p));
     super(`${file}: ${problems.join('; ')}`);
+    this.problems = problems;
     this.name = 'ConfigError';
   }
+
+  /** The problems in `locale`, one sentence each. */
+  say(locale: Locale): string[] {
+    return this.said.map((p) => renderConfigProblem(p, locale));
+  }
+}
+
+/** The parser's complaint: its line and column as params, its own words (English only) as the detail. */
+function yamlProblem(e: unknown): Message {
+  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
+  const pos = e instanceof YAMLError ? e.linePos?.[0] : undefined;
+  if (!pos) return coreMessage('core.config.not_yaml', { detail: first });
+  return coreMessage('core.config.not_yaml_at', { line: pos.line, column: pos.col, detail: first.replace(/ at line \d+, column \d+:?$/, '') });
 }
 
 /** Parses a YAML or JSON file into a plain object (YAML is a superset of JSON). */
@@ -21,28 +57,28 @@ export function readConfigFile(file: string): Record<string, unknown> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new ConfigError(file, [`cannot read the file (${(e as NodeJS.ErrnoException).code ?? 'error'})`]);
+    throw new ConfigError(file, [coreMessage('core.config.unreadable', { code: (e as NodeJS.ErrnoException).code ?? 'error' })]);
   }
   let doc: unknown;
   try {
     doc = YAML.parse(text, { prettyErrors: true, uniqueKeys: true });
   } catch (e) {
-    throw new ConfigError(file, [`not valid YAML or JSON: ${(e as Error).message.split('\n')[0]}`]);
+    throw new ConfigError(file, [yamlProblem(e)]);
   }
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(file, ['the top level must be a mapping of keys']);
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(file, [coreMessage('core.config.not_mapping')]);
   return doc as Record<string, unknown>;
 }
 
 /** Checks `doc` against `schema`; unknown keys and wrong types become one message each, naming the key. */
 export function checkConfig<T>(file: string, doc: unknown, schema: TSchema): T {
-  const v = schemaValidator.validate(schema, doc);
+  const v = schemaValidator.check(schema, doc);
   if (v.length) {
     throw new ConfigError(
       file,
-      v.map((x) => {
+      v.map((x): ConfigProblem => {
         const key = x.pointer.replace(/^\//, '').replace(/\//g, '.') || '(top level)';
-        return x.message === 'is not an allowed property' ? `unknown key "${key}"` : `"${key}" ${x.message}`;
+        return x.rule === 'not_allowed' ? coreMessage('core.config.unknown_key', { key }) : { key, violation: x };
       }),
     );
   }

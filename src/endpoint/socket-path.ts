@@ -6,6 +6,8 @@ import { lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { osUserName } from '../identity/os-user.js';
+import { coreMessage } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 
 /** True for a Windows named-pipe path. */
 export function isNamedPipe(p: string): boolean {
@@ -36,9 +38,10 @@ export async function prepareSocketPath(path: string): Promise<void> {
   // is predictable) or can write to would let them replace the socket with their own.
   const st = await lstat(dir);
   const uid = process.getuid?.();
-  if (!st.isDirectory()) throw new Error(`the local endpoint's socket folder ${dir} is not a folder (a link?); remove it or set local_endpoint.socket`);
-  if (uid !== undefined && st.uid !== uid) throw new Error(`the local endpoint's socket folder ${dir} belongs to another user (uid ${st.uid}); remove it or set local_endpoint.socket`);
-  if ((st.mode & 0o022) !== 0) throw new Error(`the local endpoint's socket folder ${dir} can be written by other users (mode ${(st.mode & 0o7777).toString(8)}); set local_endpoint.socket to a path in a folder only you can write`);
+  // The sentences reach the person starting the agent: catalogue messages, said in their language.
+  if (!st.isDirectory()) throw new SaidError(coreMessage('core.socket.not_a_folder', { dir }));
+  if (uid !== undefined && st.uid !== uid) throw new SaidError(coreMessage('core.socket.other_user', { dir, uid: st.uid }));
+  if ((st.mode & 0o022) !== 0) throw new SaidError(coreMessage('core.socket.writable', { dir, mode: (st.mode & 0o7777).toString(8) }));
   const alive = await new Promise<boolean>((resolve) => {
     const s = connect(path);
     s.once('connect', () => {
@@ -47,7 +50,7 @@ export async function prepareSocketPath(path: string): Promise<void> {
     });
     s.once('error', () => resolve(false));
   });
-  if (alive) throw new Error(`another agent is already listening on ${path}`);
+  if (alive) throw new SaidError(coreMessage('core.socket.in_use', { path }));
   await unlink(path).catch((e: NodeJS.ErrnoException) => {
     if (e.code !== 'ENOENT') throw e;
   });

@@ -10,6 +10,8 @@ import type { Messages } from './catalogue.js';
 /** English command-line strings. */
 export const cliEn = {
   'cli.bridge.listening': 'bridge listening on {url} (devices connect to {device_url})',
+  'cli.bridge.unreachable': 'cannot reach the bridge at {url} ({reason}); is it running, and is that its address?',
+  'cli.bridge.not_json': 'the bridge answered {status} with a body that is not JSON',
   'cli.run.ready': 'agent ready: {count} functions; endpoint file {file}',
   'cli.run.not_signed_in': 'not signed in: sign in from the window ({ui}) or with `aios-device login --bridge URL`',
   'cli.usage.missing_profile_field': 'missing {field}: pass --{flag} or a --runtime profile',
@@ -283,6 +285,8 @@ export type CliKey = keyof typeof cliEn;
 /** Simplified Chinese command-line strings. */
 export const cliZh: Record<CliKey, string> = {
   'cli.bridge.listening': '桥接服务正在 {url} 监听（设备连接 {device_url}）',
+  'cli.bridge.unreachable': '无法连接 {url} 处的桥接服务（{reason}）；它是否在运行，地址是否正确？',
+  'cli.bridge.not_json': '桥接服务以 {status} 应答，但应答内容不是 JSON',
   'cli.run.ready': '代理已就绪：{count} 个功能；端点文件 {file}',
   'cli.run.not_signed_in': '尚未登录：请在窗口（{ui}）中登录，或使用 `aios-device login --bridge URL`',
   'cli.usage.missing_profile_field': '缺少 {field}：请传入 --{flag}，或使用 --runtime 配置文件',

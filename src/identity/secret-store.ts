@@ -6,6 +6,8 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { writeJsonFile } from '../base/json-file.js';
+import { coreMessage, strings, type Message } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 
 /** A small key/value store for secrets, addressed by account name. */
 export interface SecretStore {
@@ -22,8 +24,11 @@ export interface SecretStore {
 /** The keychain cannot be reached (no Secret Service, locked keychain, missing native module). Stable code: `secret_store_unavailable`. */
 export class SecretStoreUnavailableError extends Error {
   readonly code = 'secret_store_unavailable';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** The sentence as a catalogue message, for the reader's language (`message` is its English text). */
+  readonly said: Message;
+  constructor(said: Message, options?: { cause?: unknown }) {
+    super(strings.render(said, 'en'), options);
+    this.said = said;
     this.name = 'SecretStoreUnavailableError';
   }
 }
@@ -31,10 +36,7 @@ export class SecretStoreUnavailableError extends Error {
 /** The service name under which all of the agent's keychain entries are filed. */
 export const KEYCHAIN_SERVICE = 'aios-device';
 
-const NO_KEYCHAIN =
-  'No OS keychain is reachable' +
-  (process.platform === 'linux' ? ' (on Linux the agent needs a Secret Service such as gnome-keyring or KWallet on the D-Bus session bus)' : '') +
-  '; start or unlock one, or name a token file with `bridge.token_file` in the config (or `--token-file`) to keep secrets in a 0600 file instead.';
+const NO_KEYCHAIN = coreMessage(process.platform === 'linux' ? 'core.keychain.unavailable_linux' : 'core.keychain.unavailable');
 
 type KeyringModule = typeof import('@napi-rs/keyring');
 let keyringModule: Promise<KeyringModule> | undefined;
@@ -136,7 +138,7 @@ export class FileSecretStore implements SecretStore {
       if (process.platform !== 'win32') {
         const st = await stat(this.path);
         if ((st.mode & 0o077) !== 0) {
-          throw new Error(`The token file ${this.path} can be read by other users (mode ${(st.mode & 0o777).toString(8)}); run \`chmod 600\` on it.`);
+          throw new SaidError(coreMessage('core.keychain.file_open', { file: this.path, mode: (st.mode & 0o777).toString(8) }));
         }
       }
       text = await readFile(this.path, 'utf8');

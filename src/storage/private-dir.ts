@@ -7,14 +7,16 @@
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { coreMessage } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 
 /** The file that marks a data folder as created by this program. */
 export const DATA_DIR_MARKER = '.aios-device-data';
 
-/** A data folder that cannot be used as it is; the message says why and what to do. */
-export class DataDirError extends Error {
-  constructor(message: string) {
-    super(message);
+/** A data folder that cannot be used as it is; the message says why and what to do (in the reader's language: `said`). */
+export class DataDirError extends SaidError {
+  constructor(...said: Parameters<typeof coreMessage>) {
+    super(coreMessage(...said));
     this.name = 'DataDirError';
   }
 }
@@ -32,10 +34,10 @@ export function ensurePrivateDir(dir: string): boolean {
     return false;
   }
   const st = statSync(dir);
-  if (!st.isDirectory()) throw new DataDirError(`The data folder ${dir} is not a folder.`);
+  if (!st.isDirectory()) throw new DataDirError('core.data_dir.not_a_folder', { dir });
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) {
-    throw new DataDirError(`The data folder ${dir} belongs to another user (uid ${st.uid}); use a folder of your own as data_dir.`);
+    throw new DataDirError('core.data_dir.other_user', { dir, uid: st.uid });
   }
   if (process.platform === 'win32' || (st.mode & 0o077) === 0) {
     if (!existsSync(marker)) writeMarker(marker);
@@ -43,10 +45,7 @@ export function ensurePrivateDir(dir: string): boolean {
   }
   const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
   if (!existsSync(marker)) {
-    throw new DataDirError(
-      `The data folder ${dir} can be read by other users (mode ${mode}) and was not created by aios-device, so it is not changed. ` +
-        `It will hold call data and credentials: run \`chmod 700 ${dir}\`, or choose a data_dir that does not exist yet.`,
-    );
+    throw new DataDirError('core.data_dir.open', { dir, mode });
   }
   chmodSync(dir, 0o700);
   return true;

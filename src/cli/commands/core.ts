@@ -3,6 +3,7 @@
  */
 import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
 import { errorLine, say } from '../say.js';
+import { errorText } from '../../i18n/said.js';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
@@ -31,7 +32,7 @@ export const DEFAULT_PROFILE = '.demo/runtime.json';
 function profileFrom(opts: { runtime?: string; bridge?: string; token?: string; tokenFile?: string; workspace?: string; device?: string }): RuntimeProfile {
   const env = process.env;
   // A token on the command line is visible to every user of the machine (ps); kept working, with a warning.
-  if (opts.token) process.stderr.write(strings.render(coreMessage('core.cli.token_in_argv')) + '\n');
+  if (opts.token) process.stderr.write(strings.render(coreMessage('core.cli.token_in_argv'), localeFromEnv()) + '\n');
   const fromFile = opts.tokenFile ? readFileSync(opts.tokenFile === '-' ? 0 : opts.tokenFile, 'utf8').trim() : undefined;
   const file = opts.runtime ?? env['AIOS_RUNTIME_PROFILE'] ?? DEFAULT_PROFILE;
   const explicit = opts.bridge ?? env['AIOS_BRIDGE_URL'];
@@ -208,10 +209,13 @@ export function registerCoreCommands(program: Command): void {
       : { running: false, data_dir: dataDir };
     const paused = readPaused(dataDir);
     if (paused) (out['agent'] as Record<string, unknown>)['paused'] = paused;
+    let bridgeError = '';
     try {
       out['devices'] = (await new RuntimeClient(profileFrom(o)).devices()).devices;
     } catch (e) {
+      // --json keeps the English message; the line for a person says it in their language.
       out['bridge'] = { error: (e as Error).message };
+      bridgeError = errorText(e, localeFromEnv());
     }
     if (o['json']) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
     else {
@@ -223,7 +227,7 @@ export function registerCoreCommands(program: Command): void {
       const p = agent?.['paused'] as PauseInfo | undefined;
       if (p?.paused) process.stdout.write(say('cli.status.paused_yes', { since: String(p.since), by: String(p.by) }) + '\n');
       else if (p) process.stdout.write(say('cli.status.paused_no') + '\n');
-      if (out['bridge']) process.stdout.write(say('cli.status.bridge_error', { error: String((out['bridge'] as { error: string }).error) }) + '\n');
+      if (out['bridge']) process.stdout.write(say('cli.status.bridge_error', { error: bridgeError }) + '\n');
       for (const d of (out['devices'] ?? []) as Record<string, unknown>[]) {
         const fields = { id: String(d['device_id']), online: say(d['online'] ? 'cli.status.online' : 'cli.status.offline'), name: String(d['name'] ?? ''), platform: String(d['platform'] ?? '') };
         process.stdout.write(say('cli.status.device', { ...fields, version: String(d['client_version'] ?? ''), count: (d['functions'] as unknown[]).length }) + '\n');

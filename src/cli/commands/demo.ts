@@ -4,6 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { say } from '../say.js';
+import { localeFromEnv } from '../../i18n/index.js';
+import { errorText } from '../../i18n/said.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -139,7 +141,7 @@ export function registerDemoCommand(program: Command): void {
       // The demo is the two together: an agent that cannot start stops the bridge too, and says why.
       const agent = await startAgent(acfg, alog).catch(async (e: Error) => {
         await bridge.stop().catch(() => undefined);
-        throw new Error(say('cli.demo.agent_failed', { error: e.message }), { cause: e });
+        throw new Error(say('cli.demo.agent_failed', { error: errorText(e, localeFromEnv()) }), { cause: e });
       });
       tellConsole(agent.agent);
       const r = relative(process.cwd(), dir);

@@ -12,7 +12,8 @@ import { readLoginState } from '../../identity/login-state.js';
 import { openSecretStore, SecretStoreUnavailableError } from '../../identity/secret-store.js';
 import { APP_VERSION } from '../../version.js';
 import { OAuthClientError } from '../../identity/oauth-client.js';
-import { localeFromEnv, strings } from '../../i18n/index.js';
+import { localeFromEnv } from '../../i18n/index.js';
+import { errorText } from '../../i18n/said.js';
 
 interface LoginFlags {
   bridge: string;
@@ -32,8 +33,8 @@ interface LogoutFlags {
 // a login may leave a poll timer or a keychain handle behind. Anything else goes to main's handler.
 function fail(e: unknown): never {
   if (e instanceof LoginError || e instanceof SecretStoreUnavailableError || e instanceof OAuthClientError) {
-    // A login's own failures are sentences of the catalogue; the keychain's and the bridge's come as they are.
-    process.stderr.write(`${e instanceof LoginError ? strings.render(e.said, localeFromEnv()) : e.message}\n`);
+    // A login's own failures and the keychain's are sentences of the catalogue; the bridge's come as they are.
+    process.stderr.write(`${errorText(e, localeFromEnv())}\n`);
     process.exit(e instanceof LoginError && e.code === 'cancelled' ? 130 : 1);
   }
   throw e;
