@@ -4,13 +4,13 @@
  * docs/cli.md.
  */
 import { CommanderError } from 'commander';
-import { say } from './say.js';
+import { errorLine, say } from './say.js';
 import { localeFromEnv } from '../i18n/index.js';
 import { errorText } from '../i18n/said.js';
 import { ConfigError } from '../config/load.js';
 import { UsageError } from './process.js';
 import { buildProgram } from './program.js';
-import { BridgeUnreachableError, EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './runtime-client.js';
+import { BridgeHttpError, BridgeUnreachableError, EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './runtime-client.js';
 
 async function main(): Promise<void> {
   try {
@@ -28,6 +28,12 @@ async function main(): Promise<void> {
     if (e instanceof BridgeUnreachableError) {
       process.stderr.write(say('cli.main.error', { error: errorText(e, localeFromEnv()) }) + '\n');
       process.exitCode = EXIT_BRIDGE_UNREACHABLE;
+      return;
+    }
+    if (e instanceof BridgeHttpError) {
+      // The bridge's error type and English message as they came, its name in the user's language.
+      process.stderr.write(say('cli.main.error', { error: errorLine(e.error) }) + '\n');
+      process.exitCode = 1;
       return;
     }
     if (e instanceof UsageError) {

@@ -223,7 +223,7 @@ export function registerCoreCommands(program: Command): void {
       if (agent) process.stdout.write((agent['pid'] ? say('cli.status.agent_running', { pid: String(agent['pid']), version: String(agent['version']), dir: dataDir }) : say('cli.status.agent_not_running', { dir: dataDir })) + '\n');
       const st = agent?.['stopped'] as StopAdvice | undefined;
       if (st) process.stdout.write(stopAdviceText(st, localeFromEnv()));
-      else if (agent?.['bridge']) process.stdout.write(say('cli.status.bridge_connection', { state: String(agent['bridge']) }) + '\n');
+      else if (agent?.['bridge']) process.stdout.write(say('cli.status.bridge_connection', { state: bridgeState(String(agent['bridge'])) }) + '\n');
       const p = agent?.['paused'] as PauseInfo | undefined;
       if (p?.paused) process.stdout.write(say('cli.status.paused_yes', { since: String(p.since), by: String(p.by) }) + '\n');
       else if (p) process.stdout.write(say('cli.status.paused_no') + '\n');
@@ -260,6 +260,12 @@ export function tellConsole(agent: Agent): void {
     if (a) process.stderr.write(stopAdviceText(a, localeFromEnv()));
   });
   agent.on('signin', (s) => process.stderr.write(s.message));
+}
+
+/** The agent's bridge connection state in the user's words (an unknown state as it came). */
+function bridgeState(state: string): string {
+  const key = `cli.status.bridge.${state}`;
+  return strings.has(key) ? strings.render({ key }, localeFromEnv()) : state;
 }
 
 /** The paused flag of the agent with this data directory, or undefined when it has no consent database yet. */
