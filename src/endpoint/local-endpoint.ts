@@ -160,17 +160,23 @@ export class LocalEndpoint {
     let socket: string | null = null;
     if (this.opts.socketPath) {
       const path = this.opts.socketPath;
-      await prepareSocketPath(path);
-      const us = this.makeServer(true);
-      await new Promise<void>((resolve, reject) => {
-        us.once('error', reject);
-        us.listen(path, () => {
-          us.off('error', reject);
-          resolve();
+      try {
+        await prepareSocketPath(path);
+        const us = this.makeServer(true);
+        await new Promise<void>((resolve, reject) => {
+          us.once('error', reject);
+          us.listen(path, () => {
+            us.off('error', reject);
+            resolve();
+          });
         });
-      });
-      this.servers.push(us);
-      if (!isNamedPipe(path)) await chmod(path, 0o600);
+        this.servers.push(us);
+        if (!isNamedPipe(path)) await chmod(path, 0o600);
+      } catch (e) {
+        // E.g. another agent listens on the socket: the TCP server must not keep the refused process alive.
+        await this.stop();
+        throw e;
+      }
       socket = path;
     }
     this.started = { http: `http://${hostForUrl}:${port}`, socket };
