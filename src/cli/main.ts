@@ -7,6 +7,7 @@ import { CommanderError } from 'commander';
 import { errorLine, say } from './say.js';
 import { localeFromEnv } from '../i18n/index.js';
 import { errorText } from '../i18n/said.js';
+import { renderViolation } from '../discovery/adapter-problem.js';
 import { ConfigError } from '../config/load.js';
 import { UsageError } from './process.js';
 import { buildProgram } from './program.js';
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
       return;
     }
     if (e instanceof ConfigError) {
-      process.stderr.write(`${say('cli.main.config_error', { file: e.file })}\n${e.say(localeFromEnv()).map((p) => `  - ${p}`).join('\n')}\n`);
+      process.stderr.write(`${say('cli.main.config_error', { file: e.file })}\n${e.say(localeFromEnv(), renderViolation).map((p) => `  - ${p}`).join('\n')}\n`);
       process.exitCode = EXIT_USAGE;
       return;
     }

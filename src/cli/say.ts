@@ -5,6 +5,9 @@
  */
 import { localeFromEnv, strings, type MessageParams } from '../i18n/index.js';
 import type { CliKey } from '../i18n/cli.js';
+import { errorText } from '../i18n/said.js';
+import { ConfigError } from '../config/load.js';
+import { renderViolation } from '../discovery/adapter-problem.js';
 
 /** A command-line sentence in the user's locale. */
 export function say(key: CliKey, params?: MessageParams): string {
@@ -16,4 +19,14 @@ export function errorLine(e: { type: string; message: string }): string {
   const named = `cli.error.${e.type}`;
   const typeText = strings.has(named) ? strings.render({ key: named }, localeFromEnv()) : e.type;
   return say('cli.error.line', { type: e.type, message: e.message, type_text: typeText });
+}
+
+/**
+ * An error's sentence in the user's locale, on one line: a config file's problems after the file's name,
+ * a catalogue message (`said`) rendered, anything else as its message.
+ */
+export function sayError(e: unknown): string {
+  const locale = localeFromEnv();
+  if (e instanceof ConfigError) return `${say('cli.main.config_error', { file: e.file })} ${e.say(locale, renderViolation).join(strings.render({ key: 'core.schema.separator' }, locale))}`;
+  return errorText(e, locale);
 }

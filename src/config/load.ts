@@ -7,7 +7,6 @@ import YAML, { YAMLError } from 'yaml';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { schemaValidator, type SchemaViolation } from '../protocol/schema-validator.js';
 import { coreMessage, strings, type Locale, type Message } from '../i18n/index.js';
-import { renderViolation } from '../discovery/adapter-problem.js';
 
 /**
  * One problem of a config file, as data so it can be said in the reader's language: a catalogue message,
@@ -16,10 +15,19 @@ import { renderViolation } from '../discovery/adapter-problem.js';
  */
 export type ConfigProblem = string | Message | { readonly key: string; readonly violation: SchemaViolation };
 
-/** A problem's sentence in `locale`. */
-export function renderConfigProblem(p: ConfigProblem, locale: Locale = 'en'): string {
+/**
+ * Says a schema violation in a locale (`pointer` holds the quoted key). The renderer with ajv-i18n lives
+ * above this layer (src/discovery/adapter-problem.ts): whoever prints the error passes it in.
+ */
+export type ViolationText = (v: SchemaViolation, locale: Locale) => string;
+
+/** A violation in English: the quoted key, then ajv's (or our) words, as the wire says them. */
+const englishViolation: ViolationText = (v) => `${v.pointer} ${v.message}`;
+
+/** A problem's sentence in `locale` (violations through `violationText`). */
+export function renderConfigProblem(p: ConfigProblem, locale: Locale = 'en', violationText: ViolationText = englishViolation): string {
   if (typeof p === 'string') return p;
-  if ('violation' in p) return renderViolation({ ...p.violation, pointer: JSON.stringify(p.key) }, locale);
+  if ('violation' in p) return violationText({ ...p.violation, pointer: JSON.stringify(p.key) }, locale);
   return strings.render(p, locale);
 }
 
@@ -38,8 +46,8 @@ export class ConfigError extends Error {
   }
 
   /** The problems in `locale`, one sentence each. */
-  say(locale: Locale): string[] {
-    return this.said.map((p) => renderConfigProblem(p, locale));
+  say(locale: Locale, violationText?: ViolationText): string[] {
+    return this.said.map((p) => renderConfigProblem(p, locale, violationText));
   }
 }
 

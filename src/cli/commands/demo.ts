@@ -3,9 +3,7 @@
  * demo folder and freshly generated tokens, then says what to run next.
  */
 import { randomBytes } from 'node:crypto';
-import { say } from '../say.js';
-import { localeFromEnv } from '../../i18n/index.js';
-import { errorText } from '../../i18n/said.js';
+import { say, sayError } from '../say.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -141,7 +139,7 @@ export function registerDemoCommand(program: Command): void {
       // The demo is the two together: an agent that cannot start stops the bridge too, and says why.
       const agent = await startAgent(acfg, alog).catch(async (e: Error) => {
         await bridge.stop().catch(() => undefined);
-        throw new Error(say('cli.demo.agent_failed', { error: errorText(e, localeFromEnv()) }), { cause: e });
+        throw new Error(say('cli.demo.agent_failed', { error: sayError(e) }), { cause: e });
       });
       tellConsole(agent.agent);
       const r = relative(process.cwd(), dir);
