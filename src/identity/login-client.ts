@@ -13,7 +13,7 @@ import { clearLoginState, readLoginState, writeLoginState, type LoginState } fro
 import { bridgeDeviceUrl, OAuthClient, OAuthClientError, type DeviceAuthorization, type TokenGrant } from './oauth-client.js';
 import { FileSecretStore, type SecretStore } from './secret-store.js';
 import { readTokens, toStoredTokens, tokensAccount } from './token-manager.js';
-import { coreMessage, strings, type CoreKey, type Message, type MessageParams } from '../i18n/index.js';
+import { coreMessage, localeFromEnv, strings, type CoreKey, type Locale, type Message, type MessageParams } from '../i18n/index.js';
 
 /** Why a login ended without tokens. Stable codes: `access_denied`, `expired_token`, `bridge_error`, `cancelled`. */
 export class LoginError extends Error {
@@ -43,6 +43,8 @@ export interface LoginOptions {
   deviceName?: string;
   /** Where the code and messages are printed; default stdout. */
   out?: NodeJS.WritableStream;
+  /** The language of what is printed; default the environment's (LC_ALL, LC_MESSAGES, LANG). */
+  locale?: Locale;
   /** Open the verification page in a browser (default: when a desktop seems present), or a function that opens it. */
   openBrowser?: boolean | ((url: string) => void);
   /** Print a QR code of the verification URL (default true). */
@@ -63,6 +65,8 @@ export interface LoginResult {
 /** Runs the device login until approval, denial, expiry or abort. */
 export async function login(opts: LoginOptions): Promise<LoginResult> {
   const out = opts.out ?? process.stdout;
+  const locale = opts.locale ?? localeFromEnv();
+  const say = (key: CoreKey, params?: MessageParams): string => strings.render(coreMessage(key, params), locale);
   const client = new OAuthClient(opts.bridgeUrl);
   const deviceId = await loadOrCreateDeviceId(opts.dataDir);
   // Touches the secret store before any code is shown, so a missing keychain fails before the user approves anything.
@@ -79,19 +83,19 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
   const { device_code: _secret, ...shown } = grant;
   opts.onCode?.(shown);
   out.write(
-    `\nTo connect this device, open\n\n    ${grant.verification_uri}\n\nand enter the code\n\n    ${grant.user_code}\n\n` +
-      `Check that the page shows the same code and the device name "${deviceName}" before you approve.\n`,
+    `\n${say('core.login.open')}\n\n    ${grant.verification_uri}\n\n${say('core.login.enter')}\n\n    ${grant.user_code}\n\n` +
+      `${say('core.login.check', { name: deviceName })}\n`,
   );
   if (opts.qr ?? true) {
-    out.write(`Or scan this to open ${openUrl}:\n`);
+    out.write(`${say('core.login.scan', { url: openUrl })}\n`);
     qrcode.generate(openUrl, { small: true }, (q) => out.write(q + '\n'));
   }
   const open = opts.openBrowser ?? hasDesktop();
   if (typeof open === 'function') open(openUrl);
   else if (open) openInBrowser(openUrl);
-  out.write(`Waiting for approval (the code expires in ${Math.round(grant.expires_in / 60)} minute(s))…\n`);
+  out.write(`${say('core.login.waiting', { minutes: Math.round(grant.expires_in / 60) })}\n`);
 
-  const tokens = await poll(client, grant.device_code, grant.interval ?? 5, grant.expires_in, out, opts.signal);
+  const tokens = await poll(client, grant.device_code, grant.interval ?? 5, grant.expires_in, () => out.write(`${say('core.login.bridge_silent')}\n`), opts.signal);
   if (tokens.device_id !== deviceId) throw new LoginError('bridge_error', 'core.login.other_device');
   await opts.store.set(tokensAccount(deviceId), JSON.stringify(toStoredTokens(tokens, Date.now())));
   const state: LoginState = {
@@ -105,10 +109,8 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
     secret_store: opts.store instanceof FileSecretStore ? { token_file: opts.store.path } : 'keychain',
   };
   await writeLoginState(opts.dataDir, state);
-  out.write(
-    `Signed in: device "${deviceName}" (${deviceId}) is connected to workspace ${tokens.workspace_id} as user ${tokens.user_id}. ` +
-      `Its tokens are stored in ${opts.store.description}.\n`,
-  );
+  const store = opts.store instanceof FileSecretStore ? coreMessage('core.login.store_file', { file: opts.store.path }) : coreMessage('core.login.store_keychain');
+  out.write(`${say('core.login.signed_in', { name: deviceName, device: deviceId, workspace: tokens.workspace_id, user: tokens.user_id, store })}\n`);
   return { device_id: deviceId, workspace_id: tokens.workspace_id, user_id: tokens.user_id, device_url: state.device_url };
 }
 
@@ -117,7 +119,7 @@ async function poll(
   deviceCode: string,
   intervalS: number,
   expiresInS: number,
-  out: NodeJS.WritableStream,
+  bridgeSilent: () => void,
   signal: AbortSignal | undefined,
 ): Promise<TokenGrant> {
   const deadline = Date.now() + expiresInS * 1000;
@@ -146,7 +148,7 @@ async function poll(
           throw new LoginError('expired_token', 'core.login.expired');
         case 'bridge_unreachable':
           // A blip while the user is still approving must not end the login.
-          if (!warnedUnreachable) out.write('The bridge is not answering; still trying…\n');
+          if (!warnedUnreachable) bridgeSilent();
           warnedUnreachable = true;
           if (Date.now() > deadline) throw new LoginError('expired_token', 'core.login.expired_unreachable');
           break;
@@ -180,16 +182,19 @@ export interface LogoutOptions {
   dataDir: string;
   store: SecretStore;
   out?: NodeJS.WritableStream;
+  /** The language of what is printed; default the environment's. */
+  locale?: Locale;
 }
 
 /** Revokes the device's tokens at the bridge and deletes them locally; the device id and key stay, so a later login is the same device. */
 export async function logout(opts: LogoutOptions): Promise<{ revoked: boolean; wasSignedIn: boolean }> {
   const out = opts.out ?? process.stdout;
+  const say = (key: CoreKey, params?: MessageParams): string => strings.render(coreMessage(key, params), opts.locale ?? localeFromEnv());
   const state = await readLoginState(opts.dataDir);
   const deviceId = state?.device_id ?? (await loadOrCreateDeviceId(opts.dataDir));
   const tokens = await readTokens(opts.store, deviceId);
   if (!state && !tokens) {
-    out.write('This device is not signed in.\n');
+    out.write(`${say('core.logout.not_signed_in')}\n`);
     return { revoked: false, wasSignedIn: false };
   }
   let revoked = false;
@@ -198,11 +203,11 @@ export async function logout(opts: LogoutOptions): Promise<{ revoked: boolean; w
       await new OAuthClient(state.bridge_url).revoke(tokens.refresh_token);
       revoked = true;
     } catch (e) {
-      out.write(`Could not reach the bridge to revoke the sign-in (${(e as Error).message}); deleting it locally anyway. Revoke the device on the bridge's /device page.\n`);
+      out.write(`${say('core.logout.unreachable', { error: (e as Error).message })}\n`);
     }
   }
   await opts.store.delete(tokensAccount(deviceId));
   await clearLoginState(opts.dataDir);
-  out.write(revoked ? 'Signed out: the bridge revoked this device’s tokens and they were deleted.\n' : 'Signed out locally.\n');
+  out.write(`${say(revoked ? 'core.logout.revoked' : 'core.logout.local')}\n`);
   return { revoked, wasSignedIn: true };
 }

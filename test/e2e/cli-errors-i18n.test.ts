@@ -145,3 +145,18 @@ test("the demo's agent cannot start (an open data folder it did not make): the r
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('logout when not signed in says so in the user language, exit 0', async () => {
+  const dir = tempDir('aios-logout-i18n-');
+  try {
+    const args = ['logout', '--data-dir', join(dir, 'data'), '--token-file', join(dir, 'tokens.json')];
+    const zh = await cliRun(args, ZH);
+    assert.equal(zh.code, 0, zh.err);
+    assert.equal(zh.out, '此设备尚未登录。\n');
+    const en = await cliRun(args, EN);
+    assert.equal(en.code, 0, en.err);
+    assert.equal(en.out, 'This device is not signed in.\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
