@@ -5,6 +5,8 @@
  */
 import type { JWK } from 'jose';
 import { DEVICE_CLIENT_ID, DEVICE_CODE_GRANT } from '../protocol/oauth.js';
+import { coreMessage, strings, type Message } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 
 /** RFC 8628 §3.2 response. */
 export interface DeviceAuthorization {
@@ -30,22 +32,26 @@ export interface TokenGrant {
 
 /** An OAuth error answer (`error` is the RFC code, e.g. `authorization_pending`), or `bridge_unreachable` when no answer came. */
 export class OAuthClientError extends Error {
+  /** The sentence as a catalogue message when it is ours (not the bridge's `error_description`), for the reader's language. */
+  readonly said: Message | undefined;
   constructor(
     readonly error: string,
-    message: string,
+    message: string | Message,
     readonly status?: number,
   ) {
-    super(message);
+    super(typeof message === 'string' ? message : strings.render(message, 'en'));
+    this.said = typeof message === 'string' ? undefined : message;
     this.name = 'OAuthClientError';
   }
 }
 
 /** The bridge's HTTP origin for whatever URL the user gave (`ws://h:p/v1/device`, `http://h:p`, …). */
 export function bridgeHttpOrigin(url: string): string {
+  if (!URL.canParse(url)) throw new SaidError(coreMessage('core.login.bad_url', { url }));
   const u = new URL(url);
   if (u.protocol === 'ws:') u.protocol = 'http:';
   else if (u.protocol === 'wss:') u.protocol = 'https:';
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`Unsupported bridge URL scheme ${u.protocol}; use http(s) or ws(s).`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new SaidError(coreMessage('core.login.bad_scheme', { scheme: u.protocol }));
   return u.origin;
 }
 
@@ -119,13 +125,13 @@ export class OAuthClient {
       // fetch says only "fetch failed"; the cause's code (ECONNREFUSED, ENOTFOUND, …) is what helps.
       const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
       const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : (e as Error).message;
-      throw new OAuthClientError('bridge_unreachable', `The bridge at ${this.origin} could not be reached (${why}).`);
+      throw new OAuthClientError('bridge_unreachable', coreMessage('core.login.unreachable', { origin: this.origin, why }));
     }
     const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
     if (res.ok && body) return body;
     if (res.status === 404 || res.status === 405) {
       // No OAuth route there: a bridge without `users` in its config, or not a bridge at all.
-      throw new OAuthClientError('login_not_enabled', `${this.origin} does not offer device login (HTTP ${res.status} for ${path}). Check the URL; a reference bridge offers login only when its config lists \`users\`.`, res.status);
+      throw new OAuthClientError('login_not_enabled', coreMessage('core.login.not_enabled', { origin: this.origin, status: res.status, path }), res.status);
     }
     const code = typeof body?.['error'] === 'string' ? body['error'] : 'bridge_error';
     const description = typeof body?.['error_description'] === 'string' ? body['error_description'] : `HTTP ${res.status}`;

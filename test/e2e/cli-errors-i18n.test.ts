@@ -146,7 +146,7 @@ test("the demo's agent cannot start (an open data folder it did not make): the r
   }
 });
 
-test('logout when not signed in says so in the user language, exit 0', async () => {
+test('logout when not signed in, login with a bad or silent bridge: said in the user language, exit codes as before', async () => {
   const dir = tempDir('aios-logout-i18n-');
   try {
     const args = ['logout', '--data-dir', join(dir, 'data'), '--token-file', join(dir, 'tokens.json')];
@@ -156,6 +156,18 @@ test('logout when not signed in says so in the user language, exit 0', async () 
     const en = await cliRun(args, EN);
     assert.equal(en.code, 0, en.err);
     assert.equal(en.out, 'This device is not signed in.\n');
+    // A bridge address that is not a URL, and a bridge that does not answer.
+    const bad = ['login', '--bridge', 'notaurl', '--data-dir', join(dir, 'data'), '--token-file', join(dir, 'tokens.json'), '--no-browser'];
+    const zhBad = await cliRun(bad, ZH);
+    assert.equal(zhBad.code, 1, zhBad.err);
+    assert.match(zhBad.err, /不是桥接服务的 URL：notaurl（例如/);
+    const url = await closedUrl();
+    const down = ['login', '--bridge', url, '--data-dir', join(dir, 'data'), '--token-file', join(dir, 'tokens.json'), '--no-browser'];
+    const zhDown = await cliRun(down, ZH);
+    assert.equal(zhDown.code, 1, zhDown.err);
+    assert.equal(zhDown.err, `无法连接 ${url} 处的桥接服务（ECONNREFUSED）。\n`);
+    const enDown = await cliRun(down, EN);
+    assert.equal(enDown.err, `The bridge at ${url} could not be reached (ECONNREFUSED).\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
