@@ -5,7 +5,7 @@
 import { ensurePrivateDir } from '../storage/private-dir.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../config/load.js';
-import { ConsentService, checkAdminPolicy } from '../consent/index.js';
+import { ConsentService, adminPolicyProblems } from '../consent/index.js';
 import type { Logger } from '../sdk/index.js';
 import { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from '../agent/agent.js';
 import type { SessionConnection } from '../agent/session.js';
@@ -238,7 +238,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     }
     consent.setHandlerStatus(() => agent.hostServices.status());
     agent.hostServices.onChange(() => consent.statusChanged());
-    const bad = checkAdminPolicy(config.policy ?? {}, agent.registry.descriptors());
+    const bad = adminPolicyProblems(config.policy ?? {}, agent.registry.descriptors());
     if (bad.length) throw new ConfigError(config.source, bad);
     agent.connect();
   } catch (e) {

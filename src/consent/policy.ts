@@ -4,6 +4,7 @@
  * See docs/consent.md for the table this implements.
  */
 import type { Descriptor, PermissionLevel } from '../protocol/messages.js';
+import { coreMessage, strings, type Message } from '../i18n/index.js';
 
 /** An administrator's pre-decision for one function id (config `policy`). */
 export type AdminRule = 'allow' | 'ask' | 'deny';
@@ -104,18 +105,21 @@ export function decidePolicy(i: PolicyInput): PolicyVerdict {
 
 /**
  * Config errors in `policy` against the registered functions: a `critical` function can never be
- * pre-allowed. Returns one message per offending key (empty when fine).
+ * pre-allowed. Returns one catalogue message per offending key (empty when fine), to say in any language.
  */
-export function checkAdminPolicy(policy: AdminPolicy, descriptors: Iterable<PolicyDescriptor>): string[] {
-  const errors: string[] = [];
+export function adminPolicyProblems(policy: AdminPolicy, descriptors: Iterable<PolicyDescriptor>): Message[] {
+  const errors: Message[] = [];
   for (const d of descriptors) {
     const rule = policy[d.id];
-    if (rule === 'allow' && d.permission_level === 'critical') {
-      errors.push(`policy.${d.id}: a critical function cannot be set to allow (use ask or deny).`);
-    }
+    if (rule === 'allow' && d.permission_level === 'critical') errors.push(coreMessage('core.policy.critical_allow', { id: d.id }));
   }
   for (const [id, rule] of Object.entries(policy)) {
-    if (rule !== 'allow' && rule !== 'ask' && rule !== 'deny') errors.push(`policy.${id}: must be allow, ask or deny.`);
+    if (rule !== 'allow' && rule !== 'ask' && rule !== 'deny') errors.push(coreMessage('core.policy.bad_rule', { id }));
   }
   return errors;
+}
+
+/** {@link adminPolicyProblems} in English. */
+export function checkAdminPolicy(policy: AdminPolicy, descriptors: Iterable<PolicyDescriptor>): string[] {
+  return adminPolicyProblems(policy, descriptors).map((m) => strings.render(m, 'en'));
 }

@@ -47,6 +47,13 @@ test('a broken config file: the problems are said in Chinese (line and column of
     assert.match(enWrong.err, /- unknown key "nosuch"/);
     assert.match(enWrong.err, /- "data_dir" must be string/);
 
+    // A problem found only once the functions are registered: the admin policy pre-allows a critical function.
+    const policy = join(dir, 'policy.yaml');
+    writeFileSync(policy, JSON.stringify({ data_dir: join(dir, 'data'), local_endpoint: { host: '127.0.0.1', port: 0, socket: false }, policy: { 'files.delete': 'allow' } }));
+    const zhPolicy = await cliRun(['run', '-c', policy], ZH);
+    assert.equal(zhPolicy.code, EXIT_USAGE, zhPolicy.err);
+    assert.match(zhPolicy.err, /- policy\.files\.delete：关键（critical）功能不能设为 allow（请用 ask 或 deny）。/);
+
     const missing = await cliRun(['bridge', '-c', join(dir, 'none.yaml')], ZH);
     assert.equal(missing.code, EXIT_USAGE, missing.err);
     assert.match(missing.err, /- 无法读取该文件（ENOENT）/);
