@@ -16,7 +16,8 @@ import { GrantStore } from '../grants/grant-store.js';
 import { FunctionSwitches } from './function-switches.js';
 import { APP_VERSION } from '../version.js';
 import { TempArea } from '../sdk/temp.js';
-import { localeFromEnv, type Locale } from '../i18n/index.js';
+import { coreMessage, localeFromEnv, type Locale } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 import { Dispatcher } from './dispatcher.js';
 import { Outbox } from './outbox.js';
 import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './handlers-loader.js';
@@ -134,7 +135,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.hostServices = new HostServicesHub(opts.log.child({ component: 'host-services' }));
     const id = config.identity ?? {};
     if (!id.workspace_id || !id.user_id || !id.device_id) {
-      throw new Error('identity.workspace_id, identity.user_id and identity.device_id are required until this device signs in with `aios-device login`');
+      throw new SaidError(coreMessage('core.config.identity_required'));
     }
     this.identity = { workspaceId: id.workspace_id, userId: id.user_id, deviceId: id.device_id, deviceName: id.device_name ?? hostname() };
     ensurePrivateDir(config.data_dir);

@@ -3,6 +3,8 @@
  * login and session afterwards, so the bridge sees the same device across restarts and re-logins.
  */
 import { randomBytes } from 'node:crypto';
+import { coreMessage } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -48,6 +50,6 @@ async function readId(file: string): Promise<string | null> {
     throw e;
   }
   const id = (JSON.parse(text) as { id?: unknown }).id;
-  if (typeof id !== 'string' || !ID.test(id)) throw new Error(`${file} holds no valid device id; delete it to create a new identity.`);
+  if (typeof id !== 'string' || !ID.test(id)) throw new SaidError(coreMessage('core.identity.bad_device_id', { file }));
   return id;
 }

@@ -153,7 +153,7 @@ export class FileSecretStore implements SecretStore {
       parsed = null;
     }
     const secrets = (parsed as Partial<SecretFile> | null)?.secrets;
-    if (!secrets || typeof secrets !== 'object') throw new Error(`The token file ${this.path} is not a secret file written by aios-device.`);
+    if (!secrets || typeof secrets !== 'object') throw new SaidError(coreMessage('core.keychain.not_a_secret_file', { file: this.path }));
     return { version: 1, secrets: { ...secrets } };
   }
 

@@ -7,6 +7,7 @@
  * is written to it.
  */
 import type Database from 'better-sqlite3';
+import { coreMessage, strings, type Message } from '../i18n/index.js';
 
 /** One schema step; `up` runs inside a transaction. Never edit a published migration: add a new one. */
 export interface Migration {
@@ -36,13 +37,17 @@ export type MigrationFaultCode = 'schema_too_new' | 'migration_failed';
  */
 export class SchemaTooNewError extends Error {
   readonly code: MigrationFaultCode = 'schema_too_new';
+  /** The sentence as a catalogue message, for the reader's language (`message` is its English text). */
+  readonly said: Message;
   constructor(
     readonly schema: string,
     readonly file: string,
     readonly found: number,
     readonly supported: number,
   ) {
-    super(`the ${schema} database ${file} has schema version ${found}, newer than this program understands (${supported}); upgrade the program`);
+    const said = coreMessage('core.storage.too_new', { schema, file, found, supported });
+    super(strings.render(said, 'en'));
+    this.said = said;
     this.name = 'SchemaTooNewError';
   }
 }

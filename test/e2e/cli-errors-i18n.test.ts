@@ -54,6 +54,13 @@ test('a broken config file: the problems are said in Chinese (line and column of
     assert.equal(zhPolicy.code, EXIT_USAGE, zhPolicy.err);
     assert.match(zhPolicy.err, /- policy\.files\.delete：关键（critical）功能不能设为 allow（请用 ask 或 deny）。/);
 
+    // A bridge token without an identity: the agent cannot start until it signs in.
+    const noId = join(dir, 'no-identity.yaml');
+    writeFileSync(noId, JSON.stringify({ bridge: { url: 'ws://127.0.0.1:9/v1/device', token: 'x' }, data_dir: join(dir, 'data-noid'), local_endpoint: { host: '127.0.0.1', port: 0, socket: false } }));
+    const zhNoId = await cliRun(['run', '-c', noId], ZH);
+    assert.equal(zhNoId.code, 1, zhNoId.err);
+    assert.match(zhNoId.err, /aios-device：在此设备用 `aios-device login` 登录之前，identity\.workspace_id、identity\.user_id 和 identity\.device_id 都是必填项/);
+
     const missing = await cliRun(['bridge', '-c', join(dir, 'none.yaml')], ZH);
     assert.equal(missing.code, EXIT_USAGE, missing.err);
     assert.match(missing.err, /- 无法读取该文件（ENOENT）/);
