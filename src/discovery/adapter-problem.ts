@@ -87,8 +87,9 @@ export function renderViolation(v: SchemaViolation, locale: Locale = 'en'): stri
 export function renderProblem(p: ProblemMessage, locale: Locale = 'en', fallback?: string): string {
   if (fallback !== undefined && !strings.has(p.key)) return fallback;
   const params: Record<string, string | number> = {};
-  for (const [k, v] of Object.entries(p.params ?? {})) params[k] = typeof v === 'object' ? renderProblem(v, locale) : v;
-  if (p.violations) {
+  // Read back from JSON (a running agent's answer), so each part is checked before it is used.
+  for (const [k, v] of Object.entries(p.params ?? {})) params[k] = isProblemMessage(v) ? renderProblem(v, locale) : typeof v === 'number' ? v : String(v);
+  if (Array.isArray(p.violations)) {
     params['violations'] = p.violations
       .slice(0, MAX_VIOLATIONS)
       .map((v) => renderViolation(v, locale))

@@ -6,7 +6,7 @@ import { skillToDescriptor } from '../../src/discovery/card.js';
 import { Descriptor } from '../../src/protocol/messages.js';
 import { schemaValidator } from '../../src/protocol/schema-validator.js';
 import { ManifestError } from '../../src/discovery/tool-yaml.js';
-import { renderProblem } from '../../src/discovery/adapter-problem.js';
+import { renderProblem, type ProblemMessage } from '../../src/discovery/adapter-problem.js';
 
 const YAML = `
 tool: { id: org.example.scan, name: Scanner, version: 1.2.0, description: Scans paper }
@@ -101,4 +101,7 @@ test('schema violations are said in the reader\'s language: our rewordings from 
 
 test('a problem whose key this build does not know renders as the English reason it came with', () => {
   assert.equal(renderProblem({ key: 'core.adapter.from_a_newer_agent' }, 'zh-CN', 'the English reason'), 'the English reason');
+  // Damaged data (it may come over JSON) renders as best it can instead of throwing.
+  const damaged = JSON.parse('{"key":"core.adapter.code_refused","params":{"detail":null},"violations":{}}') as ProblemMessage;
+  assert.equal(renderProblem(damaged, 'zh-CN'), '代码被拒绝：null');
 });
