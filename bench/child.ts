@@ -1,9 +1,12 @@
 /**
  * Benchmark child processes: each peer under test (the agent, the MCP server, the echo server, the
  * bridge) runs in its own Node process, so that no side gets the driver's event loop for free.
- * A child prints one line `READY <json>` on stdout when it is up and exits cleanly on SIGTERM.
+ * A child prints one line `READY <json>` on stdout when it is up and exits cleanly on SIGTERM, or when
+ * its stdin (a pipe only the driver holds) closes: a driver killed outright (Ctrl-C, SIGKILL) leaves no
+ * bridge or agent behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { fstatSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -37,7 +40,8 @@ export function benchFile(name: string): string {
  * to this process's environment for the child.
  */
 export function startChild<T>(file: string, args: string[] = [], nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<BenchChild<T>> {
-  const proc = spawn(process.execPath, [...nodeArgs, ...loaderFor(file), file, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // stdin: a pipe nothing is written to; it closes when this process dies, however it dies.
+  const proc = spawn(process.execPath, [...nodeArgs, ...loaderFor(file), file, ...args], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: proc.stdout! });
@@ -66,7 +70,10 @@ export function announceReady(info: unknown): void {
   process.stdout.write(`READY ${JSON.stringify(info)}\n`);
 }
 
-/** In a child: run `stop` on SIGTERM/SIGINT, then exit 0 (so `--cpu-prof` writes its profile). */
+/**
+ * In a child: run `stop` on SIGTERM/SIGINT, or when stdin ends (the driver that started it is gone),
+ * then exit 0 (so `--cpu-prof` writes its profile).
+ */
 export function exitOnSignal(stop: () => Promise<void> | void): void {
   let stopping = false;
   const handler = () => {
@@ -79,6 +86,20 @@ export function exitOnSignal(stop: () => Promise<void> | void): void {
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+  // Only a child whose stdin is startChild's pipe watches it (a terminal or /dev/null is not a driver).
+  if (!process.stdin.isTTY && isPipe(0)) {
+    process.stdin.once('end', handler);
+    process.stdin.resume();
+  }
+}
+
+/** True when file descriptor `fd` is a pipe (FIFO). */
+function isPipe(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFIFO();
+  } catch {
+    return false;
+  }
 }
 
 /** True when the module at `url` (its `import.meta.url`) is the script node was started with. */

@@ -21,7 +21,7 @@
  * Run: npm run bench:serial [-- --warmup N --latency N --throughput N --concurrency N --rounds N
  *        --repeat N --json]
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { SerialPort } from 'serialport';
@@ -89,7 +89,23 @@ export interface SerialBenchReport {
   inAgent: { totalUs: number; firstByteUs: number; calls: number };
   /** The machine's 1-minute load average when the run started and when it ended. */
   load: [number, number];
+  /**
+   * A Linux guest's halt-polling time (ns, `haltpoll` cpuidle driver), null where there is none: 0 means an
+   * idle virtual CPU halts at once and each wake-up costs a trip through the hypervisor, which weighs on
+   * a chain of processes like this one (docs/handlers/serial.md, "Figures").
+   */
+  haltPollNs: number | null;
   met: boolean;
+}
+
+/** The guest halt-polling time of this machine, or null (no `haltpoll` driver: not a guest, or another OS). */
+export function haltPollNs(file = '/sys/module/haltpoll/parameters/guest_halt_poll_ns'): number | null {
+  try {
+    const n = Number.parseInt(readFileSync(file, 'utf8'), 10);
+    return Number.isFinite(n) ? n : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Starts the pty pairs, the scale, the bridge and the agent; measures the three targets interleaved. */
@@ -130,7 +146,7 @@ export async function runSerialBench(counts: BenchCounts, say: (l: string) => vo
       firstByteUs: median(measured.filter((t) => t.first_byte_ms !== null).map((t) => t.first_byte_ms! * 1000)),
       calls: measured.length,
     };
-    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts, results, overheadRatio, engineRatio, inAgent, load: [loadBefore, loadavg()[0]!], met: overheadRatio <= 1.5 };
+    return { date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), counts, results, overheadRatio, engineRatio, inAgent, load: [loadBefore, loadavg()[0]!], haltPollNs: haltPollNs(), met: overheadRatio <= 1.5 };
   } finally {
     for (const t of open.reverse()) await t.close().catch(() => undefined);
     await stack?.stop();
@@ -172,7 +188,7 @@ export function formatSerialReport(r: SerialBenchReport): string {
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   const [raw, info, ser, eng] = r.results as [BenchResult, BenchResult, BenchResult, BenchResult];
   return [
-    `${r.date}  Node ${r.node}  ${r.cpus} CPUs  load ${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)}  warm-up ${c.warmup}; ${c.rounds} interleaved rounds of ${c.latencyN} sequential calls and ${c.throughputN} calls ${c.concurrency} in flight; medians over rounds`,
+    `${r.date}  Node ${r.node}  ${r.cpus} CPUs${r.haltPollNs === null ? '' : `  guest halt-polling ${r.haltPollNs} ns`}  load ${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)}  warm-up ${c.warmup}; ${c.rounds} interleaved rounds of ${c.latencyN} sequential calls and ${c.throughputN} calls ${c.concurrency} in flight; medians over rounds`,
     '',
     line(head),
     line(widths.map((w) => '-'.repeat(w))),

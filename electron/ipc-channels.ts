@@ -101,7 +101,7 @@ export interface ControlEvent {
 
 /** `window.aiosDevice`: one function per operation, nothing else (never `ipcRenderer`). */
 export interface DeviceApi {
-  health(): Promise<IpcResult<{ status: string; bridge: string; version: string; stopped?: { type: string; message: string; action: string } }>>;
+  health(): Promise<IpcResult<{ status: string; bridge: string; version: string; stopped?: { type: string; message: string; action: string; action_key?: string } }>>;
   status(): Promise<IpcResult>;
   pause(): Promise<IpcResult>;
   resume(): Promise<IpcResult>;

@@ -30,7 +30,7 @@ export interface IpcDeps {
   /** `createControlMethods(running.consent)`. */
   methods: ControlMethods;
   /** Same shape as the local endpoint's `GET /health`. */
-  health(): { status: 'ok'; bridge: string; version: string; stopped?: { type: string; message: string; action: string } };
+  health(): { status: 'ok'; bridge: string; version: string; stopped?: { type: string; message: string; action: string; action_key?: string } };
   /** True for a URL of our own renderer (see renderer-protocol.ts). */
   isTrustedUrl(url: string): boolean;
   /** Told about refused senders; never given argument values. */

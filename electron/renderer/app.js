@@ -147,7 +147,7 @@
   }
 
   // ---------------------------------------------------------------- view
-  const state = { transport: undefined, status: undefined, prompts: [], shownArgsFor: undefined };
+  const state = { transport: undefined, status: undefined, prompts: [], shownArgsFor: undefined, stopped: undefined };
 
   function showError(e) {
     const el = $('error');
@@ -524,8 +524,37 @@
     try {
       const h = await state.transport.health();
       if (!state.status?.paused) setPill('bridge-state', 'ui.pill.bridge', h.bridge);
+      state.stopped = h.stopped;
+      renderStopped();
     } catch {
       setPill('bridge-state', 'ui.pill.bridge', 'unknown');
+    }
+  }
+
+  /** The window's own words for the agent's advice: `core.stop.X` (console, `aios-device login`) → `ui.stop.X` (this window's Sign in). */
+  const windowActionKey = (a) => (typeof a.action_key === 'string' && a.action_key.startsWith('core.stop.') ? 'ui.stop.' + a.action_key.slice('core.stop.'.length) : undefined);
+
+  /** Why the bridge session stopped for good and what to do (`/health` → `stopped`), or nothing while it runs. */
+  function renderStopped() {
+    const a = state.stopped;
+    const box = $('stopped');
+    box.hidden = !a;
+    if (!a) {
+      delete box.dataset.type;
+      return;
+    }
+    box.dataset.type = a.type;
+    const title = `ui.stop.title.${a.type}`;
+    $('stopped-title').textContent = has(title) ? t(title) : t('ui.stop.title.other', { type: a.type });
+    const key = windowActionKey(a);
+    const action = $('stopped-action');
+    if (key && has(key)) {
+      action.textContent = t(key);
+      delete action.dataset.value;
+    } else {
+      // A stop this page has no sentence for (a newer agent): the agent's own English advice, as agent data.
+      action.textContent = a.action ?? '';
+      action.dataset.value = '';
     }
   }
   // Settings (settings.js): shared folders and devices, functions, general, About.
@@ -558,12 +587,18 @@
         break;
       case 'control/notification.signin':
         signin?.update(params);
+        // A revoked sign-in shows here first; /health says why the session stopped.
+        void refreshHealth();
         break;
       case 'control/notification.grants':
         void act(() => settings.grantsChanged());
         break;
+      // The bridge session's state changed (the tray's IPC in Electron, the local endpoint in a browser):
+      // the pill at once, and /health for whether it stopped for good (and why) or runs again.
       case 'tray/notification.bridge':
+      case 'control/notification.bridge':
         if (!state.status?.paused) setPill('bridge-state', 'ui.pill.bridge', params.bridge);
+        void refreshHealth();
         break;
     }
   }
@@ -696,6 +731,7 @@
     renderActivityCount();
     renderDetails();
     renderExported();
+    renderStopped();
     signin?.render();
     settings.applyLocale();
   }

@@ -40,8 +40,8 @@ export interface Resolved {
 
 const WIN = process.platform === 'win32';
 const MAX_PATH_CHARS = 4096;
-/** C0/C1 controls, bidi overrides and isolates, zero-width characters and BOM: invisible or misleading in names. */
-const INVISIBLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
+/** C0/C1 controls (\p{Cc}), bidi overrides and isolates, zero-width characters and BOM: invisible or misleading in names. */
+const INVISIBLE = /[\p{Cc}\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/u;
 const RESERVED_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$|clock\$)$/i;
 
 /** Throws `permission_denied` with a machine-readable reason. */

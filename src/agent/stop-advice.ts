@@ -1,7 +1,9 @@
 /**
  * What a person is told when the bridge session stops for good (revoked sign-in, identity mismatch,
  * outdated client…): why, and what to do. One place for the console, `/health` (so `status` and the tray
- * show it) and the desktop notice.
+ * show it) and the desktop notice. The advice fits where it is read: the console's (`core.stop.*`) names
+ * `aios-device login`; the window renders `action_key` `core.stop.X` as its own `ui.stop.X`
+ * (electron/renderer/*.json), which points to its Sign in; the desktop notice names both.
  */
 import type { FatalStop } from './session.js';
 import { coreMessage, strings, type CoreKey, type Locale } from '../i18n/index.js';
@@ -21,7 +23,7 @@ export interface StopAdvice {
 }
 
 /** The catalogue key of the advice for each stop, by how the agent got its token. */
-const ACTION_KEYS: Record<FatalStop['type'], Record<SignInKind, CoreKey>> = {
+export const STOP_ACTION_KEYS: Record<FatalStop['type'], Record<SignInKind, CoreKey>> = {
   unauthorized: { login: 'core.stop.unauthorized.login', config: 'core.stop.unauthorized.config' },
   identity_mismatch: { login: 'core.stop.identity_mismatch.login', config: 'core.stop.identity_mismatch.config' },
   client_outdated: { login: 'core.stop.client_outdated', config: 'core.stop.client_outdated' },
@@ -31,13 +33,22 @@ const ACTION_KEYS: Record<FatalStop['type'], Record<SignInKind, CoreKey>> = {
 
 /** The advice for a fatal stop (`action` in English: it travels in `/health`; screens render `action_key`). */
 export function stopAdvice(f: FatalStop, kind: SignInKind): StopAdvice {
-  const key = ACTION_KEYS[f.type][kind];
+  const key = STOP_ACTION_KEYS[f.type][kind];
   return { type: f.type, message: f.message, action: strings.render(coreMessage(key), 'en'), action_key: key };
 }
 
 /** What to do, in `locale`. */
 export function stopAction(a: StopAdvice, locale: Locale = 'en'): string {
   return a.action_key && strings.has(a.action_key) ? strings.render(coreMessage(a.action_key as CoreKey), locale) : a.action;
+}
+
+/** The desktop notice's advice where it differs from the console's: read at the desktop, where the window's Sign in is at hand. */
+const NOTICE_KEYS: Partial<Record<string, CoreKey>> = { 'core.stop.unauthorized.login': 'core.notice.signed_out_body' };
+
+/** What to do, for the desktop notice, in `locale`. */
+export function stopNoticeAction(a: StopAdvice, locale: Locale = 'en'): string {
+  const key = a.action_key ? NOTICE_KEYS[a.action_key] : undefined;
+  return key ? strings.render(coreMessage(key), locale) : stopAction(a, locale);
 }
 
 /** The console lines for a fatal stop. */

@@ -21,7 +21,7 @@ import type { LocalEndpoint } from '../endpoint/local-endpoint.js';
 import { join } from 'node:path';
 import { watch } from 'node:fs';
 import { LOGIN_FILE, readLoginState } from '../identity/login-state.js';
-import { SIGNED_IN_AGAIN, signedInElsewhere, stopAction, stopAdvice } from '../agent/stop-advice.js';
+import { SIGNED_IN_AGAIN, signedInElsewhere, stopAdvice, stopNoticeAction } from '../agent/stop-advice.js';
 import { coreMessage, localeFromEnv, strings } from '../i18n/index.js';
 import { startDiscovery, type Discovery } from './discovery-wiring.js';
 import { showNotice } from '../base/user-notice.js';
@@ -148,7 +148,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     log.error({ type: f.type, action: advice.action }, `bridge session stopped: ${f.message}`);
     const locale = localeFromEnv();
     const title = f.type === 'client_outdated' ? 'core.notice.update_title' : f.type === 'unauthorized' ? 'core.notice.signed_out_title' : undefined;
-    if (title) void showNotice(strings.render(coreMessage(title), locale), stopAction(advice, locale), log);
+    if (title) void showNotice(strings.render(coreMessage(title), locale), stopNoticeAction(advice, locale), log);
   });
   // A sign-in stored while the agent runs (login.json rewritten) is picked up without a restart.
   async function pickUpLogin(): Promise<void> {
@@ -227,6 +227,15 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     });
     if (endpoint) for (const ev of Object.values(CONTROL_EVENTS)) consent.events.on(ev, (p: unknown) => endpoint.broadcast(ev, p));
     if (endpoint && signin) signin.on('change', (v) => endpoint.broadcast(SIGNIN_EVENT, v));
+    if (endpoint) {
+      // The page in a browser has no tray IPC: it hears of the session here, stopped for good (and why) or back.
+      const bridgeChanged = (): void => {
+        const stopped = agent.stopped();
+        endpoint.broadcast(BRIDGE_EVENT, { bridge: agent.session?.status ?? 'offline', ...(stopped ? { stopped } : {}) });
+      };
+      agent.on('status', bridgeChanged);
+      agent.on('fatal', bridgeChanged);
+    }
     consent.setHandlerStatus(() => agent.hostServices.status());
     agent.hostServices.onChange(() => consent.statusChanged());
     const bad = checkAdminPolicy(config.policy ?? {}, agent.registry.descriptors());
@@ -305,6 +314,9 @@ async function loginCredentials(config: AgentConfig): Promise<DeviceCredentials 
 
 /** The notification the page gets on every sign-in change (a `SignInView`). */
 export const SIGNIN_EVENT = 'control/notification.signin';
+
+/** The notification the page gets when the bridge session's state changes: `{ bridge, stopped? }`, as in `/health`. */
+export const BRIDGE_EVENT = 'control/notification.bridge';
 
 /** Workspace and user of an agent that is not signed in: its journal stays empty (no bridge, no calls). */
 const NOT_SIGNED_IN = '(not signed in)';

@@ -7,6 +7,7 @@
  * lib/command.js); test/unit/cli-help-i18n.test.ts fails if an upgrade changes those words.
  */
 import { Command, type Argument, type ErrorOptions, type HelpConfiguration, type Option } from 'commander';
+import stringWidth from 'string-width';
 import type { CliKey } from '../i18n/cli.js';
 import { say } from './say.js';
 
@@ -25,19 +26,6 @@ function withNotes(description: string, choices: readonly string[] | undefined, 
   if (choices) text = say('cli.help.word.choices', { text, values: choices.map((c) => JSON.stringify(c)).join(', ') });
   if (shownDefault !== undefined) text = say('cli.help.word.default', { text, value: defaultText ?? JSON.stringify(shownDefault) });
   return text.trim();
-}
-
-// East Asian wide and fullwidth characters take two terminal columns (CJK ideographs, kana, Hangul,
-// fullwidth punctuation); everything else here is one. Enough for the catalogue's two languages.
-const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]|[\u{20000}-\u{3fffd}]/u;
-// eslint-disable-next-line no-control-regex
-const SGR = /\x1b\[\d*(?:;\d*)*m/g;
-
-/** Terminal columns a string takes (colour codes take none). */
-export function displayWidth(s: string): number {
-  let n = 0;
-  for (const ch of s.replace(SGR, '')) n += WIDE.test(ch) ? 2 : 1;
-  return n;
 }
 
 const CJK_RUN = /[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+/u;
@@ -79,7 +67,7 @@ export function wrap(text: string, width: number): string {
           gap = cur ? p.text : '';
           continue;
         }
-        if (cur && displayWidth(cur + gap + p.text) > width) {
+        if (cur && stringWidth(cur + gap + p.text) > width) {
           lines.push(cur);
           cur = p.text;
         } else cur += gap + p.text;
@@ -103,7 +91,8 @@ export function localisedHelp(): HelpConfiguration {
     optionDescription: (o: Option) =>
       withNotes(o.description, o.argChoices, o.defaultValue !== undefined && (o.required || o.optional || (o.isBoolean() && typeof o.defaultValue === 'boolean')) ? o.defaultValue : undefined, o.defaultValueDescription),
     argumentDescription: (a: Argument) => withNotes(a.description, a.argChoices, a.defaultValue, a.defaultValueDescription),
-    displayWidth,
+    // Terminal columns, not UTF-16 units: a Chinese character takes two, colour codes none.
+    displayWidth: stringWidth,
     boxWrap(this: { minWidthToWrap: number }, str: string, width: number) {
       return width < this.minWidthToWrap ? str : wrap(str, width);
     },

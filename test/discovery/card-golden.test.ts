@@ -46,12 +46,12 @@ for (const [kid, alg] of [['golden-es256', 'ES256'], ['golden-ed25519', 'EdDSA']
 }
 
 test('one changed byte, another key, or a jku pointing at the signer is refused', async () => {
-  const signed = json<Record<string, any>>('card.signed.golden-es256.json');
+  const signed = json<{ skills: { description: string }[] }>('card.signed.golden-es256.json');
   const jwks = json<{ keys: JWK[] }>('golden-es256.jwks');
   const resolve = (k: string) => jwks.keys.find((x) => x.kid === k);
 
   const tampered = structuredClone(signed);
-  tampered.skills[0].description = tampered.skills[0].description.replace('Returns', 'Returnz');
+  tampered.skills[0]!.description = tampered.skills[0]!.description.replace('Returns', 'Returnz');
   await assert.rejects(verifyCard(tampered, resolve), /does not verify/);
   assert.equal(independentVerify(tampered, jwks as never), false);
 

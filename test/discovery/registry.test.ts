@@ -10,6 +10,7 @@ import { TrustStore, parseJwks } from '../../src/discovery/trust-store.js';
 import { signAdapterDir } from '../../src/discovery/adapter-tools.js';
 import { renderProblem, type ProblemMessage } from '../../src/discovery/adapter-problem.js';
 import { LocalEndpoint } from '../../src/endpoint/local-endpoint.js';
+import type { AdapterStatus } from '../../src/discovery/local-adapter.js';
 import type { CallContext } from '../../src/sdk/index.js';
 import { standaloneTemp } from '../../src/sdk/temp.js';
 
@@ -30,6 +31,32 @@ async function makeKey(kid: string) {
 function ctx(): CallContext {
   const log = { debug() {}, info() {}, warn() {}, error() {}, child: () => log };
   return { callId: 'c1', functionId: 'x', signal: new AbortController().signal, requester: undefined, log, blobs: {} as never, progress() {}, commit() {}, resources: [], ...standaloneTemp() };
+}
+
+/** The parts of an `aios/registry.search` answer these tests read. */
+interface SearchAnswer {
+  adapters: { id: string }[];
+  total: number;
+  next_cursor?: string;
+}
+
+/** The parts of an `aios/registry.info` answer these tests read. */
+interface InfoAnswer {
+  status: AdapterStatus;
+  skills: { id: string }[];
+}
+
+/** A message on WS /rpc: the reply to one of our requests (`id`) or a notification (`method`). */
+interface RpcMessage {
+  id?: number;
+  result?: { subscription_id?: string };
+  method?: string;
+  params?: unknown;
+}
+
+/** Calls one of the registry's `aios/registry.*` methods as an authenticated local caller; `T` is the answer's shape. */
+function call<T>(reg: AdapterRegistry, method: string, params: unknown): Promise<T> {
+  return reg.registryMethods()[method]!(params, { authenticated: true }) as Promise<T>;
 }
 
 /** Copies the example into staging, lets the test change it, then renames it in (one atomic "drop"). */
@@ -91,12 +118,12 @@ test('a signed adapter dropped into a watched folder becomes callable and is ann
     if (c.added.length || c.removed.length || c.updated.length) reg.publish({ revision: ++revision, added: c.added, removed: c.removed, updated: c.updated });
   });
   const ws = new WebSocket(`${http.replace('http', 'ws')}/rpc`, { headers: { Authorization: `Bearer ${ep.localToken}` } });
-  const notes: any[] = [];
-  ws.on('message', (d) => notes.push(JSON.parse(String(d))));
+  const notes: RpcMessage[] = [];
+  ws.on('message', (d) => notes.push(JSON.parse(String(d)) as RpcMessage));
   await new Promise((r) => ws.on('open', r));
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'aios/registry.subscribe', params: { events: ['added', 'removed', 'updated'] } }));
   await waitFor(() => notes.some((n) => n.id === 1));
-  assert.match(notes.find((n) => n.id === 1).result.subscription_id, /^sub_/);
+  assert.match(notes.find((n) => n.id === 1)?.result?.subscription_id ?? '', /^sub_/);
   try {
     assert.equal(reg.functions().length, 0);
     const added = nextChange(reg, (c) => c.added.some((f) => f.id === 'hello.greet'));
@@ -107,7 +134,7 @@ test('a signed adapter dropped into a watched folder becomes callable and is ann
     assert.equal(fn.descriptor.permission_level, 'public');
     assert.deepEqual(await fn.run({ name: 'Ada' } as never, ctx()), { greeting: 'Hello, Ada!' });
     await waitFor(() => notes.some((n) => n.method === 'aios/notification.tools_changed'));
-    assert.deepEqual(notes.find((n) => n.method === 'aios/notification.tools_changed').params, {
+    assert.deepEqual(notes.find((n) => n.method === 'aios/notification.tools_changed')?.params, {
       revision: 1, added: [{ id: 'hello.greet', name: 'Greet someone' }], removed: [], updated: [],
     });
 
@@ -125,7 +152,7 @@ test('a signed adapter dropped into a watched folder becomes callable and is ann
 
 test('unsigned, tampered code and tampered card are refused with the reason in registry.info; the others keep working', async () => {
   const reg = await registry();
-  const info = reg.registryMethods()['aios/registry.info'] as (p: unknown, c: { authenticated: boolean }) => Promise<any>;
+  const info = (adapterId: string) => call<InfoAnswer>(reg, 'aios/registry.info', { adapter_id: adapterId });
   try {
     const changed = nextChange(reg, (c) => c.adapters.added.length + c.adapters.updated.length > 0);
     await drop(userDir, 'good', async (d) => {
@@ -160,24 +187,24 @@ test('unsigned, tampered code and tampered card are refused with the reason in r
     await drop(systemDir, 'broken', async (d) => writeFile(join(d, 'adapter.json'), '{ not json'));
     await reg.refresh('local');
 
-    const unsigned = await info({ adapter_id: 'org.example.unsigned' }, { authenticated: true });
+    const unsigned = await info('org.example.unsigned');
     assert.equal(unsigned.status.available, false);
-    assert.match(unsigned.status.reason, /not signed/);
+    assert.match(unsigned.status.reason ?? '', /not signed/);
 
-    const tc = await info({ adapter_id: 'org.example.tampered_code' }, { authenticated: true });
+    const tc = await info('org.example.tampered_code');
     assert.equal(tc.status.available, false);
     // The signature is good; the code it binds is not the code in the folder.
-    assert.match(tc.status.reason, /index\.mjs does not match its signed hash/);
+    assert.match(tc.status.reason ?? '', /index\.mjs does not match its signed hash/);
 
-    const card = await info({ adapter_id: 'org.example.hello' }, { authenticated: true });
+    const card = await info('org.example.hello');
     assert.equal(card.status.available, false);
-    assert.match(card.status.reason, /signature refused: .*does not verify/);
+    assert.match(card.status.reason ?? '', /signature refused: .*does not verify/);
 
-    const broken = await info({ adapter_id: 'broken' }, { authenticated: true });
+    const broken = await info('broken');
     assert.equal(broken.status.available, false);
-    assert.match(broken.status.reason, /not valid JSON/);
+    assert.match(broken.status.reason ?? '', /not valid JSON/);
 
-    const good = await info({ adapter_id: 'org.example.good' }, { authenticated: true });
+    const good = await info('org.example.good');
     assert.equal(good.status.available, true, good.status.reason);
     assert.deepEqual(reg.functions().map((f) => f.descriptor.id), ['good.greet']);
 
@@ -226,7 +253,7 @@ test('developer mode loads an unsigned adapter with a visible warning', async ()
     const e = reg.getAdapter('org.example.hello');
     assert.equal(e?.status.available, true);
     assert.match(e?.status.warning ?? '', /developer mode/);
-    const search = await (reg.registryMethods()['aios/registry.search'] as any)({ query: 'hello' }, { authenticated: true });
+    const search = await call<SearchAnswer>(reg, 'aios/registry.search', { query: 'hello' });
     assert.deepEqual(search, { adapters: [{ id: 'org.example.hello', name: 'Hello example adapter', version: '1.0.0', skills_count: 1, status: 'available' }], total: 1 });
   } finally {
     await reg.stop();
@@ -308,26 +335,27 @@ test('registry methods: shapes of search/info/refresh, params checked, subscribe
   reg.addBuiltin({ id: 'aios.builtin.device', name: 'Device', version: '0.1.0' }, [
     { id: 'device.info', name: 'Device info', description: '', version: '1', capability_type: 'device', access: 'public', permission_level: 'public', confirmation: 'never', input_schema: {}, output_schema: {}, timeout_ms_default: 1, timeout_ms_max: 1, cancellable: false, locks: [] },
   ]);
-  const m = reg.registryMethods() as Record<string, (p: unknown, c: any) => Promise<any>>;
+  const m = reg.registryMethods();
   const c = { authenticated: true };
+  const search = (params: unknown) => call<SearchAnswer>(reg, 'aios/registry.search', params);
   try {
     const dir = await drop(userDir, 'org.example.hello');
     assert.deepEqual(await m['aios/registry.refresh']!({ scope: 'local' }, c), { added: [{ id: 'org.example.hello', name: 'Hello example adapter' }], removed: [], updated: [] });
-    const all = await m['aios/registry.search']!({}, c);
+    const all = await search({});
     assert.equal(all.total, 2);
-    assert.deepEqual(all.adapters.map((a: any) => a.id), ['aios.builtin.device', 'org.example.hello']);
-    const byType = await m['aios/registry.search']!({ type: 'device' }, c);
-    assert.deepEqual(byType.adapters.map((a: any) => a.id), ['aios.builtin.device']);
-    const page = await m['aios/registry.search']!({ limit: 1 }, c);
+    assert.deepEqual(all.adapters.map((a) => a.id), ['aios.builtin.device', 'org.example.hello']);
+    const byType = await search({ type: 'device' });
+    assert.deepEqual(byType.adapters.map((a) => a.id), ['aios.builtin.device']);
+    const page = await search({ limit: 1 });
     assert.equal(page.next_cursor, '1');
-    assert.deepEqual((await m['aios/registry.search']!({ limit: 1, cursor: page.next_cursor }, c)).adapters.map((a: any) => a.id), ['org.example.hello']);
-    assert.equal((await m['aios/registry.search']!({ capabilities: ['streaming'] }, c)).total, 0);
-    const info = await m['aios/registry.info']!({ adapter_id: 'org.example.hello' }, c);
+    assert.deepEqual((await search({ limit: 1, cursor: page.next_cursor })).adapters.map((a) => a.id), ['org.example.hello']);
+    assert.equal((await search({ capabilities: ['streaming'] })).total, 0);
+    const info = await call<InfoAnswer>(reg, 'aios/registry.info', { adapter_id: 'org.example.hello' });
     assert.deepEqual(Object.keys(info).sort(), ['adapter', 'capabilities', 'skills', 'source', 'status']);
     assert.deepEqual(Object.keys(info.status).sort(), ['available', 'software_installed', 'software_running']);
-    assert.equal(info.skills[0].id, 'hello.greet');
+    assert.equal(info.skills[0]?.id, 'hello.greet');
     await assert.rejects(m['aios/registry.info']!({ adapter_id: 'nope' }, c), /Unknown adapter/);
-    await assert.rejects(m['aios/registry.search']!({ limit: 'x' }, c), (e: any) => e.code === -32602);
+    await assert.rejects(search({ limit: 'x' }), { code: -32602 });
     await assert.rejects(m['aios/registry.subscribe']!({ events: ['added'] }, c), /notifications/);
     assert.deepEqual(await m['aios/registry.unsubscribe']!({ subscription_id: 'sub_x' }, c), {});
     await rm(dir, { recursive: true });

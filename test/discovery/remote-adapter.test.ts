@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { exportJWK, FlattenedSign, generateKeyPair, type JWK } from 'jose';
-import { AdapterRegistry } from '../../src/discovery/registry.js';
+import { AdapterRegistry, type RegistryChange } from '../../src/discovery/registry.js';
 import { TrustStore } from '../../src/discovery/trust-store.js';
 import { signCard, signingPayload } from '../../src/protocol/card-sign.js';
 import { fetchRemoteCard } from '../../src/discovery/remote-adapter.js';
@@ -20,7 +20,14 @@ let dir: string;
 let ca: Buffer;
 let server: Server;
 let origin: string;
-const state: { card: unknown; jwks: unknown; attackerJwks: unknown; calls: any[] } = { card: null, jwks: null, attackerJwks: null, calls: [] };
+/** A JSON-RPC request the site's /rpc received: the fields the site answers from and the tests read. */
+interface InvokeRequest {
+  id: number | string;
+  method: string;
+  params: { function: string; call_id: string; arguments: { text?: string } };
+}
+
+const state: { card: unknown; jwks: unknown; attackerJwks: unknown; calls: InvokeRequest[] } = { card: null, jwks: null, attackerJwks: null, calls: [] };
 let siteKey: Awaited<ReturnType<typeof key>>;
 
 async function key(kid: string) {
@@ -65,7 +72,7 @@ before(async () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const msg = JSON.parse(Buffer.concat(chunks).toString('utf8')) as InvokeRequest;
         state.calls.push(msg);
         const p = msg.params;
         if (p.function === 'remote.echo') return send(200, { jsonrpc: '2.0', id: msg.id, result: { call_id: p.call_id, function: p.function, state: 'completed', output: { echo: p.arguments.text }, error: null } });
@@ -88,9 +95,9 @@ test('adapters add: the card verifies against the origin JWKS, its skills are re
   const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([]), dataDir: join(dir, 'data'), remoteCa: ca, watch: false });
   await reg.start();
   await reg.remoteReady;
-  const changed = new Promise((r) => reg.once('changed', r));
+  const changed = new Promise<RegistryChange>((r) => reg.once('changed', r));
   const e = await reg.addRemote(origin);
-  assert.deepEqual(((await changed) as any).added.map((f: any) => f.id), ['remote.echo', 'remote.fail']);
+  assert.deepEqual((await changed).added.map((f) => f.id), ['remote.echo', 'remote.fail']);
   assert.equal(e.status.available, true);
   assert.equal(e.kind, 'remote');
   const echo = reg.functions().find((f) => f.descriptor.id === 'remote.echo');
@@ -99,8 +106,8 @@ test('adapters add: the card verifies against the origin JWKS, its skills are re
   assert.equal(echo.descriptor.access, 'restricted');
   assert.equal(echo.descriptor.risk, undefined);
   assert.deepEqual(await echo.run({ text: 'hi' } as never, ctx('call-1')), { echo: 'hi' });
-  assert.equal(state.calls.at(-1).method, 'aios/function.invoke');
-  assert.equal(state.calls.at(-1).params.call_id, 'call-1');
+  assert.equal(state.calls.at(-1)?.method, 'aios/function.invoke');
+  assert.equal(state.calls.at(-1)?.params.call_id, 'call-1');
   const fail = reg.functions().find((f) => f.descriptor.id === 'remote.fail');
   await assert.rejects(fail!.run({} as never, ctx('call-2')), (err: unknown) => err instanceof WireError && err.type === 'device_unavailable');
   await reg.stop();
@@ -169,7 +176,7 @@ test('CLI: adapter verify <url> and adapters add <url> with --ca', async () => {
   const l = await run(process.execPath, [...cli, 'adapters', 'list', '--data-dir', join(dir, 'cli-data')]);
   assert.match(l.stdout, /✓ com\.example\.remote 2\.0\.0 {2}Remote echo/);
   assert.match(a.stdout, /no agent runs with .*: it loads the adapter when it starts/);
-  await assert.rejects(run(process.execPath, [...cli, 'adapter', 'verify', origin, '--data-dir', join(dir, 'cli-data')]), (e: any) => e.code === 1 && /✗/.test(e.stderr));
+  await assert.rejects(run(process.execPath, [...cli, 'adapter', 'verify', origin, '--data-dir', join(dir, 'cli-data')]), { code: 1, stderr: /✗/ });
 });
 
 test('an unreachable remote adapter does not hold up start(): it is fetched in the background and shown unavailable', async () => {

@@ -91,11 +91,11 @@ test('the card served over HTTP verifies with the published JWKS using node:cryp
   assert.equal(res.status, 200);
   const jwksRes = await http('/.well-known/jwks.json');
   assert.equal(jwksRes.status, 200);
-  const card = JSON.parse(res.body) as Record<string, any>;
+  const card = JSON.parse(res.body) as { skills: { id: string; description: string }[] };
   assert.equal(independentVerify(card, JSON.parse(jwksRes.body)), true);
-  assert.deepEqual(card.skills.map((s: Descriptor) => s.id).sort(), DESCRIPTORS.map((d) => d.id).sort());
+  assert.deepEqual(card.skills.map((s) => s.id).sort(), DESCRIPTORS.map((d) => d.id).sort());
   // A changed byte on the way is caught by the same independent check.
-  card.skills[0].description += '!';
+  card.skills[0]!.description += '!';
   assert.equal(independentVerify(card, JSON.parse(jwksRes.body)), false);
 });
 
@@ -216,14 +216,14 @@ test('WS /rpc: authenticated clients call methods and receive broadcasts; withou
   const ws = new WebSocket(url, ['aios-local.v1', `bearer.${ep.localToken}`]);
   await new Promise((res, rej) => { ws.on('open', res); ws.on('error', rej); });
   assert.equal(ws.protocol, 'aios-local.v1');
-  const messages: any[] = [];
-  ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+  const messages: { id?: number; method?: string }[] = [];
+  ws.on('message', (d) => messages.push(JSON.parse(String(d)) as (typeof messages)[number]));
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'test.echo', params: { x: 1 } }));
   await waitFor(() => messages.length >= 1);
   assert.deepEqual(messages[0], { jsonrpc: '2.0', id: 1, result: { x: 1 } });
   ep.broadcast('aios/notification.tools_changed', { revision: 3, added: [], removed: [], updated: [] });
   await waitFor(() => messages.length >= 2);
-  assert.equal(messages[1].method, 'aios/notification.tools_changed');
+  assert.equal(messages[1]?.method, 'aios/notification.tools_changed');
   ws.close();
 });
 

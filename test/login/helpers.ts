@@ -47,10 +47,20 @@ export async function startOAuthBridge(opts: Partial<Omit<OAuthServiceOptions, '
   const db = new Database(join(tmp.dir, 'bridge.sqlite'));
   db.pragma('journal_mode = WAL');
   let offset = 0;
-  let service: OAuthService | undefined;
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    service!.handleHttp(req, res, url).then(
+  // The service needs the server's URL, so it is built once the server listens; requests are served from then on.
+  const server: Server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const service = new OAuthService({
+    db,
+    users: opts.users ?? (await testUsers()),
+    public_url: url,
+    device_poll_interval_s: 0,
+    ...opts,
+    clock: () => Date.now() + offset,
+  });
+  server.on('request', (req, res) => {
+    service.handleHttp(req, res, new URL(req.url ?? '/', 'http://127.0.0.1')).then(
       (served) => {
         if (!served) {
           res.writeHead(404).end();
@@ -60,16 +70,6 @@ export async function startOAuthBridge(opts: Partial<Omit<OAuthServiceOptions, '
         res.writeHead(500).end(e.message);
       },
     );
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  service = new OAuthService({
-    db,
-    users: opts.users ?? (await testUsers()),
-    public_url: url,
-    device_poll_interval_s: 0,
-    ...opts,
-    clock: () => Date.now() + offset,
   });
   const revoked: string[] = [];
   service.onRevoked((id) => revoked.push(id.device_id));

@@ -19,6 +19,9 @@ export interface PtyPair {
   kill(sig?: NodeJS.Signals): Promise<void>;
 }
 
+/** util-linux's setpriv (Linux), used to tie socat's life to this process's. */
+const SETPRIV = '/usr/bin/setpriv';
+
 /** Starts `socat pty,raw,echo=0,link=A pty,raw,echo=0,link=B` and waits until it relays. */
 export async function startPtyPair(dir = mkdtempSync(join(tmpdir(), 'aios-serial-'))): Promise<PtyPair> {
   const a = join(dir, 'ttyA');
@@ -26,7 +29,11 @@ export async function startPtyPair(dir = mkdtempSync(join(tmpdir(), 'aios-serial
   // Links left by a killed socat would make the new one fail.
   rmSync(a, { force: true });
   rmSync(b, { force: true });
-  const child: ChildProcess = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const socat = ['socat', '-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`];
+  // Through `setpriv --pdeathsig` where it exists (util-linux): socat then ends with the test or bench
+  // that started it, even one killed outright, instead of relaying on with nobody left to stop it.
+  const argv = existsSync(SETPRIV) ? [SETPRIV, '--pdeathsig', 'TERM', '--', ...socat] : socat;
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   await new Promise<void>((resolve, reject) => {
     let err = '';

@@ -16,9 +16,8 @@ import { until } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
 import { SCREENS, axe, unwrappedText } from './page-checks.js';
+import { assertCatalogueBlock, rendererFile } from './catalogue-blocks.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const RENDERER = join(ROOT, 'electron', 'renderer');
 /** Wide enough for every screen, small enough for the user guide's pictures. */
 const VIEWPORT = { width: 800, height: 900 };
 
@@ -71,18 +70,13 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
   });
 
   test('the capture page uses only ui.capture.* keys that both catalogues hold, as one block at the end', () => {
-    const en = JSON.parse(readFileSync(join(RENDERER, 'en.json'), 'utf8')) as Record<string, string>;
-    const zh = JSON.parse(readFileSync(join(RENDERER, 'zh-CN.json'), 'utf8')) as Record<string, string>;
-    const html = readFileSync(join(RENDERER, 'capture.html'), 'utf8');
-    const js = readFileSync(join(RENDERER, 'capture.js'), 'utf8');
+    const html = rendererFile('capture.html');
+    const js = rendererFile('capture.js');
     const used = [...html.matchAll(/data-i18n="([^"]+)"/g), ...js.matchAll(/'(ui\.[a-z_.]+)'/g), ...js.matchAll(/`(ui\.capture\.device)\.\$\{kind\}`/g)].map((m) => m[1]!);
     assert.ok(used.length >= 10, `the capture page uses its catalogue (${used.length})`);
-    for (const k of used.map((k) => (k === 'ui.capture.device' ? ['ui.capture.device.camera', 'ui.capture.device.microphone'] : [k])).flat()) assert.ok(en[k] && zh[k], `${k} in both catalogues`);
-    for (const table of [en, zh]) {
-      const keys = Object.keys(table);
-      const first = keys.findIndex((k) => k.startsWith('ui.capture.'));
-      assert.ok(first > 0 && keys.slice(first).every((k) => k.startsWith('ui.capture.')), 'the ui.capture.* keys are one block at the end');
-    }
+    const keys = used.flatMap((k) => (k === 'ui.capture.device' ? ['ui.capture.device.camera', 'ui.capture.device.microphone'] : [k]));
+    assert.ok(keys.every((k) => k.startsWith('ui.capture.')), `only ui.capture.* keys: ${keys.join(', ')}`);
+    assertCatalogueBlock(keys, (k) => k.startsWith('ui.capture.'), 'ui.capture.*', true);
   });
 
   for (const locale of ['en', 'zh-CN', 'pseudo']) {

@@ -19,9 +19,8 @@ import { until, type Proc } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
 import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
+import { assertCatalogueBlock, rendererFile } from './catalogue-blocks.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const RENDERER = join(ROOT, 'electron', 'renderer');
 // jsqr is CommonJS with its function on `default`: under Node's ESM interop that is one level down.
 const jsQR = (jsqr as unknown as { default: typeof jsqr.default }).default;
 
@@ -78,22 +77,13 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     await stack?.stop();
   });
 
-  test('the catalogues hold every ui.signin.* key the page uses, in en and zh-CN, as one block at the end', () => {
-    const en = JSON.parse(readFileSync(join(RENDERER, 'en.json'), 'utf8')) as Record<string, string>;
-    const zh = JSON.parse(readFileSync(join(RENDERER, 'zh-CN.json'), 'utf8')) as Record<string, string>;
-    const html = readFileSync(join(RENDERER, 'index.html'), 'utf8');
-    const js = readFileSync(join(RENDERER, 'signin.js'), 'utf8');
+  test('the catalogues hold every ui.signin.* key the page uses, in en and zh-CN, as one block', () => {
+    const html = rendererFile('index.html');
+    const js = rendererFile('signin.js');
     const used = [...html.matchAll(/data-i18n="(ui\.signin\.[^"]+)"/g), ...js.matchAll(/'(ui\.signin\.[a-z_.]+)'/g)].map((m) => m[1]!);
     assert.ok(used.length > 10, `the screen uses its strings (${used.length})`);
-    for (const k of used) assert.ok(en[k] && zh[k], `${k} in both catalogues`);
-    for (const table of [en, zh]) {
-      const keys = Object.keys(table);
-      const mine = (k: string) => k.startsWith('ui.signin.') || k.startsWith('ui.tray.signin.');
-      // One block; the Settings and capture page blocks follow it (each screen's block apart keeps merges easy).
-      const first = keys.findIndex(mine);
-      const count = keys.filter(mine).length;
-      assert.ok(first > 0 && keys.slice(first, first + count).every(mine), 'the sign-in keys (ui.signin.*, ui.tray.signin.*) are one block');
-    }
+    // One block; the Settings and capture page blocks follow it.
+    assertCatalogueBlock(used, (k) => k.startsWith('ui.signin.') || k.startsWith('ui.tray.signin.'), 'sign-in (ui.signin.*, ui.tray.signin.*)');
   });
 
   test('not signed in: code and QR, approval on the bridge page signs the agent in and it connects', async () => {

@@ -42,6 +42,9 @@ export async function setup(opts: { locale?: string; agent?: Record<string, unkn
   const client = new RuntimeClient({ bridge_url: url, token: t.runtime, workspace_id: ids.workspace_id, device_id: ids.device_id });
   return {
     dir,
+    /** The bridge's address and the stack's tokens (another agent with the same device token replaces this one). */
+    bridgeUrl: url,
+    tokens: t,
     running,
     endpoint,
     ui,

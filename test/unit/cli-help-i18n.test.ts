@@ -13,7 +13,8 @@ import type { Command } from 'commander';
 import { cliRun, ROOT } from '../helpers/stack.js';
 import { cliEn, cliZh, type CliKey } from '../../src/i18n/cli.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { displayWidth, LocalisedCommand, localiseError, wrap } from '../../src/cli/localised-command.js';
+import stringWidth from 'string-width';
+import { LocalisedCommand, localisedHelp, localiseError, wrap } from '../../src/cli/localised-command.js';
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 const EN = { LC_ALL: 'C.UTF-8' };
@@ -62,6 +63,10 @@ test('invoke --help: options, notes and defaults in the user language', async ()
   assert.equal(en.code, 0, en.err);
   assertHas(zh.out, [cliZh['cli.help.invoke'], cliZh['cli.help.invoke.blob'], cliZh['cli.help.opt.json_record'], cliZh['cli.help.runtime.token'], '（默认："{}"）', ' (aios-device invoke)"）'], 'zh invoke --help');
   assertNoEnglish(zh.out, 'zh invoke --help');
+  // Not a terminal, so commander wraps at 80 columns; a Chinese character takes two of them.
+  const wide = zh.out.split('\n').filter((l) => stringWidth(l) > 80);
+  assert.deepEqual(wide, [], 'zh invoke --help lines wider than 80 columns');
+  assert.ok(zh.out.split('\n').some((l) => HAN.test(l) && stringWidth(l) > 70), `no Chinese line near the width, so nothing was wrapped:\n${zh.out}`);
   // Flags, argument names and file names stay as typed.
   assert.match(zh.out, /--save-blob <file>/);
   assert.match(zh.out, /--token-file 或 AIOS_RUNTIME_TOKEN/);
@@ -169,13 +174,15 @@ test('every cli.help key is used by the command line, and every cli string has i
 });
 
 test('wrapping counts a Chinese character as two columns and breaks between words, never before a closing mark', () => {
-  assert.equal(displayWidth('中文ab'), 6);
-  assert.equal(displayWidth('\x1b[1m用法：\x1b[22m'), 6);
+  // commander pads the help's columns with this width, so it must count terminal columns.
+  const width = localisedHelp().displayWidth!;
+  assert.equal(width('中文ab'), 6);
+  assert.equal(width('\x1b[1m用法：\x1b[22m'), 6);
   const text = cliZh['cli.help.invoke.save_blob'];
   const lines = wrap(text, 30).split('\n');
   assert.ok(lines.length >= 3, lines.join('\n'));
   for (const l of lines) {
-    assert.ok(displayWidth(l) <= 30, `"${l}" is ${displayWidth(l)} columns`);
+    assert.ok(stringWidth(l) <= 30, `"${l}" is ${stringWidth(l)} columns`);
     assert.doesNotMatch(l, /^[，。；：）]/, `"${l}" starts with a closing mark`);
     assert.doesNotMatch(l, /[（“]$/, `"${l}" ends with an opening mark`);
   }
