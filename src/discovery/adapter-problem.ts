@@ -48,7 +48,7 @@ export function problemOf(e: unknown, wrap: CoreKey = 'core.adapter.detail'): Pr
   return { key: wrap, params: { detail: e instanceof Error ? e.message : String(e) } };
 }
 
-/** At most this many violations are named in one sentence (the rest would drown the first). */
+/** At most this many violations are named in one sentence (the rest would drown the first; they are counted). */
 const MAX_VIOLATIONS = 3;
 
 /** ajv-i18n's language for each of our locales that is not English. */
@@ -87,12 +87,14 @@ export function renderViolation(v: SchemaViolation, locale: Locale = 'en'): stri
 export function renderProblem(p: ProblemMessage, locale: Locale = 'en', fallback?: string): string {
   if (fallback !== undefined && !strings.has(p.key)) return fallback;
   const params: Record<string, string | number> = {};
-  for (const [k, v] of Object.entries(p.params ?? {})) params[k] = typeof v === 'object' ? renderProblem(v, locale) : v;
-  if (p.violations) {
-    params['violations'] = p.violations
-      .slice(0, MAX_VIOLATIONS)
-      .map((v) => renderViolation(v, locale))
-      .join(strings.render(coreMessage('core.schema.separator'), locale));
+  // Read back from JSON (a running agent's answer), so each part is checked before it is used.
+  for (const [k, v] of Object.entries(p.params ?? {})) params[k] = isProblemMessage(v) ? renderProblem(v, locale) : typeof v === 'number' ? v : String(v);
+  if (Array.isArray(p.violations)) {
+    const shown = p.violations.slice(0, MAX_VIOLATIONS).map((v) => renderViolation(v, locale));
+    // The rest are counted, so a developer knows the first fix is not the last.
+    const rest = p.violations.length - shown.length;
+    if (rest > 0) shown.push(strings.render(coreMessage('core.schema.more', { n: rest }), locale));
+    params['violations'] = shown.join(strings.render(coreMessage('core.schema.separator'), locale));
   }
   return strings.render({ key: p.key, params }, locale);
 }

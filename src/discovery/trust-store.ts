@@ -12,6 +12,7 @@ import { jcs } from '../protocol/hash.js';
 import type { Logger } from '../sdk/index.js';
 import { publicOnly } from '../protocol/card-sign.js';
 import { writeJsonFile } from '../base/json-file.js';
+import { AdapterProblem } from './adapter-problem.js';
 
 /** Where a trusted key came from. */
 export type TrustSource = 'builtin' | 'config' | 'imported' | 'pinned';
@@ -49,11 +50,11 @@ export function importedKeysFile(dataDir: string): string {
 export function parseJwks(value: unknown): JWK[] {
   // A bare JWK is read as a set of one, so handing over a single key file works (and a private one is named as such).
   const keys = typeof (value as JWK | null)?.kty === 'string' ? [value] : (value as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(keys)) throw new Error('not a JWKS document (no "keys" array)');
+  if (!Array.isArray(keys)) throw new AdapterProblem('core.adapter.jwks_not_jwks');
   return keys.map((k, i) => {
-    if (!k || typeof k !== 'object' || typeof (k as JWK).kty !== 'string') throw new Error(`key ${i} is not a JWK`);
-    if (typeof (k as JWK).kid !== 'string' || !(k as JWK).kid) throw new Error(`key ${i} has no kid`);
-    if (PRIVATE_MEMBERS.some((m) => m in (k as object))) throw new Error(`key ${i} (${String((k as JWK).kid)}) holds private key material; import only public keys`);
+    if (!k || typeof k !== 'object' || typeof (k as JWK).kty !== 'string') throw new AdapterProblem('core.adapter.jwks_not_jwk', { index: i });
+    if (typeof (k as JWK).kid !== 'string' || !(k as JWK).kid) throw new AdapterProblem('core.adapter.jwks_no_kid', { index: i });
+    if (PRIVATE_MEMBERS.some((m) => m in (k as object))) throw new AdapterProblem('core.adapter.jwks_private', { index: i, kid: String((k as JWK).kid) });
     return k as JWK;
   });
 }
@@ -104,7 +105,7 @@ export class TrustStore {
     const incoming = parseJwks(value);
     for (const k of incoming) {
       const have = this.keys.get(k.kid as string);
-      if (have && jcs(publicOnly(have.jwk)) !== jcs(k)) throw new Error(`key id ${String(k.kid)} is already trusted with a different key`);
+      if (have && jcs(publicOnly(have.jwk)) !== jcs(k)) throw new AdapterProblem('core.adapter.jwks_conflict', { kid: String(k.kid) });
     }
     const added = incoming.filter((k) => !this.keys.has(k.kid as string));
     if (added.length === 0) return [];

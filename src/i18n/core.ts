@@ -166,6 +166,11 @@ export const en = {
   'core.adapter.stored_stopping': 'adapter {id} was stored, but the adapter registry is stopping; it loads at the next start',
   'core.adapter.remote_list_unreadable': 'the list of remote adapters {file} cannot be read: {detail}',
   'core.adapter.remote_list_invalid': 'the list of remote adapters {file} is not valid (expected { "adapters": [...] }); fix or delete it',
+  'core.adapter.jwks_not_jwks': 'not a JWKS document (no "keys" array)',
+  'core.adapter.jwks_not_jwk': 'key {index} is not a JWK',
+  'core.adapter.jwks_no_kid': 'key {index} has no kid',
+  'core.adapter.jwks_private': 'key {index} ({kid}) holds private key material; import only public keys',
+  'core.adapter.jwks_conflict': 'key id {kid} is already trusted with a different key',
   'core.schema.violation': '{pointer} {text}',
   'core.schema.not_allowed': 'is not an allowed property',
   'core.schema.required': 'is required',
@@ -173,6 +178,7 @@ export const en = {
   'core.schema.one_of': 'must be one of {values}',
   'core.schema.exactly_one': 'must have exactly one of {names}',
   'core.schema.separator': '; ',
+  'core.schema.more': '(and {n} more)',
 } as const satisfies Messages;
 
 /** A core string key. */
@@ -340,6 +346,11 @@ export const zhCN: Record<CoreKey, string> = {
   'core.adapter.stored_stopping': '适配器 {id} 已保存，但适配器注册表正在停止；下次启动时会加载',
   'core.adapter.remote_list_unreadable': '无法读取远程适配器列表 {file}：{detail}',
   'core.adapter.remote_list_invalid': '远程适配器列表 {file} 无效（应为 { "adapters": [...] }）；请修正或删除它',
+  'core.adapter.jwks_not_jwks': '不是 JWKS 文档（没有 "keys" 数组）',
+  'core.adapter.jwks_not_jwk': '密钥 {index} 不是 JWK',
+  'core.adapter.jwks_no_kid': '密钥 {index} 没有 kid',
+  'core.adapter.jwks_private': '密钥 {index}（{kid}）含有私钥材料；只能导入公钥',
+  'core.adapter.jwks_conflict': '密钥 ID {kid} 已对应另一个受信任的密钥',
   'core.schema.violation': '{pointer}：{text}',
   'core.schema.not_allowed': '不是允许的属性',
   'core.schema.required': '是必填项',
@@ -347,4 +358,5 @@ export const zhCN: Record<CoreKey, string> = {
   'core.schema.one_of': '必须是以下之一：{values}',
   'core.schema.exactly_one': '必须恰好有以下之一：{names}',
   'core.schema.separator': '；',
+  'core.schema.more': '（另有 {n} 处）',
 };

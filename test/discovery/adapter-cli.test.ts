@@ -171,3 +171,14 @@ test('sign says what is wrong with the key file in the user\'s language', async 
   assert.match(en.err, /^✗ the key file holds no private key$/m);
   await assert.rejects(readFile(join(adapter, 'adapter.json')), 'nothing was signed');
 });
+
+test('keys import refuses a private key in the user\'s language', async () => {
+  const data = join(await mkdtemp(join(dir, 'keys-')), 'data');
+  const priv = join(EXAMPLE, 'keys', 'EXAMPLE-ONLY.private.jwk.json');
+  const zh = await cliRun(['keys', 'import', priv, '--data-dir', data], ZH);
+  assert.equal(zh.code, 1, zh.out);
+  assert.match(zh.err, /^✗ 密钥 0（example-hello-2026）含有私钥材料；只能导入公钥$/m);
+  const en = await cliRun(['keys', 'import', priv, '--data-dir', data]);
+  assert.equal(en.code, 1, en.out);
+  assert.match(en.err, /^✗ key 0 \(example-hello-2026\) holds private key material; import only public keys$/m);
+});

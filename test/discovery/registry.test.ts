@@ -215,7 +215,9 @@ test('unsigned, tampered code and tampered card are refused with the reason in r
     assert.equal(zh(tc), '代码被拒绝：文件 index.mjs 与其签名时的哈希不符');
     assert.match(zh(card), /^签名被拒绝：/);
     assert.equal(zh(broken), 'adapter.json 不是有效的 JSON');
-    assert.equal(renderProblem(tc.status.reason_message, 'en'), tc.status.reason, 'the English reason is the message in en');
+    const tcSaid = tc.status.reason_message;
+    assert.ok(tcSaid, 'the reason comes with its message');
+    assert.equal(renderProblem(tcSaid, 'en'), tc.status.reason, 'the English reason is the message in en');
   } finally {
     await reg.stop();
     for (const n of ['good']) await rm(join(userDir, n), { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { skillToDescriptor } from '../../src/discovery/card.js';
 import { Descriptor } from '../../src/protocol/messages.js';
 import { schemaValidator } from '../../src/protocol/schema-validator.js';
 import { ManifestError } from '../../src/discovery/tool-yaml.js';
-import { renderProblem } from '../../src/discovery/adapter-problem.js';
+import { renderProblem, type ProblemMessage } from '../../src/discovery/adapter-problem.js';
 
 const YAML = `
 tool: { id: org.example.scan, name: Scanner, version: 1.2.0, description: Scans paper }
@@ -99,6 +99,21 @@ test('schema violations are said in the reader\'s language: our rewordings from 
   assert.equal(renderProblem(JSON.parse(JSON.stringify(e.said)), 'zh-CN'), zh);
 });
 
+test('past the first three violations the rest are counted, in both languages', () => {
+  const e = manifestError(YAML.replace('level: high', 'level: max').replace('name: Scanner,', 'name: 5, colour: red, size: 1, weight: 2,'));
+  assert.ok(e.said.violations!.length >= 5, `five violations (${e.said.violations!.length})`);
+  const rest = e.said.violations!.length - 3;
+  const en = renderProblem(e.said, 'en');
+  assert.match(en, new RegExp(`; \\(and ${rest} more\\)\\)$`));
+  assert.equal(en.split('; ').length, 4, 'three violations and the count');
+  assert.match(renderProblem(e.said, 'zh-CN'), new RegExp(`；（另有 ${rest} 处）`));
+  // Three or fewer: no count.
+  assert.doesNotMatch(renderProblem({ ...e.said, violations: e.said.violations!.slice(0, 3) }, 'en'), /more/);
+});
+
 test('a problem whose key this build does not know renders as the English reason it came with', () => {
   assert.equal(renderProblem({ key: 'core.adapter.from_a_newer_agent' }, 'zh-CN', 'the English reason'), 'the English reason');
+  // Damaged data (it may come over JSON) renders as best it can instead of throwing.
+  const damaged = JSON.parse('{"key":"core.adapter.code_refused","params":{"detail":null},"violations":{}}') as ProblemMessage;
+  assert.equal(renderProblem(damaged, 'zh-CN'), '代码被拒绝：null');
 });

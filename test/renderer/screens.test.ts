@@ -25,6 +25,17 @@ const VIEWPORT = { width: 800, height: 900 };
 export const SCREEN_NAMES = ['signin', 'status', 'prompt', 'activity', 'details', 'settings-shared', 'settings-functions', 'settings-general', 'settings-about', 'capture'] as const;
 type ScreenName = (typeof SCREEN_NAMES)[number];
 
+// A check of the catalogue files alone: no browser, bridge or agent needed.
+test('the capture page uses only ui.capture.* keys that both catalogues hold, as one block at the end', () => {
+  const html = rendererFile('capture.html');
+  const js = rendererFile('capture.js');
+  const used = [...html.matchAll(/data-i18n="([^"]+)"/g), ...js.matchAll(/'(ui\.[a-z_.]+)'/g), ...js.matchAll(/`(ui\.capture\.device)\.\$\{kind\}`/g)].map((m) => m[1]!);
+  assert.ok(used.length >= 10, `the capture page uses its catalogue (${used.length})`);
+  const keys = used.flatMap((k) => (k === 'ui.capture.device' ? ['ui.capture.device.camera', 'ui.capture.device.microphone'] : [k]));
+  assert.ok(keys.every((k) => k.startsWith('ui.capture.')), `only ui.capture.* keys: ${keys.join(', ')}`);
+  assertCatalogueBlock(keys, (k) => k.startsWith('ui.capture.'), 'ui.capture.*', true);
+});
+
 describe('every screen in en and zh-CN, against CLI-started bridge and agent', () => {
   let dir: string;
   let bridgeUrl: string;
@@ -67,16 +78,6 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
 
   after(async () => {
     await stack?.stop();
-  });
-
-  test('the capture page uses only ui.capture.* keys that both catalogues hold, as one block at the end', () => {
-    const html = rendererFile('capture.html');
-    const js = rendererFile('capture.js');
-    const used = [...html.matchAll(/data-i18n="([^"]+)"/g), ...js.matchAll(/'(ui\.[a-z_.]+)'/g), ...js.matchAll(/`(ui\.capture\.device)\.\$\{kind\}`/g)].map((m) => m[1]!);
-    assert.ok(used.length >= 10, `the capture page uses its catalogue (${used.length})`);
-    const keys = used.flatMap((k) => (k === 'ui.capture.device' ? ['ui.capture.device.camera', 'ui.capture.device.microphone'] : [k]));
-    assert.ok(keys.every((k) => k.startsWith('ui.capture.')), `only ui.capture.* keys: ${keys.join(', ')}`);
-    assertCatalogueBlock(keys, (k) => k.startsWith('ui.capture.'), 'ui.capture.*', true);
   });
 
   for (const locale of ['en', 'zh-CN', 'pseudo']) {

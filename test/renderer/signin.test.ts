@@ -43,6 +43,16 @@ function decodeQr(dataUrl: string): string | undefined {
   return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
 }
 
+// A check of the catalogue files alone: no browser, bridge or agent needed.
+test('the catalogues hold every ui.signin.* key the page uses, in en and zh-CN, as one block', () => {
+  const html = rendererFile('index.html');
+  const js = rendererFile('signin.js');
+  const used = [...html.matchAll(/data-i18n="(ui\.signin\.[^"]+)"/g), ...js.matchAll(/'(ui\.signin\.[a-z_.]+)'/g)].map((m) => m[1]!);
+  assert.ok(used.length > 10, `the screen uses its strings (${used.length})`);
+  // One block; the Settings and capture page blocks follow it.
+  assertCatalogueBlock(used, (k) => k.startsWith('ui.signin.') || k.startsWith('ui.tray.signin.'), 'sign-in (ui.signin.*, ui.tray.signin.*)');
+});
+
 describe('signing in from the page, against CLI-started bridge and agent', () => {
   let dir: string;
   let agent: Proc;
@@ -75,15 +85,6 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
 
   after(async () => {
     await stack?.stop();
-  });
-
-  test('the catalogues hold every ui.signin.* key the page uses, in en and zh-CN, as one block', () => {
-    const html = rendererFile('index.html');
-    const js = rendererFile('signin.js');
-    const used = [...html.matchAll(/data-i18n="(ui\.signin\.[^"]+)"/g), ...js.matchAll(/'(ui\.signin\.[a-z_.]+)'/g)].map((m) => m[1]!);
-    assert.ok(used.length > 10, `the screen uses its strings (${used.length})`);
-    // One block; the Settings and capture page blocks follow it.
-    assertCatalogueBlock(used, (k) => k.startsWith('ui.signin.') || k.startsWith('ui.tray.signin.'), 'sign-in (ui.signin.*, ui.tray.signin.*)');
   });
 
   test('not signed in: code and QR, approval on the bridge page signs the agent in and it connects', async () => {

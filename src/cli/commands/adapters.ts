@@ -229,7 +229,7 @@ export function registerAdapterCommands(program: Command): void {
         process.stdout.write(say('cli.adapter.rescanned_keys') + '\n');
       }
     } catch (e) {
-      fail(`✗ ${(e as Error).message}`);
+      fail(`✗ ${tellError(e)}`);
     }
   });
   withDirOptions(keys.command('list').description(say('cli.help.keys.list'))).action(async (o: DirOpts) => {
