@@ -1,10 +1,10 @@
 /**
  * A small client for the bridge's runtime HTTP API (§10), used by `invoke`, tests and benchmarks.
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { say } from './say.js';
 import type { CallRecord } from '../bridge/store.js';
-import { UsageError } from './process.js';
+import { readUserFile, UsageError } from './process.js';
 import { strings, type Message } from '../i18n/index.js';
 import { SaidError } from '../i18n/said.js';
 
@@ -42,7 +42,12 @@ export const NO_DEVICE = (): string => say('cli.usage.no_device');
 /** Reads a runtime profile file (written by `aios-device demo`). */
 export function readProfile(file: string): RuntimeProfile {
   if (!existsSync(file)) throw new Error(say('cli.usage.no_profile', { file }));
-  return JSON.parse(readFileSync(file, 'utf8')) as RuntimeProfile;
+  const text = readUserFile(file);
+  try {
+    return JSON.parse(text) as RuntimeProfile;
+  } catch (e) {
+    throw new SaidError({ key: 'cli.file.not_json', params: { file, detail: (e as Error).message } });
+  }
 }
 
 /** Calls the runtime API. */

@@ -88,6 +88,16 @@ test('no agent and no bridge: status says both in Chinese; invoke says the bridg
     const enInv = await cliRun(inv, { ...EN, AIOS_RUNTIME_TOKEN: 't' });
     assert.equal(enInv.code, 11, enInv.err);
     assert.match(enInv.err, /aios-device: cannot reach the bridge at /);
+
+    // A file the user named that cannot be read, and a runtime profile that is not JSON: exit 1 as before.
+    const noFile = await cliRun([...inv, '--args-file', join(dir, 'none.json')], { ...ZH, AIOS_RUNTIME_TOKEN: 't' });
+    assert.equal(noFile.code, 1, noFile.err);
+    assert.match(noFile.err, /aios-device：无法读取 .*none\.json（ENOENT）/);
+    const prof = join(dir, 'profile.json');
+    writeFileSync(prof, '{bad');
+    const badProf = await cliRun(['functions', '--runtime', prof], ZH);
+    assert.equal(badProf.code, 1, badProf.err);
+    assert.match(badProf.err, /profile\.json 不是有效的 JSON（/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,7 +4,7 @@
 import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
 import { errorLine, say } from '../say.js';
 import { errorText } from '../../i18n/said.js';
-import { readFileSync, existsSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
 import type { Command } from 'commander';
@@ -18,7 +18,7 @@ import type { Agent } from '../../agent/agent.js';
 import { stopAdviceText, type StopAdvice } from '../../agent/stop-advice.js';
 import { startBridge } from '../../app/start-bridge.js';
 import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
-import { intOption, onShutdownSignals, UsageError } from '../process.js';
+import { intOption, onShutdownSignals, readUserFile, UsageError } from '../process.js';
 import { HttpBlobClient } from '../../agent/blob-client.js';
 import { MAX_TIME_PARAM_MS, type BlobRef } from '../../protocol/messages.js';
 import { chooseDataDir, withDirOptions, type DirOpts } from '../data-dir.js';
@@ -33,7 +33,7 @@ function profileFrom(opts: { runtime?: string; bridge?: string; token?: string; 
   const env = process.env;
   // A token on the command line is visible to every user of the machine (ps); kept working, with a warning.
   if (opts.token) process.stderr.write(strings.render(coreMessage('core.cli.token_in_argv'), localeFromEnv()) + '\n');
-  const fromFile = opts.tokenFile ? readFileSync(opts.tokenFile === '-' ? 0 : opts.tokenFile, 'utf8').trim() : undefined;
+  const fromFile = opts.tokenFile ? readUserFile(opts.tokenFile).trim() : undefined;
   const file = opts.runtime ?? env['AIOS_RUNTIME_PROFILE'] ?? DEFAULT_PROFILE;
   const explicit = opts.bridge ?? env['AIOS_BRIDGE_URL'];
   const base: Partial<RuntimeProfile> = explicit ? {} : readProfile(resolve(file));
@@ -59,7 +59,7 @@ function runtimeOptions(c: Command): Command {
 
 function parseArgs(text: string | undefined, file: string | undefined): Record<string, unknown> {
   let raw = text ?? '{}';
-  if (file) raw = readFileSync(file, 'utf8');
+  if (file) raw = readUserFile(file);
   let v: unknown;
   try {
     v = JSON.parse(raw);

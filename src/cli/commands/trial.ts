@@ -2,7 +2,7 @@
  * `aios-device trial`: runs the end-plugin guide's trial checklist against a live bridge and device and
  * writes the report (docs/qa-trial.md). Exit 0 only when every required check passed.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { say } from '../say.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -10,7 +10,9 @@ import { runTrial } from '../../trial/run-trial.js';
 import { renderHtml } from '../../trial/report.js';
 import type { CheckResult } from '../../trial/types.js';
 import { readProfile } from '../runtime-client.js';
-import { UsageError } from '../process.js';
+import { readUserFile, UsageError } from '../process.js';
+import { localeFromEnv } from '../../i18n/index.js';
+import { errorText } from '../../i18n/said.js';
 import { DEFAULT_PROFILE } from './core.js';
 
 /** Exit code of a trial whose required checks did not all pass. */
@@ -48,7 +50,7 @@ export function registerTrialCommand(program: Command): void {
       const profileFile = (o['runtime'] as string | undefined) ?? env['AIOS_RUNTIME_PROFILE'];
       const profile = explicit && !profileFile ? undefined : safeProfile(resolve(profileFile ?? DEFAULT_PROFILE), !!explicit);
       let token = env['AIOS_RUNTIME_TOKEN'] ?? profile?.token;
-      if (o['runtimeTokenFile']) token = readFileSync(o['runtimeTokenFile'] as string, 'utf8').trim();
+      if (o['runtimeTokenFile']) token = readUserFile(o['runtimeTokenFile'] as string).trim();
       if (o['runtimeToken']) {
         process.stderr.write(say('cli.trial.token_in_argv') + '\n');
         token = o['runtimeToken'] as string;
@@ -95,6 +97,6 @@ function safeProfile(file: string, optional: boolean) {
     return readProfile(file);
   } catch (e) {
     if (optional) return undefined;
-    throw new UsageError((e as Error).message);
+    throw new UsageError(errorText(e, localeFromEnv()));
   }
 }
