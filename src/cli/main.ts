@@ -4,7 +4,7 @@
  * docs/cli.md.
  */
 import { CommanderError } from 'commander';
-import { errorLine, say } from './say.js';
+import { errorLine, say, sayError } from './say.js';
 import { localeFromEnv } from '../i18n/index.js';
 import { errorText } from '../i18n/said.js';
 import { renderViolation } from '../discovery/adapter-problem.js';
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
       return;
     }
     // Errors from deep code that reach a person carry a catalogue message (`said`): said in their language.
-    process.stderr.write(say('cli.main.error', { error: errorText(e, localeFromEnv()) }) + '\n');
+    process.stderr.write(say('cli.main.error', { error: sayError(e) }) + '\n');
     process.exitCode = 1;
   }
 }

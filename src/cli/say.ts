@@ -7,7 +7,7 @@ import { localeFromEnv, strings, type MessageParams } from '../i18n/index.js';
 import type { CliKey } from '../i18n/cli.js';
 import { errorText } from '../i18n/said.js';
 import { ConfigError } from '../config/load.js';
-import { renderViolation } from '../discovery/adapter-problem.js';
+import { AdapterProblem, renderProblem, renderViolation } from '../discovery/adapter-problem.js';
 
 /** A command-line sentence in the user's locale. */
 export function say(key: CliKey, params?: MessageParams): string {
@@ -23,10 +23,11 @@ export function errorLine(e: { type: string; message: string }): string {
 
 /**
  * An error's sentence in the user's locale, on one line: a config file's problems after the file's name,
- * a catalogue message (`said`) rendered, anything else as its message.
+ * an adapter problem with its violations, a catalogue message (`said`) rendered, anything else as its message.
  */
 export function sayError(e: unknown): string {
   const locale = localeFromEnv();
   if (e instanceof ConfigError) return `${say('cli.main.config_error', { file: e.file })} ${e.say(locale, renderViolation).join(strings.render({ key: 'core.schema.separator' }, locale))}`;
+  if (e instanceof AdapterProblem) return renderProblem(e.said, locale);
   return errorText(e, locale);
 }

@@ -11,7 +11,7 @@ import { coreMessage, strings, type Locale, type Message } from '../i18n/index.j
 /**
  * One problem of a config file, as data so it can be said in the reader's language: a catalogue message,
  * a schema violation of the key it names (dotted, e.g. `limits.max_concurrent_calls`), or English text
- * from checks that have no message of their own (a handler's `grants.<kind>`, the admin policy).
+ * from checks that have no message of their own (the handlers' `grants.<kind>` checks).
  */
 export type ConfigProblem = string | Message | { readonly key: string; readonly violation: SchemaViolation };
 
@@ -37,9 +37,9 @@ export class ConfigError extends Error {
   readonly problems: string[];
   constructor(
     readonly file: string,
-    readonly said: readonly ConfigProblem[],
+    readonly reasons: readonly ConfigProblem[],
   ) {
-    const problems = said.map((p) => renderConfigProblem(p));
+    const problems = reasons.map((p) => renderConfigProblem(p));
     super(`${file}: ${problems.join('; ')}`);
     this.problems = problems;
     this.name = 'ConfigError';
@@ -47,7 +47,7 @@ export class ConfigError extends Error {
 
   /** The problems in `locale`, one sentence each. */
   say(locale: Locale, violationText?: ViolationText): string[] {
-    return this.said.map((p) => renderConfigProblem(p, locale, violationText));
+    return this.reasons.map((p) => renderConfigProblem(p, locale, violationText));
   }
 }
 
