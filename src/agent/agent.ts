@@ -220,7 +220,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       sink: this.grants,
       // Every kind is known now: a bad or unknown `grants.<kind>` refuses the start, naming the key.
       afterImport: () => {
-        const problems = this.grants.setConfig(this.config.grants, { resolvePath: configPathResolver(this.config) });
+        const problems = this.grants.configure(this.config.grants, { resolvePath: configPathResolver(this.config) });
         if (problems.length) throw new ConfigError(this.config.source, problems);
       },
     });

@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { writeJsonFileSync } from '../base/json-file.js';
+import { coreMessage } from '../i18n/index.js';
+import { renderConfigProblem, type ConfigProblem } from '../config/load.js';
 import { defaultCovers, type CallResource, type Grant, type GrantKind, type GrantsView, type Logger, type NormalizeContext } from '../sdk/index.js';
 
 /** A grant that cannot be added or configured; `key` names it (`grants.serial[1]`). */
@@ -87,17 +89,25 @@ export class GrantStore implements GrantsView {
    * Returns one message per problem, naming the key (`grants.serial[1].baud …`); nothing changes then.
    */
   setConfig(section: Readonly<Record<string, unknown>> | undefined, ctx: NormalizeContext = noResolve): string[] {
-    const problems: string[] = [];
+    return this.configure(section, ctx).map((p) => renderConfigProblem(p));
+  }
+
+  /**
+   * {@link setConfig} with the problems as data: our own sentences as catalogue messages (to say in the
+   * reader's language), a kind's own check as its English text.
+   */
+  configure(section: Readonly<Record<string, unknown>> | undefined, ctx: NormalizeContext = noResolve): ConfigProblem[] {
+    const problems: ConfigProblem[] = [];
     const admin = new Map<string, Grant[]>();
     for (const [kind, entries] of Object.entries(section ?? {})) {
       const k = this.kinds.get(kind);
       if (!k) {
-        const known = this.kindNames().map((x) => x.kind).join(', ') || 'none';
-        problems.push(`grants.${kind}: unknown grant kind (no loaded handler declares it; known kinds: ${known})`);
+        const known = this.kindNames().map((x) => x.kind).join(', ');
+        problems.push(coreMessage('core.grants.unknown_kind', { kind, known: known || coreMessage('core.grants.no_kinds') }));
         continue;
       }
       if (!Array.isArray(entries)) {
-        problems.push(`grants.${kind}: must be a list`);
+        problems.push(coreMessage('core.grants.not_a_list', { kind }));
         continue;
       }
       const list: Grant[] = [];
@@ -109,7 +119,7 @@ export class GrantStore implements GrantsView {
         }
       });
       const dup = duplicateAlias(list);
-      if (dup) problems.push(`grants.${kind}: two grants are named "${dup}"; give one another alias`);
+      if (dup) problems.push(coreMessage('core.grants.duplicate_alias', { kind, alias: dup }));
       admin.set(kind, list);
     }
     if (problems.length) return problems;

@@ -50,6 +50,11 @@ test('a broken config file: the problems are said in Chinese (line and column of
     // A problem found only once the functions are registered: the admin policy pre-allows a critical function.
     const policy = join(dir, 'policy.yaml');
     writeFileSync(policy, JSON.stringify({ data_dir: join(dir, 'data'), local_endpoint: { host: '127.0.0.1', port: 0, socket: false }, policy: { 'files.delete': 'allow' } }));
+    const grants = join(dir, 'grants.yaml');
+    writeFileSync(grants, JSON.stringify({ data_dir: join(dir, 'data-g'), local_endpoint: { host: '127.0.0.1', port: 0, socket: false }, grants: { printerz: ['x'] } }));
+    const zhGrants = await cliRun(['run', '-c', grants], ZH);
+    assert.equal(zhGrants.code, EXIT_USAGE, zhGrants.err);
+    assert.match(zhGrants.err, /- grants\.printerz：未知的授权类型（没有已加载的处理器声明它；已知类型：.*files/);
     const zhPolicy = await cliRun(['run', '-c', policy], ZH);
     assert.equal(zhPolicy.code, EXIT_USAGE, zhPolicy.err);
     assert.match(zhPolicy.err, /- policy\.files\.delete：关键（critical）功能不能设为 allow（请用 ask 或 deny）。/);
