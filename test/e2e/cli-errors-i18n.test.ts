@@ -153,6 +153,10 @@ test('with a running stack: socket in use, bridge port in use, unknown function 
     const zhStatus = await cliRun(['status', ...base, '--data-dir', join(s.dir, 'agent')], { ...ZH, ...rt });
     assert.equal(zhStatus.code, 0, zhStatus.err);
     assert.match(zhStatus.out, /代理与桥接服务的连接：已连接/);
+    // A runtime token the bridge does not accept: its error type named in the user's language.
+    const zhBadToken = await cliRun(['status', ...base, '--data-dir', join(s.dir, 'agent')], { ...ZH, AIOS_RUNTIME_TOKEN: 'rt_wrong_token' });
+    assert.equal(zhBadToken.code, 0, zhBadToken.err);
+    assert.match(zhBadToken.out, /桥接服务：未登录或令牌不被接受（unauthorized）：/);
   } finally {
     await s.stop();
     rmSync(socketDir, { recursive: true, force: true });

@@ -215,7 +215,7 @@ export function registerCoreCommands(program: Command): void {
     } catch (e) {
       // --json keeps the English message; the line for a person says it in their language.
       out['bridge'] = { error: (e as Error).message };
-      bridgeError = errorText(e, localeFromEnv());
+      bridgeError = e instanceof BridgeHttpError ? errorLine(e.error) : errorText(e, localeFromEnv());
     }
     if (o['json']) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
     else {
