@@ -15,12 +15,14 @@ import {
   defaultDataDir,
   loadAgentConfig,
   AgentHost,
+  personErrorText,
   SIGNIN_EVENT,
   APP_VERSION,
   toLocale,
   type AgentConfig,
   type BridgeStatus,
   type ControlMethods,
+  type Locale,
   type Logger,
   type RunningAgent,
 } from '../src/index.js';
@@ -77,6 +79,8 @@ let logsDir: string | undefined;
 const state: TrayState = { bridge: 'offline', paused: false, promptsWaiting: 0 };
 /** The OS language picks the tray's strings (Chinese → zh-CN, else en), like the window's default. */
 let t: TrayText = trayText('en');
+/** The person's locale, for the tray's strings and for errors said in their words. */
+let locale: Locale = 'en';
 let shownIcon: TrayIconState | undefined;
 // One notice when the bridge has been out of reach for over a minute (electron/disconnect-notice.ts).
 const offlineNotice = new DisconnectNotice(() => {
@@ -154,7 +158,8 @@ async function start(): Promise<void> {
   denyPermissions(session.defaultSession);
   app.on('web-contents-created', (_e, contents) => hardenContents(contents));
   serveRenderer(rendererDir());
-  t = trayText(toLocale(app.getPreferredSystemLanguages()[0] ?? app.getLocale()));
+  locale = toLocale(app.getPreferredSystemLanguages()[0] ?? app.getLocale());
+  t = trayText(locale);
   tray = new Tray(nativeImage.createEmpty());
   tray.on('click', openWindow);
   refreshTray();
@@ -169,7 +174,7 @@ async function start(): Promise<void> {
   } catch (e) {
     state.problem = t('not_running');
     refreshTray();
-    dialog.showErrorBox(t('start_failed'), t('start_failed_detail', { message: (e as Error).message, file }));
+    dialog.showErrorBox(t('start_failed'), t('start_failed_detail', { message: personErrorText(e, locale), file }));
     return;
   }
   wire(host.current);
@@ -181,7 +186,7 @@ async function start(): Promise<void> {
   host.on('failed', (e) => {
     state.problem = t('not_running');
     refreshTray();
-    dialog.showErrorBox(t('signin.restart_failed'), e.message);
+    dialog.showErrorBox(t('signin.restart_failed'), personErrorText(e, locale));
   });
   refreshTray();
 }

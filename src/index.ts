@@ -6,6 +6,7 @@
 export { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from './agent/agent.js';
 export { startAgent, SIGNIN_EVENT, type RunningAgent } from './app/start-agent.js';
 export { AgentHost } from './app/agent-host.js';
+export { personErrorText } from './app/error-text.js';
 export { SignInService, signInMethods, type SignInView, type SignInState } from './agent/sign-in.js';
 export type { BridgeStatus, FatalStop } from './agent/session.js';
 export { createLogger, silentLogger } from './base/logger.js';

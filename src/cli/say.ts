@@ -5,9 +5,8 @@
  */
 import { localeFromEnv, strings, type MessageParams } from '../i18n/index.js';
 import type { CliKey } from '../i18n/cli.js';
-import { errorText } from '../i18n/said.js';
 import { ConfigError } from '../config/load.js';
-import { AdapterProblem, renderProblem, renderViolation } from '../discovery/adapter-problem.js';
+import { personErrorText } from '../app/error-text.js';
 
 /** A command-line sentence in the user's locale. */
 export function say(key: CliKey, params?: MessageParams): string {
@@ -26,8 +25,6 @@ export function errorLine(e: { type: string; message: string }): string {
  * an adapter problem with its violations, a catalogue message (`said`) rendered, anything else as its message.
  */
 export function sayError(e: unknown): string {
-  const locale = localeFromEnv();
-  if (e instanceof ConfigError) return `${say('cli.main.config_error', { file: e.file })} ${e.say(locale, renderViolation).join(strings.render({ key: 'core.schema.separator' }, locale))}`;
-  if (e instanceof AdapterProblem) return renderProblem(e.said, locale);
-  return errorText(e, locale);
+  const text = personErrorText(e, localeFromEnv());
+  return e instanceof ConfigError ? `${say('cli.main.config_error', { file: e.file })} ${text}` : text;
 }

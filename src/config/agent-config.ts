@@ -74,7 +74,7 @@ export function normalizeAgentConfig(doc: unknown, source = '(inline)'): AgentCo
   const rel = (p: string) => (source === '(inline)' ? p : resolvePath(source, p));
   const problems: ConfigProblem[] = [];
   // Whether a `policy` entry names a critical function is known only once the functions are registered:
-  // `checkAdminPolicy` refuses `allow` for those at start-up.
+  // `adminPolicyProblems` (src/consent/policy.ts) refuses `allow` for those at start-up.
   if (c.bridge?.token && c.bridge?.token_file) problems.push(coreMessage('core.config.token_exclusive'));
   if (problems.length) throw new ConfigError(source, problems);
   const out: AgentConfig = {

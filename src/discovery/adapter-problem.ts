@@ -6,7 +6,7 @@
  * message travels beside it as plain data (`status.reason_message`), so a CLI talking to a running agent
  * says it in its own user's language.
  */
-import ajvI18n from 'ajv-i18n';
+import localizeZh from 'ajv-i18n/localize/zh/index.js';
 import type { ErrorObject } from 'ajv';
 import { coreMessage, strings, type CoreKey, type Locale } from '../i18n/index.js';
 import type { SchemaViolation } from '../protocol/schema-validator.js';
@@ -18,8 +18,10 @@ export type ProblemParams = Record<string, string | number | ProblemMessage>;
 export interface ProblemMessage {
   key: string;
   params?: ProblemParams;
-  /** Rendered into the `{violations}` param, in the reader's locale. */
+  /** Rendered into the `{violations}` param, in the reader's locale (the first few only). */
   violations?: SchemaViolation[];
+  /** How many violations there were past those kept in `violations` (counted when said). */
+  more?: number;
 }
 
 /** A problem with its key checked at compile time. */
@@ -32,7 +34,9 @@ export class AdapterProblem extends Error {
   /** The sentence as data, to render in another locale with {@link renderProblem}. */
   readonly said: ProblemMessage;
   constructor(key: CoreKey, params?: ProblemParams, violations?: SchemaViolation[], options?: ErrorOptions) {
-    const said: ProblemMessage = { key, ...(params && { params }), ...(violations && { violations }) };
+    // Only the violations that are said are kept (the message travels in registry answers); the rest are counted.
+    const more = violations ? violations.length - MAX_VIOLATIONS : 0;
+    const said: ProblemMessage = { key, ...(params && { params }), ...(violations && { violations: violations.slice(0, MAX_VIOLATIONS) }), ...(more > 0 && { more }) };
     super(renderProblem(said, 'en'), options);
     this.said = said;
     this.name = 'AdapterProblem';
@@ -51,19 +55,20 @@ export function problemOf(e: unknown, wrap: CoreKey = 'core.adapter.detail'): Pr
 /** At most this many violations are named in one sentence (the rest would drown the first; they are counted). */
 const MAX_VIOLATIONS = 3;
 
-/** ajv-i18n's language for each of our locales that is not English. */
-const AJV_LOCALES: Partial<Record<Locale, 'zh'>> = { 'zh-CN': 'zh' };
-// ajv-i18n is CommonJS whose types say `export default`: under NodeNext the default import is the exports
-// object itself ({ en, zh, … }), which its types would call `.default`.
-const localizeAjv = ajvI18n as unknown as Record<'zh', (errors: ErrorObject[]) => void>;
+/**
+ * ajv-i18n's translator for each of our locales that is not English: only the one file of each language
+ * is loaded (its index would load all 23 at every start of the CLI and the agent). The module is CommonJS
+ * whose types say `export default`: under NodeNext the default import is the function itself.
+ */
+const AJV_LOCALES: Partial<Record<Locale, (errors: ErrorObject[]) => void>> = { 'zh-CN': localizeZh as unknown as (errors: ErrorObject[]) => void };
 
 /** ajv's own message for a violation, in `locale` when ajv-i18n has it (English otherwise). */
 function ajvMessage(v: SchemaViolation, locale: Locale): string {
-  const lang = AJV_LOCALES[locale];
-  if (!lang || !v.keyword) return v.message;
+  const localize = AJV_LOCALES[locale];
+  if (!localize || !v.keyword) return v.message;
   // ajv-i18n rewrites `message` in place from keyword and params: give it a copy.
   const copy = { keyword: v.keyword, params: v.params ?? {}, message: v.message, instancePath: v.pointer, schemaPath: '' } as ErrorObject;
-  localizeAjv[lang]([copy]);
+  localize([copy]);
   return copy.message ?? v.message;
 }
 
@@ -92,7 +97,7 @@ export function renderProblem(p: ProblemMessage, locale: Locale = 'en', fallback
   if (Array.isArray(p.violations)) {
     const shown = p.violations.slice(0, MAX_VIOLATIONS).map((v) => renderViolation(v, locale));
     // The rest are counted, so a developer knows the first fix is not the last.
-    const rest = p.violations.length - shown.length;
+    const rest = p.violations.length - shown.length + (typeof p.more === 'number' && p.more > 0 ? p.more : 0);
     if (rest > 0) shown.push(strings.render(coreMessage('core.schema.more', { n: rest }), locale));
     params['violations'] = shown.join(strings.render(coreMessage('core.schema.separator'), locale));
   }

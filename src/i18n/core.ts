@@ -182,7 +182,7 @@ export const en = {
   'core.schema.one_of': 'must be one of {values}',
   'core.schema.exactly_one': 'must have exactly one of {names}',
   'core.schema.separator': '; ',
-  'core.schema.more': '(and {n} more)',
+  'core.schema.more': 'and {n} more',
 } as const satisfies Messages;
 
 /** A core string key. */
@@ -366,5 +366,5 @@ export const zhCN: Record<CoreKey, string> = {
   'core.schema.one_of': '必须是以下之一：{values}',
   'core.schema.exactly_one': '必须恰好有以下之一：{names}',
   'core.schema.separator': '；',
-  'core.schema.more': '（另有 {n} 处）',
+  'core.schema.more': '另有 {n} 处',
 };

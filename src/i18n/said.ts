@@ -24,8 +24,13 @@ export class SaidError extends Error {
  */
 export function saidOf(e: unknown): Message | undefined {
   const said = (e as { said?: unknown } | null | undefined)?.said;
-  if (!said || typeof said !== 'object' || 'violations' in said) return undefined;
-  return typeof (said as Message).key === 'string' ? (said as Message) : undefined;
+  return plainMessage(said) ? said : undefined;
+}
+
+/** A message the catalogue renders alone: a key, and no schema violations in it or in a message it nests. */
+function plainMessage(m: unknown): m is Message {
+  if (!m || typeof m !== 'object' || typeof (m as Message).key !== 'string' || 'violations' in m || 'more' in m) return false;
+  return Object.values((m as Message).params ?? {}).every((v) => typeof v !== 'object' || plainMessage(v));
 }
 
 /** An error's sentence in `locale`: its catalogue message when it has one, else its (English) message. */

@@ -23,7 +23,6 @@ test('the serial benchmark runs with tiny counts and reports the target ratio', 
   assert.ok(r.inAgent.calls > 0 && r.inAgent.totalUs > 0 && r.inAgent.firstByteUs > 0 && r.inAgent.firstByteUs <= r.inAgent.totalUs, JSON.stringify(r.inAgent));
   assert.match(formatSerialReport(r), /this run against the target ≤ 1\.5/);
   // The machine's idle policy is in the header where it has one (a guest's halt-polling), and only there.
-  assert.equal(r.haltPollNs, haltPollNs());
   if (r.haltPollNs === null) assert.doesNotMatch(formatSerialReport(r), /halt-polling/);
   else assert.match(formatSerialReport(r).split('\n')[0]!, new RegExp(`guest halt-polling ${r.haltPollNs} ns`));
   assert.match(formatSerialReport(r), /the handler's engine alone adds -?\d+ µs/);
