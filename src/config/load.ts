@@ -3,7 +3,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import YAML, { YAMLError } from 'yaml';
+import YAML from 'yaml';
+import { yamlErrorParts } from '../base/yaml-error.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { schemaValidator, type SchemaViolation } from '../protocol/schema-validator.js';
 import { coreMessage, strings, type Locale, type Message } from '../i18n/index.js';
@@ -53,10 +54,9 @@ export class ConfigError extends Error {
 
 /** The parser's complaint: its line and column as params, its own words (English only) as the detail. */
 function yamlProblem(e: unknown): Message {
-  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
-  const pos = e instanceof YAMLError ? e.linePos?.[0] : undefined;
-  if (!pos) return coreMessage('core.config.not_yaml', { detail: first });
-  return coreMessage('core.config.not_yaml_at', { line: pos.line, column: pos.col, detail: first.replace(/ at line \d+, column \d+:?$/, '') });
+  const { line, column, detail } = yamlErrorParts(e);
+  if (line === undefined || column === undefined) return coreMessage('core.config.not_yaml', { detail });
+  return coreMessage('core.config.not_yaml_at', { line, column, detail });
 }
 
 /** Parses a YAML or JSON file into a plain object (YAML is a superset of JSON). */

@@ -2,7 +2,8 @@
  * `tool.aios.yaml` → Adapter Card (PROTOCOL.md §7.3): `tool.id → adapter.id`, `tool.name → adapter.name`,
  * `tool.version → adapter.version`, `capabilities[] → skills[]`, `permissions[] → skills[].permission_level`.
  */
-import { parse, YAMLError } from 'yaml';
+import { parse } from 'yaml';
+import { yamlErrorParts } from '../base/yaml-error.js';
 import { PROTOCOL_VERSION } from '../protocol/messages.js';
 import type { AdapterCard, CardSkill, ToolYaml } from '../protocol/manifest-schemas.js';
 import { validateToolYaml } from '../protocol/manifest-schemas.js';
@@ -27,11 +28,9 @@ export class ManifestError extends AdapterProblem {
  * without the position it repeats) as the detail, which the yaml library only has in English.
  */
 function yamlProblem(e: unknown): ManifestError {
-  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
-  const pos = e instanceof YAMLError ? e.linePos?.[0] : undefined;
-  if (!pos) return new ManifestError('core.adapter.yaml', { file: FILE, detail: first });
-  const detail = first.replace(/ at line \d+, column \d+:?$/, '');
-  return new ManifestError('core.adapter.yaml_at', { file: FILE, line: pos.line, column: pos.col, detail });
+  const { line, column, detail } = yamlErrorParts(e);
+  if (line === undefined || column === undefined) return new ManifestError('core.adapter.yaml', { file: FILE, detail });
+  return new ManifestError('core.adapter.yaml_at', { file: FILE, line, column, detail });
 }
 
 /** Parses and validates `tool.aios.yaml` text. */
