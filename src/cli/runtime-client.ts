@@ -5,7 +5,6 @@ import { existsSync } from 'node:fs';
 import { say } from './say.js';
 import type { CallRecord } from '../bridge/store.js';
 import { readUserFile, UsageError } from './process.js';
-import { strings, type Message } from '../i18n/index.js';
 import { SaidError } from '../i18n/said.js';
 
 /** Where a runtime reaches the bridge and as whom. */
@@ -25,13 +24,9 @@ export class BridgeHttpError extends Error {
 }
 
 /** The bridge did not answer at all (down, wrong address): nothing was sent to a device. */
-export class BridgeUnreachableError extends Error {
-  /** The sentence as a catalogue message, for the reader's language (`message` is its English text). */
-  readonly said: Message;
+export class BridgeUnreachableError extends SaidError {
   constructor(readonly url: string, readonly reason: string) {
-    const said: Message = { key: 'cli.bridge.unreachable', params: { url, reason } };
-    super(strings.render(said, 'en'));
-    this.said = said;
+    super({ key: 'cli.bridge.unreachable', params: { url, reason } });
     this.name = 'BridgeUnreachableError';
   }
 }

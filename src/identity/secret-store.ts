@@ -6,7 +6,7 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { writeJsonFile } from '../base/json-file.js';
-import { coreMessage, strings, type Message } from '../i18n/index.js';
+import { coreMessage, type Message } from '../i18n/index.js';
 import { SaidError } from '../i18n/said.js';
 
 /** A small key/value store for secrets, addressed by account name. */
@@ -22,13 +22,10 @@ export interface SecretStore {
 }
 
 /** The keychain cannot be reached (no Secret Service, locked keychain, missing native module). Stable code: `secret_store_unavailable`. */
-export class SecretStoreUnavailableError extends Error {
+export class SecretStoreUnavailableError extends SaidError {
   readonly code = 'secret_store_unavailable';
-  /** The sentence as a catalogue message, for the reader's language (`message` is its English text). */
-  readonly said: Message;
   constructor(said: Message, options?: { cause?: unknown }) {
-    super(strings.render(said, 'en'), options);
-    this.said = said;
+    super(said, options);
     this.name = 'SecretStoreUnavailableError';
   }
 }

@@ -7,7 +7,8 @@
  * is written to it.
  */
 import type Database from 'better-sqlite3';
-import { coreMessage, strings, type Message } from '../i18n/index.js';
+import { coreMessage } from '../i18n/index.js';
+import { SaidError } from '../i18n/said.js';
 
 /** One schema step; `up` runs inside a transaction. Never edit a published migration: add a new one. */
 export interface Migration {
@@ -35,19 +36,15 @@ export type MigrationFaultCode = 'schema_too_new' | 'migration_failed';
  * The database was written by a newer build (its schema version is above every migration this build
  * knows). Nothing was changed: upgrading the program is the way forward, downgrading the file is not.
  */
-export class SchemaTooNewError extends Error {
+export class SchemaTooNewError extends SaidError {
   readonly code: MigrationFaultCode = 'schema_too_new';
-  /** The sentence as a catalogue message, for the reader's language (`message` is its English text). */
-  readonly said: Message;
   constructor(
     readonly schema: string,
     readonly file: string,
     readonly found: number,
     readonly supported: number,
   ) {
-    const said = coreMessage('core.storage.too_new', { schema, file, found, supported });
-    super(strings.render(said, 'en'));
-    this.said = said;
+    super(coreMessage('core.storage.too_new', { schema, file, found, supported }));
     this.name = 'SchemaTooNewError';
   }
 }
