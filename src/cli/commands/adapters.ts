@@ -4,7 +4,7 @@
  * endpoint when there is one, so the change applies at once; otherwise they write the data directory.
  */
 import { writeFile, readFile } from 'node:fs/promises';
-import { say } from '../say.js';
+import { say, sayError } from '../say.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -16,7 +16,7 @@ import { fetchRemoteCard } from '../../discovery/remote-adapter.js';
 import { importedKeysFile, parseJwks, TrustStore } from '../../discovery/trust-store.js';
 import { loadSigningKeyFile, signAdapterDir, validateAdapterDir, verifyAdapterDir } from '../../discovery/adapter-tools.js';
 import { CARD_ALGORITHMS, type CardAlgorithm } from '../../protocol/card-sign.js';
-import { AdapterProblem, isProblemMessage, renderProblem } from '../../discovery/adapter-problem.js';
+import { isProblemMessage, renderProblem } from '../../discovery/adapter-problem.js';
 import { localeFromEnv } from '../../i18n/index.js';
 import { RpcError } from '../../protocol/errors.js';
 
@@ -40,13 +40,12 @@ function tell(said: unknown, english: string): string {
 }
 
 /**
- * An error's sentence in the user's language when it is an adapter problem (here, or from a running agent:
- * an RPC error whose data carries `reason_message`), else its own message.
+ * An error's sentence in the user's language: a running agent's RPC error by the `reason_message` its data
+ * carries, anything else as the CLI says any error (adapter problems and catalogue messages included).
  */
 function tellError(e: unknown): string {
-  if (e instanceof AdapterProblem) return tell(e.said, e.message);
   if (e instanceof RpcError) return tell((e.data as { reason_message?: unknown } | undefined)?.reason_message, e.message);
-  return (e as Error).message;
+  return sayError(e);
 }
 
 function fail(msg: string): never {
