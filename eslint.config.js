@@ -8,6 +8,7 @@
 // test/lint/layering.test.ts fails when one of these rules is switched off or weakened.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import boundaries from 'eslint-plugin-boundaries';
 
 /** Messages of the layering rules (the layering test looks for them). */
 export const LAYERING_MESSAGES = {
@@ -24,54 +25,83 @@ export const LAYERING_MESSAGES = {
 /**
  * The layers inside src/, bottom to top (docs/architecture.md). A layer's files import only from the
  * layers below it (and their own); `siblings` folders of one layer do not import each other either.
- * `files`/`ignores` place single files: src/version.ts is at the bottom with base/, and the kit's tools
- * (sdk/testing.ts, sdk/manifest.ts) run a handler the way the agent does, so they sit above agent/ (but
- * import none of its siblings: `alsoBelow` names the folders of lower layers a layer may still not import).
+ * `files` places single files: src/version.ts is at the bottom with base/; src/shell.ts (electron/'s one
+ * entry) and src/index.ts (the library surface) stand with the commands. kit/ (createTestHost, the manifest
+ * generator) runs a handler the way the agent does, so it sits above agent/ (but imports none of its
+ * siblings: `alsoBelow` names the folders of lower layers a layer may still not import).
  * cli/ and trial/ (the commands) are the top: no rule inside src/ binds them.
+ *
+ * The check runs on the RESOLVED module graph (eslint-plugin-boundaries with eslint-import-resolver-typescript):
+ * what counts is the file an import reaches, however it is spelled (`../../src/agent/x.js` from
+ * src/consent/ reaches agent/), and `import()` is checked like `import`.
  */
 export const SRC_LAYERS = [
   { name: 'base', folders: ['base', 'i18n'], files: ['src/version.ts'] },
   { name: 'protocol', folders: ['protocol'] },
-  { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'], ignores: ['src/sdk/testing.ts', 'src/sdk/manifest.ts'] },
+  { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'] },
   { name: 'discovery and grants', folders: ['discovery', 'grants'] },
   { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
-  { name: 'kit tools', folders: [], files: ['src/sdk/testing.ts', 'src/sdk/manifest.ts'], alsoBelow: ['bridge', 'endpoint', 'consent'] },
+  { name: 'kit tools', folders: ['kit'], alsoBelow: ['bridge', 'endpoint', 'consent'] },
   { name: 'composition root', folders: ['app'] },
-  { name: 'commands', folders: ['cli', 'trial'] },
+  { name: 'commands', folders: ['cli', 'trial'], files: ['src/shell.ts', 'src/index.ts'] },
 ];
+
+/** The element type of a single file of SRC_LAYERS (`src/version.ts` -> `file:version`). */
+const fileType = (f) => `file:${f.replace(/^src\//, '').replace(/\.ts$/, '')}`;
+
+/**
+ * eslint-plugin-boundaries' elements: each src/ folder and placed file is an element whose type is its
+ * name; handlers/ and electron/ are elements too, so imports into src/ from there are checked on what they
+ * reach. The first matching descriptor wins, so single files come before folders.
+ */
+function boundaryElements() {
+  return [
+    { type: 'sdk-entry', pattern: 'src/sdk/index.ts', mode: 'full' },
+    { type: 'shell-entry', pattern: 'src/shell.ts', mode: 'full' },
+    ...SRC_LAYERS.flatMap((l) => (l.files ?? []).filter((f) => f !== 'src/shell.ts').map((f) => ({ type: fileType(f), pattern: f, mode: 'full' }))),
+    ...SRC_LAYERS.flatMap((l) => l.folders.map((f) => ({ type: f, pattern: `src/${f}` }))),
+    { type: 'handler-test', pattern: 'handlers/*/test' },
+    { type: 'handler', pattern: 'handlers/*' },
+    { type: 'renderer', pattern: 'electron/renderer' },
+    { type: 'shell', pattern: 'electron' },
+  ];
+}
+
+/** The element types of a layer (its folders, its single files, and the two entries that stand in it). */
+function layerTypes(layer) {
+  const types = [...layer.folders, ...(layer.files ?? []).map((f) => (f === 'src/shell.ts' ? 'shell-entry' : fileType(f)))];
+  if (layer.folders.includes('sdk')) types.push('sdk-entry');
+  return types;
+}
+
+/** The boundaries/dependencies policies: per layer (and per sibling folder), what it may not reach. */
+function boundaryPolicies() {
+  const policies = [];
+  SRC_LAYERS.forEach((layer, i) => {
+    const above = [...(layer.alsoBelow ?? []), ...SRC_LAYERS.slice(i + 1).flatMap(layerTypes)];
+    if (above.length) {
+      policies.push({ from: { element: { type: layerTypes(layer) } }, disallow: { to: { element: { type: above } } }, message: LAYERING_MESSAGES.srcLayer(layer.name) });
+    }
+    if (layer.siblings) {
+      for (const f of layer.folders) {
+        policies.push({ from: { element: { type: f } }, disallow: { to: { element: { type: layer.folders.filter((o) => o !== f) } } }, message: LAYERING_MESSAGES.srcSibling });
+      }
+    }
+  });
+  const srcTypes = SRC_LAYERS.flatMap(layerTypes);
+  // handlers/ reach src/ only through the SDK entry (their own tests excepted); electron/ only through its
+  // shell entry; the renderer reaches nothing of src/ or of the shell.
+  policies.push({ from: { element: { type: 'handler' } }, disallow: { to: { element: { type: [...srcTypes.filter((t) => t !== 'sdk-entry'), 'shell'] } } }, message: LAYERING_MESSAGES.handlerDeepImport });
+  policies.push({ from: { element: { type: 'shell' } }, disallow: { to: { element: { type: srcTypes.filter((t) => t !== 'shell-entry' && t !== 'file:index') } } }, message: LAYERING_MESSAGES.shellDeepImport });
+  policies.push({ from: { element: { type: 'renderer' } }, disallow: { to: { element: { type: [...srcTypes, 'sdk-entry', 'shell-entry', 'shell'] } } }, message: LAYERING_MESSAGES.rendererImport });
+  return policies;
+}
 
 const electronBan = {
   name: 'electron',
   message: LAYERING_MESSAGES.electronInCore,
 };
 const electronPatternBan = { group: ['electron/*'], message: LAYERING_MESSAGES.electronInCore };
-
-/** A relative import that reaches one of the src/ `folders` (`./x/` from src/version.ts, `../x/`, `../../x/` deeper). */
-const reaching = (folders) => `^\\.\\.?/(\\.\\./)*(${folders.join('|')})(/|$)`;
-
-/** One config block per layer (and per sibling folder), each keeping the electron ban. */
-function srcLayerBlocks() {
-  const blocks = [];
-  SRC_LAYERS.forEach((layer, i) => {
-    const above = [...(layer.alsoBelow ?? []), ...SRC_LAYERS.slice(i + 1).flatMap((l) => l.folders)];
-    const patternsFor = (extra) => [
-      electronPatternBan,
-      ...(above.length ? [{ regex: reaching(above), message: LAYERING_MESSAGES.srcLayer(layer.name) }] : []),
-      ...extra,
-    ];
-    const rule = (extra) => ['error', { paths: [electronBan], patterns: patternsFor(extra) }];
-    if (layer.siblings) {
-      for (const f of layer.folders) {
-        const others = layer.folders.filter((o) => o !== f);
-        blocks.push({ files: [`src/${f}/**`], rules: { 'no-restricted-imports': rule([{ regex: reaching(others), message: LAYERING_MESSAGES.srcSibling }]) } });
-      }
-    } else {
-      const files = [...layer.folders.map((f) => `src/${f}/**`), ...(layer.files ?? [])];
-      blocks.push({ files, ...(layer.ignores ? { ignores: layer.ignores } : {}), rules: { 'no-restricted-imports': rule([]) } });
-    }
-  });
-  return blocks;
-}
 
 // Globals written out here because the `globals` package is not a dependency.
 const readonly = (names) => Object.fromEntries(names.map((n) => [n, 'readonly']));
@@ -126,31 +156,21 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: [electronBan], patterns: [electronPatternBan] }],
     },
   },
-  ...srcLayerBlocks(),
   {
-    files: ['handlers/**'],
-    ignores: ['handlers/*/test/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [electronBan],
-          patterns: [
-            electronPatternBan,
-            { regex: '(^|/)src(/|$)(?!sdk/index\\.js$)', message: LAYERING_MESSAGES.handlerDeepImport },
-          ],
-        },
-      ],
+    // The layers, checked on what each import resolves to (see SRC_LAYERS above).
+    files: ['src/**', 'handlers/**', 'electron/**'],
+    plugins: { boundaries },
+    settings: {
+      'import/resolver': { typescript: { project: 'tsconfig.json' }, node: true },
+      'boundaries/elements': boundaryElements(),
+      'boundaries/dependency-nodes': ['import', 'export', 'dynamic-import', 'require'],
+      'boundaries/legacy-templates': false,
+      // Single files (src/sdk/index.ts, src/shell.ts...) are elements of their own by `mode: 'full'`, which
+      // 7.x still honours but calls legacy; its notice is switched off, the behaviour is tested.
+      'boundaries/legacy-warnings': false,
     },
-  },
-  {
-    files: ['electron/**'],
-    ignores: ['electron/renderer/**'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ regex: '(^|/)src(/|$)(?!index\\.js$)', message: LAYERING_MESSAGES.shellDeepImport }] },
-      ],
+      'boundaries/dependencies': ['error', { default: 'allow', policies: boundaryPolicies() }],
     },
   },
   {
