@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { handlerFolders } from '../../src/cli/commands/handler.js';
 import { parseToolYaml } from '../../src/discovery/tool-yaml.js';
-import { generateManifest, importHandler, MANIFEST_FILE } from '../../src/sdk/manifest.js';
+import { generateManifest, importHandler, MANIFEST_FILE } from '../../src/kit/manifest.js';
 
 const folders = handlerFolders();
 

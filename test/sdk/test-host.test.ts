@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { defineFunction, defineGrantKind, defineHandler, fail, type Handler } from '../../src/sdk/index.js';
-import { createTestHost } from '../../src/sdk/testing.js';
+import { createTestHost } from '../../src/kit/testing.js';
 
 const i18n = mkdtempSync(join(tmpdir(), 'aios-kit-i18n-'));
 mkdirSync(join(i18n, 'i18n'));

@@ -18,7 +18,7 @@ import { BleSimulator, standardPeripherals, type SimCommand } from './simulator.
 import { TestHandler, ctx, logged, rejectsWith } from './harness.js';
 import { agentDoc, bridgeDoc, cli, ids, tempDir, tokens, until } from '../../../test/helpers/stack.js';
 import { RuntimeClient } from '../../../src/cli/runtime-client.js';
-import { createTestHost, render } from '../../../src/sdk/testing.js';
+import { createTestHost, render } from '../../../src/kit/testing.js';
 import handler from '../index.js';
 
 const FRIDGE = 'a4c138000001';

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestHost } from '../../../src/sdk/testing.js';
+import { createTestHost } from '../../../src/kit/testing.js';
 import handler from '../index.js';
 import { dimsOf } from '../backends/image-dims.js';
 import type { BlobRef } from '../../../src/sdk/index.js';

@@ -8,7 +8,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createTestHost } from '../../../src/sdk/testing.js';
+import { createTestHost } from '../../../src/kit/testing.js';
 import handler from '../index.js';
 import { startIppEve, tempDir, until, type IppEve } from './peers.js';
 import { makePdf } from './harness.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import handler from '../index.js';
-import { createTestHost, type TestHost } from '../../../src/sdk/testing.js';
+import { createTestHost, type TestHost } from '../../../src/kit/testing.js';
 import { Instrument, scale, silent, startPtyPair, type PtyPair, type Script } from '../../../test/peers/serial-pty.js';
 
 /** True when another program could take the port's lock now (flock(1), non-blocking). */

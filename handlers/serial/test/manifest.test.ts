@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import handler from '../index.js';
-import { createTestHost } from '../../../src/sdk/testing.js';
+import { createTestHost } from '../../../src/kit/testing.js';
 
 const dir = path.dirname(import.meta.dirname);
 

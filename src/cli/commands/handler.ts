@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { say } from '../say.js';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
-import { generateManifest, importHandler, MANIFEST_FILE } from '../../sdk/manifest.js';
+import { generateManifest, importHandler, MANIFEST_FILE } from '../../kit/manifest.js';
 import { MODULE_EXT, PROJECT_ROOT } from '../../version.js';
 import { UsageError } from '../process.js';
 

@@ -23,9 +23,9 @@ import { WireError } from '../protocol/errors.js';
 import type { CallState, Outcome, ProgressNote, Requester } from '../protocol/messages.js';
 import { strings, type Locale } from '../i18n/index.js';
 import { APP_VERSION } from '../version.js';
-import type { BlobClient, BlobRef, Handler, HandlerEnv, Logger } from './index.js';
-import { catalogueDirs, instantiate, type LoadedHandler } from './instance.js';
-import { TempArea } from './temp.js';
+import type { BlobClient, BlobRef, Handler, HandlerEnv, Logger } from '../sdk/index.js';
+import { catalogueDirs, instantiate, type LoadedHandler } from '../sdk/instance.js';
+import { TempArea } from '../sdk/temp.js';
 
 const ID = { workspaceId: 'ws_test', userId: 'usr_test', deviceId: 'dev_test' };
 

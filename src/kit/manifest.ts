@@ -12,8 +12,8 @@ import { Document, type YAMLMap, type YAMLSeq } from 'yaml';
 import { GrantStore } from '../grants/grant-store.js';
 import { silentLogger } from '../base/logger.js';
 import { APP_VERSION, MODULE_EXT } from '../version.js';
-import type { Handler } from './index.js';
-import { asInstance } from './instance.js';
+import type { Handler } from '../sdk/index.js';
+import { asInstance } from '../sdk/instance.js';
 
 /** The file name of a handler's manifest. */
 export const MANIFEST_FILE = 'tool.aios.yaml';
