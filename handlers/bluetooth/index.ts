@@ -3,7 +3,7 @@
  * @abandonware/noble, loaded only when a call needs it. See docs/handlers/bluetooth.md.
  */
 import { Type } from '@sinclair/typebox';
-import { defineGrantKind, defineHandler, optionalNative, type Grant } from '../../src/sdk/index.js';
+import { defineGrantKind, defineHandler, listingCandidates, optionalNative, type Grant } from '../../src/sdk/index.js';
 import { bluetoothFunctions } from './functions.js';
 import { normalizeBluetoothGrant, type BluetoothGrant } from './grants.js';
 import { BleRuntime, parseOptions } from './runtime.js';
@@ -13,6 +13,8 @@ import { UUID_PATTERN, normPeripheralId } from './uuid.js';
 /** `grants.bluetooth`: `"*"`, a peripheral id, or `{ alias, id, services, ask }`. */
 export const bluetoothGrants = defineGrantKind({
   kind: 'bluetooth',
+  // Settings → Find devices: a five-second scan.
+  listing: { function: 'bluetooth.scan', args: { duration_ms: 5000 }, candidates: (o) => listingCandidates(o, 'peripherals', 'id', ['name', 'address']), idKey: 'id' },
   entry: Type.Union([
     Type.String({ minLength: 1 }),
     Type.Object(

@@ -4,7 +4,7 @@
  * the name runtimes use and people see in prompts.
  */
 import { Type } from '@sinclair/typebox';
-import { defineGrantKind, type GrantInput } from '../../src/sdk/index.js';
+import { defineGrantKind, listingCandidates, type GrantListing, type GrantInput } from '../../src/sdk/index.js';
 
 const Entry = Type.Union([
   Type.String({ minLength: 1 }),
@@ -16,9 +16,12 @@ const normalize = (e: string | { id: string; alias?: string }): GrantInput => (t
 /** A granted id covers a device by id, by label (case-insensitive; the device's label is the granted id), or `*`. */
 const covers = (grantId: string, requestedId: string): boolean => grantId === '*' || grantId === requestedId || grantId.toLowerCase() === requestedId.toLowerCase();
 
+/** Settings → Find devices for a media kind: `<fn>`'s `<key>` list, by id and label. */
+const listing = (fn: string, key: string): GrantListing => ({ function: fn, candidates: (o) => listingCandidates(o, key, 'id', ['label']), idKey: 'id' });
+
 /** `grants.cameras`. */
-export const cameraGrants = defineGrantKind({ kind: 'cameras', entry: Entry, normalize, covers });
+export const cameraGrants = defineGrantKind({ kind: 'cameras', entry: Entry, normalize, covers, listing: listing('camera.list', 'cameras') });
 /** `grants.microphones`. */
-export const microphoneGrants = defineGrantKind({ kind: 'microphones', entry: Entry, normalize, covers });
+export const microphoneGrants = defineGrantKind({ kind: 'microphones', entry: Entry, normalize, covers, listing: listing('microphone.list', 'microphones') });
 /** `grants.screens`. */
-export const screenGrants = defineGrantKind({ kind: 'screens', entry: Entry, normalize, covers });
+export const screenGrants = defineGrantKind({ kind: 'screens', entry: Entry, normalize, covers, listing: listing('screen.list', 'screens') });

@@ -3,7 +3,7 @@
  * the printers the user shared (`grants.printers`). See docs/handlers/printer.md.
  */
 import { Type } from '@sinclair/typebox';
-import { defineGrantKind, defineHandler } from '../../src/sdk/index.js';
+import { defineGrantKind, defineHandler, listingCandidates } from '../../src/sdk/index.js';
 import { printerFunctions } from './functions.js';
 import { covers, normalizeGrant } from './grants.js';
 import { parseSettings, Printers } from './printers.js';
@@ -14,6 +14,7 @@ import { parseSettings, Printers } from './printers.js';
  */
 export const printerGrants = defineGrantKind({
   kind: 'printers',
+  listing: { function: 'printer.list', candidates: (o) => listingCandidates(o, 'printers', 'id', ['make_and_model', 'name']), idKey: 'printer' },
   entry: Type.Union([
     Type.String({ minLength: 1, maxLength: 2048 }),
     Type.Object(

@@ -3,7 +3,7 @@
  * object with an alias, the port's settings and `ask: always`.
  */
 import { Type } from '@sinclair/typebox';
-import { defineGrantKind, type Grant } from '../../src/sdk/index.js';
+import { defineGrantKind, listingCandidates, type Grant } from '../../src/sdk/index.js';
 import { portKey } from './engine/listing.js';
 import type { PortSettings } from './engine/settings.js';
 
@@ -47,6 +47,7 @@ export function coversPort(grantId: string, requested: string, platform: NodeJS.
 /** `grants.serial`: a path, or `{ path, alias?, ask?, baud?, data_bits?, parity?, stop_bits?, flow_control? }`. */
 export const serialGrants = defineGrantKind({
   kind: 'serial',
+  listing: { function: 'serial.list_ports', candidates: (o) => listingCandidates(o, 'ports', 'path', ['manufacturer', 'pnp_id']), idKey: 'path' },
   entry: SerialGrantEntry,
   normalize(e) {
     if (typeof e === 'string') return { id: e };

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
 import { PROTOCOL_VERSION } from '../protocol/messages.js';
-import type { CallContext, Logger } from '../sdk/index.js';
+import type { CallContext, GrantCandidate, GrantListing, Logger } from '../sdk/index.js';
 import { APP_VERSION } from '../version.js';
 import type { Agent } from './agent.js';
 import { SwitchError, type FunctionSwitches } from './function-switches.js';
@@ -19,67 +19,17 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] a
 export type LogLevel = (typeof LOG_LEVELS)[number];
 const isLogLevel = (v: unknown): v is LogLevel => typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v);
 
-/** Something a grant could be given for, as the device lists it. */
-export interface GrantCandidate {
-  /** The id a grant entry takes (port path, printer queue or URI, device id, peripheral id). */
-  id: string;
-  /** What people recognise it by (the device's label, make and model, name). */
-  label?: string;
-  /** The alias it is shared under, when it is. */
-  alias?: string;
-  granted?: boolean;
-}
+/** Something a grant could be given for (declared with the grant kind's `listing`, src/sdk/grants.ts). */
+export type { GrantCandidate } from '../sdk/index.js';
 
-/**
- * For each grant kind a built-in handler declares: the function that lists what the device has, the
- * arguments it takes here, how its output reads as candidates, and which key of a `grants.<kind>` object
- * entry holds the id (`{ <idKey>: id, alias }`).
- * `files` has no listing (a folder is picked with the native dialog or typed).
- */
-export const GRANT_LISTINGS: Record<string, { function: string; args: Record<string, unknown>; candidates(out: unknown): GrantCandidate[]; idKey: string }> = {
-  serial: {
-    function: 'serial.list_ports',
-    args: {},
-    candidates: (o) => items(o, 'ports').map((p) => cand(p['path'], p['manufacturer'] ?? p['pnp_id'], p)),
-    idKey: 'path',
-  },
-  printers: {
-    function: 'printer.list',
-    args: {},
-    candidates: (o) => items(o, 'printers').map((p) => cand(p['id'], p['make_and_model'] ?? p['name'], p)),
-    idKey: 'printer',
-  },
-  cameras: mediaListing('camera.list', 'cameras'),
-  microphones: mediaListing('microphone.list', 'microphones'),
-  screens: mediaListing('screen.list', 'screens'),
-  bluetooth: {
-    function: 'bluetooth.scan',
-    args: { duration_ms: 5000 },
-    candidates: (o) => items(o, 'peripherals').map((p) => cand(p['id'], p['name'] ?? p['address'], p)),
-    idKey: 'id',
-  },
-};
-
-function mediaListing(fn: string, key: string) {
-  return {
-    function: fn,
-    args: {},
-    candidates: (o: unknown) => items(o, key).map((p) => cand(p['id'], p['label'], p)),
-    idKey: 'id',
-  };
-}
-
-function items(out: unknown, key: string): Record<string, unknown>[] {
-  const list = (out as Record<string, unknown> | undefined)?.[key];
-  return Array.isArray(list) ? list.filter((x): x is Record<string, unknown> => !!x && typeof x === 'object') : [];
-}
-
-function cand(id: unknown, label: unknown, p: Record<string, unknown>): GrantCandidate {
-  const c: GrantCandidate = { id: String(id) };
-  if (typeof label === 'string' && label && label !== c.id) c.label = label;
-  if (typeof p['alias'] === 'string') c.alias = p['alias'];
-  if (typeof p['granted'] === 'boolean') c.granted = p['granted'];
-  return c;
+/** The kinds the agent's handlers declared with a listing, and each one's listing. */
+export function grantListings(agent: Agent): Record<string, GrantListing> {
+  const out: Record<string, GrantListing> = {};
+  for (const { kind } of agent.grants.kindNames()) {
+    const l = agent.grants.kindOf(kind)?.listing;
+    if (l) out[kind] = l;
+  }
+  return out;
 }
 
 /** Sets a pino logger's level (its children follow); false for a logger that has no level to set. */
@@ -125,8 +75,8 @@ export function applyStoredLogLevel(d: Pick<SettingsDeps, 'settings' | 'log'>): 
  * function's default timeout. A failure is the handler's own wire error (`device_unavailable` …).
  */
 export async function listGrantCandidates(agent: Agent, kind: string, log: Logger): Promise<GrantCandidate[]> {
-  const listing = GRANT_LISTINGS[kind];
-  if (!listing) bad(`no listing for grant kind "${kind}" (kinds with one: ${Object.keys(GRANT_LISTINGS).join(', ')})`);
+  const listing = agent.grants.kindOf(kind)?.listing;
+  if (!listing) bad(`no listing for grant kind "${kind}" (kinds with one: ${Object.keys(grantListings(agent)).join(', ')})`);
   const reg = agent.registry.get(listing!.function);
   if (!reg) throw new WireError('device_unavailable', `The handler that lists ${kind} (${listing!.function}) is not loaded.`, { details: { reason: 'not_loaded' } });
   const callId = `settings-${randomUUID()}`;
@@ -149,7 +99,7 @@ export async function listGrantCandidates(agent: Agent, kind: string, log: Logge
     commit: () => undefined,
   };
   try {
-    return listing!.candidates(await reg.def.run(listing!.args, ctx));
+    return listing!.candidates(await reg.def.run(listing!.args ?? {}, ctx));
   } catch (e) {
     if (e instanceof WireError) throw e;
     if (signal.aborted) throw new WireError('timeout', `Listing ${kind} took longer than ${reg.descriptor.timeout_ms_default} ms.`);
@@ -200,7 +150,7 @@ export function createSettingsMethods(d: SettingsDeps): Record<string, (params: 
       log_level: loggerLevel(d.log) ?? null,
       log_levels: LOG_LEVELS,
       // Per grant kind with a listing: the key of an object entry that holds the id (`files` takes `path`).
-      grant_id_keys: Object.fromEntries(Object.entries(GRANT_LISTINGS).filter(([k]) => d.agent.grants.hasKind(k)).map(([k, l]) => [k, l.idKey])),
+      grant_id_keys: Object.fromEntries(Object.entries(grantListings(d.agent)).map(([k, l]) => [k, l.idKey])),
     }),
     'control.settings.log_level': (p) => {
       const level = p['level'];

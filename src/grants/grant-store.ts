@@ -80,6 +80,11 @@ export class GrantStore implements GrantsView {
   }
 
   /** True when a handler declared this kind. */
+  /** The declaration of a kind (its schema, `covers`, `listing`), if a handler declared it. */
+  kindOf(kind: string): GrantKind | undefined {
+    return this.kinds.get(kind)?.kind;
+  }
+
   hasKind(kind: string): boolean {
     return this.kinds.has(kind);
   }

@@ -44,6 +44,51 @@ export interface GrantKind<E extends TSchema = TSchema> {
   normalize(entry: Static<E>, ctx: NormalizeContext): GrantInput;
   /** Whether a granted id covers a requested canonical id (default: equal, or the grant is `*`). */
   covers?(grantId: string, requestedId: string): boolean;
+  /**
+   * How Settings lists what the device has for this kind (Settings → "Find devices"): absent for a kind
+   * with no listing (`files`: a folder is picked or typed).
+   */
+  readonly listing?: GrantListing | undefined;
+}
+
+/** Something a grant could be given for, as the device lists it. */
+export interface GrantCandidate {
+  /** The id a grant entry takes (port path, printer queue or URI, device id, peripheral id). */
+  id: string;
+  /** What people recognise it by (the device's label, make and model, name). */
+  label?: string;
+  /** The alias it is shared under, when it is. */
+  alias?: string;
+  granted?: boolean;
+}
+
+/** A grant kind's device listing: the function that lists, its arguments, how its output reads, and the id key of an object entry. */
+export interface GrantListing {
+  /** The id of the (read-only) function of the same handler that lists the devices. */
+  readonly function: string;
+  /** Its arguments (default `{}`). */
+  readonly args?: Record<string, unknown> | undefined;
+  /** Its output as candidates. */
+  candidates(out: unknown): GrantCandidate[];
+  /** The key of a `grants.<kind>` object entry that holds the id (`{ <idKey>: id, alias }`). */
+  readonly idKey: string;
+}
+
+/**
+ * The common listing: `out[listKey]` is an array of objects; each gives a candidate from its `idField`,
+ * the first of `labelFields` present (when it differs from the id), and its `alias` and `granted`.
+ */
+export function listingCandidates(out: unknown, listKey: string, idField: string, labelFields: readonly string[]): GrantCandidate[] {
+  const list = (out as Record<string, unknown> | undefined)?.[listKey];
+  const items = Array.isArray(list) ? list.filter((x): x is Record<string, unknown> => !!x && typeof x === 'object') : [];
+  return items.map((p) => {
+    const c: GrantCandidate = { id: String(p[idField]) };
+    const label = labelFields.map((f) => p[f]).find((v) => v !== undefined && v !== null);
+    if (typeof label === 'string' && label && label !== c.id) c.label = label;
+    if (typeof p['alias'] === 'string') c.alias = p['alias'];
+    if (typeof p['granted'] === 'boolean') c.granted = p['granted'];
+    return c;
+  });
 }
 
 /** Declares a grant kind (identity helper that keeps the entry type). */

@@ -13,7 +13,13 @@ import { callLocal } from '../../src/endpoint/local-client.js';
 import { WireError } from '../../src/protocol/errors.js';
 import { PROTOCOL_VERSION } from '../../src/protocol/messages.js';
 import { APP_VERSION } from '../../src/version.js';
-import { GRANT_LISTINGS } from '../../src/agent/settings-methods.js';
+import { serialGrants } from '../../handlers/serial/grant-kind.js';
+import { printerGrants } from '../../handlers/printer/index.js';
+import { cameraGrants, microphoneGrants, screenGrants } from '../../handlers/media/grants.js';
+import { bluetoothGrants } from '../../handlers/bluetooth/index.js';
+
+/** The built-in kinds' listings, as their handlers declare them (GrantKind.listing). */
+const GRANT_LISTINGS = Object.fromEntries([serialGrants, printerGrants, cameraGrants, microphoneGrants, screenGrants, bluetoothGrants].map((k) => [k.kind, k.listing!]));
 import { ids, inProcessStack, until } from '../helpers/stack.js';
 import { startPtyPair } from '../peers/serial-pty.js';
 
