@@ -80,8 +80,8 @@ test('describe gives one plain sentence for the prompt, from the catalogue, in E
   };
   await fs.promises.writeFile(path.join(w.docs, 'report.docx'), Buffer.alloc(14_000));
   const write = { root: 'Documents', path: 'report.docx', text: 'x'.repeat(2000), mode: 'overwrite' };
-  assert.equal(await say('files.write_text', write, 'en'), 'Overwrite report.docx in Documents (14 KB now, 2 KB after)');
-  assert.equal(await say('files.write_text', write, 'zh-CN'), '覆盖 “Documents”中的 report.docx（当前 14 KB，写入后 2 KB）');
+  assert.equal(await say('files.write_text', write, 'en'), 'Replace report.docx in Documents (14 KB now, 2 KB after)');
+  assert.equal(await say('files.write_text', write, 'zh-CN'), '替换 “Documents”中的 report.docx（当前 14 KB，写入后 2 KB）');
   await fs.promises.mkdir(path.join(w.docs, 'old', 'sub'), { recursive: true });
   for (let i = 0; i < 5; i++) await fs.promises.writeFile(path.join(w.docs, 'old', 'sub', `f${i}.txt`), 'x');
   const del = { root: 'Documents', path: 'old', recursive: true };
