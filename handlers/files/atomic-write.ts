@@ -19,7 +19,7 @@ const C = fs.constants;
 
 /** Fails with the documented error for "exists and overwrite not asked for". */
 export function alreadyExists(): never {
-  fail('execution_failed', 'A file with that name already exists; ask to overwrite it.', { details: { reason: 'already_exists' } });
+  fail('execution_failed', 'A file with that name already exists; ask to overwrite it.', { details: { reason: 'exists' } });
 }
 
 /** Creates a temp file inside `dir` exclusively and checks it really landed there. */

@@ -2,15 +2,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { defineFunction, fail } from '../../src/sdk/index.js';
-import { type FilesEnv, descriptor, entryType, pathProps, resourcesFor, RootArg, schema } from './common.js';
+import { defineFunction, fail, type CallResource } from '../../src/sdk/index.js';
+import { type FilesEnv, descriptor, entryType, pathProps, resourceAhead, resourcesFor, RootArg, schema } from './common.js';
 import { compileGlob } from './glob.js';
 import { isHiddenName } from './limits.js';
 import { mediaTypeOf } from './media-types.js';
-import { requireDir, resolvePath } from './paths.js';
+import { notFolder, requireDir, resolvePath, type PathArg } from './paths.js';
 import { VerifiedDir, withDir } from './handles.js';
 
 const READ_RISK = { read_only: true, destructive: false, idempotent: true, physical: false };
+
+/** A folder function's resources; a file where the folder should be ends the call before anyone is asked. */
+async function folderResources(env: FilesEnv, a: PathArg): Promise<CallResource[]> {
+  const { resource, resolved } = await resourceAhead(env, 'read', a);
+  if (resolved?.stat && !resolved.stat.isDirectory()) notFolder();
+  return [resource];
+}
 
 const EntrySchema = Type.Object({
   name: Type.String(),
@@ -82,7 +89,7 @@ export function listDir(env: FilesEnv) {
         next_cursor: Type.Optional(Type.String()),
       }, ['root', 'path', 'entries', 'total', 'hidden_omitted']),
     }),
-    resources: (a) => resourcesFor(env, 'read', { root: a.root, path: a.path ?? '' }),
+    resources: (a) => folderResources(env, { root: a.root, path: a.path ?? '' }),
     async run(a, ctx) {
       const r = await resolvePath(env, { root: a.root, path: a.path ?? '' }, { need: 'read', mustExist: true });
       requireDir(r);
@@ -202,7 +209,7 @@ export function searchFn(env: FilesEnv) {
       timeout_ms_default: 60_000,
       timeout_ms_max: 300_000,
     }),
-    resources: (a) => resourcesFor(env, 'read', { root: a.root, path: a.path ?? '' }),
+    resources: (a) => folderResources(env, { root: a.root, path: a.path ?? '' }),
     async run(a, ctx) {
       const r = await resolvePath(env, { root: a.root, path: a.path ?? '' }, { need: 'read', mustExist: true });
       requireDir(r);

@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
-import type { CallResource, DescriptorInput, Logger } from '../../src/sdk/index.js';
-import type { PathArg, PathContext } from './paths.js';
+import { WireError, type CallResource, type DescriptorInput, type Logger } from '../../src/sdk/index.js';
+import type { PathArg, PathContext, Resolved } from './paths.js';
 import type { Staging } from './staging.js';
-import { grantedRoot, rootOf } from './paths.js';
+import { grantedRoot, resolveAhead, rootOf } from './paths.js';
 
 /** The handler's state, built once in `create()`. */
 export interface FilesEnv extends PathContext {
@@ -85,17 +85,43 @@ export function lockFor(env: FilesEnv, arg: PathArg): string {
 /**
  * The resources of a call on these paths (before consent): the shared folder of each (`files:<folder>`,
  * labelled with its name: the scope of a remembered decision), refused with `permission_denied` when a
- * path is outside every shared folder or the folder is read-only for a write. A write locks the file's
- * real path (`file:<real path>`); a read takes no lock.
+ * path is outside every shared folder, the folder is read-only for a write, or the path as far as it
+ * exists leads out of the folder (`resolveAhead`: links are resolved here, so such an escape is
+ * `rejected` like any other). A write locks the file's real path (`file:<real path>`); a read takes no lock.
  */
 export async function resourcesFor(env: FilesEnv, need: 'read' | 'write', ...args: PathArg[]): Promise<CallResource[]> {
   const out: CallResource[] = [];
-  for (const arg of args) {
-    const root = await grantedRoot(env, arg, need);
-    out.push({ kind: 'files', id: root.path, label: root.name, access: need, lock: need === 'write' ? lockFor(env, arg) : false });
-  }
+  for (const arg of args) out.push((await resourceAhead(env, need, arg)).resource);
   return out;
 }
+
+/**
+ * One path's resource (as `resourcesFor`) and its resolution as far as it exists, for the checks a
+ * function can make before anyone is asked (a create over an existing file, a folder where a file is
+ * needed: `knownBefore`).
+ */
+export async function resourceAhead(env: FilesEnv, need: 'read' | 'write', arg: PathArg): Promise<{ resource: CallResource; resolved: Resolved | undefined }> {
+  const root = await grantedRoot(env, arg, need);
+  const resolved = await resolveAhead(env, arg, need);
+  return { resource: { kind: 'files', id: root.path, label: root.name, access: need, lock: need === 'write' ? lockFor(env, arg) : false }, resolved };
+}
+
+/**
+ * Runs `check` (the same test `run()` makes) before consent, keeping only the failures that the disk
+ * already decides: `execution_failed` with reason `exists`, `is_folder`, `not_folder`, `into_itself`,
+ * `same_path`, and any `permission_denied`. A call bound to fail so ends before a prompt
+ * (`failed/execution_failed`, `side_effects: none`). What may still change (a missing file that may
+ * appear) is left to `run()`, which checks everything again.
+ */
+export async function knownBefore(check: () => unknown): Promise<void> {
+  try {
+    await check();
+  } catch (e) {
+    if (e instanceof WireError && (e.type === 'permission_denied' || (e.type === 'execution_failed' && DECIDED.has(String(e.details?.['reason']))))) throw e;
+  }
+}
+
+const DECIDED = new Set(['exists', 'is_folder', 'not_folder', 'into_itself', 'same_path']);
 
 /** Entry types reported in outputs. */
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other';

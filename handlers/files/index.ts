@@ -10,7 +10,7 @@ import { deleteFn } from './delete.js';
 import { parseLimits } from './limits.js';
 import { copyFn, mkdirFn, moveFn } from './manage.js';
 import { readBytes, readText } from './read.js';
-import { fromOsError } from './paths.js';
+import { foundWhileRunning, fromOsError } from './paths.js';
 import { filesGrants } from './grants.js';
 import { rootsOf, type Root } from './roots.js';
 import { Staging } from './staging.js';
@@ -38,8 +38,9 @@ export async function filesEnv(env: HandlerEnv): Promise<FilesEnv> {
 /** Every function of the handler, in id order. */
 export function filesFunctions(fe: FilesEnv): AnyFunctionDefinition[] {
   const defs: AnyFunctionDefinition[] = [copyFn(fe), deleteFn(fe), listDir(fe), mkdirFn(fe), moveFn(fe), readBytes(fe), readText(fe), searchFn(fe), statFn(fe), writeBytes(fe), writeText(fe)];
-  // What the OS refuses (EACCES, ENOSPC, …) becomes a typed wire error, in every function.
-  return defs.map((d) => mapErrors(d, fromOsError));
+  // What the OS refuses (EACCES, ENOSPC, …) becomes a typed wire error, in every function; an escape
+  // that resources() did not see (the path changed after it) says it was found while running.
+  return defs.map((d) => mapErrors(d, (e) => foundWhileRunning(fromOsError(e))));
 }
 
 

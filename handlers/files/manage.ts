@@ -3,14 +3,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { defineFunction, fail, type CallContext, type Message } from '../../src/sdk/index.js';
+import { defineFunction, fail, type CallContext, type CallResource, type Message } from '../../src/sdk/index.js';
 import { alreadyExists, atomicWrite, linkNoClobber } from './atomic-write.js';
-import { type FilesEnv, descriptor, pathProps, resourcesFor, RootArg, schema } from './common.js';
+import { type FilesEnv, descriptor, knownBefore, pathProps, resourceAhead, resourcesFor, RootArg, schema } from './common.js';
 import { askedMsg, countEntries, countMsg, folderMsg, msg, sizeMsg, whereMsg } from './describe.js';
 import { VerifiedDir, openFileForRead, withDir } from './handles.js';
 import { copyHandle } from './io.js';
 import { checkWritableName, isDeniedName, isHiddenName } from './limits.js';
 import { checkHardlinks, checkWalked, deny, isInside, locateForCreate, resolvePath, type PathArg, type Resolved } from './paths.js';
+
+/** mkdir's resources; a file in the way of the folder (or of a folder above it) ends the call before anyone is asked. */
+async function mkdirResources(env: FilesEnv, a: PathArg): Promise<CallResource[]> {
+  const { resource } = await resourceAhead(env, 'write', a);
+  const { rootReal, segs } = await locateForCreate(env, a);
+  // resourceAhead has refused a link out of the folder among the parts that exist.
+  for (let n = 1; n <= segs.length; n++) {
+    const st = await fs.promises.stat(path.join(rootReal, ...segs.slice(0, n))).catch(() => undefined);
+    if (!st) break;
+    if (!st.isDirectory()) fail('execution_failed', 'A file is in the way of the folder.', { details: { reason: 'not_folder' } });
+  }
+  return [resource];
+}
 
 /** files.mkdir */
 export function mkdirFn(env: FilesEnv) {
@@ -25,7 +38,7 @@ export function mkdirFn(env: FilesEnv) {
       input_schema: schema({ ...pathProps, parents: Type.Optional(Type.Boolean()) }, ['path']),
       output_schema: schema({ root: Type.String(), path: Type.String(), created: Type.Boolean() }, ['root', 'path', 'created']),
     }),
-    resources: (a) => resourcesFor(env, 'write', a),
+    resources: (a) => mkdirResources(env, a),
     describe: (a) => msg(a.parents ? 'files.mkdir.parents' : 'files.mkdir', { target: askedMsg(a) }),
     async run(a, ctx) {
       const { root, rootReal, segs } = await locateForCreate(env, a);
@@ -63,7 +76,7 @@ export function mkdirFn(env: FilesEnv) {
             }
             checkWalked(env, rootReal, nextReal, undefined);
           } else if (st && !st.isDirectory()) {
-            fail('execution_failed', 'A file is in the way of the folder.', { details: { reason: 'not_a_directory' } });
+            fail('execution_failed', 'A file is in the way of the folder.', { details: { reason: 'not_folder' } });
           }
           const next = st?.isSymbolicLink() ? await VerifiedDir.open(nextReal, rootReal) : await dir.openChild(seg);
           await dir.close();
@@ -111,7 +124,7 @@ async function resolvePair(env: FilesEnv, a: TwoPathArgs, sourceNeed: 'read' | '
   }
   if (dst.stat) {
     if (dst.real === src.real) fail('execution_failed', 'Source and destination are the same.', { details: { reason: 'same_path' } });
-    if (dst.stat.isDirectory() || src.stat!.isDirectory()) fail('execution_failed', 'The destination exists and folders are never replaced.', { details: { reason: 'already_exists' } });
+    if (dst.stat.isDirectory() || src.stat!.isDirectory()) fail('execution_failed', 'The destination exists and folders are never replaced.', { details: { reason: 'exists' } });
     if (!a.overwrite) alreadyExists();
   }
   return { src, dst };
@@ -154,7 +167,11 @@ export function moveFn(env: FilesEnv) {
       input_schema: schema(twoPathProps, ['path', 'to_path']),
       output_schema: TwoPathOutput,
     }),
-    resources: (a) => resourcesFor(env, 'write', a, destArg(a)),
+    async resources(a) {
+      const rs = await resourcesFor(env, 'write', a, destArg(a));
+      await knownBefore(() => resolvePair(env, a, 'write'));
+      return rs;
+    },
     describe: (a) => describePair(env, 'move', a),
     async run(a, ctx) {
       const { src, dst } = await resolvePair(env, a, 'write');
@@ -257,7 +274,14 @@ export function copyFn(env: FilesEnv) {
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,
     }),
-    resources: async (a) => [...(await resourcesFor(env, 'read', a)), ...(await resourcesFor(env, 'write', destArg(a)))],
+    async resources(a) {
+      const rs = [...(await resourcesFor(env, 'read', a)), ...(await resourcesFor(env, 'write', destArg(a)))];
+      await knownBefore(async () => {
+        const { src } = await resolvePair(env, a, 'read');
+        if (src.stat!.isDirectory() && !a.recursive) copyNeedsRecursive();
+      });
+      return rs;
+    },
     describe: (a) => describePair(env, 'copy', a),
     async run(a, ctx) {
       const { src, dst } = await resolvePair(env, a, 'read');
@@ -280,7 +304,7 @@ export function copyFn(env: FilesEnv) {
         }
         return { ...out, type: 'file', entries: 1, skipped: 0 };
       }
-      if (!a.recursive) fail('execution_failed', 'The source is a folder; set recursive to copy it.', { details: { reason: 'is_directory' } });
+      if (!a.recursive) copyNeedsRecursive();
       const counts = { entries: 0, skipped: 0 };
       await withDir(dst.parentReal, dst.rootReal, async (dd) => {
         const tmpName = `.aios-${randomBytes(9).toString('hex')}.tmp`;
@@ -310,6 +334,11 @@ export function copyFn(env: FilesEnv) {
       return { ...out, type: 'directory', entries: counts.entries - counts.skipped, skipped: counts.skipped };
     },
   });
+}
+
+/** A folder copy without `recursive`. */
+function copyNeedsRecursive(): never {
+  fail('execution_failed', 'The source is a folder; set recursive to copy it.', { details: { reason: 'is_folder' } });
 }
 
 /** Refuses a copy of `size` bytes over `max_write_bytes`. */

@@ -263,17 +263,27 @@ export async function resolvePath(
   return { root, rootReal, rel, real, parentReal: path.dirname(real), name: path.basename(real), stat: st };
 }
 
+/** Fails with the documented error for a folder where a file is needed (`details.reason: is_folder`). */
+export function isFolder(): never {
+  fail('execution_failed', 'The path is a folder, not a file.', { details: { reason: 'is_folder' } });
+}
+
+/** Fails with the documented error for a file where a folder is needed (`details.reason: not_folder`). */
+export function notFolder(): never {
+  fail('execution_failed', 'The path is a file, not a folder.', { details: { reason: 'not_folder' } });
+}
+
 /** Fails unless the resolved target is an existing regular file. */
 export function requireFile(r: Resolved): fs.Stats {
   if (!r.stat) fail('execution_failed', 'The file does not exist.', { details: { reason: 'not_found' } });
-  if (r.stat.isDirectory()) fail('execution_failed', 'The path is a folder, not a file.', { details: { reason: 'is_directory' } });
+  if (r.stat.isDirectory()) isFolder();
   return r.stat;
 }
 
 /** Fails unless the resolved target is an existing folder. */
 export function requireDir(r: Resolved): fs.Stats {
   if (!r.stat) fail('execution_failed', 'The folder does not exist.', { details: { reason: 'not_found' } });
-  if (!r.stat.isDirectory()) fail('execution_failed', 'The path is a file, not a folder.', { details: { reason: 'not_a_directory' } });
+  if (!r.stat.isDirectory()) notFolder();
   return r.stat;
 }
 
@@ -315,4 +325,55 @@ export async function grantedRoot(ctx: PathContext, arg: PathArg, need: 'read' |
 /** Checks a real path reached during a walk (see `checkReal`). */
 export function checkWalked(ctx: PathContext, rootReal: string, real: string, st: fs.Stats | undefined): void {
   checkReal(ctx, rootReal, real, st);
+}
+
+/**
+ * The path as far as it exists, for `resources()` (before consent), so that every escape that can be
+ * known before running is refused there (`rejected/permission_denied`), not found by `run()`: a link
+ * out of the shared folder (in the target, its parent, or any existing folder above a missing part), a
+ * link loop, a device or special file, a hidden name. Returns the resolution when the parent exists
+ * (`stat` set when the target does), undefined when it does not (`run()` says so, or creates it).
+ * `run()` still resolves again: what changes after this check is refused there (`foundWhileRunning`).
+ */
+export async function resolveAhead(ctx: PathContext, arg: PathArg, need: 'read' | 'write'): Promise<Resolved | undefined> {
+  try {
+    return await resolvePath(ctx, arg, { need, mustExist: false });
+  } catch (e) {
+    if (e instanceof WireError && e.type === 'permission_denied') throw e;
+    if (!(e instanceof WireError) || e.type !== 'execution_failed') return undefined;
+  }
+  // Something on the way does not exist: the deepest part that does must still be inside the folder.
+  const { rootReal, segs } = await locate(ctx, arg);
+  for (let n = segs.length - 1; n > 0; n--) {
+    let real: string;
+    try {
+      real = await fs.promises.realpath(path.join(rootReal, ...segs.slice(0, n)));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      if (code === 'ELOOP') deny('symlink_loop', 'The path runs into a symbolic link loop.');
+      return undefined;
+    }
+    checkReal(ctx, rootReal, real, undefined);
+    return undefined;
+  }
+  return undefined;
+}
+
+/** Path refusals that `resources()` finds when the disk already shows them (see `resolveAhead`). */
+const ESCAPES = new Set(['symlink_outside', 'symlink_loop', 'dangling_symlink', 'device_path', 'special_file', 'hidden', 'hardlink', 'changed_during_open']);
+
+/**
+ * An escape that `run()` meets although `resources()` passed: the path changed between the check and the
+ * run (a link swapped during the call). Still refused, as `failed/permission_denied` (found while
+ * running: the handler had started), with `details.found: "while_running"` and a message that says so.
+ */
+export function foundWhileRunning(e: unknown): unknown {
+  if (!(e instanceof WireError) || e.type !== 'permission_denied') return e;
+  const reason = e.details?.['reason'];
+  if (typeof reason !== 'string' || !ESCAPES.has(reason)) return e;
+  const message = reason === 'symlink_outside'
+    ? 'A link in the path changed during the call and now leads outside the shared folder.'
+    : reason === 'changed_during_open' ? e.message : `The path changed during the call: ${e.message.charAt(0).toLowerCase()}${e.message.slice(1)}`;
+  return new WireError('permission_denied', message, { details: { ...e.details, found: 'while_running' }, retryable: e.retryable });
 }

@@ -5,12 +5,12 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
-import { BlobRefSchema, defineFunction, fail, type CallContext } from '../../src/sdk/index.js';
-import { type FilesEnv, descriptor, pathProps, resourcesFor, schema } from './common.js';
+import { BlobRefSchema, defineFunction, fail, type CallContext, type CallResource } from '../../src/sdk/index.js';
+import { type FilesEnv, descriptor, pathProps, resourceAhead, schema } from './common.js';
 import { openFileForRead } from './handles.js';
 import { copyHandle, readAt } from './io.js';
 import { mediaTypeOf } from './media-types.js';
-import { checkHardlinks, requireFile, resolvePath, type Resolved } from './paths.js';
+import { checkHardlinks, isFolder, requireFile, resolvePath, type Resolved } from './paths.js';
 
 const READ_RISK = { read_only: true, destructive: false, idempotent: true, physical: false };
 const CHUNK = 1024 * 1024;
@@ -26,6 +26,14 @@ async function openForRead(env: FilesEnv, a: { root?: string; path: string }): P
     throw e;
   }
   return { r, fh, stat };
+}
+
+/** A read's resources; a folder where the file should be, or a hard-linked file, ends the call before anyone is asked. */
+async function readResources(env: FilesEnv, a: { root?: string; path: string }): Promise<CallResource[]> {
+  const { resource, resolved } = await resourceAhead(env, 'read', a);
+  if (resolved?.stat?.isDirectory()) isFolder();
+  if (resolved?.stat) checkHardlinks(env, resolved.stat);
+  return [resource];
 }
 
 function tooLarge(what: string, size: number, limit: number): never {
@@ -134,7 +142,7 @@ export function readText(env: FilesEnv) {
         media_type: Type.String(),
       }, ['root', 'path', 'text', 'size', 'offset', 'length', 'eof', 'media_type']),
     }),
-    resources: (a) => resourcesFor(env, 'read', a),
+    resources: (a) => readResources(env, a),
     async run(a, ctx) {
       const byBytes = a.offset !== undefined || a.length !== undefined;
       const byLines = a.start_line !== undefined || a.line_count !== undefined;
@@ -213,7 +221,7 @@ export function readBytes(env: FilesEnv) {
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,
     }),
-    resources: (a) => resourcesFor(env, 'read', a),
+    resources: (a) => readResources(env, a),
     async run(a, ctx) {
       const { r, fh, stat } = await openForRead(env, a);
       try {

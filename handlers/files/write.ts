@@ -7,14 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
-import { BlobRefSchema, defineFunction, fail, type BlobRef, type CallContext, type Message } from '../../src/sdk/index.js';
+import { BlobRefSchema, defineFunction, fail, type BlobRef, type CallContext, type CallResource, type Message } from '../../src/sdk/index.js';
 import { alreadyExists, atomicWrite, type WriteMode } from './atomic-write.js';
-import { type FilesEnv, descriptor, pathProps, resourcesFor, schema } from './common.js';
+import { type FilesEnv, descriptor, pathProps, resourceAhead, schema } from './common.js';
 import { askedMsg, msg, sizeMsg, whereMsg } from './describe.js';
 import { openFileForRead, withDir } from './handles.js';
 import { copyHandle, writeAll } from './io.js';
 import { checkWritableName } from './limits.js';
-import { checkHardlinks, resolvePath, type Resolved } from './paths.js';
+import { checkHardlinks, isFolder, resolvePath, type Resolved } from './paths.js';
 
 const WRITE_RISK = { read_only: false, destructive: true, idempotent: false, physical: false };
 const ModeSchema = Type.Optional(Type.Union([Type.Literal('create'), Type.Literal('overwrite'), Type.Literal('append')], {
@@ -36,18 +36,36 @@ function sourceSize(s: Source): number {
 }
 
 /** Resolves and checks a write target (shared by run and describe). */
-async function target(env: FilesEnv, a: { root?: string; path: string }): Promise<Resolved> {
+async function target(env: FilesEnv, a: { root?: string; path: string; mode?: WriteMode }): Promise<Resolved> {
   const r = await resolvePath(env, a, { need: 'write', mustExist: false });
-  checkWritableName(path.posix.basename(a.path), env.limits);
-  if (r.stat?.isDirectory()) fail('execution_failed', 'The path is a folder, not a file.', { details: { reason: 'is_directory' } });
-  checkWritableName(r.name, env.limits);
+  checkTarget(env, a, r);
   return r;
+}
+
+/**
+ * What a write's target must be, as far as the disk shows it (`r` undefined: its folder does not
+ * exist yet): a name that may be written, not a folder (`is_folder`), not an existing file in `create`
+ * mode (`exists`). Run before consent by `resources()` and again by `run()` (the file may appear meanwhile).
+ */
+function checkTarget(env: FilesEnv, a: { path: string; mode?: WriteMode }, r: Resolved | undefined): void {
+  checkWritableName(path.posix.basename(a.path), env.limits);
+  if (!r) return;
+  if (r.stat?.isDirectory()) isFolder();
+  checkWritableName(r.name, env.limits);
+  if (r.stat && (a.mode ?? 'create') === 'create') alreadyExists();
+}
+
+/** A write's resources; a call bound to fail (see `checkTarget`, and a hard-linked file) ends before anyone is asked. */
+async function writeResources(env: FilesEnv, a: { root?: string; path: string; mode?: WriteMode }): Promise<CallResource[]> {
+  const { resource, resolved } = await resourceAhead(env, 'write', a);
+  checkTarget(env, a, resolved);
+  if (resolved?.stat) checkHardlinks(env, resolved.stat);
+  return [resource];
 }
 
 async function writeFile(env: FilesEnv, a: { root?: string; path: string; mode?: WriteMode }, source: Source, ctx: CallContext) {
   const mode = a.mode ?? 'create';
   const r = await target(env, a);
-  if (r.stat && mode === 'create') alreadyExists();
   const newBytes = sourceSize(source);
   const total = newBytes + (mode === 'append' && r.stat ? r.stat.size : 0);
   if (total > env.limits.maxWriteBytes) {
@@ -120,7 +138,7 @@ export function writeText(env: FilesEnv) {
       input_schema: schema({ ...pathProps, text: Type.String({ maxLength: 768 * 1024 }), mode: ModeSchema }, ['path', 'text']),
       output_schema: WriteOutput,
     }),
-    resources: (a) => resourcesFor(env, 'write', a),
+    resources: (a) => writeResources(env, a),
     describe: (a) => describeWrite(env, a, Buffer.byteLength(a.text, 'utf8')),
     run: (a, ctx) => writeFile(env, a, { kind: 'buffer', data: Buffer.from(a.text, 'utf8') }, ctx),
   });
@@ -152,7 +170,7 @@ export function writeBytes(env: FilesEnv) {
       timeout_ms_default: 120_000,
       timeout_ms_max: 3_600_000,
     }),
-    resources: (a) => resourcesFor(env, 'write', a),
+    resources: (a) => writeResources(env, a),
     describe: (a) => describeWrite(env, a, a.blob ? a.blob.size : Buffer.byteLength(a.data ?? '', 'base64')),
     run(a, ctx) {
       // The input schema's oneOf has made sure there is exactly one of data and blob.

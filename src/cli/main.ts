@@ -13,6 +13,15 @@ import { UsageError } from './process.js';
 import { buildProgram } from './program.js';
 import { BridgeHttpError, BridgeUnreachableError, EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './runtime-client.js';
 
+// A reader that stops early (`aios-device functions | head -1`) closes the pipe: that ends the command
+// quietly, as any Unix tool does, instead of with an EPIPE stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
+
 async function main(): Promise<void> {
   try {
     await buildProgram().parseAsync(process.argv);

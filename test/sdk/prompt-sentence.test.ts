@@ -14,8 +14,8 @@ import type { PromptView } from '../../src/consent/prompt.js';
 import { ids, inProcessStack, until } from '../helpers/stack.js';
 
 for (const [locale, sentence] of [
-  ['en', 'Overwrite report.txt in Documents (2 KB now, 5 bytes after)'],
-  ['zh-CN', '覆盖 “Documents”中的 report.txt（当前 2 KB，写入后 5 字节）'],
+  ['en', 'Replace report.txt in Documents (2 KB now, 5 bytes after)'],
+  ['zh-CN', '替换 “Documents”中的 report.txt（当前 2 KB，写入后 5 字节）'],
 ] as const) {
   test(`the prompt and the activity list show the files sentence in ${locale}`, async () => {
     const s = await inProcessStack({ connect: false, agentOptions: { locale } });

@@ -62,7 +62,7 @@ test('write_text creates, refuses to overwrite unless asked, overwrites and appe
   assert.deepEqual(out, { root: 'Documents', path: 'notes.txt', size: 6, created: true, mode: 'create' });
   assert.ok(ctx.committed, 'commit() was called before the write became visible');
   assert.equal(await fs.promises.readFile(path.join(w.docs, 'notes.txt'), 'utf8'), 'hello\n');
-  await rejects(call(fns, 'files.write_text', { root: 'Documents', path: 'notes.txt', text: 'x' }), 'execution_failed', 'already_exists');
+  await rejects(call(fns, 'files.write_text', { root: 'Documents', path: 'notes.txt', text: 'x' }), 'execution_failed', 'exists');
   await call(fns, 'files.write_text', { root: 'Documents', path: 'notes.txt', text: 'bye\n', mode: 'overwrite' });
   await call(fns, 'files.write_text', { root: 'Documents', path: 'notes.txt', text: 'more\n', mode: 'append' });
   assert.equal(await fs.promises.readFile(path.join(w.docs, 'notes.txt'), 'utf8'), 'bye\nmore\n');
@@ -80,8 +80,8 @@ test('describe gives one plain sentence for the prompt, from the catalogue, in E
   };
   await fs.promises.writeFile(path.join(w.docs, 'report.docx'), Buffer.alloc(14_000));
   const write = { root: 'Documents', path: 'report.docx', text: 'x'.repeat(2000), mode: 'overwrite' };
-  assert.equal(await say('files.write_text', write, 'en'), 'Overwrite report.docx in Documents (14 KB now, 2 KB after)');
-  assert.equal(await say('files.write_text', write, 'zh-CN'), '覆盖 “Documents”中的 report.docx（当前 14 KB，写入后 2 KB）');
+  assert.equal(await say('files.write_text', write, 'en'), 'Replace report.docx in Documents (14 KB now, 2 KB after)');
+  assert.equal(await say('files.write_text', write, 'zh-CN'), '替换 “Documents”中的 report.docx（当前 14 KB，写入后 2 KB）');
   await fs.promises.mkdir(path.join(w.docs, 'old', 'sub'), { recursive: true });
   for (let i = 0; i < 5; i++) await fs.promises.writeFile(path.join(w.docs, 'old', 'sub', `f${i}.txt`), 'x');
   const del = { root: 'Documents', path: 'old', recursive: true };
@@ -179,13 +179,13 @@ test('mkdir, move, copy', async () => {
   assert.equal(fs.readFileSync(path.join(w.docs, 'm/n/g.txt'), 'utf8'), 'F');
   assert.equal(fs.existsSync(path.join(w.docs, 'm/f.txt')), false);
   await fs.promises.writeFile(path.join(w.docs, 'm', 'h.txt'), 'H');
-  await rejects(call(fns, 'files.move', { root: 'Documents', path: 'm/h.txt', to_path: 'm/n/g.txt' }), 'execution_failed', 'already_exists');
+  await rejects(call(fns, 'files.move', { root: 'Documents', path: 'm/h.txt', to_path: 'm/n/g.txt' }), 'execution_failed', 'exists');
   await call(fns, 'files.move', { root: 'Documents', path: 'm/h.txt', to_path: 'm/n/g.txt', overwrite: true });
   assert.equal(fs.readFileSync(path.join(w.docs, 'm/n/g.txt'), 'utf8'), 'H');
   const cp = await call(fns, 'files.copy', { root: 'Documents', path: 'm', to_path: 'm-copy', recursive: true });
   assert.equal(cp['type'], 'directory');
   assert.equal(fs.readFileSync(path.join(w.docs, 'm-copy/n/g.txt'), 'utf8'), 'H');
-  await rejects(call(fns, 'files.copy', { root: 'Documents', path: 'm', to_path: 'm-copy2' }), 'execution_failed', 'is_directory');
+  await rejects(call(fns, 'files.copy', { root: 'Documents', path: 'm', to_path: 'm-copy2' }), 'execution_failed', 'is_folder');
   await call(fns, 'files.copy', { root: 'Documents', path: 'm/n/g.txt', to_path: 'g2.txt' });
   assert.equal(fs.readFileSync(path.join(w.docs, 'g2.txt'), 'utf8'), 'H');
   await rejects(call(fns, 'files.move', { root: 'Documents', path: 'm', to_path: 'm/n/inside' }), 'execution_failed', 'into_itself');

@@ -17,7 +17,7 @@ import { AgentHost } from '../../app/agent-host.js';
 import type { Agent } from '../../agent/agent.js';
 import { stopAdviceText, type StopAdvice } from '../../agent/stop-advice.js';
 import { startBridge } from '../../app/start-bridge.js';
-import { BridgeHttpError, EXIT_BRIDGE_ERROR, EXIT_BY_STATE, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
+import { BridgeHttpError, EXIT_BRIDGE_ERROR, exitForOutcome, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
 import { intOption, onShutdownSignals, readUserFile, UsageError } from '../process.js';
 import { HttpBlobClient } from '../../agent/blob-client.js';
 import { MAX_TIME_PARAM_MS, type BlobRef } from '../../protocol/messages.js';
@@ -139,7 +139,7 @@ export function registerCoreCommands(program: Command): void {
       });
       if (o['json']) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
       else printRecord(record);
-      process.exitCode = record.outcome ? (EXIT_BY_STATE[record.outcome.state] ?? 1) : EXIT_PENDING;
+      process.exitCode = record.outcome ? exitForOutcome(record.outcome) : EXIT_PENDING;
       if (record.outcome?.state === 'completed' && record.outcome.output_valid === false) {
         await printOutputViolations(client, record.device_id, fn, record.outcome.output);
         process.exitCode = EXIT_OUTPUT_INVALID;
