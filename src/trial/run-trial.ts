@@ -219,7 +219,8 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
     } catch (x) {
       if (!(x instanceof BridgeHttpError)) throw x;
       if (x.error.type === 'device_offline') return { verdict: 'pass', message: `HTTP ${x.status} device_offline: ${x.error.message}` };
-      if (!offline && x.status === 404) return { verdict: 'pass', message: `no offline device in the workspace to address; an unknown device is refused: HTTP 404 ${x.error.type}: ${x.error.message}` };
+      // A 404 for a made-up id says nothing about an offline device: never a pass (issue #30).
+      if (!offline && x.status === 404) return { verdict: 'not_run', message: `no offline device in the workspace to address (an unknown device was refused: HTTP 404 ${x.error.type}); taking a device's link down needs --control local` };
       return { verdict: 'fail', message: `expected device_offline, got HTTP ${x.status} ${x.error.type}` };
     }
   });

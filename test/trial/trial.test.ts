@@ -27,7 +27,8 @@ async function trial(s: { dir: string; url: string; tokens: { runtime: string } 
 }
 
 const failed = (r: TrialReport) => r.checks.filter((c) => c.verdict === 'fail').map((c) => c.id);
-const unattended = (s: Stack) => ['--control', 'local', '--agent-data-dir', join(s.dir, 'agent'), '--unattended'];
+// No offline device exists in these stacks: faults.device_offline cannot observe one, so it is not run (never passed).
+const unattended = (s: Stack) => ['--control', 'local', '--agent-data-dir', join(s.dir, 'agent'), '--unattended', '--allow-not-run', 'faults.device_offline'];
 
 function sharedFolder(dir: string): string {
   const p = join(dir, 'shared');
@@ -47,10 +48,11 @@ test('a healthy device passes the whole trial; a broken handler then fails exact
     assert.equal(r.report.ok, true, r.out);
     assert.equal(r.code, 0, r.out + r.err);
     const byId = new Map(r.report.checks.map((c) => [c.id, c]));
-    for (const id of ['client.version', 'identity', 'permissions.granted', 'permissions.denied', 'faults.device_offline', 'faults.bridge_unreachable', 'faults.timeout', 'confirm.high_risk', 'extra.duplicate', 'extra.cancel', 'contract.device.info', 'contract.diagnostics.echo']) {
+    for (const id of ['client.version', 'identity', 'permissions.granted', 'permissions.denied', 'faults.bridge_unreachable', 'faults.timeout', 'confirm.high_risk', 'extra.duplicate', 'extra.cancel', 'contract.device.info', 'contract.diagnostics.echo']) {
       assert.equal(byId.get(id)?.verdict, 'pass', `${id}: ${byId.get(id)?.message}`);
       assert.ok(byId.get(id)!.evidence.length > 0 || id === 'identity', `${id} recorded evidence`);
     }
+    assert.equal(byId.get('faults.device_offline')?.verdict, 'not_run', 'a 404 for a made-up device id is not an observed device_offline');
     assert.match(byId.get('confirm.high_risk')!.message, /answered by this trial/, 'the report says the prompt was answered unattended');
     assert.equal(byId.get('extra.reconnect')?.verdict, 'pass', `extra.reconnect: ${byId.get('extra.reconnect')?.message}`);
     assert.equal(byId.get('extra.client_outdated')?.verdict, 'not_run', 'a check needing control the trial lacks is not run, never passed');
