@@ -175,7 +175,16 @@ export class CallRouter extends EventEmitter {
     }
     const callId = req.call_id ?? newCallId();
     const conn = this.hub.get(req.device_id, req.workspace_id);
-    if (!conn) throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
+    if (!conn) {
+      // A device the bridge refused at its last hello is not "off": say why (§10, 1.2).
+      const refused = this.hub.lastRefusedHello(req.workspace_id, req.device_id);
+      if (refused) {
+        const { type, message: _m, ...last } = refused;
+        const t = (['client_outdated', 'unsupported_protocol_version', 'identity_mismatch'] as const).find((x) => x === type) ?? 'device_offline';
+        throw new WireError(t, `The bridge refused the device's last hello: ${refused.message}`, { details: { device_id: req.device_id, last_refused_hello: { type, ...last } } });
+      }
+      throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
+    }
     const timeout = req.timeout_ms ?? budgetFor(req.function).timeoutMs;
     const confirm = req.confirm_timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
     const params: InvokeParams = {
@@ -206,6 +215,7 @@ export class CallRouter extends EventEmitter {
       params,
       deadline_ms: Date.now() + confirm + timeout + DEADLINE_SLACK_MS,
       bridge_outcome: false,
+      sent: false,
     };
     this.inserts.push(call);
     this.track(call);
@@ -282,6 +292,10 @@ export class CallRouter extends EventEmitter {
     const conn = this.sessionFor(call);
     if (!conn) return;
     const budget = Math.max(1000, call.deadline_ms - Date.now());
+    if (!call.sent) {
+      call.sent = true;
+      this.markDirty(call);
+    }
     conn.peer
       .request<Outcome>(METHODS.invoke, call.params, budget)
       .then((o) => void this.accept(conn, call, o, 'invoke result'))
@@ -479,7 +493,7 @@ export function withDerivedStates(timeline: readonly TimelineEntry[], o: Outcome
   }
   if (!add.length) return [...timeline];
   // A stable sort: entries of the same rank keep the order the bridge recorded them in.
-  return [...timeline, ...add].sort((a, b) => rank(a.state) - rank(b.state));
+  return [...timeline, ...add].sort((a, b) => rank(a.state ?? '') - rank(b.state ?? ''));
 }
 
 function openKey(workspaceId: string, deviceId: string, callId: string): string {

@@ -82,7 +82,7 @@ export class RuntimeApi {
       const headers: Record<string, string> = {};
       if (e.type === 'rate_limited' && e.details?.['retry_after_ms']) headers['Retry-After'] = String(Math.ceil(Number(e.details['retry_after_ms']) / 1000));
       sendError(res, e.status, e.type, e.message, e.details, headers);
-    } else if (e instanceof WireError) sendError(res, statusForWireError(e), e.type, e.message, e.details);
+    } else if (e instanceof WireError) sendError(res, e.details?.['last_refused_hello'] ? 409 : statusForWireError(e), e.type, e.message, e.details);
     else if (e instanceof RpcError && e.code === 404) sendError(res, 404, 'not_found', e.message);
     else sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
   }
@@ -217,7 +217,7 @@ export class RuntimeApi {
     const learned = c.timeline.filter((t) => !t.derived);
     if (c.outcome) {
       const last = learned.at(-1);
-      const terminal = last && isTerminal(last.state) ? last : undefined;
+      const terminal = last && isTerminal(last.state ?? '') ? last : undefined;
       for (const t of terminal ? learned.slice(0, -1) : learned) write('state', { call_id: id, state: t.state, at: t.at, replay: true }, true);
       finalEvents(c.outcome, terminal?.at ?? c.outcome.finished_at ?? c.updated_at, true);
       return;
