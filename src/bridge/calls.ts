@@ -8,7 +8,7 @@ import { newCallId } from '../protocol/call-id.js';
 import { argsDigest } from '../protocol/hash.js';
 import { preAcceptOutcome } from '../protocol/outcomes.js';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
-import { isTerminal, METHODS, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
+import { attestsRuntime, isTerminal, METHODS, type AttestedRuntime, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../sdk/index.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
@@ -31,6 +31,8 @@ export interface SubmitRequest {
   confirm_timeout_ms?: number;
   descriptor_hash?: string;
   requester?: Requester;
+  /** The runtime the bridge attests (its token's entry), sent in invokes on 1.2 sessions (§6.1). */
+  runtime?: AttestedRuntime;
 }
 
 /** A state the bridge learned, as SSE subscribers see it (their stream numbers it with `seq`). */
@@ -200,6 +202,7 @@ export class CallRouter extends EventEmitter {
       attempt: 1,
       ...(req.descriptor_hash ? { descriptor_hash: req.descriptor_hash } : {}),
       ...(req.requester ? { requester: req.requester } : {}),
+      ...(req.runtime ? { runtime: req.runtime } : {}),
     };
     const now = new Date().toISOString();
     const call: StoredCall = {
@@ -297,7 +300,7 @@ export class CallRouter extends EventEmitter {
       this.markDirty(call);
     }
     conn.peer
-      .request<Outcome>(METHODS.invoke, call.params, budget)
+      .request<Outcome>(METHODS.invoke, attestsRuntime(conn.protocolVersion) ? call.params : withoutRuntime(call.params), budget)
       .then((o) => void this.accept(conn, call, o, 'invoke result'))
       .catch((e: unknown) => {
         if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError) return; // reconcile / deadline take over
@@ -503,4 +506,11 @@ function openKey(workspaceId: string, deviceId: string, callId: string): string 
 /** True when a session's identity is the one the call was sent to: its workspace, user and device. */
 function owns(id: DeviceIdentity, call: StoredCall): boolean {
   return id.workspace_id === call.workspace_id && id.device_id === call.device_id && id.user_id === call.params.user_id;
+}
+
+/** An invoke for a 1.0/1.1 session: those never carry `runtime` (§6.1, "Changes" 1.2). */
+function withoutRuntime(p: InvokeParams): InvokeParams {
+  if (!p.runtime) return p;
+  const { runtime: _r, ...rest } = p;
+  return rest;
 }

@@ -9,8 +9,8 @@ import { rmSync } from 'node:fs';
 import { normalizeBridgeConfig, resolveRuntimeTokens } from '../../src/config/bridge-config.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { BridgeServer } from '../../src/bridge/server.js';
-import { bridgeDoc, ids, tempDir, tokens } from '../helpers/stack.js';
-import { SimDevice } from '../../bench/sim-device.js';
+import { bridgeDoc, ids, tempDir, tokens, until } from '../helpers/stack.js';
+import { echoOutcome, SimDevice } from '../../bench/sim-device.js';
 
 test('runtime_tokens: id defaults to the slug of name; with neither, runtime-<n> by position, marked unnamed', () => {
   const r = resolveRuntimeTokens({ a: { workspace_id: 'w', name: 'Front-desk Runtime!' }, b: { workspace_id: 'w' }, c: { workspace_id: 'w', id: 'rt_x', name: 'X' } });
@@ -53,5 +53,37 @@ test('POST /v1/calls to a device refused at hello: 409 client_outdated with last
   } finally {
     await bridge.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('runtime { id, name } from the token entry travels in invokes on 1.2 sessions only; never the token', async () => {
+  for (const version of ['1.2', '1.1']) {
+    const dir = tempDir();
+    const t = tokens();
+    const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t, { runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id, name: 'Front desk' } } })), { log: silentLogger() });
+    const url = await bridge.start();
+    const seen: Record<string, unknown>[] = [];
+    const sim = new SimDevice({
+      url: url.replace(/^http/, 'ws') + '/v1/device', token: t.device, identity: ids, protocolVersion: version,
+      answer: async (p) => {
+        seen.push(p as unknown as Record<string, unknown>);
+        const now = new Date();
+        return echoOutcome(p, now, now, now);
+      },
+    });
+    try {
+      await sim.connect();
+      await until(() => bridge.store.getDevice(ids.workspace_id, ids.device_id)?.functions.length, 10_000, 'functions read');
+      const r = await fetch(`${url}/v1/calls`, { method: 'POST', headers: { authorization: `Bearer ${t.runtime}`, 'content-type': 'application/json' }, body: JSON.stringify({ workspace_id: ids.workspace_id, device_id: ids.device_id, function: 'diagnostics.echo', arguments: { value: 1 }, wait: true }) });
+      assert.equal(r.status, 200);
+      assert.equal(seen.length, 1);
+      if (version === '1.2') assert.deepEqual(seen[0]!['runtime'], { id: 'front-desk', name: 'Front desk' });
+      else assert.equal(seen[0]!['runtime'], undefined, 'a 1.1 session gets no runtime');
+      assert.ok(!JSON.stringify(seen[0]).includes(t.runtime), 'the token never travels');
+    } finally {
+      sim.close();
+      await bridge.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 });
