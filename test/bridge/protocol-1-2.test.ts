@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { normalizeBridgeConfig, resolveRuntimeTokens } from '../../src/config/bridge-config.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { BridgeServer } from '../../src/bridge/server.js';
@@ -85,5 +86,25 @@ test('runtime { id, name } from the token entry travels in invokes on 1.2 sessio
       await bridge.stop();
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+});
+
+test('bridge store migration 6 on a database holding a call row: the old call counts as sent, nothing resolved, refusals table empty', async () => {
+  const { default: Database } = await import('better-sqlite3');
+  const { migrate } = await import('../../src/storage/migrations.js');
+  const { BRIDGE_SCHEMA } = await import('../../src/bridge/store.js');
+  const dir = tempDir();
+  try {
+    const db = new Database(join(dir, 'b.sqlite'));
+    migrate(db, BRIDGE_SCHEMA, { upTo: 5 });
+    db.prepare(`INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, created_at, updated_at)
+      VALUES ('ws', 'c1', 'd1', 'diagnostics.echo', 'x', '{}', 'running', NULL, 0, '[]', 1, 't', 't')`).run();
+    migrate(db, BRIDGE_SCHEMA);
+    const r = db.prepare(`SELECT call_id, state, sent, resolved_from, device_outcome FROM bridge_calls`).get() as Record<string, unknown>;
+    assert.deepEqual(r, { call_id: 'c1', state: 'running', sent: 1, resolved_from: null, device_outcome: null });
+    assert.equal((db.prepare(`SELECT count(*) AS n FROM bridge_refused_hellos`).get() as { n: number }).n, 0);
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
