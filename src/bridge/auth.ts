@@ -3,6 +3,8 @@
  * (OAuth device grant, `src/bridge/oauth/`) implements them too.
  */
 
+import type { AttestedRuntime } from '../protocol/messages.js';
+
 /** Who a device access token belongs to. */
 export interface DeviceIdentity {
   workspace_id: string;
@@ -16,10 +18,17 @@ export interface DeviceAuthenticator {
   authenticateDevice(token: string): DeviceIdentity | null;
 }
 
+/** Who a runtime token belongs to: its workspace and the runtime the bridge attests in invokes (§6.1). */
+export interface RuntimeScope {
+  workspace_id: string;
+  /** The token's configured identity (never the token or a hash of it). */
+  runtime?: AttestedRuntime;
+}
+
 /** Checks runtime tokens; each is scoped to one workspace. */
 export interface RuntimeAuthenticator {
-  /** The workspace the token is scoped to, or null. */
-  authenticateRuntime(token: string): { workspace_id: string } | null;
+  /** The workspace (and attested runtime) of the token, or null. */
+  authenticateRuntime(token: string): RuntimeScope | null;
 }
 
 /** Extracts the bearer token from an Authorization header. */

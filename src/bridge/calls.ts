@@ -8,7 +8,7 @@ import { newCallId } from '../protocol/call-id.js';
 import { argsDigest } from '../protocol/hash.js';
 import { preAcceptOutcome } from '../protocol/outcomes.js';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
-import { isTerminal, METHODS, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
+import { attestsRuntime, isTerminal, METHODS, type AttestedRuntime, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../sdk/index.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
@@ -31,6 +31,8 @@ export interface SubmitRequest {
   confirm_timeout_ms?: number;
   descriptor_hash?: string;
   requester?: Requester;
+  /** The runtime the bridge attests (its token's entry), sent in invokes on 1.2 sessions (§6.1). */
+  runtime?: AttestedRuntime;
 }
 
 /** A state the bridge learned, as SSE subscribers see it (their stream numbers it with `seq`). */
@@ -175,7 +177,16 @@ export class CallRouter extends EventEmitter {
     }
     const callId = req.call_id ?? newCallId();
     const conn = this.hub.get(req.device_id, req.workspace_id);
-    if (!conn) throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
+    if (!conn) {
+      // A device the bridge refused at its last hello is not "off": say why (§10, 1.2).
+      const refused = this.hub.lastRefusedHello(req.workspace_id, req.device_id);
+      if (refused) {
+        const { type, message: _m, ...last } = refused;
+        const t = (['client_outdated', 'unsupported_protocol_version', 'identity_mismatch'] as const).find((x) => x === type) ?? 'device_offline';
+        throw new WireError(t, `The bridge refused the device's last hello: ${refused.message}`, { details: { device_id: req.device_id, last_refused_hello: { type, ...last } } });
+      }
+      throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
+    }
     const timeout = req.timeout_ms ?? budgetFor(req.function).timeoutMs;
     const confirm = req.confirm_timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
     const params: InvokeParams = {
@@ -191,6 +202,7 @@ export class CallRouter extends EventEmitter {
       attempt: 1,
       ...(req.descriptor_hash ? { descriptor_hash: req.descriptor_hash } : {}),
       ...(req.requester ? { requester: req.requester } : {}),
+      ...(req.runtime ? { runtime: req.runtime } : {}),
     };
     const now = new Date().toISOString();
     const call: StoredCall = {
@@ -206,6 +218,7 @@ export class CallRouter extends EventEmitter {
       params,
       deadline_ms: Date.now() + confirm + timeout + DEADLINE_SLACK_MS,
       bridge_outcome: false,
+      sent: false,
     };
     this.inserts.push(call);
     this.track(call);
@@ -282,8 +295,12 @@ export class CallRouter extends EventEmitter {
     const conn = this.sessionFor(call);
     if (!conn) return;
     const budget = Math.max(1000, call.deadline_ms - Date.now());
+    if (!call.sent) {
+      call.sent = true;
+      this.markDirty(call);
+    }
     conn.peer
-      .request<Outcome>(METHODS.invoke, call.params, budget)
+      .request<Outcome>(METHODS.invoke, attestsRuntime(conn.protocolVersion) ? call.params : withoutRuntime(call.params), budget)
       .then((o) => void this.accept(conn, call, o, 'invoke result'))
       .catch((e: unknown) => {
         if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError) return; // reconcile / deadline take over
@@ -479,7 +496,7 @@ export function withDerivedStates(timeline: readonly TimelineEntry[], o: Outcome
   }
   if (!add.length) return [...timeline];
   // A stable sort: entries of the same rank keep the order the bridge recorded them in.
-  return [...timeline, ...add].sort((a, b) => rank(a.state) - rank(b.state));
+  return [...timeline, ...add].sort((a, b) => rank(a.state ?? '') - rank(b.state ?? ''));
 }
 
 function openKey(workspaceId: string, deviceId: string, callId: string): string {
@@ -489,4 +506,11 @@ function openKey(workspaceId: string, deviceId: string, callId: string): string 
 /** True when a session's identity is the one the call was sent to: its workspace, user and device. */
 function owns(id: DeviceIdentity, call: StoredCall): boolean {
   return id.workspace_id === call.workspace_id && id.device_id === call.device_id && id.user_id === call.params.user_id;
+}
+
+/** An invoke for a 1.0/1.1 session: those never carry `runtime` (§6.1, "Changes" 1.2). */
+function withoutRuntime(p: InvokeParams): InvokeParams {
+  if (!p.runtime) return p;
+  const { runtime: _r, ...rest } = p;
+  return rest;
 }

@@ -16,7 +16,7 @@ import { METHODS, SUBPROTOCOL, type HelloParams, type HelloResult } from '../pro
 import type { Logger } from '../sdk/index.js';
 import { bearer, type DeviceAuthenticator, type DeviceIdentity } from './auth.js';
 import { BRIDGE_PROTOCOL_VERSIONS, compareVersions, negotiateProtocolVersion } from './versions.js';
-import { deviceKey } from './store.js';
+import { deviceKey, type RefusedHello } from './store.js';
 
 /** One live, established device session. */
 export interface DeviceConnection {
@@ -39,6 +39,20 @@ export interface DeviceHubOptions {
   leaseMs: number;
   maxMessageBytes: number;
   log: Logger;
+  /**
+   * Where refused hellos are kept (the bridge's store: they survive a restart, and a clustered bridge
+   * shares them); in memory only when absent (unit tests).
+   */
+  refusals?: RefusalStore;
+}
+
+/** Persistence of refused hellos (BridgeStore implements it). */
+export interface RefusalStore {
+  refusedHello(workspaceId: string, deviceId: string): RefusedHello | undefined;
+  saveRefusedHello(workspaceId: string, deviceId: string, h: RefusedHello): void;
+  clearRefusedHello(workspaceId: string, deviceId: string): void;
+  /** The keys (`deviceKey`) of every device with a refusal on record. */
+  refusedHelloKeys(): string[];
 }
 
 /**
@@ -48,12 +62,15 @@ export interface DeviceHubOptions {
 export class DeviceHub extends EventEmitter {
   private readonly wss: WebSocketServer;
   private readonly live = new Map<string, DeviceConnection>();
-  /** The last hello the bridge refused, per workspace/device, until one succeeds (in memory: a restart forgets it). */
+  /** The last hello the bridge refused, per workspace/device, until one succeeds (kept in `o.refusals` when given). */
   private readonly refusedHellos = new Map<string, RefusedHello>();
+  /** Devices with a refusal in `o.refusals`: a successful hello deletes a row only when there is one. */
+  private readonly refusedKeys: Set<string>;
   private readonly deviceRequests = new Map<string, (conn: DeviceConnection, params: unknown) => unknown>();
 
   constructor(private readonly o: DeviceHubOptions) {
     super();
+    this.refusedKeys = new Set(o.refusals?.refusedHelloKeys() ?? []);
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: o.maxMessageBytes,
@@ -73,7 +90,25 @@ export class DeviceHub extends EventEmitter {
 
   /** The last refused hello of a device (e.g. `client_outdated`), if its latest attempt was refused. */
   lastRefusedHello(workspaceId: string, deviceId: string): RefusedHello | undefined {
+    if (this.o.refusals) return this.refusedKeys.has(deviceKey(workspaceId, deviceId)) ? this.o.refusals.refusedHello(workspaceId, deviceId) : undefined;
     return this.refusedHellos.get(deviceKey(workspaceId, deviceId));
+  }
+
+  private noteRefused(id: DeviceIdentity, h: RefusedHello | undefined): void {
+    const key = deviceKey(id.workspace_id, id.device_id);
+    if (!this.o.refusals) {
+      if (h) this.refusedHellos.set(key, h);
+      else this.refusedHellos.delete(key);
+      return;
+    }
+    try {
+      if (h) {
+        this.o.refusals.saveRefusedHello(id.workspace_id, id.device_id, h);
+        this.refusedKeys.add(key);
+      } else if (this.refusedKeys.delete(key)) this.o.refusals.clearRefusedHello(id.workspace_id, id.device_id);
+    } catch (e) {
+      this.o.log.warn({ err: String(e), device_id: id.device_id }, 'could not record a refused hello');
+    }
   }
 
   /** True when the device (in that workspace, when given) has a live session. */
@@ -128,10 +163,19 @@ export class DeviceHub extends EventEmitter {
         version = this.checkHello(hello, identity);
       } catch (e) {
         // Kept so that a runtime (and `trial`) can tell an outdated device from one that is merely offline.
-        if (e instanceof WireError) this.refusedHellos.set(key, { type: e.type, message: e.message, at: new Date().toISOString(), client_version: String(hello.client?.version ?? '') });
+        if (e instanceof WireError) {
+          this.noteRefused(identity, {
+            type: e.type,
+            message: e.message,
+            at: new Date().toISOString(),
+            client_version: String(hello.client?.version ?? ''),
+            ...(e.type === 'client_outdated' ? { minimum: this.o.minClientVersion } : {}),
+            protocol_version: String(hello.protocol_version ?? ''),
+          });
+        }
         throw e;
       }
-      this.refusedHellos.delete(key);
+      this.noteRefused(identity, undefined);
       const previous = this.live.get(key);
       conn = { sessionId: 'ses_' + randomUUID(), identity, hello, protocolVersion: version, peer, connectedAt: new Date().toISOString() };
       this.live.set(key, conn);
@@ -176,7 +220,9 @@ export class DeviceHub extends EventEmitter {
       throw new WireError('unsupported_protocol_version', 'The bridge does not speak this protocol version.', { details: { supported: [...BRIDGE_PROTOCOL_VERSIONS] } });
     }
     if (compareVersions(h.client.version, this.o.minClientVersion) < 0) {
-      throw new WireError('client_outdated', `This client is older than ${this.o.minClientVersion}; update it.`, { details: { min_client_version: this.o.minClientVersion } });
+      throw new WireError('client_outdated', `This client is ${h.client.version}; the bridge needs ${this.o.minClientVersion} or newer.`, {
+        details: { min_client_version: this.o.minClientVersion, client_version: h.client.version },
+      });
     }
     return version;
   }
@@ -188,13 +234,7 @@ export class DeviceHub extends EventEmitter {
   }
 }
 
-/** A hello the bridge refused. */
-export interface RefusedHello {
-  type: string;
-  message: string;
-  at: string;
-  client_version: string;
-}
+export type { RefusedHello } from './store.js';
 
 function refuse(socket: Duplex, status: number, text: string, error: { type: string; message: string }): void {
   const body = JSON.stringify({ error });

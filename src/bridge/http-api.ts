@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { RpcError, WireError } from '../protocol/errors.js';
-import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester, isTerminal, type Outcome } from '../protocol/messages.js';
+import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester, isTerminal, type AttestedRuntime, type Outcome } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
@@ -66,7 +66,7 @@ export class RuntimeApi {
       if (!scope) throw new HttpError(401, 'unauthorized', 'A valid runtime token is required.');
       const wait = this.o.limiter.take(token!);
       if (wait > 0) throw new HttpError(429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait });
-      await this.route(req, res, url, scope.workspace_id);
+      await this.route(req, res, url, scope.workspace_id, scope.runtime);
     } catch (e) {
       this.fail(res, e);
     }
@@ -82,18 +82,18 @@ export class RuntimeApi {
       const headers: Record<string, string> = {};
       if (e.type === 'rate_limited' && e.details?.['retry_after_ms']) headers['Retry-After'] = String(Math.ceil(Number(e.details['retry_after_ms']) / 1000));
       sendError(res, e.status, e.type, e.message, e.details, headers);
-    } else if (e instanceof WireError) sendError(res, statusForWireError(e), e.type, e.message, e.details);
+    } else if (e instanceof WireError) sendError(res, e.details?.['last_refused_hello'] ? 409 : statusForWireError(e), e.type, e.message, e.details);
     else if (e instanceof RpcError && e.code === 404) sendError(res, 404, 'not_found', e.message);
     else sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse, url: URL, ws: string): Promise<void> {
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL, ws: string, runtime?: AttestedRuntime): Promise<void> {
     const parts = url.pathname.split('/').filter(Boolean).map(decodePathSegment);
     if (parts.includes(undefined)) throw new HttpError(404, 'not_found', 'No such resource: a part of the path is not valid percent-encoding.');
     const m = req.method ?? 'GET';
     if (parts[0] === 'skills') return this.skills(res, url, ws);
     if (parts[1] === 'calls') {
-      if (parts.length === 2 && m === 'POST') return this.submit(req, res, ws);
+      if (parts.length === 2 && m === 'POST') return this.submit(req, res, ws, runtime);
       const id = parts[2];
       if (!id) throw new HttpError(405, 'method_not_allowed', 'Use POST /v1/calls.');
       if (parts.length === 3 && m === 'GET') return this.getCall(res, ws, id);
@@ -154,7 +154,7 @@ export class RuntimeApi {
     return v;
   }
 
-  private async submit(req: IncomingMessage, res: ServerResponse, ws: string): Promise<void> {
+  private async submit(req: IncomingMessage, res: ServerResponse, ws: string, runtime?: AttestedRuntime): Promise<void> {
     const body = await readJson(req, this.o.maxBodyBytes);
     // Before anything recursive touches it: a lone surrogate or a hostile depth is the runtime's error, never a 500.
     const bad = ijsonViolation(body);
@@ -163,7 +163,7 @@ export class RuntimeApi {
     if (v.length) throw new HttpError(400, 'invalid_arguments', 'The request body does not match the calls API.', { violations: v });
     const b = body as SubmitRequest & { wait?: boolean; wait_timeout_ms?: number };
     if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
-    const { call, duplicate } = await this.o.router.submit(b, (fn) => {
+    const { call, duplicate } = await this.o.router.submit({ ...b, ...(runtime ? { runtime } : {}) }, (fn) => {
       const d = this.o.store.getDevice(ws, b.device_id)?.functions.find((f) => f.id === fn);
       return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
     });
@@ -217,7 +217,7 @@ export class RuntimeApi {
     const learned = c.timeline.filter((t) => !t.derived);
     if (c.outcome) {
       const last = learned.at(-1);
-      const terminal = last && isTerminal(last.state) ? last : undefined;
+      const terminal = last && isTerminal(last.state ?? '') ? last : undefined;
       for (const t of terminal ? learned.slice(0, -1) : learned) write('state', { call_id: id, state: t.state, at: t.at, replay: true }, true);
       finalEvents(c.outcome, terminal?.at ?? c.outcome.finished_at ?? c.updated_at, true);
       return;

@@ -14,7 +14,7 @@ import type { BridgeConfig } from '../config/bridge-config.js';
 import { METHODS, type Descriptor, type FunctionListResult } from '../protocol/messages.js';
 import type { Logger } from '../sdk/index.js';
 import { APP_VERSION, PROJECT_ROOT } from '../version.js';
-import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator } from './auth.js';
+import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, RuntimeScope } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { RuntimeApi, type CardCheck } from './http-api.js';
@@ -48,8 +48,10 @@ class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
   authenticateDevice(token: string): DeviceIdentity | null {
     return Object.prototype.hasOwnProperty.call(this.c.device_tokens, token) ? this.c.device_tokens[token]! : null;
   }
-  authenticateRuntime(token: string): { workspace_id: string } | null {
-    return Object.prototype.hasOwnProperty.call(this.c.runtime_tokens, token) ? this.c.runtime_tokens[token]! : null;
+  authenticateRuntime(token: string): RuntimeScope | null {
+    if (!Object.prototype.hasOwnProperty.call(this.c.runtime_tokens, token)) return null;
+    const e = this.c.runtime_tokens[token]!;
+    return { workspace_id: e.workspace_id, runtime: { id: e.id, name: e.name } };
   }
 }
 
@@ -77,6 +79,7 @@ export class BridgeServer {
       leaseMs: config.lease_ms,
       maxMessageBytes: config.max_message_bytes,
       log: opts.log,
+      refusals: this.store,
     });
     // One transaction: a config may name thousands of devices. A known device keeps its record.
     this.store.transaction(() => {
@@ -156,6 +159,9 @@ export class BridgeServer {
     const file = join(this.config.data_dir, 'bridge.json');
     writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, 0o600);
     this.opts.log.info({ url: this.url }, 'bridge ready');
+    Object.values(this.config.runtime_tokens).forEach((e, i) => {
+      if (e.unnamed) this.opts.log.warn({ entry: i + 1, runtime_id: e.id }, 'a runtime_tokens entry has neither id nor name: its calls are attested by its position');
+    });
     return this.url;
   }
 

@@ -22,16 +22,58 @@ export interface CallRecord {
   created_at: string;
   updated_at: string;
   timeline: TimelineEntry[];
+  /** (1.2, §6.8) The call was ended `unknown` by the bridge, then resolved by the device's own outcome. */
+  resolved_from?: ResolvedFrom;
+  /** (1.2, §6.8) A device outcome that came after the bridge ended the call some other way; it changes nothing. */
+  device_outcome?: Outcome;
+}
+
+/** Where a resolved call came from: the bridge's `unknown`, and when the bridge issued it. */
+export interface ResolvedFrom {
+  state: 'unknown';
+  at: string;
 }
 
 /**
  * One state in a call record's timeline. `derived`: the device sent no note for it (a 1.1 session
  * coalesces notes, §6.2); the bridge took its time from the outcome's `accepted_at` or `started_at`.
  */
-export interface TimelineEntry {
+export interface StateEntry {
   state: BridgeCallState;
   at: string;
   derived?: true;
+  event?: never;
+}
+
+/** The session events a timeline records while a call waits (§6.4, 1.2): they are not states. */
+export type SessionEventName = 'device_offline' | 'device_online';
+
+/** An event in a call record's timeline: the device's session dropped or came back while the call waited. */
+export interface EventEntry {
+  event: SessionEventName;
+  at: string;
+  state?: never;
+  derived?: never;
+}
+
+/** A timeline entry: a state the call went through, or a session event (§6.4, §10). */
+export type TimelineEntry = StateEntry | EventEntry;
+
+/** True for a timeline entry that is a state (not a session event). */
+export function isStateEntry(t: TimelineEntry): t is StateEntry {
+  return t.state !== undefined;
+}
+
+/** A hello the bridge refused, as kept in its store until the device's next hello succeeds (§10, 1.2). */
+export interface RefusedHello {
+  type: string;
+  message: string;
+  at: string;
+  client_version: string;
+  /** The bridge's `min_client_version` when the refusal was `client_outdated`. */
+  minimum?: string;
+  /** The protocol version the device offered. */
+  protocol_version: string;
 }
 
 /** What the bridge keeps about a call beyond the record. */
@@ -41,6 +83,11 @@ export interface StoredCall extends CallRecord {
   deadline_ms: number;
   /** True when the outcome was produced by the bridge itself (its deadline), not by the device. */
   bridge_outcome: boolean;
+  /**
+   * True once the bridge has written the invoke to a live session (§6.4): a call that never was can end
+   * `expired/device_offline` with `side_effects: none`; one that was ends `unknown`.
+   */
+  sent: boolean;
 }
 
 /**
@@ -163,6 +210,31 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
       }
     },
   },
+  {
+    version: 6,
+    name: 'protocol 1.2: whether an invoke was sent, resolution of the bridge\'s unknown, refused hellos',
+    up(db) {
+      // Calls recorded before this version may have been sent: they are taken as sent (an `unknown` at the
+      // deadline, never a `side_effects: none` the bridge cannot vouch for).
+      db.exec(`
+        ALTER TABLE bridge_calls ADD COLUMN sent INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE bridge_calls ADD COLUMN resolved_from TEXT;
+        ALTER TABLE bridge_calls ADD COLUMN device_outcome TEXT;
+        CREATE INDEX bridge_calls_unresolved ON bridge_calls (workspace_id, device_id, updated_at) WHERE state = 'unknown' AND bridge_outcome = 1;
+        CREATE TABLE bridge_refused_hellos (
+          workspace_id TEXT NOT NULL,
+          device_id    TEXT NOT NULL,
+          type         TEXT NOT NULL,
+          message      TEXT NOT NULL,
+          at           TEXT NOT NULL,
+          client_version TEXT NOT NULL,
+          minimum      TEXT,
+          protocol_version TEXT NOT NULL,
+          PRIMARY KEY (workspace_id, device_id)
+        );
+      `);
+    },
+  },
 ];
 
 /** The bridge store's schema, for the migration runner. */
@@ -186,10 +258,14 @@ export class BridgeStore {
 
   insertCall(c: StoredCall): void {
     statement(this.db, 
-        `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, created_at, updated_at)
-         VALUES (@workspace_id, @call_id, @device_id, @function, @args_digest, @params, @state, NULL, 0, @timeline, @deadline_ms, @created_at, @updated_at)`,
+        `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, created_at, updated_at, sent)
+         VALUES (@workspace_id, @call_id, @device_id, @function, @args_digest, @params, @state, NULL, 0, @timeline, @deadline_ms, @created_at, @updated_at, @sent)`,
       )
-      .run({ ...c, params: JSON.stringify(c.params), timeline: JSON.stringify(c.timeline) });
+      .run({
+        workspace_id: c.workspace_id, call_id: c.call_id, device_id: c.device_id, function: c.function, args_digest: c.args_digest, state: c.state,
+        deadline_ms: c.deadline_ms, created_at: c.created_at, updated_at: c.updated_at,
+        params: JSON.stringify(c.params), timeline: JSON.stringify(c.timeline), sent: c.sent ? 1 : 0,
+      });
   }
 
   getCall(workspaceId: string, callId: string): StoredCall | undefined {
@@ -211,6 +287,43 @@ export class BridgeStore {
     return r ? toCall(r) : undefined;
   }
 
+  /**
+   * The calls the bridge itself ended `unknown` on this device since `sinceIso` and that no device outcome
+   * has resolved yet (§6.8: re-asked with `call.get` after every reconnect).
+   */
+  unresolvedUnknowns(workspaceId: string, deviceId: string, sinceIso: string): StoredCall[] {
+    const rows = statement(this.db, `SELECT * FROM bridge_calls WHERE workspace_id = ? AND device_id = ? AND state = 'unknown' AND bridge_outcome = 1 AND updated_at >= ? AND resolved_from IS NULL`)
+      .all(workspaceId, deviceId, sinceIso) as Record<string, unknown>[];
+    return rows.map(toCall);
+  }
+
+  /** The last refused hello of a device, if its latest attempt was refused. */
+  refusedHello(workspaceId: string, deviceId: string): RefusedHello | undefined {
+    const r = statement(this.db, `SELECT type, message, at, client_version, minimum, protocol_version FROM bridge_refused_hellos WHERE workspace_id = ? AND device_id = ?`).get(workspaceId, deviceId) as
+      | (Omit<RefusedHello, 'minimum'> & { minimum: string | null })
+      | undefined;
+    if (!r) return undefined;
+    const { minimum, ...rest } = r;
+    return { ...rest, ...(minimum ? { minimum } : {}) };
+  }
+
+  /** Records a refused hello (replacing the device's previous one). */
+  saveRefusedHello(workspaceId: string, deviceId: string, h: RefusedHello): void {
+    statement(this.db, `INSERT INTO bridge_refused_hellos (workspace_id, device_id, type, message, at, client_version, minimum, protocol_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT(workspace_id, device_id) DO UPDATE SET type = excluded.type, message = excluded.message, at = excluded.at, client_version = excluded.client_version, minimum = excluded.minimum, protocol_version = excluded.protocol_version`)
+      .run(workspaceId, deviceId, h.type, h.message, h.at, h.client_version, h.minimum ?? null, h.protocol_version);
+  }
+
+  /** The `deviceKey` of every device with a refused hello on record. */
+  refusedHelloKeys(): string[] {
+    return (statement(this.db, `SELECT workspace_id, device_id FROM bridge_refused_hellos`).all() as { workspace_id: string; device_id: string }[]).map((r) => deviceKey(r.workspace_id, r.device_id));
+  }
+
+  /** Forgets a device's refused hello (its hello just succeeded). */
+  clearRefusedHello(workspaceId: string, deviceId: string): void {
+    statement(this.db, `DELETE FROM bridge_refused_hellos WHERE workspace_id = ? AND device_id = ?`).run(workspaceId, deviceId);
+  }
+
   /** Runs `fn` in one transaction (one commit for all its writes). */
   transaction(fn: () => void): void {
     this.db.transaction(fn)();
@@ -224,8 +337,12 @@ export class BridgeStore {
   }
 
   saveCall(c: StoredCall): void {
-    statement(this.db, `UPDATE bridge_calls SET state = @state, outcome = @outcome, bridge_outcome = @bo, timeline = @timeline, updated_at = @updated_at WHERE workspace_id = @workspace_id AND call_id = @call_id`)
+    statement(this.db, `UPDATE bridge_calls SET state = @state, outcome = @outcome, bridge_outcome = @bo, timeline = @timeline, updated_at = @updated_at,
+        sent = @sent, resolved_from = @resolved_from, device_outcome = @device_outcome WHERE workspace_id = @workspace_id AND call_id = @call_id`)
       .run({
+        sent: c.sent ? 1 : 0,
+        resolved_from: c.resolved_from ? JSON.stringify(c.resolved_from) : null,
+        device_outcome: c.device_outcome ? JSON.stringify(c.device_outcome) : null,
         workspace_id: c.workspace_id,
         call_id: c.call_id,
         state: c.state,
@@ -336,8 +453,11 @@ function toCall(r: Record<string, unknown>): StoredCall {
     params: JSON.parse(r['params'] as string) as InvokeParams,
     deadline_ms: r['deadline_ms'] as number,
     bridge_outcome: r['bridge_outcome'] === 1,
+    sent: r['sent'] !== 0,
   };
   if (typeof r['outcome'] === 'string') c.outcome = JSON.parse(r['outcome']) as Outcome;
+  if (typeof r['resolved_from'] === 'string') c.resolved_from = JSON.parse(r['resolved_from']) as ResolvedFrom;
+  if (typeof r['device_outcome'] === 'string') c.device_outcome = JSON.parse(r['device_outcome']) as Outcome;
   return c;
 }
 
@@ -370,5 +490,7 @@ export function publicRecord(c: StoredCall): CallRecord {
     timeline: c.timeline,
   };
   if (c.outcome) r.outcome = c.outcome;
+  if (c.resolved_from) r.resolved_from = c.resolved_from;
+  if (c.device_outcome) r.device_outcome = c.device_outcome;
   return r;
 }

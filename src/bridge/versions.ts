@@ -20,7 +20,7 @@ export function compareVersions(a: string, b: string): number {
 }
 
 /** The protocol versions this bridge speaks (PROTOCOL.md "Changes"), oldest first. */
-export const BRIDGE_PROTOCOL_VERSIONS = ['1.0', '1.1'] as const;
+export const BRIDGE_PROTOCOL_VERSIONS = ['1.0', '1.1', '1.2'] as const;
 
 /**
  * The version a session speaks: the highest one the bridge supports that is not above the client's

@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ConfigError, LogSection, checkConfig, readConfigFile, resolvePath } from './load.js';
 import { coreMessage } from '../i18n/index.js';
 import { isPasswordHash } from '../base/password.js';
+import slugify from 'slugify';
 
 const S = Type.String({ minLength: 1 });
 const strict = { additionalProperties: false } as const;
@@ -16,7 +17,9 @@ export const BridgeConfigSchema = Type.Object(
     data_dir: S,
     public_url: Type.Optional(S),
     min_client_version: Type.Optional(Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+' })),
-    runtime_tokens: Type.Optional(Type.Record(S, Type.Object({ workspace_id: S, name: Type.Optional(S) }, strict))),
+    runtime_tokens: Type.Optional(
+      Type.Record(S, Type.Object({ workspace_id: S, id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' })), name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, strict)),
+    ),
     device_tokens: Type.Optional(Type.Record(S, Type.Object({ workspace_id: S, user_id: S, device_id: S }, strict))),
     heartbeat_ms: Type.Optional(Type.Integer({ minimum: 100 })),
     runtime_rate_limit: Type.Optional(Type.Object({ per_second: Type.Number({ exclusiveMinimum: 0 }), burst: Type.Integer({ minimum: 1 }) }, strict)),
@@ -50,13 +53,42 @@ export type BridgeConfigFile = Static<typeof BridgeConfigSchema>;
 export interface BridgeConfig extends BridgeConfigFile {
   listen: { host: string; port: number };
   min_client_version: string;
-  runtime_tokens: Record<string, { workspace_id: string; name?: string }>;
+  runtime_tokens: Record<string, RuntimeTokenEntry>;
   device_tokens: Record<string, { workspace_id: string; user_id: string; device_id: string }>;
   heartbeat_ms: number;
   lease_ms: number;
   runtime_rate_limit: { per_second: number; burst: number };
   max_message_bytes: number;
   source: string;
+}
+
+/**
+ * A runtime token's entry with its attested identity resolved (PROTOCOL.md §6.1, 1.2): `id` is the
+ * configured one, else the slug of `name`, else `runtime-<n>` by the entry's position (1-based);
+ * `name` is the configured one, else the id. Never derived from the token itself.
+ */
+export interface RuntimeTokenEntry {
+  workspace_id: string;
+  id: string;
+  name: string;
+  /** True when the entry had neither `id` nor `name` (the bridge warns at start). */
+  unnamed?: true;
+}
+
+/** The slug of a runtime's name, as its default id: lower-case ASCII letters, digits and dashes. */
+export function runtimeSlug(name: string): string {
+  return slugify(name, { lower: true, strict: true, trim: true }).slice(0, 128);
+}
+
+/** Resolves every runtime token's attested `{ id, name }` (see RuntimeTokenEntry). */
+export function resolveRuntimeTokens(entries: Record<string, { workspace_id: string; id?: string; name?: string }>): Record<string, RuntimeTokenEntry> {
+  const out: Record<string, RuntimeTokenEntry> = {};
+  Object.entries(entries).forEach(([token, e], i) => {
+    const slug = e.name !== undefined ? runtimeSlug(e.name) : '';
+    const id = e.id ?? (slug || `runtime-${i + 1}`);
+    out[token] = { workspace_id: e.workspace_id, id, name: e.name ?? id, ...(e.id === undefined && e.name === undefined ? { unnamed: true as const } : {}) };
+  });
+  return out;
 }
 
 /** Validates and applies defaults. */
@@ -72,7 +104,7 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     data_dir: source === '(inline)' ? c.data_dir : resolvePath(source, c.data_dir),
     listen: { host: c.listen?.host ?? '127.0.0.1', port: c.listen?.port ?? 8700 },
     min_client_version: c.min_client_version ?? '0.0.0',
-    runtime_tokens: c.runtime_tokens ?? {},
+    runtime_tokens: resolveRuntimeTokens(c.runtime_tokens ?? {}),
     device_tokens: c.device_tokens ?? {},
     heartbeat_ms: c.heartbeat_ms ?? 20_000,
     lease_ms: c.lease_ms ?? 300_000,

@@ -10,6 +10,7 @@ import type { Messages } from './catalogue.js';
 /** English command-line strings. */
 export const cliEn = {
   'cli.bridge.listening': 'bridge listening on {url} (devices connect to {device_url})',
+  'cli.bridge.unnamed_runtime': 'runtime_tokens entry {n} has neither id nor name: devices are told its calls come from "{id}"; give it a name',
   'cli.bridge.unreachable': 'cannot reach the bridge at {url} ({reason}); is it running, and is that its address?',
   'cli.bridge.not_json': 'the bridge answered {status} with a body that is not JSON',
   'cli.file.unreadable': 'cannot read {file} ({code})',
@@ -291,6 +292,7 @@ export type CliKey = keyof typeof cliEn;
 /** Simplified Chinese command-line strings. */
 export const cliZh: Record<CliKey, string> = {
   'cli.bridge.listening': '桥接服务正在 {url} 监听（设备连接 {device_url}）',
+  'cli.bridge.unnamed_runtime': 'runtime_tokens 的第 {n} 项既没有 id 也没有 name：设备会被告知它提交的调用来自“{id}”；请给它起个名字',
   'cli.bridge.unreachable': '无法连接 {url} 处的桥接服务（{reason}）；它是否在运行，地址是否正确？',
   'cli.bridge.not_json': '桥接服务以 {status} 应答，但应答内容不是 JSON',
   'cli.file.unreadable': '无法读取 {file}（{code}）',

@@ -7,14 +7,19 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 /** Protocol version this implementation speaks. */
 export const PROTOCOL_VERSION = '1.0';
 /**
- * The version the device agent offers in `session.hello` (§3.1, "Changes" 1.1): the bridge answers the
- * one it speaks on that session, never above this.
+ * The version the device agent offers in `session.hello` (§3.1, "Changes" 1.1 and 1.2): the bridge answers
+ * the one it speaks on that session, never above this (a 1.1 bridge answers "1.1", a 1.0 one "1.0").
  */
-export const CLIENT_PROTOCOL_VERSION = '1.1';
+export const CLIENT_PROTOCOL_VERSION = '1.2';
 /** True when a session at `version` (the bridge's hello answer) coalesces state notes (§6.2): 1.1 and later 1.x. */
 export function coalescesStateNotes(version: string): boolean {
   const [major, minor] = version.split('.').map(Number);
   return major === 1 && minor !== undefined && minor >= 1;
+}
+/** True when a session at `version` carries the bridge-attested `runtime` in every invoke (§6.1): 1.2 and later 1.x. */
+export function attestsRuntime(version: string): boolean {
+  const [major, minor] = version.split('.').map(Number);
+  return major === 1 && minor !== undefined && minor >= 2;
 }
 /** WebSocket subprotocol (§1). */
 export const SUBPROTOCOL = 'aios-device.v1';
@@ -82,6 +87,12 @@ export const isTerminal = (s: string): boolean => TERMINAL_STATES.has(s as CallS
 
 export const Requester = Obj({ kind: Str(), id: Type.Optional(Str()), name: Type.Optional(Str()) });
 export type Requester = Static<typeof Requester>;
+/**
+ * The submitter the bridge attests (§6.1, 1.2): the identity of the credential that submitted the call
+ * (never the credential itself), as opposed to `requester`, which is what the runtime claims.
+ */
+export const AttestedRuntime = Obj({ id: Str({ minLength: 1, maxLength: 128 }), name: Str({ minLength: 1, maxLength: 200 }) });
+export type AttestedRuntime = Static<typeof AttestedRuntime>;
 
 /** `aios/session.hello` params (§3.1). */
 export const HelloParams = Obj({
@@ -123,6 +134,7 @@ export const InvokeParams = Obj({
   timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIME_PARAM_MS })),
   confirm_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIME_PARAM_MS })),
   requester: Type.Optional(Requester),
+  runtime: Type.Optional(AttestedRuntime),
   attempt: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type InvokeParams = Static<typeof InvokeParams>;

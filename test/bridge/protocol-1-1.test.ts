@@ -80,8 +80,9 @@ function assertStrictlyIncreasing(evs: SseEvent[]): void {
 test('version negotiation: the highest version the bridge speaks that is not above the offer, same major', () => {
   assert.equal(negotiateProtocolVersion('1.1'), '1.1');
   assert.equal(negotiateProtocolVersion('1.0'), '1.0');
-  assert.equal(negotiateProtocolVersion('1.7'), '1.1');
+  assert.equal(negotiateProtocolVersion('1.7'), '1.2');
   assert.equal(negotiateProtocolVersion('1'), '1.0');
+  assert.equal(negotiateProtocolVersion('1.2'), '1.2');
   assert.equal(negotiateProtocolVersion('2.0'), null);
   assert.equal(negotiateProtocolVersion('0.9'), null);
   assert.equal(negotiateProtocolVersion('one'), null);
@@ -208,14 +209,14 @@ test('a 1.0 device that skips its notes gets no derived states (1.0 requires eve
   }
 });
 
-test('a hello offering 2.0 is refused with the versions the bridge speaks; 1.5 gets a 1.1 session', async () => {
+test('a hello offering 2.0 is refused with the versions the bridge speaks; 1.5 gets a 1.2 session', async () => {
   const s = await bridgeWith({ protocolVersion: '1.5' });
   try {
-    assert.equal(s.hello.protocol_version, '1.1');
+    assert.equal(s.hello.protocol_version, '1.2');
     const t2 = new SimDevice({ ...s.sim.o, protocolVersion: '2.0' });
     const err = await t2.connect().then(() => null, (e: Error & { rpc?: { data?: { type?: string; details?: { supported?: string[] } } } }) => e);
     assert.equal(err?.rpc?.data?.type, 'unsupported_protocol_version');
-    assert.deepEqual(err?.rpc?.data?.details?.supported, ['1.0', '1.1']);
+    assert.deepEqual(err?.rpc?.data?.details?.supported, ['1.0', '1.1', '1.2']);
     t2.close();
   } finally {
     await s.stop();

@@ -81,6 +81,9 @@ export function registerCoreCommands(program: Command): void {
       const log = createLogger({ name: 'aios-bridge', ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
       const b = await startBridge(cfg, log);
       process.stderr.write(say('cli.bridge.listening', { url: b.url, device_url: `${b.url.replace(/^http/, 'ws')}/v1/device` }) + '\n');
+      Object.values(cfg.runtime_tokens).forEach((e, i) => {
+        if (e.unnamed) process.stderr.write(say('cli.bridge.unnamed_runtime', { n: i + 1, id: e.id }) + '\n');
+      });
       onShutdownSignals(() => b.stop());
     });
 
