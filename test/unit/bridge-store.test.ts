@@ -53,7 +53,7 @@ test('migration 3 (devices keyed by workspace and device) applies to a version-2
     db.prepare(`INSERT INTO bridge_devices (device_id, workspace_id, user_id) VALUES ('dev', 'ws', 'u')`).run();
     db.close();
     const store = new BridgeStore(path);
-    assert.equal(store.db.pragma('user_version', { simple: true }), 5);
+    assert.equal(store.db.pragma('user_version', { simple: true }), 6);
     assert.equal(store.findByDevice('ws', 'dev', 'c1')?.state, 'running');
     assert.equal(store.findByDevice('ws_other', 'dev', 'c1'), undefined, 'a call is found only with its own workspace');
     assert.equal(store.openCalls('dev').length, 1);
@@ -81,7 +81,7 @@ test('migration 4 drops the redundant device index of a version-3 store; its cal
     assert.ok(db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'bridge_calls_device'`).get());
     db.close();
     const store = new BridgeStore(path);
-    assert.equal(store.db.pragma('user_version', { simple: true }), 5);
+    assert.equal(store.db.pragma('user_version', { simple: true }), 6);
     assert.equal(store.db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'bridge_calls_device'`).get(), undefined);
     assert.equal(store.findByDevice('ws', 'dev', 'c1')?.state, 'running');
     assert.equal(store.findByDevice('ws', 'dev_other', 'c1'), undefined, 'a call is found only with its own device');
@@ -104,7 +104,7 @@ test('migration 5 gives a version-4 store\'s cards their digest; records leave t
     db.prepare(`INSERT INTO bridge_devices (workspace_id, device_id, user_id) VALUES ('ws', 'bare', 'u')`).run();
     db.close();
     const store = new BridgeStore(path);
-    assert.equal(store.db.pragma('user_version', { simple: true }), 5);
+    assert.equal(store.db.pragma('user_version', { simple: true }), 6);
     const d = store.getDevice('ws', 'dev')!;
     assert.equal(d.adapter_card_digest, cardDigest(card));
     assert.ok(!('adapter_card' in d), 'the record in memory holds no card');
