@@ -235,6 +235,21 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 7,
+    name: 'MCP device handles: a short stable name per device in its workspace (d1, d2, …), for workspace tool names',
+    up(db) {
+      db.exec(`
+        CREATE TABLE bridge_mcp_handles (
+          workspace_id TEXT NOT NULL,
+          device_id    TEXT NOT NULL,
+          n            INTEGER NOT NULL,
+          PRIMARY KEY (workspace_id, device_id),
+          UNIQUE (workspace_id, n)
+        );
+      `);
+    },
+  },
 ];
 
 /** The bridge store's schema, for the migration runner. */
@@ -426,6 +441,27 @@ export class BridgeStore {
   devices(workspaceId: string): DeviceRecord[] {
     this.flushDevices();
     return (statement(this.db, `${DEVICE_SELECT} WHERE workspace_id = ? ORDER BY device_id`).all(workspaceId) as Record<string, unknown>[]).map(toDevice);
+  }
+
+  /**
+   * The MCP handles of a workspace's devices (`d<n>`, docs/mcp.md), assigning the next free one to each
+   * device of `assign` that has none. A handle, once given, stays the device's.
+   */
+  mcpHandles(workspaceId: string, assign: readonly string[] = []): Map<string, string> {
+    const rows = statement(this.db, `SELECT device_id, n FROM bridge_mcp_handles WHERE workspace_id = ?`).all(workspaceId) as { device_id: string; n: number }[];
+    const out = new Map(rows.map((r) => [r.device_id, `d${r.n}`]));
+    const missing = assign.filter((d) => !out.has(d));
+    if (missing.length) {
+      let next = rows.reduce((m, r) => Math.max(m, r.n), 0);
+      const insert = statement(this.db, `INSERT INTO bridge_mcp_handles (workspace_id, device_id, n) VALUES (?, ?, ?)`);
+      this.db.transaction(() => {
+        for (const d of missing) {
+          insert.run(workspaceId, d, ++next);
+          out.set(d, `d${next}`);
+        }
+      })();
+    }
+    return out;
   }
 
   close(): void {

@@ -43,6 +43,18 @@ export const BridgeConfigSchema = Type.Object(
     device_poll_interval_s: Type.Optional(Type.Integer({ minimum: 0 })),
     refresh_token_ttl_s: Type.Optional(Type.Integer({ minimum: 60 })),
     log: Type.Optional(LogSection),
+    mcp: Type.Optional(
+      Type.Object(
+        {
+          session_ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
+          allowed_origins: Type.Optional(Type.Array(S)),
+          resume_ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
+          resume_max_bytes: Type.Optional(Type.Integer({ minimum: 1024 })),
+          heartbeat_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
+        },
+        strict,
+      ),
+    ),
   },
   strict,
 );

@@ -183,6 +183,8 @@ export const en = {
   'core.schema.exactly_one': 'must have exactly one of {names}',
   'core.schema.separator': '; ',
   'core.schema.more': 'and {n} more',
+  'core.mcp.tool_title': '{device}: {name}',
+  'core.mcp.offline_description': 'Offline now: {device} is not connected, so a call fails with device_offline until it is back. {description}',
 } as const satisfies Messages;
 
 /** A core string key. */
@@ -367,4 +369,6 @@ export const zhCN: Record<CoreKey, string> = {
   'core.schema.exactly_one': '必须恰好有以下之一：{names}',
   'core.schema.separator': '；',
   'core.schema.more': '另有 {n} 处',
+  'core.mcp.tool_title': '{device}：{name}',
+  'core.mcp.offline_description': '当前离线：{device} 未连接，在它重新连接之前调用会以 device_offline 失败。{description}',
 };

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { BridgeStore, BRIDGE_SCHEMA, cardDigest } from '../../src/bridge/store.js';
+import { BridgeStore, BRIDGE_MIGRATIONS, BRIDGE_SCHEMA, cardDigest } from '../../src/bridge/store.js';
 import { migrate } from '../../src/storage/migrations.js';
 import { tempDir } from '../helpers/stack.js';
 
@@ -53,7 +53,7 @@ test('migration 3 (devices keyed by workspace and device) applies to a version-2
     db.prepare(`INSERT INTO bridge_devices (device_id, workspace_id, user_id) VALUES ('dev', 'ws', 'u')`).run();
     db.close();
     const store = new BridgeStore(path);
-    assert.equal(store.db.pragma('user_version', { simple: true }), 5);
+    assert.equal(store.db.pragma('user_version', { simple: true }), BRIDGE_MIGRATIONS.length);
     assert.equal(store.findByDevice('ws', 'dev', 'c1')?.state, 'running');
     assert.equal(store.findByDevice('ws_other', 'dev', 'c1'), undefined, 'a call is found only with its own workspace');
     assert.equal(store.openCalls('dev').length, 1);
@@ -81,7 +81,7 @@ test('migration 4 drops the redundant device index of a version-3 store; its cal
     assert.ok(db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'bridge_calls_device'`).get());
     db.close();
     const store = new BridgeStore(path);
-    assert.equal(store.db.pragma('user_version', { simple: true }), 5);
+    assert.equal(store.db.pragma('user_version', { simple: true }), BRIDGE_MIGRATIONS.length);
     assert.equal(store.db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'bridge_calls_device'`).get(), undefined);
     assert.equal(store.findByDevice('ws', 'dev', 'c1')?.state, 'running');
     assert.equal(store.findByDevice('ws', 'dev_other', 'c1'), undefined, 'a call is found only with its own device');
@@ -104,7 +104,7 @@ test('migration 5 gives a version-4 store\'s cards their digest; records leave t
     db.prepare(`INSERT INTO bridge_devices (workspace_id, device_id, user_id) VALUES ('ws', 'bare', 'u')`).run();
     db.close();
     const store = new BridgeStore(path);
-    assert.equal(store.db.pragma('user_version', { simple: true }), 5);
+    assert.equal(store.db.pragma('user_version', { simple: true }), BRIDGE_MIGRATIONS.length);
     const d = store.getDevice('ws', 'dev')!;
     assert.equal(d.adapter_card_digest, cardDigest(card));
     assert.ok(!('adapter_card' in d), 'the record in memory holds no card');
