@@ -141,7 +141,7 @@ test('with a running stack: socket in use, bridge port in use, unknown function 
     const base = ['--bridge', s.url, '--workspace', ids.workspace_id];
     // An unknown function id: the call fails with the wire type named in the user's language, its message as it came.
     const zhFn = await cliRun(['invoke', 'no_such.fn', ...base, '--device', ids.device_id], { ...ZH, ...rt });
-    assert.equal(zhFn.code, 1, zhFn.err);
+    assert.equal(zhFn.code, 8, zhFn.err); // a contract error the device reports (docs/cli.md)
     assert.match(zhFn.out, /未知功能（unknown_function）：No enabled function is registered as no_such\.fn\./);
     const enFn = await cliRun(['invoke', 'no_such.fn', ...base, '--device', ids.device_id], { ...EN, ...rt });
     assert.match(enFn.out, /unknown_function: No enabled function is registered as no_such\.fn\./);

@@ -49,13 +49,13 @@ describe('CLI-started bridge and agent', () => {
     assert.match(c.err, /idempotency_conflict/);
   });
 
-  test('bad arguments: invalid_arguments with a pointer, exit 1; unknown function likewise', async () => {
+  test('bad arguments: invalid_arguments with a pointer, exit 8 (a contract error); unknown function likewise', async () => {
     const r = await inv(['diagnostics.wait', '--args', '{"ms":-5}']);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 8);
     assert.match(r.out, /invalid_arguments/);
     assert.match(r.out, /"pointer":"\/ms"/);
     const u = await inv(['no.such_function']);
-    assert.equal(u.code, 1);
+    assert.equal(u.code, 8);
     assert.match(u.out, /unknown_function/);
   });
 

@@ -65,10 +65,10 @@ async function stack(answer: '1.0' | '1.1') {
   };
 }
 
-test('the agent offers 1.1; a bridge that answers 1.0 gets a note for every transition, the terminal one included', async () => {
+test('the agent offers 1.2; a bridge that answers 1.0 gets a note for every transition, the terminal one included', async () => {
   const s = await stack('1.0');
   try {
-    assert.equal(s.hellos[0]?.protocol_version, '1.1', 'hello offers 1.1');
+    assert.equal(s.hellos[0]?.protocol_version, '1.2', 'hello offers 1.2');
     assert.equal(s.running.agent.session?.coalescesNotes, false);
     const id = await s.invoke('diagnostics.echo', { value: 'x' });
     assert.deepEqual(s.frames(id), ['accepted#0', 'running#1', 'completed#2', 'response:completed']);
@@ -80,7 +80,7 @@ test('the agent offers 1.1; a bridge that answers 1.0 gets a note for every tran
 test('with a bridge that answers 1.1 no terminal note is sent, and a call that lasts sends its running note before its response', async () => {
   const s = await stack('1.1');
   try {
-    assert.equal(s.hellos[0]?.protocol_version, '1.1');
+    assert.equal(s.hellos[0]?.protocol_version, '1.2', 'hello offers 1.2');
     assert.equal(s.running.agent.session?.coalescesNotes, true);
     const fast = await s.invoke('diagnostics.echo', { value: 'x' });
     const f = s.frames(fast);

@@ -35,7 +35,7 @@ function importPath(fromDir: string, target: string): string {
 /** The files of a new handler, by path relative to its folder. */
 export function scaffoldFiles(name: string, folder: string): Record<string, string> {
   const sdk = importPath(folder, join(PROJECT_ROOT, 'src', 'sdk', 'index.js'));
-  const testing = importPath(join(folder, 'test'), join(PROJECT_ROOT, 'src', 'sdk', 'testing.js'));
+  const testing = importPath(join(folder, 'test'), join(PROJECT_ROOT, 'src', 'kit', 'testing.js'));
   const title = name.split('_').map((w, i) => (i === 0 ? w[0]!.toUpperCase() + w.slice(1) : w)).join(' ');
   return {
     'index.ts': `/**
