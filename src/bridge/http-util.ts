@@ -76,3 +76,32 @@ export class RateLimiter {
     return Math.ceil(((1 - b.tokens) / this.perSecond) * 1000);
   }
 }
+
+/**
+ * A cap on what one key (a runtime token) holds open at once: SSE `events` streams, `wait: true` requests
+ * and MCP sessions share it (config `runtime_stream_limit`). `tryAcquire` returns the release function,
+ * or null when the key already holds `limit`; releasing twice is harmless.
+ */
+export class StreamLimiter {
+  private readonly open = new Map<string, number>();
+  constructor(readonly limit: number) {}
+
+  tryAcquire(key: string): (() => void) | null {
+    const n = this.open.get(key) ?? 0;
+    if (n >= this.limit) return null;
+    this.open.set(key, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.open.get(key) ?? 1) - 1;
+      if (left > 0) this.open.set(key, left);
+      else this.open.delete(key);
+    };
+  }
+
+  /** How many the key holds open now. */
+  held(key: string): number {
+    return this.open.get(key) ?? 0;
+  }
+}
