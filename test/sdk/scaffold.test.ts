@@ -2,13 +2,15 @@
  * `aios-device handler new demo_echo` in a temp copy of the source tree (src/, handlers/, package.json,
  * node_modules linked): the scaffold's own test passes, its manifest matches its code (and `handler
  * manifest --check` fails once the YAML is edited), and a CLI-started agent of that copy offers
- * `demo_echo.echo` in `aios-device functions`.
+ * `demo_echo.echo` in `aios-device functions`. The built CLI (the copy's src/ compiled to dist/src/) writes
+ * the manifest too.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildSync } from 'esbuild';
 import { EXIT_USAGE } from '../../src/cli/runtime-client.js';
 import { agentDoc, bridgeDoc, cli, cliRun, ids, Proc, ROOT, tempDir, tokens, until } from '../helpers/stack.js';
 
@@ -75,6 +77,39 @@ test('handler new demo_echo: its test passes, its manifest is checked, a CLI-sta
     assert.match(listed, /demo_echo\.echo\s+low\s+Echo a text/);
   } finally {
     for (const p of procs) await p.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Compiles the copy's src/ to dist/src/ as `npm run build` lays it out (transpiled only: the type-check is tsc's job elsewhere). */
+function buildCopy(copy: string): string {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) files.push(p);
+    }
+  };
+  walk(join(copy, 'src'));
+  buildSync({ entryPoints: files, outdir: join(copy, 'dist', 'src'), outbase: join(copy, 'src'), format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
+  return join(copy, 'dist', 'src', 'cli', 'main.js');
+}
+
+test('the built CLI\'s handler new writes the manifest as the tsx CLI does (no "run npm run manifests" step left over)', async () => {
+  const dir = tempDir('aios-scaffold-built-');
+  try {
+    const copy = sourceCopy(dir);
+    const built = buildCopy(copy);
+    const env = { ...process.env };
+    delete env['NODE_TEST_CONTEXT'];
+    const p = new Proc(spawn(process.execPath, [built, 'handler', 'new', 'demo_built'], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    assert.equal(await p.exited, 0, p.err);
+    const folder = join(copy, 'handlers', 'demo_built');
+    assert.ok(existsSync(join(folder, 'tool.aios.yaml')), `tool.aios.yaml was written:\n${p.out}`);
+    assert.doesNotMatch(p.out, /npm run manifests/);
+    assert.equal((await node(copy, [join(copy, 'src', 'cli', 'main.ts'), 'handler', 'manifest', '--check', folder])).code, 0, 'the manifest matches its code');
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

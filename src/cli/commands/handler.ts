@@ -3,7 +3,9 @@
  * test, manifest) and `handler manifest [dirs…]` writes (or with --check, compares) each folder's
  * tool.aios.yaml from its code. docs/handlers/authoring.md walks through both.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { say } from '../say.js';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
@@ -132,6 +134,23 @@ export async function writeManifests(folders: readonly string[], check: boolean)
   return stale;
 }
 
+/**
+ * The built CLI (dist/*.js) cannot import a handler's TypeScript, so it writes a new handler's manifest by
+ * running the source tree's CLI under tsx (`handler manifest <folder>`), when both are there. Returns
+ * whether the manifest was written.
+ */
+function manifestThroughSourceCli(folder: string): boolean {
+  const main = join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
+  if (!existsSync(main)) return false;
+  try {
+    createRequire(join(PROJECT_ROOT, 'package.json')).resolve('tsx');
+  } catch {
+    return false;
+  }
+  const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'handler', 'manifest', folder], { cwd: PROJECT_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  return r.status === 0 && existsSync(join(folder, MANIFEST_FILE));
+}
+
 /** Registers `handler new` and `handler manifest`. */
 export function registerHandlerCommands(program: Command): void {
   const h = program.command('handler').description(say('cli.help.handler'));
@@ -146,11 +165,8 @@ export function registerHandlerCommands(program: Command): void {
         mkdirSync(join(folder, rel, '..'), { recursive: true });
         writeFileSync(join(folder, rel), text);
       }
-      if (MODULE_EXT === '.ts') {
-        await writeManifests([folder], false);
-      } else {
-        process.stdout.write(say('cli.handler.run_manifests') + '\n');
-      }
+      if (MODULE_EXT === '.ts') await writeManifests([folder], false);
+      else if (!manifestThroughSourceCli(folder)) process.stdout.write(say('cli.handler.run_manifests') + '\n');
       process.stdout.write(say('cli.handler.created', { folder, command: `node scripts/test.mjs ${relative(PROJECT_ROOT, join(folder, 'test', `${name}.test.ts`))}` }) + '\n');
     });
   h.command('manifest [folders...]')
