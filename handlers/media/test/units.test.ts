@@ -239,6 +239,8 @@ test('provider: a cancel sends stop to the page and waits for it to close the de
     void p.catch(() => (settled = true));
     ac.abort(new Error('cancelled'));
     assert.equal(a.sent.at(-1)!.method, 'media/notification.stop');
+    // A "nothing happens within 50 ms" check: only the page's 'closed' below (or the hub's 3 s fallback,
+    // sixty times longer) may settle the call, so any settling now would be the bug this test is for.
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(settled, false, 'the call waits for the page to close the microphone');
     await m[PROVIDER_METHODS.event]!({ request_id: rid, event: 'closed' }, a);

@@ -174,7 +174,8 @@ describe('serial engine on a socat pty pair', () => {
     });
     const reading = ops.request(p2, target(), { until: { delimiter: '\n', max_ms: 60_000 } }, never);
     const failed = fault(reading);
-    await new Promise((r) => setTimeout(r, 50)); // let the read start
+    // The read has started once its port is open in the pool: closing all then closes it under the call.
+    while (!p2.openPaths().includes(pair.a)) await new Promise((r) => setImmediate(r));
     await p2.closeAll();
     const f = await failed;
     assert.equal(f.type, 'device_unavailable');
@@ -190,7 +191,8 @@ describe('serial engine on a socat pty pair', () => {
     const waiting = p2.acquire(pair.a, resolveSettings(undefined, undefined), ac.signal);
     ac.abort(new Error('gave up'));
     await assert.rejects(waiting, /gave up/);
-    // Longer than the idle time: the port must still be open for the holder.
+    // A "nothing happens within 200 ms" check, and only time can show it: the idle close is a timer of
+    // 50 ms, so had the waiter's give-up started it, it would have closed the holder's port four times over.
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(holder.link.usable, true);
     holder.release();
