@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { ids, processStack, until } from '../helpers/stack.js';
+import { ids, processStack, Proc, ROOT, until } from '../helpers/stack.js';
+import { spawn } from 'node:child_process';
 import { connectUi, type UiClient } from '../consent/fixtures/ui-client.js';
 import { SimDevice } from '../../bench/sim-device.js';
 
@@ -49,6 +50,16 @@ function raw(url: string, headers: Record<string, string>, body?: unknown): Prom
     r.on('error', reject);
     r.end(body === undefined ? undefined : JSON.stringify(body));
   });
+}
+
+/** `mcp-inspector-cli` (@modelcontextprotocol/inspector-cli), run to completion. */
+async function inspector(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const build = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build');
+  // Its own build folder as the working directory: 1.0.3 looks for `../package.json` from the working directory
+  // but imports it relative to its module, and fails anywhere else.
+  const p = new Proc(spawn(process.execPath, [join(build, 'cli.js'), ...args], { cwd: build, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const code = await p.exited;
+  return { code, out: p.out, err: p.err };
 }
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
@@ -189,6 +200,19 @@ describe('the bridge speaks MCP: SDK clients against a CLI-started bridge and ag
     } finally {
       await client.close();
     }
+  });
+
+  test('@modelcontextprotocol/inspector-cli lists and calls a device\'s tools', async () => {
+    const base = ['--cli', `${s.url}/v1/mcp/devices/${ids.device_id}`, '--transport', 'http', '--header', `Authorization: Bearer ${s.tokens.runtime}`];
+    const list = await inspector([...base, '--method', 'tools/list']);
+    assert.equal(list.code, 0, list.err);
+    const tools = (JSON.parse(list.out) as { tools: { name: string }[] }).tools.map((t) => t.name);
+    assert.ok(tools.includes('device-info') && tools.includes('diagnostics-echo'), tools.join(','));
+    const call = await inspector([...base, '--method', 'tools/call', '--tool-name', 'diagnostics-echo', '--tool-arg', 'value=from-inspector']);
+    assert.equal(call.code, 0, call.err);
+    const r = JSON.parse(call.out) as CallToolResult;
+    assert.deepEqual(r.structuredContent, { value: 'from-inspector' });
+    assert.equal(outcomeOf(r).state, 'completed');
   });
 
   test('malformed _meta and an unknown tool are JSON-RPC errors', async () => {
