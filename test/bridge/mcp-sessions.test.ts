@@ -135,6 +135,23 @@ test('MCP sessions count against the token\'s stream cap (StreamLimiter): past i
   }
 });
 
+test('a session is bound to its token and its path: presented elsewhere, 404', async () => {
+  const other = 'rt_other_' + Date.now();
+  const s = await inProcessStack({ bridge: { runtime_tokens: { [other]: { workspace_id: ids.workspace_id, name: 'Second runtime' } } } });
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const list = { jsonrpc: '2.0', id: 5, method: 'tools/list' };
+    const own = await post(s, path, list, { 'mcp-session-id': sid });
+    assert.equal(own.status, 200);
+    await own.body?.cancel();
+    assert.equal((await post(s, '/v1/mcp', list, { 'mcp-session-id': sid })).status, 404, 'another path');
+    assert.equal((await post(s, path, list, { 'mcp-session-id': sid, authorization: `Bearer ${other}` })).status, 404, 'another token of the same workspace');
+  } finally {
+    await s.stop();
+  }
+});
+
 test('Host rule: the listen address, loopback names when bound to loopback, and public_url', () => {
   const h = hostsFor('http://127.0.0.1:8787', 'https://bridge.example.com');
   for (const ok of ['127.0.0.1:8787', 'localhost:8787', '[::1]:8787', 'bridge.example.com']) assert.ok(h.has(ok), ok);
