@@ -152,6 +152,25 @@ test('a session is bound to its token and its path: presented elsewhere, 404', a
   }
 });
 
+test('ending a session (DELETE) does not cancel its running call: it finishes and its outcome is read by call id', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const call = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 1500 }, _meta: { 'org.aios/call_id': 'mcp-delete-1' } } }, { 'mcp-session-id': sid });
+    assert.equal(call.status, 200);
+    await until(() => s.bridge.router.get(ids.workspace_id, 'mcp-delete-1')?.state === 'running', 10_000, 'running');
+    const del = await fetch(s.url + path, { method: 'DELETE', headers: { authorization: `Bearer ${s.tokens.runtime}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } });
+    assert.equal(del.status, 200);
+    await call.body?.cancel().catch(() => undefined);
+    const done = await s.bridge.router.waitFor(ids.workspace_id, 'mcp-delete-1', 15_000);
+    assert.equal(done?.outcome?.state, 'completed');
+    assert.equal(s.bridge.mcp.sessionCount, 0);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('Host rule: the listen address, loopback names when bound to loopback, and public_url', () => {
   const h = hostsFor('http://127.0.0.1:8787', 'https://bridge.example.com');
   for (const ok of ['127.0.0.1:8787', 'localhost:8787', '[::1]:8787', 'bridge.example.com']) assert.ok(h.has(ok), ok);
