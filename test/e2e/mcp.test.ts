@@ -14,7 +14,8 @@ import { ToolListChangedNotificationSchema, type CallToolResult, type Progress }
 import { ids, processStack, Proc, ROOT, until } from '../helpers/stack.js';
 import { spawn } from 'node:child_process';
 import { connectUi, type UiClient } from '../consent/fixtures/ui-client.js';
-import { SimDevice } from '../../bench/sim-device.js';
+import { SIM_ECHO, SimDevice } from '../../bench/sim-device.js';
+import { METHODS } from '../../src/protocol/messages.js';
 
 type Stack = Awaited<ReturnType<typeof processStack>>;
 type Outcome = { state: string; call_id: string; replayed: boolean; output?: unknown; error?: { type: string; message: string; retryable: boolean; side_effects: string }; confirmation?: unknown };
@@ -264,6 +265,13 @@ describe('the bridge speaks MCP: SDK clients against a CLI-started bridge and ag
       const withTwo = (await client.listTools()).tools.map((t) => t.name);
       const other = withTwo.find((n) => !n.startsWith(handle + '-'));
       assert.ok(other, withTwo.join(','));
+      // The device changes its functions (tools_changed): the bridge re-reads them and says so.
+      const h2 = other.split('-')[0]!;
+      const c0 = changes;
+      sim.o.functions = [SIM_ECHO, { ...SIM_ECHO, id: 'diagnostics.echo_twice', name: 'Echo twice' }];
+      sim.ws!.send(JSON.stringify({ jsonrpc: '2.0', method: METHODS.toolsChanged, params: { revision: 2, added: [{ id: 'diagnostics.echo_twice', name: 'Echo twice' }], removed: [], updated: [] } }));
+      await until(() => changes > c0, 15_000, 'list_changed after tools_changed');
+      assert.ok((await client.listTools()).tools.some((t) => t.name === `${h2}-diagnostics-echo_twice`));
       const n = changes;
       sim.close();
       await until(() => changes > n, 15_000, 'list_changed after it went');
