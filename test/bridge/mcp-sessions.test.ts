@@ -171,6 +171,41 @@ test('ending a session (DELETE) does not cancel its running call: it finishes an
   }
 });
 
+test('bad input is a typed error, never a 5xx, and leaves the session working', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const h = { 'mcp-session-id': sid };
+    const rawPost = (body: string) => fetch(s.url + path, { method: 'POST', headers: { authorization: `Bearer ${s.tokens.runtime}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...h }, body });
+    const notJson = await rawPost('{"jsonrpc":');
+    assert.equal(notJson.status, 400);
+    assert.equal(((await notJson.json()) as { error: { type: string } }).error.type, 'bad_request');
+    const big = await rawPost(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 'x'.repeat(1100 * 1024) } } }));
+    assert.equal(big.status, 413);
+    await big.body?.cancel();
+    /** A JSON-RPC error answer for one request (read from the SSE or JSON response). */
+    const rpcError = async (params: unknown, id: number, raw?: string) => {
+      const r = raw !== undefined ? await rawPost(raw) : await post(s, path, { jsonrpc: '2.0', id, method: 'tools/call', params }, h);
+      assert.ok(r.status < 500, `status ${r.status}`);
+      const text = await r.text();
+      const m = /\{"(?:jsonrpc|result|error)".*\}/.exec(text)?.[0] ?? text;
+      return (JSON.parse(m) as { error?: { code: number; message: string } }).error;
+    };
+    assert.equal((await rpcError({ name: 'diagnostics-echo', arguments: 'not an object' }, 10))?.code, -32602);
+    assert.equal((await rpcError({ name: 'diagnostics-echo', arguments: {}, _meta: { 'org.aios/confirm_timeout_ms': 1.5 } }, 11))?.code, -32602);
+    // A lone surrogate (not I-JSON), written as a JSON escape so it survives the wire.
+    const lone = await rpcError(undefined, 12, '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"diagnostics-echo","arguments":{"value":"\\ud800"}}}');
+    assert.equal(lone?.code, -32602);
+    assert.match(lone?.message ?? '', /I-JSON/);
+    // The session still answers.
+    const ok = await post(s, path, { jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 1 } } }, h);
+    assert.match(await ok.text(), /"structuredContent":\{"value":1\}/);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('Host rule: the listen address, loopback names when bound to loopback, and public_url', () => {
   const h = hostsFor('http://127.0.0.1:8787', 'https://bridge.example.com');
   for (const ok of ['127.0.0.1:8787', 'localhost:8787', '[::1]:8787', 'bridge.example.com']) assert.ok(h.has(ok), ok);

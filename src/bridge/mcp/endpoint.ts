@@ -85,6 +85,7 @@ interface Session {
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type CallToolParams = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
 
 /** A refusal before the SDK sees the request (403 Host/Origin, 503 stopping). */
 class Refused extends Error {
@@ -217,7 +218,11 @@ export class McpEndpoint {
     const server = new sdk.Server({ name: 'aios-bridge', version: '1' }, { capabilities: { tools: { listChanged: true } } });
     const s: Session = { server, transport, token, workspace: ws, runtime, device: deviceId, release, inflight: 0, idle: undefined, closing: false };
     server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => this.listTools(s));
-    server.setRequestHandler(sdk.types.CallToolRequestSchema, (r, extra) => this.callTool(sdk, s, r.params, extra));
+    // The SDK parses a request with the schema it is registered with before its own tools/call check, which
+    // answers a malformed call with -32602; registered with the strict schema, a malformed call would get
+    // -32603 (internal error). So: the loose base params here, the SDK's check, then the handler.
+    const CallTool = sdk.types.CallToolRequestSchema.extend({ params: sdk.types.RequestSchema.shape.params });
+    server.setRequestHandler(CallTool, (r, extra) => this.callTool(sdk, s, r.params as CallToolParams, extra));
     server.onerror = (e) => this.o.log.debug({ err: String(e), session: s.id }, 'MCP session error');
     transport.onclose = () => {
       s.closing = true;
@@ -305,7 +310,7 @@ export class McpEndpoint {
   private async callTool(
     sdk: Sdk,
     s: Session,
-    p: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+    p: CallToolParams,
     extra: Extra,
   ): Promise<CallToolResult> {
     const { McpError, ErrorCode } = sdk.types;
