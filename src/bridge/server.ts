@@ -18,7 +18,9 @@ import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, Runtime
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { RuntimeApi, type CardCheck } from './http-api.js';
-import { RateLimiter, sendError } from './http-util.js';
+import { RateLimiter, StreamLimiter, sendError } from './http-util.js';
+import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
+import { localeFromEnv } from '../i18n/index.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, cardDigest } from './store.js';
 import { BlobStore } from './blob-store.js';
@@ -64,6 +66,10 @@ export class BridgeServer {
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];
   readonly blobs: BlobStore;
+  /** The per-token cap on open streams: SSE, `wait` requests and MCP sessions (config `runtime_stream_limit`). */
+  readonly streams: StreamLimiter;
+  /** The MCP endpoints (docs/mcp.md); the SDK loads on their first request. */
+  readonly mcp: McpEndpoint;
   private stopSweeping: (() => void) | undefined;
   private url = '';
 
@@ -99,6 +105,24 @@ export class BridgeServer {
       cardCheck: (d, card) => this.checkCard(d, card),
       minClientVersion: config.min_client_version,
     });
+    this.streams = new StreamLimiter((config as { runtime_stream_limit?: number }).runtime_stream_limit ?? 64);
+    let hosts: { url: string; set: ReadonlySet<string> } | undefined;
+    this.mcp = new McpEndpoint({
+      store: this.store,
+      hub: this.hub,
+      router: this.router,
+      auth: tokens,
+      limiter,
+      streams: this.streams,
+      maxBodyBytes: config.max_message_bytes,
+      config: config.mcp ?? {},
+      allowedHosts: () => {
+        if (hosts?.url !== this.url) hosts = { url: this.url, set: hostsFor(this.url, config.public_url) };
+        return hosts.set;
+      },
+      log: opts.log,
+      locale: localeFromEnv(),
+    });
     this.blobs = new BlobStore({
       dir: join(config.data_dir, 'blobs'),
       ...(config.blobs?.max_bytes ? { maxBytes: config.blobs.max_bytes } : {}),
@@ -126,7 +150,10 @@ export class BridgeServer {
     };
     this.mounts = [blobMount, ...(opts.mounts ?? [])];
     this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c));
-    this.hub.on('offline', (c: DeviceConnection) => this.store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }));
+    this.hub.on('offline', (c: DeviceConnection) => {
+      this.store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() });
+      this.mcp.notifyChanged(c.identity.workspace_id, c.identity.device_id);
+    });
     this.hub.on('notification', (c: DeviceConnection, method: string) => {
       if (method === METHODS.toolsChanged) void this.refreshFunctions(c);
     });
@@ -169,6 +196,7 @@ export class BridgeServer {
     // Nothing may touch the store once it closes: stop listening to the sessions first.
     this.hub.removeAllListeners();
     this.stopSweeping?.();
+    await this.mcp.close();
     this.router.close();
     this.hub.close();
     this.http.closeAllConnections();
@@ -189,6 +217,7 @@ export class BridgeServer {
       // The QA console: a static page that signs in with a runtime token and uses the runtime API.
       if (underMount(url.pathname, '/console')) return await serveStaticDir(req, res, url.pathname, '/console', CONSOLE_DIR);
       if (await this.api.handle(req, res, url)) return;
+      if (await this.mcp.handle(req, res, url)) return;
       for (const m of this.mounts) if (await m(req, res, url)) return;
       sendError(res, 404, 'not_found', 'No such route.');
     } catch (e) {
@@ -246,6 +275,8 @@ export class BridgeServer {
         cursor = r.next_cursor;
       }
       this.store.upsertDevice({ ...c.identity, functions: all, functions_revision: revision });
+      // A device that came (its functions are now known) or changed its functions: MCP sessions re-list.
+      this.mcp.notifyChanged(c.identity.workspace_id, c.identity.device_id);
     } catch (e) {
       this.opts.log.warn({ device_id: c.identity.device_id, err: String(e) }, 'could not read the device\'s functions');
     }

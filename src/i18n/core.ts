@@ -185,6 +185,9 @@ export const en = {
   'core.schema.more': 'and {n} more',
   'core.mcp.tool_title': '{device}: {name}',
   'core.mcp.offline_description': 'Offline now: {device} is not connected, so a call fails with device_offline until it is back. {description}',
+  'core.mcp.progress_sent': 'Sent to {device}',
+  'core.mcp.progress_confirming': 'Waiting for the user on {device}',
+  'core.mcp.progress_running': 'Running on {device}',
 } as const satisfies Messages;
 
 /** A core string key. */
@@ -371,4 +374,7 @@ export const zhCN: Record<CoreKey, string> = {
   'core.schema.more': '另有 {n} 处',
   'core.mcp.tool_title': '{device}：{name}',
   'core.mcp.offline_description': '当前离线：{device} 未连接，在它重新连接之前调用会以 device_offline 失败。{description}',
+  'core.mcp.progress_sent': '已发送到 {device}',
+  'core.mcp.progress_confirming': '正在等待 {device} 上的用户确认',
+  'core.mcp.progress_running': '正在 {device} 上运行',
 };

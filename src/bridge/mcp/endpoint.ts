@@ -1,0 +1,472 @@
+/**
+ * The bridge's MCP endpoints (docs/mcp.md): Streamable HTTP at `/v1/mcp/devices/<device_id>` (one device) and
+ * `/v1/mcp` (the workspace), served by the official SDK's `Server` and `StreamableHTTPServerTransport`, which
+ * are loaded on the first MCP request (dynamic import), never at bridge start. Everything is scoped to the
+ * runtime token's workspace exactly as the HTTP API is; a tools/call goes through the same CallRouter path as
+ * `POST /v1/calls`. One MCP session holds one slot of the token's stream cap (StreamLimiter) until it closes.
+ */
+import { randomUUID } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ListToolsResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { WireError } from '../../protocol/errors.js';
+import { preAcceptOutcome } from '../../protocol/outcomes.js';
+import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, type AttestedRuntime, type Outcome } from '../../protocol/messages.js';
+import { decodePathSegment } from '../../protocol/http.js';
+import { ijsonViolation } from '../../protocol/ijson.js';
+import { coreMessage, strings, type Locale } from '../../i18n/index.js';
+import type { Logger } from '../../sdk/index.js';
+import { bearer, type RuntimeAuthenticator } from '../auth.js';
+import type { CallEvent, CallRouter } from '../calls.js';
+import type { DeviceHub } from '../device-hub.js';
+import { HttpError, readJson, sendError, type RateLimiter, type StreamLimiter } from '../http-util.js';
+import type { BridgeStore, DeviceRecord, StoredCall } from '../store.js';
+import { BoundedEventStore } from './event-store.js';
+import { deviceLabel, deviceToolName, functionOfDeviceTool, functionOfWorkspaceTool, isLeftOut, toolFor, workspaceToolName, type McpTool } from './tools.js';
+
+/** The `_meta` keys a tools/call may carry and its result carries (docs/mcp.md). */
+export const META = {
+  callId: 'org.aios/call_id',
+  timeoutMs: 'org.aios/timeout_ms',
+  confirmTimeoutMs: 'org.aios/confirm_timeout_ms',
+  outcome: 'org.aios/outcome',
+} as const;
+
+export interface McpOptions {
+  session_ttl_s?: number;
+  allowed_origins?: string[];
+  resume_ttl_s?: number;
+  resume_max_bytes?: number;
+  heartbeat_s?: number;
+}
+
+export interface McpEndpointOptions {
+  store: BridgeStore;
+  hub: DeviceHub;
+  router: CallRouter;
+  auth: RuntimeAuthenticator;
+  /** The per-token request bucket the runtime API uses. */
+  limiter: RateLimiter;
+  /** The per-token cap on open streams, shared with SSE and `wait` requests. */
+  streams: StreamLimiter;
+  maxBodyBytes: number;
+  config: McpOptions;
+  /** The `Host` values the bridge answers to (its listen address and public_url). */
+  allowedHosts: () => ReadonlySet<string>;
+  log: Logger;
+  locale: Locale;
+}
+
+type Sdk = {
+  Server: typeof import('@modelcontextprotocol/sdk/server/index.js').Server;
+  Transport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport;
+  types: typeof import('@modelcontextprotocol/sdk/types.js');
+};
+
+/** One MCP session: its SDK objects, whose it is, and what it is bound to. */
+interface Session {
+  id?: string;
+  server: McpServer;
+  transport: StreamableHTTPServerTransport;
+  token: string;
+  workspace: string;
+  runtime: AttestedRuntime | undefined;
+  /** The device of a per-device endpoint; undefined for the workspace endpoint. */
+  device: string | undefined;
+  release: () => void;
+  /** HTTP requests of this session being served now (a session never expires while one is open). */
+  inflight: number;
+  idle: NodeJS.Timeout | undefined;
+  /** Set when the bridge closes the session (DELETE, idle, stop): in-flight calls are then not cancelled. */
+  closing: boolean;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type CallToolParams = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
+
+/** A refusal before the SDK sees the request (403 Host/Origin, 503 stopping). */
+class Refused extends Error {
+  constructor(readonly status: number, readonly type: string, message: string) {
+    super(message);
+  }
+}
+
+const DEFAULT_SESSION_TTL_S = 1800;
+const DEFAULT_RESUME_TTL_S = 600;
+const DEFAULT_RESUME_MAX_BYTES = 1024 * 1024;
+const DEFAULT_HEARTBEAT_S = 10;
+const WAIT_SLACK_MS = 10_000;
+
+/** Serves `/v1/mcp` and `/v1/mcp/devices/<id>`; returns false for other paths. */
+export class McpEndpoint {
+  private sdk: Promise<Sdk> | undefined;
+  private readonly sessions = new Map<string, Session>();
+  /** Left-out functions already logged (once each). */
+  private readonly loggedLeftOut = new Set<string>();
+  private closed = false;
+
+  constructor(private readonly o: McpEndpointOptions) {}
+
+  /** The SDK, imported on the first MCP request. */
+  private loadSdk(): Promise<Sdk> {
+    this.sdk ??= Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]).then(([s, t, types]) => ({ Server: s.Server, Transport: t.StreamableHTTPServerTransport, types }));
+    return this.sdk;
+  }
+
+  /** Open sessions (for tests and the log). */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const path = url.pathname;
+    if (path !== '/v1/mcp' && !path.startsWith('/v1/mcp/')) return false;
+    try {
+      await this.serve(req, res, path);
+    } catch (e) {
+      if (res.headersSent) res.end();
+      else if (e instanceof Refused) sendError(res, e.status, e.type, e.message);
+      else if (e instanceof HttpError) sendError(res, e.status, e.type, e.message, e.details, e.type === 'unauthorized' ? { 'WWW-Authenticate': 'Bearer' } : e.type === 'rate_limited' ? { 'Retry-After': String(Math.ceil(Number(e.details?.['retry_after_ms'] ?? 1000) / 1000)) } : {});
+      else {
+        this.o.log.error({ err: String(e), path }, 'MCP request failed');
+        sendError(res, 500, 'execution_failed', 'The bridge failed to serve the MCP request.');
+      }
+    }
+    return true;
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const parts = path.split('/').filter(Boolean).map(decodePathSegment);
+    const perDevice = parts.length === 4 && parts[2] === 'devices' && parts[3] !== undefined;
+    if (!(parts.length === 2 || perDevice)) throw new HttpError(404, 'not_found', 'No such MCP endpoint: use /v1/mcp or /v1/mcp/devices/<device_id>.');
+    // DNS rebinding: the bridge's own checks, before the token (docs/mcp.md "Origins").
+    const host = req.headers.host;
+    if (!host || !this.o.allowedHosts().has(host.toLowerCase())) throw new Refused(403, 'forbidden', 'The Host header names no address this bridge listens on.');
+    const origin = req.headers.origin;
+    if (origin !== undefined && !(this.o.config.allowed_origins ?? []).includes(origin)) throw new Refused(403, 'forbidden', 'Requests from this Origin are refused (mcp.allowed_origins).');
+    const token = bearer(req.headers.authorization);
+    const scope = token ? this.o.auth.authenticateRuntime(token) : null;
+    if (!scope) throw new HttpError(401, 'unauthorized', 'A valid runtime token is required.');
+    const wait = this.o.limiter.take(token!);
+    if (wait > 0) throw new HttpError(429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait });
+    const ws = scope.workspace_id;
+    const deviceId = perDevice ? parts[3]! : undefined;
+    // An unknown device, or another workspace's, is 404 before any session.
+    if (deviceId !== undefined && !this.o.store.getDevice(ws, deviceId)) throw new HttpError(404, 'not_found', 'No such device in this workspace.');
+    const method = req.method ?? 'GET';
+    const sid = req.headers['mcp-session-id'];
+    const body = method === 'POST' ? await readJson(req, this.o.maxBodyBytes) : undefined;
+    if (typeof sid === 'string') {
+      const s = this.sessions.get(sid);
+      // A session lives on the path and token it began with; anything else has no such session (404: re-initialize).
+      if (!s || s.token !== token || s.device !== deviceId) throw new HttpError(404, 'not_found', 'No such MCP session (it expired or was closed): initialize a new one.');
+      if (method === 'DELETE') s.closing = true;
+      return this.pass(s, req, res, body);
+    }
+    const sdk = await this.loadSdk();
+    if (method !== 'POST' || !sdk.types.isInitializeRequest(body)) {
+      res.writeHead(400, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: no valid Mcp-Session-Id; send initialize first.' }, id: null }));
+      return;
+    }
+    if (this.closed) throw new Refused(503, 'not_ready', 'The bridge is stopping.');
+    const release = this.o.streams.tryAcquire(token!);
+    if (!release) throw new HttpError(429, 'rate_limited', `This runtime token already holds ${this.o.streams.limit} open streams and MCP sessions.`, { limit: this.o.streams.limit });
+    const s = this.open(sdk, token!, ws, scope.runtime, deviceId, release);
+    await this.pass(s, req, res, body);
+    if (!s.id) void this.closeSession(s); // initialize failed: no session to keep
+  }
+
+  /** Hands one HTTP request to the session's transport; the session's idle clock stops meanwhile. */
+  private async pass(s: Session, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    s.inflight++;
+    clearTimeout(s.idle);
+    res.once('close', () => {
+      s.inflight--;
+      this.arm(s);
+    });
+    await s.transport.handleRequest(req, res, body);
+  }
+
+  /** (Re)starts the session's idle clock when it has no open request. */
+  private arm(s: Session): void {
+    clearTimeout(s.idle);
+    if (s.inflight > 0 || s.closing || !s.id) return;
+    s.idle = setTimeout(() => {
+      this.o.log.info({ session: s.id }, 'MCP session expired (idle)');
+      void this.closeSession(s);
+    }, (this.o.config.session_ttl_s ?? DEFAULT_SESSION_TTL_S) * 1000);
+    s.idle.unref();
+  }
+
+  private open(sdk: Sdk, token: string, ws: string, runtime: AttestedRuntime | undefined, deviceId: string | undefined, release: () => void): Session {
+    const c = this.o.config;
+    const transport = new sdk.Transport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: new BoundedEventStore({ ttlMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000, maxBytes: c.resume_max_bytes ?? DEFAULT_RESUME_MAX_BYTES }),
+      onsessioninitialized: (id) => {
+        s.id = id;
+        this.sessions.set(id, s);
+      },
+    });
+    const server = new sdk.Server({ name: 'aios-bridge', version: '1' }, { capabilities: { tools: { listChanged: true } } });
+    const s: Session = { server, transport, token, workspace: ws, runtime, device: deviceId, release, inflight: 0, idle: undefined, closing: false };
+    server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => this.listTools(s));
+    // The SDK parses a request with the schema it is registered with before its own tools/call check, which
+    // answers a malformed call with -32602; registered with the strict schema, a malformed call would get
+    // -32603 (internal error). So: the loose base params here, the SDK's check, then the handler.
+    const CallTool = sdk.types.CallToolRequestSchema.extend({ params: sdk.types.RequestSchema.shape.params });
+    server.setRequestHandler(CallTool, (r, extra) => this.callTool(sdk, s, r.params as CallToolParams, extra));
+    server.onerror = (e) => this.o.log.debug({ err: String(e), session: s.id }, 'MCP session error');
+    transport.onclose = () => {
+      s.closing = true;
+      this.forget(s);
+    };
+    void server.connect(transport);
+    return s;
+  }
+
+  private forget(s: Session): void {
+    clearTimeout(s.idle);
+    if (s.id && this.sessions.get(s.id) === s) this.sessions.delete(s.id);
+    s.release();
+  }
+
+  private async closeSession(s: Session): Promise<void> {
+    s.closing = true;
+    this.forget(s);
+    await s.server.close().catch(() => undefined);
+  }
+
+  /** Tells every session that can see this device that its tool list changed. */
+  notifyChanged(workspaceId: string, deviceId: string): void {
+    for (const s of this.sessions.values()) {
+      if (s.workspace !== workspaceId || (s.device !== undefined && s.device !== deviceId)) continue;
+      s.server.sendToolListChanged().catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.sessions.values()].map((s) => this.closeSession(s)));
+  }
+
+  // --- tools/list --------------------------------------------------------------------------------
+
+  private listTools(s: Session): ListToolsResult {
+    const tools: McpTool[] = [];
+    const add = (d: DeviceRecord, name: (fn: string) => string, offline: boolean) => {
+      for (const f of d.functions) {
+        const t = toolFor(d, f, name(f.id), offline, this.o.locale);
+        if (!isLeftOut(t)) tools.push(t);
+        else {
+          const key = `${d.workspace_id}/${t.device_id}/${t.function}`;
+          if (!this.loggedLeftOut.has(key)) {
+            this.loggedLeftOut.add(key);
+            this.o.log.warn({ ...t }, 'an MCP tool is left out of the listing');
+          }
+        }
+      }
+    };
+    if (s.device !== undefined) {
+      const d = this.o.store.getDevice(s.workspace, s.device);
+      if (d) add(d, deviceToolName, !this.o.hub.isOnline(d.device_id, d.workspace_id));
+    } else {
+      const online = this.o.store.devices(s.workspace).filter((d) => this.o.hub.isOnline(d.device_id, d.workspace_id));
+      const handles = this.o.store.mcpHandles(s.workspace, online.map((d) => d.device_id));
+      for (const d of online) add(d, (fn) => workspaceToolName(handles.get(d.device_id)!, fn), false);
+    }
+    return { tools: tools as ListToolsResult['tools'] };
+  }
+
+  // --- tools/call --------------------------------------------------------------------------------
+
+  /** The device and function a tool name stands for in this session, or undefined (unknown tool). */
+  private resolve(s: Session, name: string): { device: DeviceRecord; functionId: string } | undefined {
+    let deviceId: string | undefined;
+    let functionId: string | undefined;
+    if (s.device !== undefined) {
+      deviceId = s.device;
+      functionId = functionOfDeviceTool(name);
+    } else {
+      const w = functionOfWorkspaceTool(name);
+      if (!w) return undefined;
+      const handles = this.o.store.mcpHandles(s.workspace);
+      deviceId = [...handles].find(([, h]) => h === w.handle)?.[0];
+      functionId = w.functionId;
+    }
+    if (deviceId === undefined || functionId === undefined) return undefined;
+    const device = this.o.store.getDevice(s.workspace, deviceId);
+    if (!device?.functions.some((f) => f.id === functionId)) return undefined;
+    return { device, functionId };
+  }
+
+  private async callTool(
+    sdk: Sdk,
+    s: Session,
+    p: CallToolParams,
+    extra: Extra,
+  ): Promise<CallToolResult> {
+    const { McpError, ErrorCode } = sdk.types;
+    const target = this.resolve(s, p.name);
+    if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${p.name}`);
+    const meta = p._meta ?? {};
+    const callId = meta[META.callId];
+    if (callId !== undefined && (typeof callId !== 'string' || !new RegExp(CALL_ID_PATTERN).test(callId))) throw new McpError(ErrorCode.InvalidParams, `_meta["${META.callId}"] must be a string matching ${CALL_ID_PATTERN}.`);
+    const ms = (k: string): number | undefined => {
+      const v = meta[k];
+      if (v === undefined) return undefined;
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_TIME_PARAM_MS) throw new McpError(ErrorCode.InvalidParams, `_meta["${k}"] must be an integer from 1 to ${MAX_TIME_PARAM_MS}.`);
+      return v;
+    };
+    const timeoutMs = ms(META.timeoutMs);
+    const confirmTimeoutMs = ms(META.confirmTimeoutMs);
+    const args = p.arguments ?? {};
+    const bad = ijsonViolation(args, '/arguments');
+    if (bad) throw new McpError(ErrorCode.InvalidParams, `The arguments are not I-JSON (RFC 7493) or nest too deep: ${bad.pointer} ${bad.message}.`);
+    const { device, functionId } = target;
+    const client = s.server.getClientVersion();
+    let submitted: { call: StoredCall; duplicate: boolean };
+    try {
+      submitted = await this.o.router.submit(
+        {
+          workspace_id: s.workspace,
+          device_id: device.device_id,
+          function: functionId,
+          arguments: args,
+          ...(typeof callId === 'string' ? { call_id: callId } : {}),
+          ...(timeoutMs !== undefined ? { timeout_ms: timeoutMs } : {}),
+          ...(confirmTimeoutMs !== undefined ? { confirm_timeout_ms: confirmTimeoutMs } : {}),
+          ...(client?.name ? { requester: { kind: 'agent', name: client.name.slice(0, 200) } } : {}),
+          ...(s.runtime ? { runtime: s.runtime } : {}),
+        },
+        (fn) => ({ timeoutMs: device.functions.find((f) => f.id === fn)?.timeout_ms_default ?? 30_000 }),
+      );
+    } catch (e) {
+      if (e instanceof WireError) return errorResult(preAcceptOutcome(typeof callId === 'string' ? callId : '', functionId, 'rejected', e));
+      throw e;
+    }
+    const { call, duplicate } = submitted;
+    const settled = await this.follow(s, call, device, p._meta?.['progressToken'] as string | number | undefined, extra);
+    if (!settled?.outcome) {
+      // Cancelled by the client (no response is sent), or the bridge stopped waiting: the record says the rest.
+      return errorResult(preAcceptOutcome(call.call_id, functionId, 'failed', new WireError('timeout', 'The bridge stopped waiting for the outcome; read it with GET /v1/calls/<call_id> or a retry with the same org.aios/call_id.', { retryable: true, sideEffects: 'possible' })));
+    }
+    const outcome: Outcome = duplicate ? { ...settled.outcome, replayed: true } : settled.outcome;
+    return outcome.state === 'completed' ? successResult(outcome) : errorResult(outcome);
+  }
+
+  /**
+   * Waits for the call's outcome. With a progress token, state notes, handler progress and a heartbeat become
+   * `notifications/progress` with a strictly increasing `progress`. The client's `notifications/cancelled`
+   * (the request's signal) cancels the call (§6.5); a session the bridge closes does not.
+   */
+  private follow(
+    s: Session,
+    call: StoredCall,
+    device: DeviceRecord,
+    progressToken: string | number | undefined,
+    extra: Extra,
+  ): Promise<StoredCall | undefined> {
+    const ws = s.workspace;
+    const id = call.call_id;
+    if (call.outcome) return Promise.resolve(call);
+    return new Promise((resolve) => {
+      let n = 0;
+      let last = this.stateText(call.state, device);
+      const send = (message: string | undefined) => {
+        if (progressToken === undefined) return;
+        extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++n, ...(message ? { message } : {}) } }).catch(() => undefined);
+      };
+      const onEvent = (e: CallEvent) => {
+        if (e.type === 'state') {
+          last = this.stateText(e.data.state, device);
+          send(last);
+        } else if (e.type === 'progress') {
+          const d = e.data;
+          send(d.message ?? (d.progress !== undefined ? (d.total ? `${d.progress}/${d.total}` : String(d.progress)) : last));
+        }
+      };
+      const beat = progressToken !== undefined ? setInterval(() => send(last), (this.o.config.heartbeat_s ?? DEFAULT_HEARTBEAT_S) * 1000) : undefined;
+      beat?.unref();
+      const budget = call.deadline_ms - Date.now() + WAIT_SLACK_MS;
+      const done = (c?: StoredCall) => {
+        clearInterval(beat);
+        clearTimeout(timer);
+        this.o.router.off(`event:${ws}/${id}`, onEvent);
+        this.o.router.off(`settled:${ws}/${id}`, done);
+        extra.signal.removeEventListener('abort', onAbort);
+        resolve(c ?? this.o.router.get(ws, id));
+      };
+      const onAbort = () => {
+        if (!s.closing) {
+          this.o.router.cancel(ws, id, 'cancelled by the MCP client').catch((e: unknown) => this.o.log.warn({ call_id: id, err: String(e) }, 'could not cancel a call the MCP client cancelled'));
+        }
+        done();
+      };
+      const timer = setTimeout(() => done(), Math.max(budget, 1000));
+      this.o.router.on(`event:${ws}/${id}`, onEvent);
+      this.o.router.on(`settled:${ws}/${id}`, done);
+      extra.signal.addEventListener('abort', onAbort, { once: true });
+      if (extra.signal.aborted) return onAbort();
+      // It may have finished between submit and now.
+      const cur = this.o.router.get(ws, id);
+      if (cur?.outcome) return done(cur);
+      send(last);
+    });
+  }
+
+  private stateText(state: string, device: DeviceRecord): string {
+    const key = state === 'awaiting_confirmation' ? 'core.mcp.progress_confirming' : state === 'running' ? 'core.mcp.progress_running' : 'core.mcp.progress_sent';
+    return strings.render(coreMessage(key, { device: deviceLabel(device) }), this.o.locale);
+  }
+}
+
+/** A completed call: the output as `structuredContent`, a text rendering, the whole outcome in `_meta`. */
+function successResult(o: Outcome): CallToolResult {
+  const out = o.output;
+  const structured = out !== null && typeof out === 'object' && !Array.isArray(out) ? (out as Record<string, unknown>) : undefined;
+  return {
+    content: [{ type: 'text', text: JSON.stringify(out ?? null) }],
+    ...(structured ? { structuredContent: structured } : {}),
+    _meta: { [META.outcome]: o },
+  };
+}
+
+/** A refused or failed call: `isError`, the error's message as text, the typed error in the outcome; never `structuredContent`. */
+function errorResult(o: Outcome): CallToolResult {
+  const message = o.error?.message ?? `The call ended ${o.state}.`;
+  return { isError: true, content: [{ type: 'text', text: `${o.error?.type ?? o.state}: ${message}` }], _meta: { [META.outcome]: o } };
+}
+
+/** The `Host` values a bridge bound to `boundUrl` (and reachable at `publicUrl`) answers to. */
+export function hostsFor(boundUrl: string, publicUrl: string | undefined): Set<string> {
+  const out = new Set<string>();
+  if (publicUrl) {
+    try {
+      out.add(new URL(publicUrl).host.toLowerCase());
+    } catch {
+      // a bad public_url is the config check's business
+    }
+  }
+  if (!boundUrl) return out;
+  const u = new URL(boundUrl);
+  const port = u.port;
+  const h = u.hostname.toLowerCase();
+  out.add(u.host.toLowerCase());
+  const loopback = h === 'localhost' || h.startsWith('127.') || h === '[::1]';
+  const wildcard = h === '0.0.0.0' || h === '[::]';
+  if (loopback || wildcard) for (const l of ['localhost', '127.0.0.1', '[::1]']) out.add(`${l}:${port}`);
+  if (wildcard) {
+    for (const addrs of Object.values(networkInterfaces())) {
+      for (const a of addrs ?? []) out.add(`${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${port}`.toLowerCase());
+    }
+  }
+  return out;
+}
