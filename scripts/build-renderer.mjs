@@ -57,7 +57,8 @@ function writeAtomic(file, data) {
  */
 export async function buildRenderer({ out = RENDERER_OUT_DIR, ifStale = false } = {}) {
   if (ifStale && isFresh(out)) return false;
-  const { build } = await import('esbuild');
+  const { build, stop } = await import('esbuild');
+  // An agent that built its pages keeps running: esbuild's service process is not kept with it.
   const result = await build({
     entryPoints: ENTRIES.map((e) => join(RENDERER_SOURCE_DIR, e)),
     outdir: out,
@@ -70,7 +71,7 @@ export async function buildRenderer({ out = RENDERER_OUT_DIR, ifStale = false } 
     write: false,
     logLevel: 'warning',
     tsconfig: join(RENDERER_SOURCE_DIR, 'tsconfig.json'),
-  });
+  }).finally(() => stop());
   mkdirSync(out, { recursive: true });
   for (const f of result.outputFiles) writeAtomic(f.path, f.contents);
   for (const n of readdirSync(RENDERER_SOURCE_DIR)) {
