@@ -2,7 +2,8 @@
 // `npx eslint .` stays fast), plus the layering rules of STYLE.md ("The shape of the code"):
 //   - src/ and handlers/ are plain Node: they never import `electron`;
 //   - handlers reach the host only through the handler SDK entry, src/sdk/index.ts;
-//   - electron/ reaches src/ only through its public entry, src/index.ts.
+//   - electron/ reaches src/ only through its shell entry, src/shell.ts; the renderer (electron/renderer/)
+//     reaches neither, except for types of the shell.
 //   - inside src/, layers bottom to top (docs/architecture.md): each imports only from the layers below it,
 //     and agent/, bridge/, endpoint/, consent/ never import each other (SRC_LAYERS below).
 // test/lint/layering.test.ts fails when one of these rules is switched off or weakened.
@@ -14,8 +15,8 @@ import boundaries from 'eslint-plugin-boundaries';
 export const LAYERING_MESSAGES = {
   electronInCore: 'src/ is plain Node: put Electron code in electron/ and reach src/ through its public entry (src/index.ts).',
   handlerDeepImport: 'Handlers import the handler SDK instead: ../../src/sdk/index.js is the only part of src/ a handler may use.',
-  shellDeepImport: 'electron/ reaches src/ only through its public entry: import from ../src/index.js (add the export there if it is missing).',
-  rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules.',
+  shellDeepImport: 'electron/ reaches src/ only through its shell entry: import from ../src/shell.js (add the export there if it is missing).',
+  rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules (of the shell, only `import type`).',
   /** A file of layer `name` imports a folder of a layer above it. */
   srcLayer: (name) => `Layer "${name}" of src/ imports only from the layers below it (docs/architecture.md): move the shared piece down, or wire the two together in src/app/.`,
   /** agent/, bridge/, endpoint/ or consent/ imports one of the others. */
@@ -92,8 +93,11 @@ function boundaryPolicies() {
   // handlers/ reach src/ only through the SDK entry (their own tests excepted); electron/ only through its
   // shell entry; the renderer reaches nothing of src/ or of the shell.
   policies.push({ from: { element: { type: 'handler' } }, disallow: { to: { element: { type: [...srcTypes.filter((t) => t !== 'sdk-entry'), 'shell'] } } }, message: LAYERING_MESSAGES.handlerDeepImport });
-  policies.push({ from: { element: { type: 'shell' } }, disallow: { to: { element: { type: srcTypes.filter((t) => t !== 'shell-entry' && t !== 'file:index') } } }, message: LAYERING_MESSAGES.shellDeepImport });
-  policies.push({ from: { element: { type: 'renderer' } }, disallow: { to: { element: { type: [...srcTypes, 'sdk-entry', 'shell-entry', 'shell'] } } }, message: LAYERING_MESSAGES.rendererImport });
+  policies.push({ from: { element: { type: 'shell' } }, disallow: { to: { element: { type: srcTypes.filter((t) => t !== 'shell-entry') } } }, message: LAYERING_MESSAGES.shellDeepImport });
+  // The renderer (a web page, bundled on its own) takes nothing of src/, and of the shell only types (the
+  // preload's API in electron/ipc-channels.ts, erased by the bundler): `import type` from ../x.js passes.
+  policies.push({ from: { element: { type: 'renderer' } }, disallow: { to: { element: { type: [...srcTypes, 'sdk-entry', 'shell-entry'] } } }, message: LAYERING_MESSAGES.rendererImport });
+  policies.push({ from: { element: { type: 'renderer' } }, disallow: { to: { element: { type: 'shell' } } }, dependency: { kind: 'value' }, message: LAYERING_MESSAGES.rendererImport });
   return policies;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Every IPC channel between the tray's main process and its window, in one map, and the typed API the
- * preload exposes to the page as `window.aiosDevice`. The page itself (electron/renderer/app.js) is the
+ * preload exposes to the page as `window.aiosDevice`. The page itself (electron/renderer/app.ts) is the
  * same web page a plain browser loads from the agent's local endpoint; this API is only its transport.
  */
 

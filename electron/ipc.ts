@@ -3,7 +3,7 @@
  * our own renderer URL) and validates its arguments before calling the agent's control method in-process.
  * Only type imports from `electron`, so this module runs (and is tested) in plain Node.
  */
-import type { ControlContext, ControlMethods } from '../src/index.js';
+import type { ControlContext, ControlMethods } from '../src/shell.js';
 import { CONTROL_METHOD, IPC, SHELL_CHANNELS, type InvokeChannel, type IpcResult, type ShellChannel } from './ipc-channels.js';
 
 /** The parts of a `WebContents` this module uses. */

@@ -4,7 +4,6 @@
  * user, and nudges the agent to reconnect after sleep or a network change. Everything else is in src/.
  */
 import { app, dialog, ipcMain, Menu, nativeImage, net, Notification, powerMonitor, session, shell, Tray, type BrowserWindow } from 'electron';
-import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +17,7 @@ import {
   personErrorText,
   SIGNIN_EVENT,
   APP_VERSION,
+  RENDERER_DIR,
   toLocale,
   type AgentConfig,
   type BridgeStatus,
@@ -25,7 +25,7 @@ import {
   type Locale,
   type Logger,
   type RunningAgent,
-} from '../src/index.js';
+} from '../src/shell.js';
 import { isSignInAddress, registerIpc, type IpcRegistration, type ShellOps } from './ipc.js';
 import { LinuxAutostart } from './autostart-linux.js';
 import { watchConnectivity, type ConnectivityWatcher } from './reconnect.js';
@@ -47,11 +47,6 @@ function configPath(): string {
   const i = process.argv.indexOf('--config');
   const arg = i >= 0 ? process.argv[i + 1] : process.argv.find((a) => a.startsWith('--config='))?.slice('--config='.length);
   return arg ?? process.env['AIOS_DEVICE_CONFIG'] ?? join(defaultDataDir(), 'config.yaml');
-}
-
-function rendererDir(): string {
-  const built = join(here, 'renderer');
-  return existsSync(join(built, 'index.html')) ? built : join(devRoot, 'electron', 'renderer');
 }
 
 function iconsDir(): string {
@@ -157,7 +152,8 @@ function shellOps(logsDir: string): ShellOps {
 async function start(): Promise<void> {
   denyPermissions(session.defaultSession);
   app.on('web-contents-created', (_e, contents) => hardenContents(contents));
-  serveRenderer(rendererDir());
+  // The window's pages as built beside the core (dist/renderer/, scripts/build-renderer.mjs).
+  serveRenderer(RENDERER_DIR);
   locale = toLocale(app.getPreferredSystemLanguages()[0] ?? app.getLocale());
   t = trayText(locale);
   tray = new Tray(nativeImage.createEmpty());

@@ -5,7 +5,7 @@
 import { protocol } from 'electron';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
-import { UI_TYPES as TYPES } from '../src/index.js';
+import { UI_TYPES as TYPES } from '../src/shell.js';
 import { RENDERER_CSP, RENDERER_HOST, RENDERER_SCHEME } from './renderer-url.js';
 
 /** Declares the scheme; must run before the app is ready. */

@@ -12,7 +12,7 @@ export const RENDERER_HOST = 'app';
 export const RENDERER_URL = `${RENDERER_SCHEME}://${RENDERER_HOST}/index.html`;
 
 /** The page's Content-Security-Policy: one definition, shared with the local endpoint's `/ui/` route. */
-export { RENDERER_CSP } from '../src/index.js';
+export { RENDERER_CSP } from '../src/shell.js';
 
 /** True for a URL of our own page, the only sender the IPC handlers answer. */
 export function isRendererUrl(url: string): boolean {

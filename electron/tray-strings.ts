@@ -3,15 +3,17 @@
  * (electron/renderer/en.json, zh-CN.json, keys `ui.tray.*`) so that the whole shell has one place per
  * language; the main process reads them from disk with the core's catalogue reader.
  */
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Catalogue, readCatalogueDir, type Locale } from '../src/index.js';
+import { Catalogue, readCatalogueDir, RENDERER_DIR as BUILT_PAGES, type Locale } from '../src/shell.js';
 
 /** Renders a tray string: `ui.tray.<key>` with `{param}`s filled. */
 export type TrayText = (key: string, params?: Readonly<Record<string, string | number>>) => string;
 
-/** The renderer folder next to this file (electron/renderer in a checkout, dist/electron/renderer when built). */
-const RENDERER_DIR = join(dirname(fileURLToPath(import.meta.url)), 'renderer');
+/** The catalogues: electron/renderer/ beside this file in a checkout, else the built pages' copies (dist/renderer/). */
+const SOURCE_DIR = join(dirname(fileURLToPath(import.meta.url)), 'renderer');
+const RENDERER_DIR = existsSync(join(SOURCE_DIR, 'en.json')) ? SOURCE_DIR : BUILT_PAGES;
 
 const cache = new Map<string, Catalogue>();
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // Builds the tray shell into <out> (default dist/): the core (tsc -p tsconfig.json), the shell
 // (tsc -p electron/tsconfig.json), the preload bundled into one CommonJS file (a sandboxed preload can
-// neither load ES modules nor require sibling files), and the renderer page copied as is.
+// neither load ES modules nor require sibling files), and the window's pages built into <out>/renderer
+// (scripts/build-renderer.mjs: the local endpoint's /ui/ and the tray's aios-ui:// scheme serve them).
 // Usage: node scripts/build-electron.mjs [--out <dir>]
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildRenderer } from './build-renderer.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const i = process.argv.indexOf('--out');
@@ -27,5 +29,5 @@ await build({
   external: ['electron'],
   logLevel: 'warning',
 });
-cpSync(join(root, 'electron', 'renderer'), join(out, 'electron', 'renderer'), { recursive: true });
+await buildRenderer({ out: join(out, 'renderer') });
 process.stdout.write(`built the tray shell into ${out}; run it with: npx electron ${join(out, 'electron', 'main.js')}\n`);

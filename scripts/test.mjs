@@ -38,6 +38,7 @@ const only = process.argv.slice(2);
 if (!only.length) {
   step('type-check', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
   if (existsSync('electron/tsconfig.json')) step('type-check electron', 'npx', ['tsc', '-p', 'electron/tsconfig.json', '--noEmit']);
+  if (existsSync('electron/renderer/tsconfig.json')) step('type-check the window pages', 'npx', ['tsc', '-p', 'electron/renderer/tsconfig.json', '--noEmit']);
   if (existsSync('eslint.config.js')) step('lint', 'npx', ['eslint', '.']);
 }
 

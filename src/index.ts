@@ -1,7 +1,7 @@
 /**
- * The public entry of the AIOS Device core (package.json `main`). The Electron shell and other embedders
- * use `src/` only through this module (the layering lint enforces it for `electron/`), so everything here
- * is a re-export of an existing module and nothing else.
+ * The public entry of the AIOS Device core (package.json `main`), for embedders. Everything here is a
+ * re-export of an existing module and nothing else. The Electron shell has its own entry, src/shell.ts
+ * (the layering lint holds `electron/` to it).
  */
 export { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from './agent/agent.js';
 export { startAgent, SIGNIN_EVENT, type RunningAgent } from './app/start-agent.js';

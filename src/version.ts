@@ -24,5 +24,11 @@ export const APP_VERSION: string = (JSON.parse(readFileSync(join(PROJECT_ROOT, '
 /** The built-in handlers folder next to this build (`handlers/` under tsx, `dist/handlers/` compiled). */
 export const BUILTIN_HANDLERS_DIR = resolve(here, '..', 'handlers');
 
+/**
+ * The window's pages as built (scripts/build-renderer.mjs): `dist/renderer/` beside the compiled
+ * `dist/src/`; under tsx, the checkout's `dist/renderer/`, which src/app/renderer-bundle.ts keeps built.
+ */
+export const RENDERER_DIR = import.meta.url.endsWith('.ts') ? join(PROJECT_ROOT, 'dist', 'renderer') : resolve(here, '..', 'renderer');
+
 /** The extension of this build's modules. */
 export const MODULE_EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

@@ -21,6 +21,7 @@ import type { DeviceKey } from '../identity/device-key.js';
 import type { ToolsChanged } from '../protocol/messages.js';
 import type { Logger } from '../sdk/index.js';
 import { APP_VERSION, PROJECT_ROOT } from '../version.js';
+import { rendererDir } from './renderer-bundle.js';
 import type { Agent } from '../agent/agent.js';
 
 /** Reads a built-in handler's manifest (`handlers/<name>/tool.aios.yaml`) for its adapter listing. */
@@ -106,7 +107,7 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
         dataDir: config.data_dir,
         version: APP_VERSION,
         log,
-        uiDir: join(PROJECT_ROOT, 'electron', 'renderer'),
+        uiDir: await rendererDir(log),
       });
   const http = endpoint ? (await endpoint.start()).http : undefined;
   const sign = async () => {

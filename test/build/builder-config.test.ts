@@ -45,8 +45,9 @@ function validator() {
   return new Ajv({ allErrors: true, strict: false }).compile(schema);
 }
 
-/** The source a built path comes from: dist/src/x.js ← src/x.ts, dist/electron/preload.cjs ← electron/preload.ts. */
+/** The source a built path comes from: dist/src/x.js ← src/x.ts, dist/electron/preload.cjs ← electron/preload.ts, dist/renderer ← electron/renderer. */
 function sourceOf(builtPath: string): string {
+  if (builtPath === 'dist/renderer' || builtPath.startsWith('dist/renderer/')) return builtPath.replace(/^dist\/renderer/, 'electron/renderer');
   return builtPath.replace(/^dist\//, '').replace(/\.c?js$/, '.ts');
 }
 
@@ -93,7 +94,9 @@ test('identity and targets are the ones the project ships', () => {
   // Built-in handlers ship inside the app where src/version.ts looks for them: dist/handlers beside dist/src.
   assert.ok(c.files.includes('dist/handlers/**/*.js'), 'compiled handlers ship beside dist/src');
   assert.ok(c.files.includes('handlers/**/tool.aios.yaml'), 'handler manifests ship');
-  assert.ok(c.files.includes('electron/renderer/**'), 'the tray page ships where the /ui/ route serves it from');
+  // The window's pages ship built (scripts/build-renderer.mjs), where src/version.ts's RENDERER_DIR finds them; their TypeScript sources do not.
+  assert.ok(c.files.includes('dist/renderer/**'), 'the built pages ship beside dist/src, where the /ui/ route and the window serve them from');
+  assert.ok(!c.files.some((f) => f.startsWith('electron/renderer')), 'the pages\' sources do not ship');
   // deb.depends replaces electron-builder's defaults: Electron's own libraries must be listed again.
   const defaults = ['libgtk-3-0', 'libnotify4', 'libnss3', 'libxss1', 'libxtst6', 'xdg-utils', 'libatspi2.0-0', 'libuuid1', 'libsecret-1-0'];
   for (const d of defaults) assert.ok((c.deb?.depends ?? defaults).includes(d), `deb depends on ${d}`);

@@ -7,7 +7,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { request } from 'node:http';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadSigningKeyFile, signAdapterDir } from '../../src/discovery/adapter-tools.js';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
@@ -15,6 +15,7 @@ import type { JWK } from 'jose';
 import { inProcessStack, ids, until, ROOT } from '../helpers/stack.js';
 import { METHODS } from '../../src/protocol/messages.js';
 import type { DeviceConnection } from '../../src/bridge/device-hub.js';
+import { RENDERER_DIR } from '../../src/version.js';
 
 type Stack = Awaited<ReturnType<typeof inProcessStack>>;
 const canon = canonicalize as unknown as (v: unknown) => string;
@@ -75,6 +76,20 @@ describe('discovery on a running agent', () => {
     for (const bad of ['/ui/../local-token', '/ui/%2e%2e/local-token', '/ui/.hidden.js', '/ui/sub/app.js', '/ui/app.json']) {
       assert.equal((await raw(bad)).status, 404, bad);
     }
+  });
+
+  test('/ui/ serves the pages built from electron/renderer/ (an agent run from source builds them when stale)', async () => {
+    // This agent runs from source under tsx, where nothing was built first: it built dist/renderer/ at start.
+    for (const [file, entry] of [['app.js', 'app.ts'], ['capture.js', 'capture.ts']] as const) {
+      const res = await fetch(`${http}/ui/${file}`);
+      assert.equal(res.status, 200, file);
+      assert.match(res.headers.get('content-type') ?? '', /javascript/);
+      const served = await res.text();
+      assert.equal(served, readFileSync(join(RENDERER_DIR, file), 'utf8'), `${file} is the build's`);
+      assert.doesNotMatch(served, /^\s*(import|export)\s/m, `${file} is bundled: no module syntax left`);
+      assert.ok(statSync(join(RENDERER_DIR, file)).mtimeMs >= statSync(join(ROOT, 'electron', 'renderer', entry)).mtimeMs, `${file} is not older than ${entry}`);
+    }
+    assert.equal((await fetch(`${http}/ui/app.ts`)).status, 404, 'the sources are not served');
   });
 
   test('/metrics counts a call that just ran', async () => {

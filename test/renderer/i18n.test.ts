@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Catalogue, placeholders, readCatalogueDir } from '../../src/i18n/catalogue.js';
 import { setup } from './stack.js';
@@ -27,7 +27,11 @@ test('the page catalogues: same keys and placeholders in en and zh-CN, every key
   assert.deepEqual(Object.keys(zh).sort(), Object.keys(en).sort());
   for (const k of Object.keys(en)) assert.deepEqual(placeholders(zh[k]!), placeholders(en[k]!), `placeholders of ${k}`);
   const html = readFileSync(join(RENDERER, 'index.html'), 'utf8');
-  const js = ['app.js', 'settings.js'].map((f) => readFileSync(join(RENDERER, f), 'utf8')).join('\n');
+  // The tray page's modules (capture.ts is the capture page's, checked in screens.test.ts).
+  const js = readdirSync(RENDERER)
+    .filter((f) => f.endsWith('.ts') && f !== 'capture.ts')
+    .map((f) => readFileSync(join(RENDERER, f), 'utf8'))
+    .join('\n');
   const used = [...html.matchAll(/data-i18n="([^"]+)"/g), ...js.matchAll(/\bt\('(ui\.[^'`$]+)'/g)].map((m) => m[1]!);
   assert.ok(used.length > 30, `the page uses its catalogue (${used.length} uses)`);
   for (const k of used) assert.ok(cat.has(k), `${k} is in the catalogue`);

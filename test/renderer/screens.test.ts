@@ -28,7 +28,7 @@ type ScreenName = (typeof SCREEN_NAMES)[number];
 // A check of the catalogue files alone: no browser, bridge or agent needed.
 test('the capture page uses only ui.capture.* keys that both catalogues hold, as one block at the end', () => {
   const html = rendererFile('capture.html');
-  const js = rendererFile('capture.js');
+  const js = rendererFile('capture.ts');
   const used = [...html.matchAll(/data-i18n="([^"]+)"/g), ...js.matchAll(/'(ui\.[a-z_.]+)'/g), ...js.matchAll(/`(ui\.capture\.device)\.\$\{kind\}`/g)].map((m) => m[1]!);
   assert.ok(used.length >= 10, `the capture page uses its catalogue (${used.length})`);
   const keys = used.flatMap((k) => (k === 'ui.capture.device' ? ['ui.capture.device.camera', 'ui.capture.device.microphone'] : [k]));

@@ -46,7 +46,7 @@ function decodeQr(dataUrl: string): string | undefined {
 // A check of the catalogue files alone: no browser, bridge or agent needed.
 test('the catalogues hold every ui.signin.* key the page uses, in en and zh-CN, as one block', () => {
   const html = rendererFile('index.html');
-  const js = rendererFile('signin.js');
+  const js = rendererFile('signin.ts');
   const used = [...html.matchAll(/data-i18n="(ui\.signin\.[^"]+)"/g), ...js.matchAll(/'(ui\.signin\.[a-z_.]+)'/g)].map((m) => m[1]!);
   assert.ok(used.length > 10, `the screen uses its strings (${used.length})`);
   // One block; the Settings and capture page blocks follow it.

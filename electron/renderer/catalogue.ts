@@ -1,0 +1,60 @@
+/**
+ * The string catalogues of the window's pages (index.html, capture.html): en.json and zh-CN.json next to
+ * them, in the kit's flat `{ "ui.key": "text with {param}" }` format, one module for both pages.
+ * `?lang=pseudo` renders every string as ⟦…⟧ (the tests' check that no visible text bypasses the catalogue).
+ */
+
+/** The languages the page offers, and the pseudo-locale of the tests. */
+export type PageLocale = 'en' | 'zh-CN' | 'pseudo';
+/** Parameters of a catalogue sentence (`{name}` placeholders). */
+export type Params = Record<string, string | number>;
+type Table = Record<string, string>;
+
+/** Where the tray page keeps the language chosen (same origin for both pages, so the same storage). */
+export const LOCALE_KEY = 'aios-locale';
+const state: { locale: PageLocale; table: Table; en: Table } = { locale: 'en', table: {}, en: {} };
+
+/** The locale: ?lang=…, else the one chosen before, else the browser's/OS's first language (Chinese → zh-CN, else en). */
+export function pickLocale(): PageLocale {
+  const asked = new URLSearchParams(location.search).get('lang');
+  if (asked === 'en' || asked === 'zh-CN' || asked === 'pseudo') return asked;
+  const saved = localStorage.getItem(LOCALE_KEY);
+  if (saved === 'en' || saved === 'zh-CN') return saved;
+  const tag = navigator.languages?.[0] || navigator.language || 'en';
+  return /^zh([-_]|$)/i.test(tag) ? 'zh-CN' : 'en';
+}
+
+async function fetchTable(name: string): Promise<Table> {
+  const res = await fetch(`${name}.json`, { cache: 'no-store', credentials: 'omit' });
+  if (!res.ok) throw new Error(`catalogue ${name}: ${res.status}`);
+  return (await res.json()) as Table;
+}
+
+/** Loads `locale`'s catalogue (with en as the fallback of a missing key). */
+export async function loadLocale(locale: PageLocale): Promise<void> {
+  const en = await fetchTable('en');
+  let table = en;
+  if (locale === 'zh-CN') table = await fetchTable('zh-CN');
+  if (locale === 'pseudo') table = Object.fromEntries(Object.entries(en).map(([k, v]) => [k, `⟦${v}⟧`]));
+  Object.assign(state, { locale, table, en });
+}
+
+/** The sentence for `key` with `{param}`s filled; fallback en, then the key itself. */
+export function t(key: string, params: Params = {}): string {
+  const template = state.table[key] ?? state.en[key] ?? key;
+  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
+}
+
+/** True when the en catalogue holds `key`. */
+export const has = (key: string): boolean => Object.hasOwn(state.en, key);
+
+/** The locale loaded last. */
+export const currentLocale = (): PageLocale => state.locale;
+
+/** The Intl locale for dates and numbers (the pseudo-locale formats as English). */
+export const intlLocale = (): 'zh-CN' | 'en' => (state.locale === 'zh-CN' ? 'zh-CN' : 'en');
+
+/** Puts the catalogue's text in every `data-i18n` element of the page. */
+export function applyStaticStrings(): void {
+  for (const el of document.querySelectorAll<HTMLElement>('[data-i18n]')) el.textContent = t(el.dataset['i18n'] ?? '');
+}

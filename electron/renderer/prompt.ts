@@ -1,0 +1,151 @@
+/**
+ * The prompt screen: the call waiting for the person (what, who asks, the risk, what it applies to, the
+ * time left), its four answers and the remember options, its arguments on request, and how many wait
+ * behind it. High and critical prompts have no default answer (Enter does nothing until the person has
+ * moved to a button with Tab or used the pointer).
+ */
+import { has, t } from './catalogue.js';
+import type { Answer, ParamsOf, PromptView } from './control-types.js';
+import { $, input } from './dom.js';
+import { formatCount, formatCountdown } from './format.js';
+import { act, call } from './page.js';
+
+const state: { prompts: PromptView[]; shownArgsFor?: string; armed?: string } = { prompts: [] };
+
+function riskText(p: PromptView): string {
+  const flags: string[] = [];
+  if (p.risk) {
+    if (p.risk.destructive) flags.push(t('ui.risk.destructive'));
+    if (p.risk.physical) flags.push(t('ui.risk.physical'));
+    if (p.risk.read_only) flags.push(t('ui.risk.read_only'));
+    if (!p.risk.idempotent) flags.push(t('ui.risk.not_idempotent'));
+  }
+  const level = has(`ui.risk.${p.permission_level}`) ? t(`ui.risk.${p.permission_level}`) : p.permission_level;
+  return flags.length ? t('ui.risk.level_flags', { level, flags: flags.join(t('ui.risk.separator')) }) : t('ui.risk.level', { level });
+}
+
+function requesterText(r: PromptView['requester']): string {
+  if (!r) return t('ui.requester.unknown');
+  return [r.name, r.id && `(${r.id})`, r.kind && `· ${r.kind}`].filter(Boolean).join(' ');
+}
+
+const secondsLeft = (p: PromptView): number => Math.max(0, Math.ceil((Date.parse(p.expires_at) - Date.now()) / 1000));
+
+function renderCountdown(): void {
+  const p = state.prompts[0];
+  if (p) $('prompt-countdown').textContent = formatCountdown(secondsLeft(p));
+}
+
+/** High and critical prompts have no default answer. */
+const guarded = (p: PromptView): boolean => p.permission_level === 'high' || p.permission_level === 'critical';
+
+const answerButtons = (): NodeListOf<HTMLButtonElement> => document.querySelectorAll<HTMLButtonElement>('#prompt [data-answer]');
+
+/** Renders the prompt on screen (or "nothing is waiting"). */
+export function render(): void {
+  const p = state.prompts[0];
+  const box = $('prompt');
+  box.hidden = !p;
+  $('no-prompt').hidden = !!p;
+  if (!p) {
+    state.shownArgsFor = undefined;
+    return;
+  }
+  // A new prompt takes the focus on itself (not on a button), so a key press meant for something else,
+  // or for the previous prompt, answers nothing.
+  const fresh = box.dataset['promptId'] !== p.prompt_id;
+  box.dataset['promptId'] = p.prompt_id;
+  box.dataset['level'] = p.permission_level;
+  $('prompt-name').textContent = p.function_name;
+  $('prompt-sentence').textContent = p.sentence;
+  $('prompt-requester').textContent = requesterText(p.requester);
+  $('prompt-risk').textContent = riskText(p);
+  $('prompt-risk').className = guarded(p) ? 'risk-high' : '';
+  // The resources by the names people know them by (a grant's alias), else their ids.
+  const shown = (p.resources ?? []).map((r) => r.label ?? r.id);
+  $('prompt-resource').textContent = shown.length ? shown.join(', ') : t('ui.prompt.this_function');
+  for (const el of document.querySelectorAll<HTMLElement>('#prompt .remember')) el.hidden = !p.rememberable;
+  // "Any" widens a remembered answer past what the prompt shows: offered only when the agent says so, never preset.
+  $('prompt-any-label').hidden = !p.remember_any;
+  $('prompt-any-text').textContent = t(p.resources?.[0]?.kind === 'files' ? 'ui.prompt.any_folder' : 'ui.prompt.any_resource');
+  if (box.dataset['anyFor'] !== p.prompt_id) {
+    input('prompt-any').checked = false;
+    box.dataset['anyFor'] = p.prompt_id;
+  }
+  for (const b of answerButtons()) b.disabled = false;
+  if (state.shownArgsFor !== p.prompt_id) {
+    $('prompt-args').hidden = true;
+    $('prompt-args').textContent = '';
+  }
+  $('prompt-args-toggle').textContent = t($('prompt-args').hidden ? 'ui.prompt.view_args' : 'ui.prompt.hide_args');
+  const more = state.prompts.length - 1;
+  $('prompt-queue').hidden = more < 1;
+  $('prompt-queue').textContent = t('ui.prompt.queue', { count: formatCount(more) });
+  renderCountdown();
+  if (fresh) {
+    state.armed = undefined;
+    box.focus();
+  }
+}
+
+/** Lists the prompts again: the one on screen first, the rest in their turn. */
+export async function refresh(): Promise<void> {
+  const r = await call('control.prompts.list');
+  state.prompts = [...r.prompts].sort((a, b) => Number(b.active) - Number(a.active) || a.position - b.position);
+  render();
+}
+
+/** Wires the answers, the arguments toggle, the Enter guard and the countdown. */
+export function wire(): void {
+  for (const b of answerButtons()) {
+    b.addEventListener('click', () =>
+      act(async () => {
+        const p = state.prompts[0];
+        if (!p) return;
+        const answer = b.dataset['answer'] as Answer;
+        const params: ParamsOf<'control.prompts.answer'> = { prompt_id: p.prompt_id, answer };
+        if (answer.endsWith('_remember')) params.scope = input('prompt-always').checked ? 'always' : 'session';
+        if (answer.endsWith('_remember') && p.remember_any && input('prompt-any').checked) params.resource_scope = 'any';
+        for (const x of answerButtons()) x.disabled = true;
+        try {
+          await call('control.prompts.answer', params);
+        } finally {
+          await refresh();
+        }
+      }),
+    );
+  }
+  document.addEventListener(
+    'keydown',
+    (e) => {
+      const p = state.prompts[0];
+      if (!p || $('prompt').hidden) return;
+      if (e.key === 'Tab') state.armed = p.prompt_id;
+      else if (e.key === 'Enter' && guarded(p) && state.armed !== p.prompt_id && $('prompt').contains(e.target as Node)) {
+        e.preventDefault();
+        e.stopPropagation();
+      }
+    },
+    true,
+  );
+  $('prompt').addEventListener('pointerdown', () => (state.armed = state.prompts[0]?.prompt_id));
+  $('prompt-args-toggle').addEventListener('click', () =>
+    act(async () => {
+      const p = state.prompts[0];
+      const pre = $('prompt-args');
+      if (!p) return;
+      if (!pre.hidden) {
+        pre.hidden = true;
+        $('prompt-args-toggle').textContent = t('ui.prompt.view_args');
+        state.shownArgsFor = undefined;
+        return;
+      }
+      const r = await call('control.prompts.arguments', { prompt_id: p.prompt_id });
+      pre.textContent = JSON.stringify(r.arguments, null, 2);
+      pre.hidden = false;
+      state.shownArgsFor = p.prompt_id;
+      $('prompt-args-toggle').textContent = t('ui.prompt.hide_args');
+    }),
+  );
+  setInterval(renderCountdown, 1000);
+}

@@ -1,0 +1,284 @@
+/**
+ * The Settings screen: shared folders and device grants (control.grants.*: the live grants, with the
+ * admin config as the ceiling), functions on and off, start at login (Electron only), the log level, and
+ * About. Everything the agent sends is shown with textContent; every sentence comes from the catalogues.
+ */
+import type { DeviceApi } from '../ipc-channels.js';
+import { has, t } from './catalogue.js';
+import type { Candidate, FunctionView, GrantView, ResultOf, SettingsView } from './control-types.js';
+import { $, input, select } from './dom.js';
+import { act, call } from './page.js';
+import { unwrap } from './transports.js';
+
+/** The shell's own operations (Electron only): the folder picker, start at login, open logs. */
+type Shell = Pick<DeviceApi, 'pickFolder' | 'getLoginItem' | 'setLoginItem' | 'openLogs'>;
+let shell: Shell | undefined;
+const data: {
+  grants?: ResultOf<'control.grants.list'>;
+  functions?: FunctionView[];
+  about?: SettingsView;
+  candidates: Candidate[];
+  kinds: string[];
+  loginItem?: { supported: boolean; enabled: boolean };
+} = { candidates: [], kinds: [] };
+
+const kindName = (kind: string): string => (has(`ui.settings.kind.${kind}`) ? t(`ui.settings.kind.${kind}`) : kind);
+const accessName = (a: string): string => t(a === 'read_write' ? 'ui.settings.read_write' : 'ui.settings.read');
+const option = (value: string, text: string): HTMLOptionElement => {
+  const o = document.createElement('option');
+  o.value = value;
+  o.textContent = text;
+  return o;
+};
+
+// ------------------------------------------------------------ shared folders and devices
+function grantRow(g: GrantView): HTMLLIElement {
+  const li = document.createElement('li');
+  li.dataset['kind'] = g.kind;
+  li.dataset['id'] = g.id;
+  li.dataset['source'] = g.source;
+  const text = document.createElement('span');
+  text.className = 'grow';
+  const name = g.alias ? t('ui.settings.named', { alias: g.alias, id: g.id }) : g.id;
+  const kind = kindName(g.kind);
+  let line = g.access ? t('ui.settings.grant_access', { kind, name, access: accessName(g.access) }) : t('ui.settings.grant', { kind, name });
+  // The admin's own entries: the user may remove them (narrowing), never widen them.
+  if (g.source === 'config') line = t('ui.settings.from_admin', { grant: line });
+  text.textContent = line;
+  const remove = document.createElement('button');
+  remove.type = 'button';
+  remove.textContent = t('ui.settings.remove');
+  remove.setAttribute('aria-label', t('ui.settings.remove_named', { name: g.alias ?? g.id }));
+  remove.addEventListener('click', () =>
+    act(async () => {
+      await call('control.grants.remove', { kind: g.kind, id: g.id });
+      await refreshGrants();
+      $('device-kind').focus();
+    }),
+  );
+  li.append(text, remove);
+  return li;
+}
+
+/** The admin's ceiling for a kind, as a sentence (undefined: the kind has none). */
+function ceilingText(kind: string): string | undefined {
+  const c = data.grants?.ceilings?.[kind];
+  if (!c) return undefined;
+  if (c.length === 0) return t('ui.settings.ceiling_closed', { kind: kindName(kind) });
+  if (c.some((g) => g.id === '*')) return undefined;
+  return t('ui.settings.ceiling', { kind: kindName(kind), list: c.map((g) => g.alias ?? g.id).join(t('ui.risk.separator')) });
+}
+
+function renderGrants(): void {
+  if (!data.grants) return;
+  const all = Object.values(data.grants.grants).flat();
+  $('grants').replaceChildren(...all.map(grantRow));
+  $('no-grants').hidden = all.length > 0;
+  const notes = [...new Set(['files', select('device-kind').value].filter(Boolean))].map(ceilingText).filter(Boolean);
+  $('grants-ceiling').hidden = notes.length === 0;
+  $('grants-ceiling').textContent = notes.join(' ');
+}
+
+/** The device kinds a loaded handler declared and Settings can list (not `files`: that is the form above). */
+function renderKinds(): void {
+  const kinds = select('device-kind');
+  const chosen = kinds.value;
+  kinds.replaceChildren(...data.kinds.map((k) => option(k, kindName(k))));
+  if (data.kinds.includes(chosen)) kinds.value = chosen;
+  $('device-form').hidden = data.kinds.length === 0;
+}
+
+function renderCandidates(): void {
+  const pick = select('device-pick');
+  pick.replaceChildren(
+    option('', t(data.candidates.length ? 'ui.settings.device.choose' : 'ui.settings.device.none_found')),
+    ...data.candidates.map((c) => {
+      const name = c.label ? t('ui.settings.device.labelled', { label: c.label, id: c.id }) : c.id;
+      return option(c.id, c.alias ? t('ui.settings.device.shared_as', { name, alias: c.alias }) : name);
+    }),
+  );
+  pick.disabled = data.candidates.length === 0;
+}
+
+async function refreshGrants(): Promise<void> {
+  data.grants = await call('control.grants.list');
+  renderGrants();
+}
+
+// ------------------------------------------------------------ functions
+function riskLine(f: FunctionView): string {
+  const level = has(`ui.risk.${f.permission_level}`) ? t(`ui.risk.${f.permission_level}`) : f.permission_level;
+  return t('ui.risk.level', { level });
+}
+
+function functionRow(f: FunctionView): HTMLLIElement {
+  const li = document.createElement('li');
+  li.dataset['functionId'] = f.id;
+  const label = document.createElement('label');
+  label.className = 'grow check';
+  const box = document.createElement('input');
+  box.type = 'checkbox';
+  box.checked = f.enabled;
+  box.disabled = f.admin_disabled;
+  const text = document.createElement('span');
+  text.className = `risk-${f.permission_level}`;
+  const params = { name: f.name, id: f.id, risk: riskLine(f) };
+  text.textContent = t(f.admin_disabled ? 'ui.settings.functions.row_admin_off' : 'ui.settings.functions.row', params);
+  label.append(box, text);
+  box.addEventListener('change', () =>
+    act(async () => {
+      try {
+        const r = await call('control.functions.set', { id: f.id, enabled: box.checked });
+        f.enabled = r.function.enabled;
+      } finally {
+        box.checked = f.enabled;
+      }
+    }),
+  );
+  li.append(label);
+  return li;
+}
+
+function renderFunctions(): void {
+  if (data.functions) $('functions').replaceChildren(...data.functions.map(functionRow));
+}
+
+async function refreshFunctions(): Promise<void> {
+  data.functions = (await call('control.functions.list')).functions;
+  renderFunctions();
+}
+
+// ------------------------------------------------------------ general and about
+function renderGeneral(): void {
+  const a = data.about;
+  if (!a) return;
+  const level = select('log-level');
+  level.replaceChildren(...a.log_levels.map((l) => option(l, has(`ui.settings.log.${l}`) ? t(`ui.settings.log.${l}`) : l)));
+  level.value = a.log_level ?? 'info';
+  $('about-version').textContent = a.version;
+  $('about-protocol').textContent = a.protocol_version;
+  $('about-data-dir').textContent = a.data_dir;
+  $('about-logs').textContent = a.log_file ?? t('ui.settings.about.logs_stderr');
+  if (data.loginItem) {
+    $('login-item-row').hidden = !data.loginItem.supported;
+    input('login-item').checked = data.loginItem.enabled;
+  }
+}
+
+async function refreshAbout(): Promise<void> {
+  data.about = await call('control.settings.get');
+  data.kinds = Object.keys(data.about.grant_id_keys ?? {});
+  renderKinds();
+  if (shell) data.loginItem = await unwrap(shell.getLoginItem());
+  renderGeneral();
+}
+
+// ------------------------------------------------------------ wiring
+/** Wires the screen; `shellApi`: the Electron shell's own operations, when the page runs in the window. */
+export function wire(shellApi: Shell | undefined): void {
+  shell = shellApi;
+  if (shellApi) {
+    const s = shellApi;
+    $('share-pick').hidden = false;
+    $('open-logs').hidden = false;
+    $('share-pick').addEventListener('click', () =>
+      act(async () => {
+        const folder = await unwrap(s.pickFolder());
+        if (folder) input('share-path').value = folder;
+        $('share-path').focus();
+      }),
+    );
+    $('open-logs').addEventListener('click', () => act(() => unwrap(s.openLogs())));
+    $('login-item').addEventListener('change', () =>
+      act(async () => {
+        try {
+          data.loginItem = await unwrap(s.setLoginItem(input('login-item').checked));
+        } finally {
+          renderGeneral();
+        }
+      }),
+    );
+  }
+  $('share-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    void act(async () => {
+      const entry: { path: string; access: string; alias?: string } = { path: input('share-path').value.trim(), access: select('share-access').value };
+      const alias = input('share-alias').value.trim();
+      if (alias) entry.alias = alias;
+      await call('control.grants.add', { kind: 'files', entry });
+      input('share-path').value = '';
+      input('share-alias').value = '';
+      await refreshGrants();
+    });
+  });
+  $('device-kind').addEventListener('change', () => {
+    data.candidates = [];
+    renderCandidates();
+    renderGrants();
+  });
+  $('device-find').addEventListener('click', () =>
+    act(async () => {
+      const kind = select('device-kind').value;
+      const status = $('device-finding');
+      status.hidden = false;
+      status.textContent = t('ui.settings.device.finding');
+      try {
+        data.candidates = (await call('control.grants.candidates', { kind })).candidates;
+      } finally {
+        status.hidden = true;
+        renderCandidates();
+      }
+      $(data.candidates.length ? 'device-pick' : 'device-id').focus();
+    }),
+  );
+  $('device-pick').addEventListener('change', () => {
+    const c = data.candidates.find((x) => x.id === select('device-pick').value);
+    if (!c) return;
+    input('device-id').value = c.id;
+    if (c.alias && !input('device-alias').value) input('device-alias').value = c.alias;
+  });
+  $('device-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    void act(async () => {
+      const kind = select('device-kind').value;
+      const id = input('device-id').value.trim();
+      const alias = input('device-alias').value.trim();
+      const key = data.about?.grant_id_keys?.[kind] ?? 'id';
+      await call('control.grants.add', { kind, entry: alias ? { [key]: id, alias } : id });
+      input('device-id').value = '';
+      input('device-alias').value = '';
+      await refreshGrants();
+    });
+  });
+  $('log-level').addEventListener('change', () =>
+    act(async () => {
+      try {
+        const r = await call('control.settings.log_level', { level: select('log-level').value });
+        if (data.about) data.about.log_level = r.log_level;
+      } finally {
+        renderGeneral();
+      }
+    }),
+  );
+  renderCandidates();
+}
+
+/** The agent says the grants changed (in another window, or here): list them again. */
+export async function grantsChanged(): Promise<void> {
+  await refreshGrants();
+}
+
+/** Reads everything again (after connecting). */
+export async function refresh(): Promise<void> {
+  await Promise.all([refreshAbout(), refreshGrants(), refreshFunctions()]);
+  $('settings').hidden = false;
+}
+
+/** Renders every string again in the page's new language. */
+export function render(): void {
+  renderKinds();
+  renderCandidates();
+  renderGrants();
+  renderFunctions();
+  renderGeneral();
+}
