@@ -150,6 +150,7 @@ export class RuntimeApi {
       v['min_client_version'] = this.o.minClientVersion ?? null;
       v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.protocolVersion ?? null;
       v['last_refused_hello'] = this.o.hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
+      v['last_closed'] = d.last_closed ?? null;
     }
     return v;
   }

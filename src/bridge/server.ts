@@ -11,7 +11,9 @@ import { ensurePrivateDir } from '../storage/private-dir.js';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { BridgeConfig } from '../config/bridge-config.js';
-import { METHODS, type Descriptor, type FunctionListResult } from '../protocol/messages.js';
+import { METHODS } from '../protocol/messages.js';
+import { CLOSE } from '../protocol/ws-transport.js';
+import { FunctionListReader, limitsCloseReason } from './device-limits.js';
 import type { Logger } from '../sdk/index.js';
 import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, RuntimeScope } from './auth.js';
@@ -66,6 +68,8 @@ export class BridgeServer {
   readonly blobs: BlobStore;
   private stopSweeping: (() => void) | undefined;
   private url = '';
+  /** Reads devices' function lists within `device_limits`. */
+  readonly functionLists: FunctionListReader;
 
   constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
     ensurePrivateDir(config.data_dir);
@@ -86,6 +90,15 @@ export class BridgeServer {
       for (const id of Object.values(config.device_tokens)) this.store.upsertDevice({ ...id }, false);
     });
     this.router = new CallRouter(this.store, this.hub, opts.log);
+    this.functionLists = new FunctionListReader({
+      limits: config.device_limits,
+      log: opts.log,
+      save: (c, functions, revision) => this.store.upsertDevice({ ...c.identity, functions, functions_revision: revision }),
+      exceeded: (c, bound, message) => {
+        this.store.upsertDevice({ ...c.identity, last_closed: { at: new Date().toISOString(), type: 'device_limits_exceeded', message } });
+        c.peer.close(CLOSE.limits, limitsCloseReason(bound));
+      },
+    });
     // One bucket per token, shared by the runtime API and blob uploads (a device token uploads too).
     const limiter = new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst);
     this.api = new RuntimeApi({
@@ -128,7 +141,7 @@ export class BridgeServer {
     this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c));
     this.hub.on('offline', (c: DeviceConnection) => this.store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }));
     this.hub.on('notification', (c: DeviceConnection, method: string) => {
-      if (method === METHODS.toolsChanged) void this.refreshFunctions(c);
+      if (method === METHODS.toolsChanged) this.functionLists.toolsChanged(c);
     });
     this.http = createServer((req, res) => void this.serve(req, res));
     this.http.on('upgrade', (req, socket, head) => {
@@ -215,7 +228,7 @@ export class BridgeServer {
       last_seen: new Date().toISOString(),
       ...(changed ? { adapter_card: card } : {}),
     });
-    await this.refreshFunctions(c);
+    await this.functionLists.refresh(c);
   }
 
   /** Verifies a device's card against the key pinned at its login, if there is one. */
@@ -229,25 +242,6 @@ export class BridgeServer {
     } catch (e) {
       this.opts.log.warn({ device_id: deviceId, err: (e as Error).message }, 'the device\'s adapter card does not verify with its pinned key');
       return { verified: false, problem: (e as Error).message };
-    }
-  }
-
-  /** Reads the device's whole function list (following cursors) into the store. */
-  private async refreshFunctions(c: DeviceConnection): Promise<void> {
-    try {
-      const all: Descriptor[] = [];
-      let cursor: string | undefined;
-      let revision = 0;
-      for (let page = 0; page < 100; page++) {
-        const r = await c.peer.request<FunctionListResult>(METHODS.functionList, cursor ? { cursor } : {}, 10_000);
-        all.push(...r.functions);
-        revision = r.revision;
-        if (!r.next_cursor) break;
-        cursor = r.next_cursor;
-      }
-      this.store.upsertDevice({ ...c.identity, functions: all, functions_revision: revision });
-    } catch (e) {
-      this.opts.log.warn({ device_id: c.identity.device_id, err: String(e) }, 'could not read the device\'s functions');
     }
   }
 }

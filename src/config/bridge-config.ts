@@ -42,6 +42,17 @@ export const BridgeConfigSchema = Type.Object(
     device_code_ttl_s: Type.Optional(Type.Integer({ minimum: 0 })),
     device_poll_interval_s: Type.Optional(Type.Integer({ minimum: 0 })),
     refresh_token_ttl_s: Type.Optional(Type.Integer({ minimum: 60 })),
+    device_limits: Type.Optional(
+      Type.Object(
+        {
+          max_functions: Type.Optional(Type.Integer({ minimum: 1 })),
+          max_descriptor_bytes: Type.Optional(Type.Integer({ minimum: 1024 })),
+          max_list_bytes: Type.Optional(Type.Integer({ minimum: 1024 })),
+          tools_changed_per_s: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+        },
+        strict,
+      ),
+    ),
     log: Type.Optional(LogSection),
     mcp: Type.Optional(
       Type.Object(
@@ -71,8 +82,24 @@ export interface BridgeConfig extends BridgeConfigFile {
   lease_ms: number;
   runtime_rate_limit: { per_second: number; burst: number };
   max_message_bytes: number;
+  device_limits: DeviceLimits;
   source: string;
 }
+
+/** What one device may send the bridge (issue 27): past any of them its session is closed (4008). */
+export interface DeviceLimits {
+  /** Functions in the device's whole list. */
+  max_functions: number;
+  /** JSON bytes of one descriptor. */
+  max_descriptor_bytes: number;
+  /** JSON bytes of the whole list, every page together. */
+  max_list_bytes: number;
+  /** `tools_changed` notifications per second, on average: a burst of ten seconds' worth, then this rate. */
+  tools_changed_per_s: number;
+}
+
+/** The defaults of `device_limits`. */
+export const DEFAULT_DEVICE_LIMITS: DeviceLimits = { max_functions: 512, max_descriptor_bytes: 65_536, max_list_bytes: 4 * 1024 * 1024, tools_changed_per_s: 1 };
 
 /**
  * A runtime token's entry with its attested identity resolved (PROTOCOL.md §6.1, 1.2): `id` is the
@@ -122,6 +149,7 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     lease_ms: c.lease_ms ?? 300_000,
     runtime_rate_limit: c.runtime_rate_limit ?? { per_second: 200, burst: 400 },
     max_message_bytes: c.max_message_bytes ?? 1024 * 1024,
+    device_limits: { ...DEFAULT_DEVICE_LIMITS, ...c.device_limits },
     // Like data_dir: relative to the config's folder, not to where the bridge was started.
     ...(c.log?.file && source !== '(inline)' ? { log: { ...c.log, file: resolvePath(source, c.log.file) } } : {}),
   };
