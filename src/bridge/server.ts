@@ -20,7 +20,7 @@ import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, Runtime
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { RuntimeApi, type CardCheck } from './http-api.js';
-import { RateLimiter, sendError } from './http-util.js';
+import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, cardDigest } from './store.js';
 import { BlobStore } from './blob-store.js';
@@ -70,6 +70,8 @@ export class BridgeServer {
   private url = '';
   /** Reads devices' function lists within `device_limits`. */
   readonly functionLists: FunctionListReader;
+  /** Per runtime token: SSE `events` streams and `wait: true` requests open at once (`runtime_stream_limit`). */
+  readonly streams: StreamLimiter;
 
   constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
     ensurePrivateDir(config.data_dir);
@@ -101,12 +103,14 @@ export class BridgeServer {
     });
     // One bucket per token, shared by the runtime API and blob uploads (a device token uploads too).
     const limiter = new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst);
+    this.streams = new StreamLimiter(config.runtime_stream_limit);
     this.api = new RuntimeApi({
       store: this.store,
       hub: this.hub,
       router: this.router,
       auth: tokens,
       limiter,
+      streams: this.streams,
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
       cardCheck: (d, card) => this.checkCard(d, card),

@@ -23,6 +23,7 @@ export const BridgeConfigSchema = Type.Object(
     device_tokens: Type.Optional(Type.Record(S, Type.Object({ workspace_id: S, user_id: S, device_id: S }, strict))),
     heartbeat_ms: Type.Optional(Type.Integer({ minimum: 100 })),
     runtime_rate_limit: Type.Optional(Type.Object({ per_second: Type.Number({ exclusiveMinimum: 0 }), burst: Type.Integer({ minimum: 1 }) }, strict)),
+    runtime_stream_limit: Type.Optional(Type.Integer({ minimum: 1 })),
     max_message_bytes: Type.Optional(Type.Integer({ minimum: 65536 })),
     lease_ms: Type.Optional(Type.Integer({ minimum: 0 })),
     blobs: Type.Optional(
@@ -81,6 +82,8 @@ export interface BridgeConfig extends BridgeConfigFile {
   heartbeat_ms: number;
   lease_ms: number;
   runtime_rate_limit: { per_second: number; burst: number };
+  /** What one runtime token holds open at once: SSE `events` streams, `wait: true` requests (and MCP sessions). */
+  runtime_stream_limit: number;
   max_message_bytes: number;
   device_limits: DeviceLimits;
   source: string;
@@ -148,6 +151,7 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     heartbeat_ms: c.heartbeat_ms ?? 20_000,
     lease_ms: c.lease_ms ?? 300_000,
     runtime_rate_limit: c.runtime_rate_limit ?? { per_second: 200, burst: 400 },
+    runtime_stream_limit: c.runtime_stream_limit ?? 64,
     max_message_bytes: c.max_message_bytes ?? 1024 * 1024,
     device_limits: { ...DEFAULT_DEVICE_LIMITS, ...c.device_limits },
     // Like data_dir: relative to the config's folder, not to where the bridge was started.
