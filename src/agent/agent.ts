@@ -269,7 +269,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
 
   /** Writes `<data_dir>/endpoint.json` atomically (§11). */
-  writeEndpointFile(info: { http?: string; socket?: string }): string {
+  writeEndpointFile(info: { http?: string; socket?: string; configured_port_taken?: number }): string {
     const file = join(this.config.data_dir, 'endpoint.json');
     writeJsonFileSync(file, { pid: process.pid, ...info, version: APP_VERSION }, 0o600);
     return file;

@@ -15,6 +15,7 @@ import { TempArea } from '../sdk/temp.js';
 import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { Journal } from './journal.js';
 import { callLineWriter, type CallLineWriter } from '../base/logger.js';
+import { setClampedTimeout } from '../base/timers.js';
 import { LockAbortedError, LockManager, Semaphore } from './locks.js';
 import { errorOutcome, preAcceptOutcome } from '../protocol/outcomes.js';
 import type { FunctionRegistry } from './registry.js';
@@ -412,7 +413,7 @@ export class Dispatcher {
   private async start(call: InFlight, lockNames: readonly string[], timeoutMs: number, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
     const t = call.times;
     call.budgetMs = timeoutMs;
-    const timer = setTimeout(() => this.abort(call, 'timeout'), timeoutMs);
+    const timer = setClampedTimeout(() => this.abort(call, 'timeout'), timeoutMs);
     let release = this.locks.tryAcquireAll(lockNames);
     let releaseSlot: (() => void) | undefined;
     try {

@@ -252,7 +252,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   }
   const d = discovery;
   const info = d.endpoint?.info();
-  const endpointFile = agent.writeEndpointFile(info ? { http: info.http, ...(info.socket ? { socket: info.socket } : {}) } : {});
+  const endpointFile = agent.writeEndpointFile(info ? { http: info.http, ...(info.socket ? { socket: info.socket } : {}), ...(info.configured_port_taken !== undefined ? { configured_port_taken: info.configured_port_taken } : {}) } : {});
   log.info({ endpoint: endpointFile, http: info?.http, functions: agent.registry.ids().length }, 'agent ready');
   return {
     agent,

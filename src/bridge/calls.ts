@@ -8,12 +8,13 @@ import { newCallId } from '../protocol/call-id.js';
 import { argsDigest } from '../protocol/hash.js';
 import { preAcceptOutcome } from '../protocol/outcomes.js';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
-import { attestsRuntime, isTerminal, METHODS, type AttestedRuntime, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
+import { attestsRuntime, isTerminal, MAX_TIME_PARAM_MS, METHODS, type AttestedRuntime, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../sdk/index.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
 import { deviceKey, type BridgeCallState, type BridgeStore, type StoredCall, type TimelineEntry } from './store.js';
 import type { DeviceIdentity } from './auth.js';
+import { setClampedTimeout } from '../base/timers.js';
 
 const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -187,7 +188,8 @@ export class CallRouter extends EventEmitter {
       }
       throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
     }
-    const timeout = req.timeout_ms ?? budgetFor(req.function).timeoutMs;
+    // The device's default is capped like a runtime's own timeout_ms (a descriptor may say anything).
+    const timeout = req.timeout_ms ?? Math.min(budgetFor(req.function).timeoutMs, MAX_TIME_PARAM_MS);
     const confirm = req.confirm_timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
     const params: InvokeParams = {
       call_id: callId,
@@ -243,7 +245,7 @@ export class CallRouter extends EventEmitter {
         this.off(key, done);
         resolve(settled ?? this.lookup(workspaceId, callId));
       };
-      const t = setTimeout(done, ms);
+      const t = setClampedTimeout(done, ms);
       this.on(key, done);
     });
   }
@@ -314,7 +316,7 @@ export class CallRouter extends EventEmitter {
   private armDeadline(call: StoredCall): void {
     const key = `${call.workspace_id}/${call.call_id}`;
     clearTimeout(this.deadlines.get(key));
-    const t = setTimeout(() => void this.onDeadline(call.workspace_id, call.call_id), Math.max(0, call.deadline_ms - Date.now()));
+    const t = setClampedTimeout(() => void this.onDeadline(call.workspace_id, call.call_id), call.deadline_ms - Date.now());
     t.unref();
     this.deadlines.set(key, t);
   }
@@ -325,6 +327,8 @@ export class CallRouter extends EventEmitter {
     if (this.closed) return;
     const call = this.lookup(ws, callId);
     if (!call || this.hasOutcome(call)) return;
+    // A deadline beyond what one timer holds (clamped) is armed again until it is reached.
+    if (call.deadline_ms > Date.now()) return this.armDeadline(call);
     const conn = this.sessionFor(call);
     if (conn) {
       try {

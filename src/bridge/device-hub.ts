@@ -15,7 +15,7 @@ import { WireError } from '../protocol/errors.js';
 import { METHODS, SUBPROTOCOL, type HelloParams, type HelloResult } from '../protocol/messages.js';
 import type { Logger } from '../sdk/index.js';
 import { bearer, type DeviceAuthenticator, type DeviceIdentity } from './auth.js';
-import { BRIDGE_PROTOCOL_VERSIONS, compareVersions, negotiateProtocolVersion } from './versions.js';
+import { BRIDGE_PROTOCOL_VERSIONS, isClientOutdated, negotiateProtocolVersion } from './versions.js';
 import { deviceKey, type RefusedHello } from './store.js';
 
 /** One live, established device session. */
@@ -219,7 +219,7 @@ export class DeviceHub extends EventEmitter {
     if (!version) {
       throw new WireError('unsupported_protocol_version', 'The bridge does not speak this protocol version.', { details: { supported: [...BRIDGE_PROTOCOL_VERSIONS] } });
     }
-    if (compareVersions(h.client.version, this.o.minClientVersion) < 0) {
+    if (isClientOutdated(h.client.version, this.o.minClientVersion)) {
       throw new WireError('client_outdated', `This client is ${h.client.version}; the bridge needs ${this.o.minClientVersion} or newer.`, {
         details: { min_client_version: this.o.minClientVersion, client_version: h.client.version },
       });

@@ -10,7 +10,7 @@ import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
 import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
 import type { DeviceHub } from './device-hub.js';
-import { HttpError, RateLimiter, readJson, sendError, statusForWireError } from './http-util.js';
+import { HttpError, RateLimiter, readJson, sendError, statusForWireError, type StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
 import { publicRecord, type BridgeStore, type DeviceRecord } from './store.js';
@@ -45,6 +45,8 @@ export interface RuntimeApiOptions {
   router: CallRouter;
   auth: RuntimeAuthenticator;
   limiter: RateLimiter;
+  /** The per-token cap on open `events` streams and `wait: true` requests; none when absent. */
+  streams?: StreamLimiter;
   maxBodyBytes: number;
   publicUrl: () => string;
   /** Checks a device's Adapter Card against the key pinned at its login (BridgeServer.checkCard). */
@@ -66,7 +68,7 @@ export class RuntimeApi {
       if (!scope) throw new HttpError(401, 'unauthorized', 'A valid runtime token is required.');
       const wait = this.o.limiter.take(token!);
       if (wait > 0) throw new HttpError(429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait });
-      await this.route(req, res, url, scope.workspace_id, scope.runtime);
+      await this.route(req, res, url, scope.workspace_id, scope.runtime, token!);
     } catch (e) {
       this.fail(res, e);
     }
@@ -87,18 +89,31 @@ export class RuntimeApi {
     else sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse, url: URL, ws: string, runtime?: AttestedRuntime): Promise<void> {
+  /**
+   * Holds one of the token's `runtime_stream_limit` places until `res` closes; 429 `rate_limited` with
+   * `Retry-After` when the token holds them all.
+   */
+  private holdStream(token: string, res: ServerResponse): void {
+    if (!this.o.streams) return;
+    const release = this.o.streams.tryAcquire(token);
+    if (!release) {
+      throw new HttpError(429, 'rate_limited', 'This token has too many event streams and waiting requests open; close one or retry later.', { retry_after_ms: 1000, limit: this.o.streams.limit });
+    }
+    res.once('close', release);
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL, ws: string, runtime: AttestedRuntime | undefined, token: string): Promise<void> {
     const parts = url.pathname.split('/').filter(Boolean).map(decodePathSegment);
     if (parts.includes(undefined)) throw new HttpError(404, 'not_found', 'No such resource: a part of the path is not valid percent-encoding.');
     const m = req.method ?? 'GET';
     if (parts[0] === 'skills') return this.skills(res, url, ws);
     if (parts[1] === 'calls') {
-      if (parts.length === 2 && m === 'POST') return this.submit(req, res, ws, runtime);
+      if (parts.length === 2 && m === 'POST') return this.submit(req, res, ws, runtime, token);
       const id = parts[2];
       if (!id) throw new HttpError(405, 'method_not_allowed', 'Use POST /v1/calls.');
       if (parts.length === 3 && m === 'GET') return this.getCall(res, ws, id);
       if (parts[3] === 'cancel' && m === 'POST') return this.cancel(req, res, ws, id);
-      if (parts[3] === 'events' && m === 'GET') return this.events(req, res, ws, id);
+      if (parts[3] === 'events' && m === 'GET') return this.events(req, res, ws, id, token);
     }
     if (parts[1] === 'devices' && m === 'GET') {
       if (parts.length === 2) {
@@ -150,11 +165,12 @@ export class RuntimeApi {
       v['min_client_version'] = this.o.minClientVersion ?? null;
       v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.protocolVersion ?? null;
       v['last_refused_hello'] = this.o.hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
+      v['last_closed'] = d.last_closed ?? null;
     }
     return v;
   }
 
-  private async submit(req: IncomingMessage, res: ServerResponse, ws: string, runtime?: AttestedRuntime): Promise<void> {
+  private async submit(req: IncomingMessage, res: ServerResponse, ws: string, runtime: AttestedRuntime | undefined, token: string): Promise<void> {
     const body = await readJson(req, this.o.maxBodyBytes);
     // Before anything recursive touches it: a lone surrogate or a hostile depth is the runtime's error, never a 500.
     const bad = ijsonViolation(body);
@@ -163,6 +179,8 @@ export class RuntimeApi {
     if (v.length) throw new HttpError(400, 'invalid_arguments', 'The request body does not match the calls API.', { violations: v });
     const b = body as SubmitRequest & { wait?: boolean; wait_timeout_ms?: number };
     if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
+    // Before the call exists: a refused wait creates nothing.
+    if (b.wait) this.holdStream(token, res);
     const { call, duplicate } = await this.o.router.submit({ ...b, ...(runtime ? { runtime } : {}) }, (fn) => {
       const d = this.o.store.getDevice(ws, b.device_id)?.functions.find((f) => f.id === fn);
       return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
@@ -200,9 +218,10 @@ export class RuntimeApi {
    * data too: 0, 1, 2, … strictly increasing over this stream. Derived timeline states are never sent: they
    * would be back-dated events (§6.2).
    */
-  private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string): void {
+  private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string): void {
     const c = this.o.router.get(ws, id);
     if (!c) throw new HttpError(404, 'not_found', 'No such call.');
+    this.holdStream(token, res);
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     let seq = 0;
     const write = (event: string, data: Record<string, unknown>, numbered: boolean) => {

@@ -11,14 +11,16 @@ import { ensurePrivateDir } from '../storage/private-dir.js';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { BridgeConfig } from '../config/bridge-config.js';
-import { METHODS, type Descriptor, type FunctionListResult } from '../protocol/messages.js';
+import { METHODS } from '../protocol/messages.js';
+import { CLOSE } from '../protocol/ws-transport.js';
+import { FunctionListReader, limitsCloseReason } from './device-limits.js';
 import type { Logger } from '../sdk/index.js';
 import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, RuntimeScope } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { RuntimeApi, type CardCheck } from './http-api.js';
-import { RateLimiter, StreamLimiter, sendError } from './http-util.js';
+import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
 import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
 import { localeFromEnv } from '../i18n/index.js';
 import { sendJson } from '../base/http-body.js';
@@ -72,6 +74,8 @@ export class BridgeServer {
   readonly mcp: McpEndpoint;
   private stopSweeping: (() => void) | undefined;
   private url = '';
+  /** Reads devices' function lists within `device_limits`. */
+  readonly functionLists: FunctionListReader;
 
   constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
     ensurePrivateDir(config.data_dir);
@@ -92,20 +96,34 @@ export class BridgeServer {
       for (const id of Object.values(config.device_tokens)) this.store.upsertDevice({ ...id }, false);
     });
     this.router = new CallRouter(this.store, this.hub, opts.log);
+    this.functionLists = new FunctionListReader({
+      limits: config.device_limits,
+      log: opts.log,
+      save: (c, functions, revision) => {
+        this.store.upsertDevice({ ...c.identity, functions, functions_revision: revision });
+        // A device that came (its functions are now known) or changed its functions: MCP sessions re-list.
+        this.mcp.notifyChanged(c.identity.workspace_id, c.identity.device_id);
+      },
+      exceeded: (c, bound, message) => {
+        this.store.upsertDevice({ ...c.identity, last_closed: { at: new Date().toISOString(), type: 'device_limits_exceeded', message } });
+        c.peer.close(CLOSE.limits, limitsCloseReason(bound));
+      },
+    });
     // One bucket per token, shared by the runtime API and blob uploads (a device token uploads too).
     const limiter = new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst);
+    this.streams = new StreamLimiter(config.runtime_stream_limit);
     this.api = new RuntimeApi({
       store: this.store,
       hub: this.hub,
       router: this.router,
       auth: tokens,
       limiter,
+      streams: this.streams,
       maxBodyBytes: config.max_message_bytes,
       publicUrl: () => this.publicUrl,
       cardCheck: (d, card) => this.checkCard(d, card),
       minClientVersion: config.min_client_version,
     });
-    this.streams = new StreamLimiter((config as { runtime_stream_limit?: number }).runtime_stream_limit ?? 64);
     let hosts: { url: string; set: ReadonlySet<string> } | undefined;
     this.mcp = new McpEndpoint({
       store: this.store,
@@ -155,7 +173,7 @@ export class BridgeServer {
       this.mcp.notifyChanged(c.identity.workspace_id, c.identity.device_id);
     });
     this.hub.on('notification', (c: DeviceConnection, method: string) => {
-      if (method === METHODS.toolsChanged) void this.refreshFunctions(c);
+      if (method === METHODS.toolsChanged) this.functionLists.toolsChanged(c);
     });
     this.http = createServer((req, res) => void this.serve(req, res));
     this.http.on('upgrade', (req, socket, head) => {
@@ -244,7 +262,7 @@ export class BridgeServer {
       last_seen: new Date().toISOString(),
       ...(changed ? { adapter_card: card } : {}),
     });
-    await this.refreshFunctions(c);
+    await this.functionLists.refresh(c);
   }
 
   /** Verifies a device's card against the key pinned at its login, if there is one. */
@@ -258,27 +276,6 @@ export class BridgeServer {
     } catch (e) {
       this.opts.log.warn({ device_id: deviceId, err: (e as Error).message }, 'the device\'s adapter card does not verify with its pinned key');
       return { verified: false, problem: (e as Error).message };
-    }
-  }
-
-  /** Reads the device's whole function list (following cursors) into the store. */
-  private async refreshFunctions(c: DeviceConnection): Promise<void> {
-    try {
-      const all: Descriptor[] = [];
-      let cursor: string | undefined;
-      let revision = 0;
-      for (let page = 0; page < 100; page++) {
-        const r = await c.peer.request<FunctionListResult>(METHODS.functionList, cursor ? { cursor } : {}, 10_000);
-        all.push(...r.functions);
-        revision = r.revision;
-        if (!r.next_cursor) break;
-        cursor = r.next_cursor;
-      }
-      this.store.upsertDevice({ ...c.identity, functions: all, functions_revision: revision });
-      // A device that came (its functions are now known) or changed its functions: MCP sessions re-list.
-      this.mcp.notifyChanged(c.identity.workspace_id, c.identity.device_id);
-    } catch (e) {
-      this.opts.log.warn({ device_id: c.identity.device_id, err: String(e) }, 'could not read the device\'s functions');
     }
   }
 }

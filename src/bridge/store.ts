@@ -107,6 +107,15 @@ export interface DeviceRecord {
   functions_revision: number;
   /** SHA-256 (hex) of the stored card's JSON text, so a reconnect with the same card writes nothing. */
   adapter_card_digest: string | null;
+  /** The last session the bridge closed for a reason the device should know (e.g. `device_limits_exceeded`). */
+  last_closed?: ClosedSession | null;
+}
+
+/** Why and when the bridge closed a device's session. */
+export interface ClosedSession {
+  at: string;
+  type: string;
+  message: string;
 }
 
 /** What `upsertDevice` takes: the key, and only the fields to change. */
@@ -121,8 +130,8 @@ export function cardDigest(card: Record<string, unknown>): string {
 
 /** How many device records stay parsed in memory (most recently used); the rest are read when needed. */
 const DEVICE_CACHE_MAX = 256;
-const DEVICE_COLUMNS = ['user_id', 'name', 'platform', 'arch', 'client_version', 'last_seen', 'functions', 'functions_revision', 'adapter_card', 'adapter_card_digest'] as const;
-const DEVICE_SELECT = `SELECT workspace_id, device_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card_digest FROM bridge_devices`;
+const DEVICE_COLUMNS = ['user_id', 'name', 'platform', 'arch', 'client_version', 'last_seen', 'functions', 'functions_revision', 'adapter_card', 'adapter_card_digest', 'last_closed'] as const;
+const DEVICE_SELECT = `SELECT workspace_id, device_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card_digest, last_closed FROM bridge_devices`;
 
 export const BRIDGE_MIGRATIONS: readonly Migration[] = [
   {
@@ -248,6 +257,13 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
           UNIQUE (workspace_id, n)
         );
       `);
+    },
+  },
+  {
+    version: 8,
+    name: 'why the bridge last closed a device\'s session (device_limits_exceeded): { at, type, message }',
+    up(db) {
+      db.exec(`ALTER TABLE bridge_devices ADD COLUMN last_closed TEXT;`);
     },
   },
 ];
@@ -401,6 +417,7 @@ export class BridgeStore {
       if (!(k in d) || k === 'adapter_card_digest') continue;
       const v = (d as Record<string, unknown>)[k];
       if (k === 'functions') row[k] = JSON.stringify(v ?? []);
+      else if (k === 'last_closed') row[k] = v ? JSON.stringify(v) : null;
       else if (k === 'adapter_card') {
         row[k] = v ? JSON.stringify(v) : null;
         row['adapter_card_digest'] = v ? cardDigest(v as Record<string, unknown>) : null;
@@ -510,6 +527,7 @@ function toDevice(r: Record<string, unknown>): DeviceRecord {
     functions: JSON.parse(r['functions'] as string) as Descriptor[],
     functions_revision: r['functions_revision'] as number,
     adapter_card_digest: (r['adapter_card_digest'] as string | null) ?? null,
+    last_closed: typeof r['last_closed'] === 'string' ? (JSON.parse(r['last_closed']) as ClosedSession) : null,
   };
 }
 

@@ -23,6 +23,7 @@ export const BridgeConfigSchema = Type.Object(
     device_tokens: Type.Optional(Type.Record(S, Type.Object({ workspace_id: S, user_id: S, device_id: S }, strict))),
     heartbeat_ms: Type.Optional(Type.Integer({ minimum: 100 })),
     runtime_rate_limit: Type.Optional(Type.Object({ per_second: Type.Number({ exclusiveMinimum: 0 }), burst: Type.Integer({ minimum: 1 }) }, strict)),
+    runtime_stream_limit: Type.Optional(Type.Integer({ minimum: 1 })),
     max_message_bytes: Type.Optional(Type.Integer({ minimum: 65536 })),
     lease_ms: Type.Optional(Type.Integer({ minimum: 0 })),
     blobs: Type.Optional(
@@ -42,6 +43,17 @@ export const BridgeConfigSchema = Type.Object(
     device_code_ttl_s: Type.Optional(Type.Integer({ minimum: 0 })),
     device_poll_interval_s: Type.Optional(Type.Integer({ minimum: 0 })),
     refresh_token_ttl_s: Type.Optional(Type.Integer({ minimum: 60 })),
+    device_limits: Type.Optional(
+      Type.Object(
+        {
+          max_functions: Type.Optional(Type.Integer({ minimum: 1 })),
+          max_descriptor_bytes: Type.Optional(Type.Integer({ minimum: 1024 })),
+          max_list_bytes: Type.Optional(Type.Integer({ minimum: 1024 })),
+          tools_changed_per_s: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+        },
+        strict,
+      ),
+    ),
     log: Type.Optional(LogSection),
     mcp: Type.Optional(
       Type.Object(
@@ -70,9 +82,27 @@ export interface BridgeConfig extends BridgeConfigFile {
   heartbeat_ms: number;
   lease_ms: number;
   runtime_rate_limit: { per_second: number; burst: number };
+  /** What one runtime token holds open at once: SSE `events` streams, `wait: true` requests (and MCP sessions). */
+  runtime_stream_limit: number;
   max_message_bytes: number;
+  device_limits: DeviceLimits;
   source: string;
 }
+
+/** What one device may send the bridge (issue 27): past any of them its session is closed (4008). */
+export interface DeviceLimits {
+  /** Functions in the device's whole list. */
+  max_functions: number;
+  /** JSON bytes of one descriptor. */
+  max_descriptor_bytes: number;
+  /** JSON bytes of the whole list, every page together. */
+  max_list_bytes: number;
+  /** `tools_changed` notifications per second, on average: a burst of ten seconds' worth, then this rate. */
+  tools_changed_per_s: number;
+}
+
+/** The defaults of `device_limits`. */
+export const DEFAULT_DEVICE_LIMITS: DeviceLimits = { max_functions: 512, max_descriptor_bytes: 65_536, max_list_bytes: 4 * 1024 * 1024, tools_changed_per_s: 1 };
 
 /**
  * A runtime token's entry with its attested identity resolved (PROTOCOL.md §6.1, 1.2): `id` is the
@@ -121,7 +151,9 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     heartbeat_ms: c.heartbeat_ms ?? 20_000,
     lease_ms: c.lease_ms ?? 300_000,
     runtime_rate_limit: c.runtime_rate_limit ?? { per_second: 200, burst: 400 },
+    runtime_stream_limit: c.runtime_stream_limit ?? 64,
     max_message_bytes: c.max_message_bytes ?? 1024 * 1024,
+    device_limits: { ...DEFAULT_DEVICE_LIMITS, ...c.device_limits },
     // Like data_dir: relative to the config's folder, not to where the bridge was started.
     ...(c.log?.file && source !== '(inline)' ? { log: { ...c.log, file: resolvePath(source, c.log.file) } } : {}),
   };

@@ -5,6 +5,7 @@
  * prompt is withdrawn at once, whether it is showing or still waiting its turn.
  */
 import type { PromptProvider, PromptResult, PromptView } from './prompt.js';
+import { setClampedTimeout } from '../base/timers.js';
 
 interface Item {
   view: PromptView;
@@ -41,7 +42,7 @@ export class PromptQueue {
     return new Promise<PromptResult>((resolve) => {
       const lane = this.lane;
       const onAbort = (): void => item.finish({ kind: 'withdrawn' });
-      const timer = setTimeout(() => item.finish({ kind: 'timeout' }), timeoutMs);
+      const timer = setClampedTimeout(() => item.finish({ kind: 'timeout' }), timeoutMs);
       const item: Item = {
         view,
         args,

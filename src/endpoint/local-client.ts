@@ -2,10 +2,24 @@
  * A JSON-RPC client for the running agent's local endpoint, found through `<data_dir>/endpoint.json` and
  * authenticated with `<data_dir>/local-token`. Used by CLI commands that act on a running agent.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RpcError, WireError } from '../protocol/errors.js';
 import { LOCAL_TOKEN_FILE } from './local-token.js';
+import { loopbackListenerUid } from './listener-owner.js';
+
+/**
+ * Whether the listener at `http` may be sent the local token of `dataDir`: it must belong to the OS user
+ * who owns the token file (the agent's user). Another user who listens on that port (a stale
+ * `endpoint.json`, or the configured port taken before the agent started) is not the agent. Where the
+ * system does not say who owns a listener (not Linux), the check cannot be made and passes.
+ */
+export async function listenerIsTheAgent(http: string, dataDir: string): Promise<boolean> {
+  const owner = await loopbackListenerUid(http);
+  if (owner === undefined) return true;
+  if (owner === null) return false;
+  return owner === (await stat(join(dataDir, LOCAL_TOKEN_FILE))).uid;
+}
 
 /**
  * The running agent's address (and the whole of its `endpoint.json`), or undefined when none is
@@ -22,6 +36,8 @@ export async function findRunningAgent(dataDir: string): Promise<{ http: string;
         if ((e as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
       }
     }
+    // Nothing goes to a listener of another OS user, not even /health: it is not the agent.
+    if (!(await listenerIsTheAgent(ep.http, dataDir))) return undefined;
     const token = (await readFile(join(dataDir, LOCAL_TOKEN_FILE), 'utf8')).trim();
     const health = await fetch(`${ep.http}/health`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
     if (!health?.ok) return undefined;

@@ -60,6 +60,8 @@ export interface LocalEndpointOptions {
 export interface EndpointInfo {
   http: string;
   socket: string | null;
+  /** The configured port, when another process held it and the endpoint took a later one (`status` says so). */
+  configured_port_taken?: number;
 }
 
 /** WebSocket subprotocol of `WS /rpc`; a browser that cannot set headers sends the token as `bearer.<token>`. */
@@ -155,6 +157,7 @@ export class LocalEndpoint {
     this.token = await loadOrCreateLocalToken(this.opts.dataDir);
     const tcp = this.makeServer(false);
     const port = await this.listenTcp(tcp);
+    const taken = this.opts.port !== 0 && port !== this.opts.port ? this.opts.port : undefined;
     this.servers.push(tcp);
     const hostForUrl = this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
     let socket: string | null = null;
@@ -179,7 +182,9 @@ export class LocalEndpoint {
       }
       socket = path;
     }
-    this.started = { http: `http://${hostForUrl}:${port}`, socket };
+    this.started = { http: `http://${hostForUrl}:${port}`, socket, ...(taken !== undefined ? { configured_port_taken: taken } : {}) };
+    // Another process (maybe another user's) holds the configured port: clients that assume it would reach that one.
+    if (taken !== undefined) this.log.warn({ configured_port: taken, port }, 'the configured local endpoint port is taken by another process; listening on another port (endpoint.json names it)');
     this.log.info({ http: this.started.http, socket }, 'local endpoint listening');
     return this.started;
   }
@@ -221,7 +226,7 @@ export class LocalEndpoint {
         throw new Error('server has no address');
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || i === attempts - 1) throw e;
-        this.log.info({ port }, 'port taken, trying the next one');
+        this.log.debug({ port }, 'port taken, trying the next one');
       }
     }
     throw new Error('no free port');

@@ -3,6 +3,7 @@
  * validation against the wire schemas, and a gate hook (used for `not_ready` before hello).
  * Both the device agent and the bridge build on it.
  */
+import { clampTimerMs } from '../base/timers.js';
 import { RPC, RpcError, WireError } from './errors.js';
 import { PARAMS_SCHEMAS } from './messages.js';
 import { schemaValidator } from './schema-validator.js';
@@ -106,7 +107,7 @@ export class JsonRpcPeer {
         p.timer = setTimeout(() => {
           this.pending.delete(id);
           reject(new RequestTimeoutError(method, timeoutMs));
-        }, timeoutMs);
+        }, clampTimerMs(timeoutMs));
       }
       this.pending.set(id, p);
       try {

@@ -27,6 +27,8 @@ export const CLOSE = {
   replaced: 4001,
   revoked: 4003,
   outdated: 4004,
+  /** The device went past the bridge's per-device bounds (`device_limits_exceeded`, 1.2). */
+  limits: 4008,
 } as const;
 
 /** Default frame limit (§1). */

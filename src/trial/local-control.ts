@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { listenerIsTheAgent } from '../endpoint/local-client.js';
 
 /** A connected control client. */
 export class LocalControl {
@@ -34,6 +35,9 @@ export class LocalControl {
       token = readFileSync(join(dataDir, 'local-token'), 'utf8').trim();
     } catch {
       throw new Error(`no running agent found in ${dataDir} (endpoint.json and local-token are read from there; pass --agent-data-dir)`);
+    }
+    if (!(await listenerIsTheAgent(ep.http, dataDir))) {
+      throw new Error(`the listener at ${ep.http} does not belong to the agent's OS user: endpoint.json in ${dataDir} is stale or another user took the port; the local token was not sent`);
     }
     const ws = new WebSocket(ep.http.replace(/^http/, 'ws') + '/rpc', ['aios-local.v1', `bearer.${token}`]);
     await new Promise<void>((resolve, reject) => {

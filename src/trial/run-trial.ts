@@ -15,7 +15,7 @@ import type { Descriptor, Outcome } from '../protocol/messages.js';
 import { PROTOCOL_VERSION } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { APP_VERSION } from '../version.js';
-import { compareVersions } from '../bridge/versions.js';
+import { isClientOutdated } from '../bridge/versions.js';
 import { sampleValid, mutations } from './samples.js';
 import { LocalControl } from './local-control.js';
 import type { CheckResult, Evidence, TrialReport, Verdict } from './types.js';
@@ -113,7 +113,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
       return { verdict: 'fail', message: 'the device is offline: start the agent (or the tray) on it and sign it in' };
     }
     const v = String(device['client_version'] ?? '');
-    if (minClient && compareVersions(v, minClient) < 0) return { verdict: 'fail', message: `client ${v} is below the bridge's minimum ${minClient}` };
+    if (minClient && isClientOutdated(v, minClient)) return { verdict: 'fail', message: `client ${v} is below the bridge's minimum ${minClient}` };
     const pv = device['protocol_version'];
     if (pv !== undefined && pv !== null && String(pv).split('.')[0] !== PROTOCOL_VERSION.split('.')[0]) return { verdict: 'fail', message: `the session speaks protocol ${String(pv)}, this trial speaks ${PROTOCOL_VERSION}` };
     return { verdict: 'pass', message: `online; client ${v}${minClient ? ` (bridge minimum ${minClient})` : ''}${pv ? `, protocol ${String(pv)}` : ''}` };

@@ -32,8 +32,16 @@ export class RogueDevice {
   answer: (method: string, params: { call_id: string; function?: string }) => Outcome = (_m, p) => forged(p.call_id, p.function ?? 'diagnostics.wait');
   private constructor(readonly peer: JsonRpcPeer, readonly ws: WebSocket) {}
 
-  /** Connects and says hello; rejects when the upgrade or hello is refused. */
-  static async connect(bridgeUrl: string, token: string, id: Claimed): Promise<RogueDevice> {
+  /**
+   * Connects and says hello; rejects when the upgrade or hello is refused. `opts.clientVersion` is the
+   * version hello claims (default 9.9.9); `opts.functionList` answers `aios/function.list` (default: none).
+   */
+  static async connect(
+    bridgeUrl: string,
+    token: string,
+    id: Claimed,
+    opts: { clientVersion?: string; functionList?: (params: { cursor?: string }) => unknown } = {},
+  ): Promise<RogueDevice> {
     const ws = new WebSocket(`${bridgeUrl.replace(/^http/, 'ws')}/v1/device`, SUBPROTOCOL, { headers: { Authorization: `Bearer ${token}` } });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
@@ -51,15 +59,16 @@ export class RogueDevice {
       rogue.cancels.push(p as Record<string, unknown>);
       return rogue.answer(METHODS.cancel, p as { call_id: string });
     });
-    peer.onRequest(METHODS.functionList, () => ({ functions: [], revision: 0 }));
+    peer.onRequest(METHODS.functionList, (p) => (opts.functionList ? opts.functionList((p ?? {}) as { cursor?: string }) : { functions: [], revision: 0 }));
     peer.onRequest(METHODS.callGet, () => {
       throw new Error('unknown call');
     });
-    await peer.request(
+    // A refused hello leaves the socket open until the bridge closes it: close it here, so nothing waits on it.
+    const hello = peer.request(
       METHODS.hello,
       {
         protocol_version: '1.0',
-        client: { name: 'rogue', version: '9.9.9', platform: 'linux', arch: 'x64' },
+        client: { name: 'rogue', version: opts.clientVersion ?? '9.9.9', platform: 'linux', arch: 'x64' },
         device: { id: id.device_id },
         workspace_id: id.workspace_id,
         user_id: id.user_id,
@@ -68,6 +77,10 @@ export class RogueDevice {
       },
       10_000,
     );
+    await hello.catch((e: unknown) => {
+      ws.terminate();
+      throw e;
+    });
     return rogue;
   }
 

@@ -124,3 +124,29 @@ test('migration 5 gives a version-4 store\'s cards their digest; records leave t
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('migration 8 gives a version-7 store\'s devices last_closed (null), which then keeps { at, type, message }', () => {
+  const dir = tempDir();
+  try {
+    const path = join(dir, 'bridge.sqlite');
+    const db = new Database(path);
+    migrate(db, BRIDGE_SCHEMA, { upTo: 7 });
+    db.prepare(`INSERT INTO bridge_devices (workspace_id, device_id, user_id, name, functions) VALUES ('ws', 'dev', 'u', 'Front desk', '[{"id":"a.b"}]')`).run();
+    db.close();
+    const store = new BridgeStore(path);
+    assert.equal(store.db.pragma('user_version', { simple: true }), BRIDGE_MIGRATIONS.length);
+    const d = store.getDevice('ws', 'dev')!;
+    assert.equal(d.name, 'Front desk');
+    assert.deepEqual(d.functions, [{ id: 'a.b' }]);
+    assert.equal(d.last_closed, null);
+    const closed = { at: '2026-12-04T14:00:00.000Z', type: 'device_limits_exceeded', message: 'The device sent too much.' };
+    store.upsertDevice({ workspace_id: 'ws', device_id: 'dev', user_id: 'u', last_closed: closed });
+    store.close();
+    const again = new BridgeStore(path);
+    assert.deepEqual(again.getDevice('ws', 'dev')?.last_closed, closed);
+    assert.equal(again.getDevice('ws', 'dev')?.name, 'Front desk');
+    again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -224,6 +224,7 @@ export function registerCoreCommands(program: Command): void {
     else {
       const agent = out['agent'] as Record<string, unknown> | undefined;
       if (agent) process.stdout.write((agent['pid'] ? say('cli.status.agent_running', { pid: String(agent['pid']), version: String(agent['version']), dir: dataDir }) : say('cli.status.agent_not_running', { dir: dataDir })) + '\n');
+      if (typeof agent?.['configured_port_taken'] === 'number') process.stdout.write(say('cli.status.port_taken', { port: String(agent['configured_port_taken']), http: String(agent['http']) }) + '\n');
       const st = agent?.['stopped'] as StopAdvice | undefined;
       if (st) process.stdout.write(stopAdviceText(st, localeFromEnv()));
       else if (agent?.['bridge']) process.stdout.write(say('cli.status.bridge_connection', { state: bridgeState(String(agent['bridge'])) }) + '\n');
