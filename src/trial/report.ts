@@ -2,12 +2,12 @@
  * The trial report as one self-contained HTML file: no external assets, no script needed to read it
  * (evidence folds open with `<details>`), so it opens from disk and can be attached to a release.
  */
-import { GUIDE_LINES, type CheckResult, type TrialReport } from './types.js';
+import { GUIDE_LINES, VERDICTS, type CheckResult, type TrialReport, type Verdict } from './types.js';
 
 const esc = (s: unknown): string =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const VERDICT_LABEL: Record<string, string> = { pass: 'PASS', fail: 'FAIL', skipped: 'SKIPPED', not_run: 'NOT RUN' };
+const VERDICT_LABEL: Record<Verdict, string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE', not_run: 'NOT RUN', skipped: 'SKIPPED', simulated: 'SIMULATED' };
 
 function checkRow(c: CheckResult): string {
   const evidence = c.evidence.length
@@ -20,13 +20,13 @@ function checkRow(c: CheckResult): string {
 
 /** Renders the report. */
 export function renderHtml(r: TrialReport): string {
-  const byLine = Object.entries(GUIDE_LINES).map(([line, text]) => {
-    const cs = r.checks.filter((c) => c.guide === line);
-    const n = (v: string) => cs.filter((c) => c.verdict === v).length;
-    // A line fails with any failed check, passes with a passed one and no failure; skips and not-runs are counted beside it.
-    const state = n('fail') ? 'fail' : n('pass') ? 'pass' : cs.length && n('skipped') === cs.length ? 'skipped' : 'not_run';
-    const counts = (['pass', 'fail', 'skipped', 'not_run'] as const).filter((v) => n(v)).map((v) => `${n(v)} ${VERDICT_LABEL[v]!.toLowerCase()}`).join(', ');
-    return `<tr><td>${esc(line)}</td><td>${esc(text.en)}<div class="zh" lang="zh-CN">${esc(text.zh)}</div></td><td><span class="badge ${state}">${VERDICT_LABEL[state]}</span> ${esc(counts || 'no check')}</td></tr>`;
+  // Each line shows the weakest verdict of its required checks (computed with the report: r.lines), its counts beside it.
+  const byLine = r.lines.map(({ line, verdict, checks }) => {
+    const text = GUIDE_LINES[line]!;
+    const cs = r.checks.filter((c) => checks.includes(c.id));
+    const n = (v: Verdict) => cs.filter((c) => c.verdict === v).length;
+    const counts = [...VERDICTS].reverse().filter((v) => n(v)).map((v) => `${n(v)} ${VERDICT_LABEL[v].toLowerCase()}`).join(', ');
+    return `<tr><td>${esc(line)}</td><td>${esc(text.en)}<div class="zh" lang="zh-CN">${esc(text.zh)}</div></td><td><span class="badge ${verdict}">${VERDICT_LABEL[verdict]}</span> ${esc(counts || 'no check')}</td></tr>`;
   });
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -39,18 +39,18 @@ h1{font-size:1.5rem;margin:0 0 .25rem}h2{font-size:1.1rem;margin-top:2rem}
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;padding:.4rem .5rem;text-align:left;vertical-align:top}
 th{background:#f3f3f3}.badge{font-weight:700;font-size:.8rem;padding:.1rem .4rem;border-radius:4px;white-space:nowrap}
 .badge.pass{background:#d7f5dd;color:#0b5d1e}.badge.fail{background:#fde0e0;color:#8a1010}
-.badge.skipped{background:#eee;color:#444}.badge.not_run{background:#fff2cc;color:#6b4e00}
+.badge.skipped{background:#eee;color:#444}.badge.not_run,.badge.inconclusive{background:#fff2cc;color:#6b4e00}.badge.simulated{background:#e3ecfb;color:#173e7a}
 .req{font-size:.75rem;color:#8a1010}.title{color:#444}.zh{color:#555}.ms{color:#666}
 pre{background:#f7f7f7;padding:.5rem;overflow:auto;max-height:20rem;font-size:12px}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}
 </style></head><body>
 <h1>AIOS Device trial report</h1>
 <p><span class="verdict ${r.ok ? 'ok' : 'bad'}">${r.ok ? 'PASSED: every required check passed' : `FAILED: ${r.summary.required_failed.length} required check(s) did not pass`}</span></p>
-<p>${r.summary.pass} passed · ${r.summary.fail} failed · ${r.summary.skipped} skipped · ${r.summary.not_run} not run${r.summary.required_failed.length ? ` · required and not passed: ${r.summary.required_failed.map((x) => `<code>${esc(x)}</code>`).join(', ')}` : ''}</p>
+<p>${r.summary.pass} passed · ${r.summary.fail} failed · ${r.summary.inconclusive} inconclusive · ${r.summary.not_run} not run · ${r.summary.skipped} skipped · ${r.summary.simulated} simulated${r.summary.required_failed.length ? ` · required and not passed: ${r.summary.required_failed.map((x) => `<code>${esc(x)}</code>`).join(', ')}` : ''}</p>
 <h2>The guide's checklist (试运行与联调)</h2>
 <table><thead><tr><th>line</th><th>what it asks</th><th>result</th></tr></thead><tbody>${byLine.join('')}</tbody></table>
 <h2>Checks</h2>
-<p>Required checks must pass for the run to pass; a required check that was not run fails the run unless <code>--allow-not-run</code> names it. Open "Evidence" to see each request and answer.</p>
+<p>Required checks must pass for the run to pass; a required check that was inconclusive or not run fails the run unless <code>--allow-not-run</code> names it. A simulated check (the trial stood in for a person or a fault) does not fail the run and is not a pass. Open "Evidence" to see each request and answer.</p>
 <table><thead><tr><th>verdict</th><th>check</th><th>guide line</th><th>message</th></tr></thead><tbody>${r.checks.map(checkRow).join('')}</tbody></table>
 <h2>Environment</h2>
 <dl><dt>bridge</dt><dd>${esc(r.bridge)}</dd><dt>devices</dt><dd>${esc(r.devices.join(', '))}</dd>

@@ -18,7 +18,7 @@ import { APP_VERSION } from '../version.js';
 import { compareVersions } from '../bridge/versions.js';
 import { sampleValid, mutations } from './samples.js';
 import { LocalControl } from './local-control.js';
-import type { CheckResult, Evidence, TrialReport, Verdict } from './types.js';
+import { GUIDE_LINES, VERDICTS, weakest, type CheckResult, type Evidence, type LineResult, type TrialReport, type Verdict } from './types.js';
 
 /** What `trial` was asked to do. */
 export interface TrialOptions {
@@ -50,13 +50,14 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   const profile: RuntimeProfile = { bridge_url: o.bridge, token: o.runtimeToken, workspace_id: o.workspace, device_id: primary };
   const client = new RuntimeClient(profile);
   const checks: CheckResult[] = [];
-  const wanted = (id: string) => (!o.only?.length || o.only.some((p) => id === p || id.startsWith(p + '.'))) && !o.skip?.some((p) => id === p || id.startsWith(p + '.'));
+  const wanted = (id: string) => !o.only?.length || o.only.some((p) => matches(id, p));
   const add = (r: CheckResult) => {
     checks.push(r);
     o.onCheck?.(r);
   };
   const check = async (id: string, title: string, guide: string, required: boolean, body: (ev: Evidence[]) => Promise<{ verdict: Verdict; message: string }>) => {
     if (!wanted(id)) return;
+    if (o.skip?.some((p) => matches(id, p))) return add({ id, title, guide, required, verdict: 'skipped', message: 'skipped by --skip', evidence: [] });
     const evidence: Evidence[] = [];
     let r: { verdict: Verdict; message: string };
     try {
@@ -166,10 +167,10 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
       }
       if (effects && !(o.allowEffects && scratch && f.id.startsWith('files.'))) {
         const why = !o.allowEffects ? 'has side effects; run with --allow-effects to call it on scratch resources' : 'has side effects and the trial has no scratch resource for it';
-        return problems.length ? { verdict: 'fail', message: problems.join('; ') } : { verdict: 'skipped', message: `invalid arguments refused correctly; a valid call was not made: it ${why}` };
+        return problems.length ? { verdict: 'fail', message: problems.join('; ') } : { verdict: 'not_run', message: `invalid arguments refused correctly; a valid call was not made: it ${why}` };
       }
-      if (!valid) return problems.length ? { verdict: 'fail', message: problems.join('; ') } : { verdict: 'skipped', message: `no valid arguments: ${sample.ok ? 'none' : sample.reason}` };
-      if (HIGH.has(f.permission_level) && !answeringBy) return problems.length ? { verdict: 'fail', message: problems.join('; ') } : { verdict: 'skipped', message: 'invalid arguments refused correctly; a valid call needs confirmation on the device (run with --unattended --control local, or see confirm.high_risk)' };
+      if (!valid) return problems.length ? { verdict: 'fail', message: problems.join('; ') } : { verdict: 'inconclusive', message: `no valid arguments: ${sample.ok ? 'none' : sample.reason}` };
+      if (HIGH.has(f.permission_level) && !answeringBy) return problems.length ? { verdict: 'fail', message: problems.join('; ') } : { verdict: 'not_run', message: 'invalid arguments refused correctly; a valid call needs confirmation on the device (run with --unattended --control local, or see confirm.high_risk)' };
       const r = await call(e, 'valid arguments', f.id, valid, { confirm_timeout_ms: 30_000 });
       const out = r.outcome;
       if (out?.error?.type === 'invalid_arguments') problems.push(`valid arguments ${JSON.stringify(valid)} were refused: ${out.error.message}`);
@@ -186,7 +187,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   // 4. Permissions: something is granted, and an ungranted resource is refused.
   const hasFiles = functions.some((f) => f.id.startsWith('files.'));
   await check('permissions.granted', 'The device has shared what its functions need (a folder for the files functions)', '4', hasFiles && !!control, async (e) => {
-    if (!hasFiles) return { verdict: 'skipped', message: 'the device publishes no files functions' };
+    if (!hasFiles) return { verdict: 'not_run', message: 'the device publishes no files functions' };
     // What the user shared is not visible through the runtime API (by design); the device's own controls say.
     if (!control) return { verdict: 'not_run', message: `what the user shared is visible only on the device: ${controlProblem}` };
     const g = await ev(e, 'control.grants.list', {}, () => control!.call('control.grants.list')).catch(() => undefined);
@@ -198,7 +199,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   await check('permissions.denied', 'A call on an ungranted resource ends permission_denied, before any prompt', '4', true, async (e) => {
     if (!online) return notOnline;
     const probe = functions.find((f) => f.id === 'files.read_text');
-    if (!probe) return { verdict: 'skipped', message: 'no function with a resource the trial knows how to probe (files.read_text)' };
+    if (!probe) return { verdict: 'not_run', message: 'no function with a resource the trial knows how to probe (files.read_text)' };
     const r = await call(e, 'files.read_text outside every share', 'files.read_text', { root: `aios-trial-not-shared-${randomUUID().slice(0, 8)}`, path: 'x.txt' });
     const err = r.outcome?.error;
     if (err?.type !== 'permission_denied') return { verdict: 'fail', message: `expected permission_denied, got ${r.outcome?.state}/${err?.type ?? 'no error'}` };
@@ -272,7 +273,9 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
       return { verdict: 'fail', message: `the prompt never came: the call ended ${out?.state}/${out?.error?.type ?? '-'} with confirmation ${JSON.stringify(out?.confirmation ?? null)} (a high-risk call must be confirmed by the user)` };
     }
     if (out.state !== 'completed') return { verdict: 'fail', message: `the user was asked, but the call ended ${out.state}/${out.error?.type ?? '-'}${answeringBy ? '' : ' (was the prompt allowed?)'}` };
-    return { verdict: 'pass', message: `asked and ${out.confirmation.decision} by the user${answeringBy ? ` (answered by this trial, attached through ${answeringBy === 'attach' ? 'control.prompts.attach' : 'the control connection'}: --unattended)` : ''}` };
+    // An answer the trial gave itself shows the prompt works, not that a person confirms: simulated, never pass.
+    if (answeringBy) return { verdict: 'simulated', message: `the prompt came and was ${out.confirmation.decision}: answered by the trial, not a person (attached through ${answeringBy === 'attach' ? 'control.prompts.attach' : 'the control connection'}: --unattended)` };
+    return { verdict: 'pass', message: `asked and ${out.confirmation.decision} by the user` };
   });
 
   // Also: duplicate, cancel, reconnect, outdated, several devices.
@@ -316,7 +319,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
     return { verdict: 'not_run', message: 'needs a bridge restarted with a higher min_client_version (not in the trial\'s control); client.version reports an outdated device when the bridge has refused one' };
   });
   await check('extra.multi_device', 'Several devices of one user are addressed separately, with no cross-talk', 'extra', o.devices.length > 1, async (e) => {
-    if (o.devices.length < 2) return { verdict: 'skipped', message: 'one --device given; give --device twice to check two devices of one user' };
+    if (o.devices.length < 2) return { verdict: 'not_run', message: 'one --device given; give --device twice to check two devices of one user' };
     const seen: string[] = [];
     for (const id of o.devices) {
       const r = await ev(e, `device.info on ${id}`, { device_id: id }, async () => (await client.call('device.info', {}, { device_id: id })).record);
@@ -333,8 +336,8 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   control?.close();
 
   const finished = new Date().toISOString();
-  const allowed = new Set(o.allowNotRun ?? []);
-  const requiredFailed = checks.filter((c) => c.required && (c.verdict === 'fail' || (c.verdict === 'not_run' && !allowed.has(c.id)))).map((c) => c.id);
+  const allowed = o.allowNotRun ?? [];
+  const requiredFailed = checks.filter((c) => c.required && failsRun(c.verdict, allowed.some((p) => matches(c.id, p)))).map((c) => c.id);
   const count = (v: Verdict) => checks.filter((c) => c.verdict === v).length;
   return {
     tool: { name: 'aios-device trial', version: APP_VERSION, protocol_version: PROTOCOL_VERSION },
@@ -343,11 +346,34 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
     bridge: o.bridge,
     devices: o.devices,
     environment: { platform: process.platform, arch: process.arch, node: process.version, bridge_min_client_version: minClient ?? null, clients: clients.map((c) => pick(c, ['device_id', 'name', 'platform', 'arch', 'client_version', 'protocol_version', 'online', 'last_refused_hello'])) },
-    options: { only: o.only ?? [], skip: o.skip ?? [], unattended: !!o.unattended, allow_effects: !!o.allowEffects, control: o.control ?? 'none', allow_not_run: [...allowed], prompts_answered_by_trial: answeringBy ? (control?.answered.length ?? 0) : 0 },
-    summary: { pass: count('pass'), fail: count('fail'), skipped: count('skipped'), not_run: count('not_run'), required_failed: requiredFailed },
+    options: { only: o.only ?? [], skip: o.skip ?? [], unattended: !!o.unattended, allow_effects: !!o.allowEffects, control: o.control ?? 'none', allow_not_run: allowed, prompts_answered_by_trial: answeringBy ? (control?.answered.length ?? 0) : 0 },
+    summary: { ...(Object.fromEntries(VERDICTS.map((v) => [v, count(v)])) as Record<Verdict, number>), required_failed: requiredFailed },
     ok: requiredFailed.length === 0 && checks.length > 0,
+    lines: lineResults(checks),
     checks,
   };
+}
+
+/** `id` is `p` or inside it (`contract` matches `contract.files.read_text`). */
+function matches(id: string, p: string): boolean {
+  return id === p || id.startsWith(p + '.');
+}
+
+/**
+ * The run's rule: a required check fails the run when it failed, or when it was inconclusive or not run and
+ * `--allow-not-run` does not name it. `simulated` and `skipped` (by --skip) do not fail it; the report shows them.
+ */
+export function failsRun(v: Verdict, allowedNotRun: boolean): boolean {
+  return v === 'fail' || ((v === 'inconclusive' || v === 'not_run') && !allowedNotRun);
+}
+
+/** The guide's lines in order, each with the weakest verdict of its required checks (of all, when none is required). */
+export function lineResults(checks: CheckResult[]): LineResult[] {
+  return Object.keys(GUIDE_LINES).map((line) => {
+    const cs = checks.filter((c) => c.guide === line);
+    const req = cs.filter((c) => c.required);
+    return { line, verdict: weakest((req.length ? req : cs).map((c) => c.verdict)), checks: cs.map((c) => c.id) };
+  });
 }
 
 /** The files grants in a `control.grants.list` answer, whichever of the two natural shapes it has. */

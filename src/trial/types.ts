@@ -1,7 +1,29 @@
 /** The trial's results: checks, verdicts, evidence and the report they make (docs/qa-trial.md). */
 
-/** A check's verdict. `not_run` means the trial could not run it here (never a pass). */
-export type Verdict = 'pass' | 'fail' | 'skipped' | 'not_run';
+/**
+ * A check's verdict (stable names, docs/qa-trial.md): `pass` observed what the guide asks for; `fail`
+ * observed the opposite; `inconclusive` ran but could not observe it; `not_run` a precondition is missing
+ * (the message names the flag or config that gives it); `skipped` by `--skip`; `simulated` the trial itself
+ * stood in for a person or a fault it could not cause. Only `pass` is a pass.
+ */
+export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'not_run' | 'skipped' | 'simulated';
+
+/** Every verdict, weakest first: a checklist line shows the weakest verdict of its required checks. */
+export const VERDICTS: readonly Verdict[] = ['fail', 'inconclusive', 'not_run', 'skipped', 'simulated', 'pass'];
+
+/** The weakest of `vs` (`not_run` for none). */
+export function weakest(vs: readonly Verdict[]): Verdict {
+  if (!vs.length) return 'not_run';
+  return VERDICTS.find((v) => vs.includes(v))!;
+}
+
+/** One line of the guide's checklist: the weakest verdict of its required checks (of all its checks when none is required). */
+export interface LineResult {
+  line: string;
+  verdict: Verdict;
+  /** The ids of the checks that stand for this line. */
+  checks: string[];
+}
 
 /** One request and what came back, as the report shows it on click. */
 export interface Evidence {
@@ -32,8 +54,10 @@ export interface TrialReport {
   devices: string[];
   environment: { platform: string; arch: string; node: string; bridge_min_client_version?: string | null; clients: Record<string, unknown>[] };
   options: Record<string, unknown>;
-  summary: { pass: number; fail: number; skipped: number; not_run: number; required_failed: string[] };
+  summary: Record<Verdict, number> & { required_failed: string[] };
   ok: boolean;
+  /** The guide's lines, each with the weakest verdict of its required checks. */
+  lines: LineResult[];
   checks: CheckResult[];
 }
 

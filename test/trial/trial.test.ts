@@ -48,12 +48,13 @@ test('a healthy device passes the whole trial; a broken handler then fails exact
     assert.equal(r.report.ok, true, r.out);
     assert.equal(r.code, 0, r.out + r.err);
     const byId = new Map(r.report.checks.map((c) => [c.id, c]));
-    for (const id of ['client.version', 'identity', 'permissions.granted', 'permissions.denied', 'faults.bridge_unreachable', 'faults.timeout', 'confirm.high_risk', 'extra.duplicate', 'extra.cancel', 'contract.device.info', 'contract.diagnostics.echo']) {
+    for (const id of ['client.version', 'identity', 'permissions.granted', 'permissions.denied', 'faults.bridge_unreachable', 'faults.timeout', 'extra.duplicate', 'extra.cancel', 'contract.device.info', 'contract.diagnostics.echo']) {
       assert.equal(byId.get(id)?.verdict, 'pass', `${id}: ${byId.get(id)?.message}`);
       assert.ok(byId.get(id)!.evidence.length > 0 || id === 'identity', `${id} recorded evidence`);
     }
     assert.equal(byId.get('faults.device_offline')?.verdict, 'not_run', 'a 404 for a made-up device id is not an observed device_offline');
-    assert.match(byId.get('confirm.high_risk')!.message, /answered by this trial/, 'the report says the prompt was answered unattended');
+    assert.equal(byId.get('confirm.high_risk')?.verdict, 'simulated');
+    assert.match(byId.get('confirm.high_risk')!.message, /answered by the trial, not a person/, 'the report says the prompt was answered unattended');
     assert.equal(byId.get('extra.reconnect')?.verdict, 'pass', `extra.reconnect: ${byId.get('extra.reconnect')?.message}`);
     assert.equal(byId.get('extra.client_outdated')?.verdict, 'not_run', 'a check needing control the trial lacks is not run, never passed');
 

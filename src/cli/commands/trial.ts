@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { runTrial } from '../../trial/run-trial.js';
 import { renderHtml } from '../../trial/report.js';
-import type { CheckResult } from '../../trial/types.js';
+import type { CheckResult, Verdict } from '../../trial/types.js';
 import { readProfile } from '../runtime-client.js';
 import { readUserFile, UsageError } from '../process.js';
 import { localeFromEnv } from '../../i18n/index.js';
@@ -20,7 +20,7 @@ export const EXIT_TRIAL_FAILED = 1;
 
 const collect = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
 
-const MARK: Record<string, string> = { pass: '✓', fail: '✗', skipped: '–', not_run: '?' };
+const MARK: Record<Verdict, string> = { pass: '✓', fail: '✗', inconclusive: '~', not_run: '?', skipped: '–', simulated: '≈' };
 
 /** Registers `trial`. */
 export function registerTrialCommand(program: Command): void {
@@ -79,14 +79,14 @@ export function registerTrialCommand(program: Command): void {
         ...(o['expectWorkspace'] ? { expectWorkspace: o['expectWorkspace'] as string } : {}),
         ...(o['expectUser'] ? { expectUser: o['expectUser'] as string } : {}),
         cli: { node: process.execPath, args: [...process.execArgv, process.argv[1]!] },
-        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(7)} ${c.id}${c.required ? '' : say('cli.trial.optional')}: ${c.message}\n`),
+        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(12)} ${c.id}${c.required ? '' : say('cli.trial.optional')}: ${c.message}\n`),
       });
       if (o['json']) writeFileSync(o['json'] as string, JSON.stringify(report, null, 2) + '\n');
       if (o['report']) writeFileSync(o['report'] as string, renderHtml(report));
       const s = report.summary;
       const verdict = say(report.ok ? 'cli.trial.passed' : 'cli.trial.failed');
       const failed = s.required_failed.length ? say('cli.trial.required_failed', { ids: s.required_failed.join(', ') }) : '';
-      process.stdout.write(`\n${say('cli.trial.summary', { verdict, pass: s.pass, fail: s.fail, skipped: s.skipped, not_run: s.not_run })}${failed}\n`);
+      process.stdout.write(`\n${say('cli.trial.summary', { verdict, pass: s.pass, fail: s.fail, inconclusive: s.inconclusive, not_run: s.not_run, skipped: s.skipped, simulated: s.simulated })}${failed}\n`);
       if (o['report']) process.stdout.write(say('cli.trial.report', { file: o['report'] as string }) + '\n');
       process.exitCode = report.ok ? 0 : EXIT_TRIAL_FAILED;
     });
