@@ -40,6 +40,10 @@ export interface CheckResult {
   /** The line of the end-plugin guide's trial checklist (试运行与联调) this check stands for. */
   guide: string;
   required: boolean;
+  /** The device it ran on, for a check that runs on every `--device` (a column per device in the report). */
+  device?: string;
+  /** True when it ran only because a chosen check needs it (`--only`). */
+  precondition?: boolean;
   verdict: Verdict;
   message: string;
   evidence: Evidence[];

@@ -28,7 +28,7 @@ async function trial(s: { dir: string; url: string; tokens: { runtime: string } 
 
 const failed = (r: TrialReport) => r.checks.filter((c) => c.verdict === 'fail').map((c) => c.id);
 // No offline device exists in these stacks: faults.device_offline cannot observe one, so it is not run (never passed).
-const unattended = (s: Stack) => ['--control', 'local', '--agent-data-dir', join(s.dir, 'agent'), '--unattended', '--allow-not-run', 'faults.device_offline'];
+const unattended = (s: Stack) => ['--control', 'local', '--agent-data-dir', join(s.dir, 'agent'), '--unattended', '--expect-workspace', ids.workspace_id, '--expect-user', ids.user_id, '--allow-not-run', 'faults.device_offline'];
 
 function sharedFolder(dir: string): string {
   const p = join(dir, 'shared');

@@ -79,7 +79,7 @@ export function registerTrialCommand(program: Command): void {
         ...(o['expectWorkspace'] ? { expectWorkspace: o['expectWorkspace'] as string } : {}),
         ...(o['expectUser'] ? { expectUser: o['expectUser'] as string } : {}),
         cli: { node: process.execPath, args: [...process.execArgv, process.argv[1]!] },
-        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(12)} ${c.id}${c.required ? '' : say('cli.trial.optional')}: ${c.message}\n`),
+        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(12)} ${c.id}${c.device && devices.length > 1 ? ` [${c.device}]` : ''}${c.required ? '' : say('cli.trial.optional')}: ${c.message}\n`),
       });
       if (o['json']) writeFileSync(o['json'] as string, JSON.stringify(report, null, 2) + '\n');
       if (o['report']) writeFileSync(o['report'] as string, renderHtml(report));
