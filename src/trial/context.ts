@@ -34,6 +34,8 @@ export interface TrialOptions {
 export interface Observed {
   verdict: Verdict;
   message: string;
+  /** A contract check that validated a completed call's output against `output_schema` itself. */
+  output_validated?: boolean;
 }
 
 /** Call options as the runtime API takes them. */

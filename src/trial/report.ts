@@ -47,6 +47,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-wei
 <h1>AIOS Device trial report</h1>
 <p><span class="verdict ${r.ok ? 'ok' : 'bad'}">${r.ok ? 'PASSED: every required check passed' : `FAILED: ${r.summary.required_failed.length} required check(s) did not pass`}</span></p>
 <p>${r.summary.pass} passed · ${r.summary.fail} failed · ${r.summary.inconclusive} inconclusive · ${r.summary.not_run} not run · ${r.summary.skipped} skipped · ${r.summary.simulated} simulated${r.summary.required_failed.length ? ` · required and not passed: ${r.summary.required_failed.map((x) => `<code>${esc(x)}</code>`).join(', ')}` : ''}</p>
+<p>Functions whose output was validated: ${r.summary.outputs_validated.validated} of ${r.summary.outputs_validated.functions}${r.scratch ? ` · scratch share: ${'root' in r.scratch ? `<code>${esc(r.scratch.root)}</code> at <code>${esc(r.scratch.dir)}</code> (added for this run, removed afterwards)` : esc(r.scratch.problem)}` : ''}</p>
 <h2>The guide's checklist (试运行与联调)</h2>
 <table><thead><tr><th>line</th><th>what it asks</th><th>result</th></tr></thead><tbody>${byLine.join('')}</tbody></table>
 <h2>Checks</h2>

@@ -90,6 +90,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   const allowed = o.allowNotRun ?? [];
   const requiredFailed = [...new Set(checks.filter((c) => c.required && failsRun(c.verdict, allowed.some((p) => matches(c.id, p)))).map((c) => c.id))];
   const count = (v: Verdict) => checks.filter((c) => c.verdict === v).length;
+  const contract = checks.filter((c) => c.id.startsWith('contract.') && c.verdict !== 'skipped');
   const clients: Record<string, unknown>[] = [];
   for (const id of o.devices) clients.push(await ctx.device(id).catch((x: unknown) => ({ device_id: id, error: String(x) })));
   const minClient = clients.map((c) => c['min_client_version'] as string | null | undefined).find((v) => v !== undefined) ?? null;
@@ -101,7 +102,12 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
     devices: o.devices,
     environment: { platform: process.platform, arch: process.arch, node: process.version, bridge_min_client_version: minClient, clients: clients.map((c) => pick(c, ['device_id', 'name', 'platform', 'arch', 'client_version', 'protocol_version', 'online', 'last_refused_hello', 'error'])) },
     options: { only: o.only ?? [], skip: o.skip ?? [], unattended: !!o.unattended, allow_effects: !!o.allowEffects, control: o.control ?? 'none', allow_not_run: allowed, prompts_answered_by_trial: ctx.answeringBy ? (ctx.control?.answered.length ?? 0) : 0 },
-    summary: { ...(Object.fromEntries(VERDICTS.map((v) => [v, count(v)])) as Record<Verdict, number>), required_failed: requiredFailed },
+    summary: {
+      ...(Object.fromEntries(VERDICTS.map((v) => [v, count(v)])) as Record<Verdict, number>),
+      required_failed: requiredFailed,
+      outputs_validated: { validated: contract.filter((c) => c.output_validated).length, functions: contract.length },
+    },
+    ...(ctx.scratch ? { scratch: { root: ctx.scratch.root, dir: ctx.scratch.dir } } : ctx.scratchProblem ? { scratch: { problem: ctx.scratchProblem } } : {}),
     ok: requiredFailed.length === 0 && checks.length > 0,
     lines: lineResults(checks),
     checks,
@@ -126,7 +132,7 @@ async function runOne(ctx: TrialContext, def: CheckDef, device: string, precondi
   const evidence: Evidence[] = [];
   try {
     const r = await def.run(ctx, evidence, device);
-    return { ...base, verdict: r.verdict, message: r.message, evidence };
+    return { ...base, verdict: r.verdict, message: r.message, ...(r.output_validated && { output_validated: true }), evidence };
   } catch (e) {
     return { ...base, verdict: 'fail', message: describeError(e, ctx.o.bridge), evidence };
   }

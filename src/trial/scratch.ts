@@ -2,8 +2,7 @@
  * The scratch share: a folder the run creates and shares read-write through the agent's control API, and
  * removes (grant and folder) at the end. Functions with side effects are only ever called inside it.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { LocalControl } from './local-control.js';
@@ -23,22 +22,32 @@ export function filesGrants(g: Record<string, unknown>): Record<string, unknown>
 }
 
 /**
- * Makes and shares the scratch folder: inside a folder the user already shares for writing when there is one
- * (a narrower grant is always allowed), else a new temporary folder (allowed where the administrator set no
- * ceiling for files; where one forbids it, the agent refuses and this rejects with its message).
+ * Makes and shares the scratch folder under the agent's temp folder (`<data_dir>/tmp/trial/`). Where the
+ * administrator's ceiling for files refuses that, inside a folder already shared read-write (a narrower
+ * grant stays inside the ceiling); where neither is allowed, rejects with the agent's message.
  */
-export async function shareScratch(control: LocalControl): Promise<Scratch> {
-  const listed = await control.call('control.grants.list', { kind: 'files' });
-  const writable = filesGrants(listed).find((g) => g['access'] === 'read_write' && typeof g['id'] === 'string' && existsSync(g['id']));
-  const dir = mkdtempSync(join(writable ? (writable['id'] as string) : tmpdir(), 'aios-trial-scratch-'));
+export async function shareScratch(control: LocalControl, agentDataDir: string): Promise<Scratch> {
   const root = `aios-trial-${randomUUID().slice(0, 8)}`;
+  const tempParent = join(agentDataDir, 'tmp', 'trial');
+  const tryIn = async (parent: string): Promise<Scratch> => {
+    mkdirSync(parent, { recursive: true, mode: 0o700 });
+    const dir = mkdtempSync(join(parent, 'aios-trial-scratch-'));
+    try {
+      await control.call('control.grants.add', { kind: 'files', entry: { path: dir, access: 'read_write', name: root } });
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
+    return { dir, root };
+  };
   try {
-    await control.call('control.grants.add', { kind: 'files', entry: { path: dir, access: 'read_write', name: root } });
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
-    throw e;
+    return await tryIn(tempParent);
+  } catch (first) {
+    const listed = await control.call('control.grants.list', { kind: 'files' });
+    const writable = filesGrants(listed).find((g) => g['access'] === 'read_write' && typeof g['id'] === 'string' && existsSync(g['id']));
+    if (!writable) throw first;
+    return await tryIn(writable['id'] as string);
   }
-  return { dir, root };
 }
 
 /** Removes the scratch grant and folder. */

@@ -46,6 +46,8 @@ export interface CheckResult {
   precondition?: boolean;
   verdict: Verdict;
   message: string;
+  /** Contract checks: the trial validated a completed call's output against `output_schema`. */
+  output_validated?: boolean;
   evidence: Evidence[];
 }
 
@@ -58,7 +60,13 @@ export interface TrialReport {
   devices: string[];
   environment: { platform: string; arch: string; node: string; bridge_min_client_version?: string | null; clients: Record<string, unknown>[] };
   options: Record<string, unknown>;
-  summary: Record<Verdict, number> & { required_failed: string[] };
+  summary: Record<Verdict, number> & {
+    required_failed: string[];
+    /** "Functions whose output was validated: N of M" (one per function and device). */
+    outputs_validated: { validated: number; functions: number };
+  };
+  /** The scratch share the run added and removed (`--allow-effects`), or why there was none. */
+  scratch?: { root: string; dir: string } | { problem: string };
   ok: boolean;
   /** The guide's lines, each with the weakest verdict of its required checks. */
   lines: LineResult[];

@@ -87,6 +87,7 @@ export function registerTrialCommand(program: Command): void {
       const verdict = say(report.ok ? 'cli.trial.passed' : 'cli.trial.failed');
       const failed = s.required_failed.length ? say('cli.trial.required_failed', { ids: s.required_failed.join(', ') }) : '';
       process.stdout.write(`\n${say('cli.trial.summary', { verdict, pass: s.pass, fail: s.fail, inconclusive: s.inconclusive, not_run: s.not_run, skipped: s.skipped, simulated: s.simulated })}${failed}\n`);
+      process.stdout.write(say('cli.trial.outputs_validated', { n: s.outputs_validated.validated, m: s.outputs_validated.functions }) + '\n');
       if (o['report']) process.stdout.write(say('cli.trial.report', { file: o['report'] as string }) + '\n');
       process.exitCode = report.ok ? 0 : EXIT_TRIAL_FAILED;
     });
