@@ -9,13 +9,30 @@ const esc = (s: unknown): string =>
 
 const VERDICT_LABEL: Record<Verdict, string> = { pass: 'PASS', fail: 'FAIL', inconclusive: 'INCONCLUSIVE', not_run: 'NOT RUN', skipped: 'SKIPPED', simulated: 'SIMULATED' };
 
-function checkRow(c: CheckResult): string {
-  const evidence = c.evidence.length
+function evidenceOf(c: CheckResult): string {
+  return c.evidence.length
     ? `<details><summary>Evidence (${c.evidence.length})</summary>${c.evidence
         .map((e) => `<div class="ev"><b>${esc(e.label)}</b>${e.ms !== undefined ? ` <span class="ms">${e.ms} ms</span>` : ''}${e.request !== undefined ? `<pre>${esc(JSON.stringify(e.request, null, 2))}</pre>` : ''}${e.response !== undefined ? `<pre>${esc(JSON.stringify(e.response, null, 2))}</pre>` : ''}</div>`)
         .join('')}</details>`
     : '';
-  return `<tr class="${c.verdict}"><td><span class="badge ${c.verdict}">${VERDICT_LABEL[c.verdict]}</span></td><td><code>${esc(c.id)}</code>${c.required ? ' <span class="req">required</span>' : ''}<div class="title">${esc(c.title)}</div></td><td>${esc(c.guide)}</td><td>${esc(c.message)}${evidence}</td></tr>`;
+}
+
+function cell(c: CheckResult | undefined, span = 1): string {
+  if (!c) return `<td${span > 1 ? ` colspan="${span}"` : ''} class="na">—</td>`;
+  return `<td${span > 1 ? ` colspan="${span}"` : ''}><span class="badge ${c.verdict}">${VERDICT_LABEL[c.verdict]}</span> ${esc(c.message)}${evidenceOf(c)}</td>`;
+}
+
+/** One row per check id: a cell per device for a check that runs on every device, one spanning cell otherwise. */
+function checkRows(r: TrialReport): string {
+  const ids = [...new Set(r.checks.map((c) => c.id))];
+  return ids
+    .map((id) => {
+      const cs = r.checks.filter((c) => c.id === id);
+      const first = cs[0]!;
+      const cells = first.device === undefined ? cell(first, r.devices.length) : r.devices.map((d) => cell(cs.find((c) => c.device === d))).join('');
+      return `<tr><td><code>${esc(id)}</code>${first.required ? ' <span class="req">required</span>' : ''}${first.precondition ? ' <span class="pre">precondition</span>' : ''}<div class="title">${esc(first.title)}</div></td><td>${esc(first.guide)}</td>${cells}</tr>`;
+    })
+    .join('');
 }
 
 /** Renders the report. */
@@ -40,7 +57,7 @@ table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;pad
 th{background:#f3f3f3}.badge{font-weight:700;font-size:.8rem;padding:.1rem .4rem;border-radius:4px;white-space:nowrap}
 .badge.pass{background:#d7f5dd;color:#0b5d1e}.badge.fail{background:#fde0e0;color:#8a1010}
 .badge.skipped{background:#eee;color:#444}.badge.not_run,.badge.inconclusive{background:#fff2cc;color:#6b4e00}.badge.simulated{background:#e3ecfb;color:#173e7a}
-.req{font-size:.75rem;color:#8a1010}.title{color:#444}.zh{color:#555}.ms{color:#666}
+.req{font-size:.75rem;color:#8a1010}.pre{font-size:.75rem;color:#444}.na{color:#666}.title{color:#444}.zh{color:#555}.ms{color:#666}
 pre{background:#f7f7f7;padding:.5rem;overflow:auto;max-height:20rem;font-size:12px}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}
 </style></head><body>
@@ -52,7 +69,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-wei
 <table><thead><tr><th>line</th><th>what it asks</th><th>result</th></tr></thead><tbody>${byLine.join('')}</tbody></table>
 <h2>Checks</h2>
 <p>Required checks must pass for the run to pass; a required check that was inconclusive or not run fails the run unless <code>--allow-not-run</code> names it. A simulated check (the trial stood in for a person or a fault) does not fail the run and is not a pass. Open "Evidence" to see each request and answer.</p>
-<table><thead><tr><th>verdict</th><th>check</th><th>guide line</th><th>message</th></tr></thead><tbody>${r.checks.map(checkRow).join('')}</tbody></table>
+<table class="checks"><thead><tr><th>check</th><th>guide line</th>${r.devices.map((d) => `<th>${r.devices.length > 1 ? `device <code>${esc(d)}</code>` : 'verdict and evidence'}</th>`).join('')}</tr></thead><tbody>${checkRows(r)}</tbody></table>
 <h2>Environment</h2>
 <dl><dt>bridge</dt><dd>${esc(r.bridge)}</dd><dt>devices</dt><dd>${esc(r.devices.join(', '))}</dd>
 <dt>trial</dt><dd>${esc(r.tool.name)} ${esc(r.tool.version)}, protocol ${esc(r.tool.protocol_version)}</dd>
