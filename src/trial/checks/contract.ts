@@ -93,7 +93,8 @@ async function contract(c: TrialContext, f: Descriptor, device: string, e: Param
   for (const x of violations) problems.push(`output ${x.pointer || '/'}: ${x.message}`);
   if (out.output_valid === false && !violations.length) problems.push('the device marked its own output invalid');
   if (problems.length) return { verdict: 'fail', message: problems.join('; '), validated: true, violations };
-  return { verdict: 'pass', message: 'a valid call completed and its output matches output_schema; invalid arguments refused', validated: true, violations };
+  const answered = HIGH.has(f.permission_level) && c.answeringBy ? ' (its prompt was answered by the trial, not a person: --unattended)' : '';
+  return { verdict: 'pass', message: `a valid call completed and its output matches output_schema; invalid arguments refused${answered}`, validated: true, violations };
 }
 
 /** The run's scratch share, made on first use (with --allow-effects and control only); `scratchProblem` says why not. */
