@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { BridgeHttpError } from '../../cli/runtime-client.js';
 import type { CheckDef } from '../check.js';
 import { ONLINE } from '../check.js';
-import type { Observed } from '../context.js';
+import { waitState, type Observed, type TrialContext } from '../context.js';
+import type { Evidence } from '../types.js';
 
 /** Why the checks that need a function taking time cannot run. */
 export const NO_WAIT: Observed = { verdict: 'not_run', message: 'needs a function that takes time: enable diagnostics on the device (handlers.diagnostics.enabled: true) for diagnostics.wait' };
@@ -15,26 +15,11 @@ export const NO_WAIT: Observed = { verdict: 'not_run', message: 'needs a functio
 export const faultsChecks = (): CheckDef[] => [
   {
     id: 'faults.device_offline',
-    title: 'A call to a device that is not connected is refused with a visible, typed error (device_offline)',
+    title: 'A call to a device that is offline is refused with a visible, typed error (409 device_offline)',
     guide: '5',
     required: true,
-    async run(ctx, e) {
-      // A device of the workspace the bridge knows but that is offline gives the real thing (409 device_offline);
-      // with none, an id the bridge does not know must still be a typed refusal, never a hang.
-      const list = await ctx.ev(e, 'GET /v1/devices', null, () => ctx.client.devices());
-      const offline = list.devices.find((d) => d['online'] === false && !ctx.o.devices.includes(String(d['device_id'])));
-      const target = offline ? String(offline['device_id']) : `dev_aios_trial_offline_${randomUUID().slice(0, 8)}`;
-      try {
-        const r = await ctx.ev(e, `call ${offline ? 'an offline' : 'an unknown'} device`, { device_id: target, function: 'device.info' }, async () => (await ctx.client.call('device.info', {}, { device_id: target, wait: false })).record);
-        return { verdict: 'fail', message: `the bridge accepted a call to a device that is not connected (${r.state})` };
-      } catch (x) {
-        if (!(x instanceof BridgeHttpError)) throw x;
-        if (x.error.type === 'device_offline') return { verdict: 'pass', message: `HTTP ${x.status} device_offline: ${x.error.message}` };
-        // A 404 for a made-up id says nothing about an offline device: never a pass (issue #30).
-        if (!offline && x.status === 404) return { verdict: 'not_run', message: `no offline device in the workspace to address (an unknown device was refused: HTTP 404 ${x.error.type}); taking a device's link down needs --control local` };
-        return { verdict: 'fail', message: `expected device_offline, got HTTP ${x.status} ${x.error.type}` };
-      }
-    },
+    needs: ONLINE,
+    run: (ctx, e, device) => (ctx.control ? takeOffline(ctx, e, device) : offlineWithoutControl(ctx, e)),
   },
   {
     id: 'faults.bridge_unreachable',
@@ -81,6 +66,71 @@ export const faultsChecks = (): CheckDef[] => [
     },
   },
 ];
+
+/** How long the trial keeps the device's link down. */
+const OFFLINE_S = 4;
+
+/**
+ * With control: a call in flight, then the device's link taken down (`control.session.offline`); a call
+ * while it is down must be refused 409 device_offline; the call in flight ends (protocol 1.2: `unknown`, or
+ * its real outcome once the device is back: either is evidence); the device comes back.
+ */
+async function takeOffline(ctx: TrialContext, e: Evidence[], device: string): Promise<Observed> {
+  const control = ctx.control!;
+  if (!(await control.has('control.session.offline', { dry_run: true }))) return { verdict: 'not_run', message: 'the agent offers no control.session.offline to take its link down (update AIOS Device on the device)' };
+  const hasWait = (await ctx.functions(device)).some((f) => f.id === 'diagnostics.wait');
+  const inFlight = hasWait ? await ctx.call(e, 'a call in flight: diagnostics.wait 1000 ms', device, 'diagnostics.wait', { ms: 1000 }, { wait: false }) : undefined;
+  if (inFlight) await ctx.ev(e, 'wait until it runs', null, () => waitState(ctx.client, inFlight.call_id, 'running', 30_000));
+  await ctx.ev(e, `take the link down for ${OFFLINE_S} s (control.session.offline)`, { seconds: OFFLINE_S }, () => control.call('control.session.offline', { seconds: OFFLINE_S }));
+  let observed: Observed;
+  try {
+    await ctx.ev(e, 'the bridge sees the device offline', null, () => waitOnline(ctx, device, false, 20_000));
+    try {
+      const r = await ctx.ev(e, 'call the offline device', { device_id: device, function: 'device.info' }, async () => (await ctx.client.call('device.info', {}, { device_id: device, wait: false })).record);
+      observed = { verdict: 'fail', message: `the bridge accepted a call to the offline device (${r.state}) instead of refusing it with device_offline` };
+    } catch (x) {
+      if (!(x instanceof BridgeHttpError)) throw x;
+      observed = x.error.type === 'device_offline' && x.status === 409 ? { verdict: 'pass', message: `HTTP 409 device_offline while the link was down: ${x.error.message}` } : { verdict: 'fail', message: `expected HTTP 409 device_offline, got HTTP ${x.status} ${x.error.type}` };
+    }
+  } finally {
+    await ctx.ev(e, 'the device comes back', null, () => waitOnline(ctx, device, true, 60_000 + OFFLINE_S * 1000)).catch(() => undefined);
+  }
+  if (inFlight) {
+    const fin = await ctx.ev(e, 'the call in flight ends', null, () => ctx.client.waitTerminal(inFlight.call_id, 60_000)).catch(() => undefined);
+    const note = fin?.outcome ? `; the call in flight ended ${fin.outcome.state}${fin.outcome.error ? '/' + fin.outcome.error.type : ''}` : '; the call in flight had not ended';
+    const event = fin?.timeline.some((t) => t.event === 'device_offline') ? ' (its timeline records device_offline)' : '';
+    observed = { ...observed, message: observed.message + note + event };
+  }
+  return observed;
+}
+
+/** Without control the trial cannot take the device down: another device of the workspace that is offline stands in (simulated), else not run. */
+async function offlineWithoutControl(ctx: TrialContext, e: Evidence[]): Promise<Observed> {
+  const list = await ctx.ev(e, 'GET /v1/devices', null, () => ctx.client.devices());
+  const offline = list.devices.find((d) => d['online'] === false && !ctx.o.devices.includes(String(d['device_id'])));
+  const why = `taking the device's link down needs --control local: ${ctx.controlProblem}`;
+  if (!offline) return { verdict: 'not_run', message: `no offline device in the workspace to address; ${why}` };
+  const target = String(offline['device_id']);
+  try {
+    const r = await ctx.ev(e, 'call another device that is offline', { device_id: target, function: 'device.info' }, async () => (await ctx.client.call('device.info', {}, { device_id: target, wait: false })).record);
+    return { verdict: 'fail', message: `the bridge accepted a call to an offline device (${r.state})` };
+  } catch (x) {
+    if (!(x instanceof BridgeHttpError)) throw x;
+    if (x.error.type === 'device_offline') return { verdict: 'simulated', message: `another device of the workspace (${target}) stood in: HTTP ${x.status} device_offline; ${why}` };
+    return { verdict: 'fail', message: `expected device_offline for the offline device ${target}, got HTTP ${x.status} ${x.error.type}` };
+  }
+}
+
+/** Polls the bridge until the device is (or is not) online. */
+async function waitOnline(ctx: TrialContext, device: string, online: boolean, ms: number): Promise<Record<string, unknown>> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const d = await ctx.client.device(device);
+    if ((d['online'] === true) === online) return { device_id: device, online: d['online'] };
+    if (Date.now() > end) throw new Error(`the device was not ${online ? 'back online' : 'offline'} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 /** A URL on a loopback port nothing listens on (bound, then released). */
 async function closedPortUrl(): Promise<string> {
