@@ -2,7 +2,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import YAML from 'yaml';
 import { prepareDemo } from '../../src/cli/commands/demo.js';
 import { tempDir } from '../helpers/stack.js';
