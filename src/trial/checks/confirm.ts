@@ -57,7 +57,7 @@ async function confirmBothWays(ctx: TrialContext, e: Evidence[], device: string)
     const allowed = await run('allow');
     const c1 = allowed.outcome?.confirmation;
     if (!prompted(allowed) || (c1 && c1.decided_by !== 'user')) {
-      const by = c1?.decided_by && c1.decided_by !== 'user' ? ` (decided by ${c1.decided_by}: a policy or a remembered decision pre-allows a high-risk function)` : '';
+      const by = !c1?.decided_by || c1.decided_by === 'user' ? '' : c1.decided_by === 'system' ? ` (decided by system, ${c1.decision}: the device could not show a prompt)` : ` (decided by ${c1.decided_by}: a policy or a remembered decision pre-allows a high-risk function)`;
       return { verdict: 'fail', message: `no prompt appeared for a high-risk call${by}: it ended ${how(allowed)}` };
     }
     if (allowed.outcome?.state !== 'completed' || c1?.decision !== 'allowed') return { verdict: 'fail', message: `the prompt was allowed, but the call ended ${how(allowed)}${answering ? '' : ' (was it allowed?)'}` };
