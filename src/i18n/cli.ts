@@ -72,6 +72,7 @@ export const cliEn = {
   'cli.trial.missing_workspace': 'missing the workspace: pass --workspace or a --runtime profile',
   'cli.trial.missing_device': 'missing the device: pass --device (twice for two devices)',
   'cli.trial.bad_control': '--control must be none or local',
+  'cli.trial.bad_lang': '--lang must be one of {locales}, not "{lang}"',
   'cli.trial.optional': ' (optional)',
   'cli.trial.passed': 'trial passed',
   'cli.trial.failed': 'trial FAILED',
@@ -285,6 +286,7 @@ export const cliEn = {
   'cli.help.trial.expect_user': 'the user the device must be signed in as',
   'cli.help.trial.report': 'write the HTML report here',
   'cli.help.trial.json': 'write the JSON report here',
+  'cli.help.trial.lang': 'the report\'s language: en or zh-CN (default: your locale)',
 } as const satisfies Messages;
 
 /** A command-line string key. */
@@ -355,6 +357,7 @@ export const cliZh: Record<CliKey, string> = {
   'cli.trial.missing_workspace': '缺少工作空间：请传入 --workspace，或使用 --runtime 配置文件',
   'cli.trial.missing_device': '缺少设备：请传入 --device（两台设备就传两次）',
   'cli.trial.bad_control': '--control 只能是 none 或 local',
+  'cli.trial.bad_lang': '--lang 只能是 {locales} 之一，不能是“{lang}”',
   'cli.trial.optional': '（可选）',
   'cli.trial.passed': '试运行通过',
   'cli.trial.failed': '试运行失败',
@@ -568,4 +571,5 @@ export const cliZh: Record<CliKey, string> = {
   'cli.help.trial.expect_user': '设备必须以其身份登录的用户',
   'cli.help.trial.report': '把 HTML 报告写到这里',
   'cli.help.trial.json': '把 JSON 报告写到这里',
+  'cli.help.trial.lang': '报告的语言：en 或 zh-CN（默认：你的区域设置）',
 };

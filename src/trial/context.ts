@@ -8,6 +8,7 @@ import type { Descriptor } from '../protocol/messages.js';
 import type { LocalControl } from './local-control.js';
 import type { Scratch } from './scratch.js';
 import type { CheckResult, Evidence, Verdict } from './types.js';
+import type { Locale } from '../i18n/index.js';
 
 /** What `trial` was asked to do. */
 export interface TrialOptions {
@@ -24,6 +25,8 @@ export interface TrialOptions {
   agentDataDir?: string;
   expectWorkspace?: string;
   expectUser?: string;
+  /** The report's language (default en). */
+  lang?: Locale;
   /** The CLI entry to run for the "bridge unreachable" check (this program). */
   cli?: { node: string; args: string[] };
   /** Each check's progress line (the CLI prints them). */

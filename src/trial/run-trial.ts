@@ -6,8 +6,9 @@
  */
 import { BridgeHttpError, BridgeUnreachableError } from '../cli/runtime-client.js';
 import type { Outcome } from '../protocol/messages.js';
-import { PROTOCOL_VERSION } from '../protocol/messages.js';
+import { CLIENT_PROTOCOL_VERSION } from '../protocol/messages.js';
 import { APP_VERSION } from '../version.js';
+import { looksSecret, SECRET_KEY } from '../consent/redact.js';
 import { LocalControl } from './local-control.js';
 import { TrialContext, type TrialOptions } from './context.js';
 import type { CheckDef, CheckGroup } from './check.js';
@@ -94,8 +95,11 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   const clients: Record<string, unknown>[] = [];
   for (const id of o.devices) clients.push(await ctx.device(id).catch((x: unknown) => ({ device_id: id, error: String(x) })));
   const minClient = clients.map((c) => c['min_client_version'] as string | null | undefined).find((v) => v !== undefined) ?? null;
+  // Evidence is for reading: secrets (the runtime token, secret-named keys, key-looking strings) are redacted.
+  for (const c of checks) c.evidence = c.evidence.map((x) => redactEvidence(x, o.runtimeToken) as Evidence);
   return {
-    tool: { name: 'aios-device trial', version: APP_VERSION, protocol_version: PROTOCOL_VERSION },
+    lang: o.lang ?? 'en',
+    tool: { name: 'aios-device trial', version: APP_VERSION, protocol_version: CLIENT_PROTOCOL_VERSION },
     started_at: started,
     finished_at: new Date().toISOString(),
     bridge: o.bridge,
@@ -158,6 +162,15 @@ export function lineResults(checks: CheckResult[]): LineResult[] {
     const req = cs.filter((c) => c.required);
     return { line, verdict: weakest((req.length ? req : cs).map((c) => c.verdict)), checks: [...new Set(cs.map((c) => c.id))] };
   });
+}
+
+/** `v` with secrets replaced by "<redacted>": the runtime token anywhere, values under secret-named keys, key-looking strings. */
+export function redactEvidence(v: unknown, token: string, key = ''): unknown {
+  if (key && key !== 'label' && SECRET_KEY.test(key) && v !== null && typeof v !== 'object') return '<redacted>';
+  if (typeof v === 'string') return v.includes(token) ? v.split(token).join('<redacted>') : looksSecret(v) && !/\s/.test(v) ? '<redacted>' : v;
+  if (Array.isArray(v)) return v.map((x) => redactEvidence(x, token));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactEvidence(x, token, k)]));
+  return v;
 }
 
 function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {

@@ -1,4 +1,5 @@
 /** The trial's results: checks, verdicts, evidence and the report they make (docs/qa-trial.md). */
+import type { Locale } from '../i18n/index.js';
 
 /**
  * A check's verdict (stable names, docs/qa-trial.md): `pass` observed what the guide asks for; `fail`
@@ -53,6 +54,8 @@ export interface CheckResult {
 
 /** The whole report, as written to `--json` and rendered to `--report`. */
 export interface TrialReport {
+  /** The language the report is rendered in (`--lang`, else the tester's locale). */
+  lang?: Locale;
   tool: { name: string; version: string; protocol_version: string };
   started_at: string;
   finished_at: string;

@@ -11,7 +11,7 @@ import { renderHtml } from '../../trial/report.js';
 import type { CheckResult, Verdict } from '../../trial/types.js';
 import { readProfile } from '../runtime-client.js';
 import { readUserFile, UsageError } from '../process.js';
-import { localeFromEnv } from '../../i18n/index.js';
+import { isLocale, LOCALES, localeFromEnv, type Locale } from '../../i18n/index.js';
 import { errorText } from '../../i18n/said.js';
 import { DEFAULT_PROFILE } from './core.js';
 
@@ -44,6 +44,7 @@ export function registerTrialCommand(program: Command): void {
     .option('--expect-user <id>', say('cli.help.trial.expect_user'))
     .option('--report <file>', say('cli.help.trial.report'))
     .option('--json <file>', say('cli.help.trial.json'))
+    .option('--lang <locale>', say('cli.help.trial.lang'))
     .action(async (o: Record<string, unknown>) => {
       const env = process.env;
       const explicit = (o['bridge'] as string | undefined) ?? env['AIOS_BRIDGE_URL'];
@@ -64,6 +65,9 @@ export function registerTrialCommand(program: Command): void {
       if (!devices.length) throw new UsageError(say('cli.trial.missing_device'));
       const control = o['control'] as string;
       if (control !== 'none' && control !== 'local') throw new UsageError(say('cli.trial.bad_control'));
+      const langOpt = o['lang'] as string | undefined;
+      if (langOpt !== undefined && !isLocale(langOpt)) throw new UsageError(say('cli.trial.bad_lang', { lang: langOpt, locales: LOCALES.join(', ') }));
+      const lang: Locale = langOpt ?? localeFromEnv();
       const report = await runTrial({
         bridge,
         runtimeToken: token,
@@ -75,6 +79,7 @@ export function registerTrialCommand(program: Command): void {
         allowEffects: !!o['allowEffects'],
         allowNotRun: o['allowNotRun'] as string[],
         control,
+        lang,
         ...(o['agentDataDir'] ? { agentDataDir: resolve(o['agentDataDir'] as string) } : {}),
         ...(o['expectWorkspace'] ? { expectWorkspace: o['expectWorkspace'] as string } : {}),
         ...(o['expectUser'] ? { expectUser: o['expectUser'] as string } : {}),
