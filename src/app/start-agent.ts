@@ -34,6 +34,10 @@ import { SignInService, signInMethods } from '../agent/sign-in.js';
 import { loadOrCreateDeviceId } from '../identity/device-id.js';
 import { existsSync } from 'node:fs';
 import { APP_VERSION } from '../version.js';
+import { RPC, RpcError } from '../protocol/errors.js';
+
+/** The longest `control.session.offline` keeps the bridge link down. */
+const MAX_OFFLINE_S = 300;
 
 /** A running agent and how to stop it. */
 export interface RunningAgent {
@@ -190,6 +194,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     }
   });
   let control: Record<string, RpcMethod>;
+  let offlineTimer: NodeJS.Timeout | undefined;
   const key = creds?.key ?? (await loadOrCreateDeviceKey(new FileSecretStore(join(config.data_dir, 'device-key.json')), agent.identity.deviceId));
   try {
     await agent.load();
@@ -210,6 +215,25 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
         if (p?.dry_run !== true) agent.session?.dropAndReconnect();
         return { ok: true, status: agent.session?.status ?? 'offline' };
+      }) as unknown as RpcMethod,
+      // Drops the bridge link and stays offline `seconds` (the trial's device_offline check), then connects again.
+      'control.session.offline': ((p: { seconds?: unknown; dry_run?: unknown } | undefined) => {
+        if (p?.dry_run === true) return { ok: true, status: agent.session?.status ?? 'offline' };
+        const seconds = p?.seconds;
+        if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_OFFLINE_S) {
+          throw new RpcError(RPC.invalid_params, `seconds must be a whole number from 1 to ${MAX_OFFLINE_S}`);
+        }
+        const session = agent.session;
+        if (!session) throw new RpcError(RPC.invalid_params, 'the agent has no bridge session to take offline (not signed in)');
+        clearTimeout(offlineTimer);
+        session.stop();
+        log.info({ seconds }, 'bridge link taken offline on request (control.session.offline)');
+        offlineTimer = setTimeout(() => {
+          offlineTimer = undefined;
+          if (agent.session === session) session.start();
+        }, seconds * 1000);
+        offlineTimer.unref();
+        return { ok: true, status: session.status, back_at: new Date(Date.now() + seconds * 1000).toISOString() };
       }) as unknown as RpcMethod,
       ...(createSettingsMethods({ agent, switches: functions, settings: userSettings, log, logFile: config.log?.file }) as Record<string, RpcMethod>),
     };
@@ -266,6 +290,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     endpointFile,
     signin,
     async stop() {
+      clearTimeout(offlineTimer);
       loginWatch?.close();
       signin?.close();
       await agent.stop();

@@ -5,6 +5,7 @@
 import { Catalogue, type Message } from './catalogue.js';
 import { en, zhCN, type CoreKey } from './core.js';
 import { cliEn, cliZh } from './cli.js';
+import { trialEn, trialZh } from './trial.js';
 
 export * from './catalogue.js';
 export type { CoreKey };
@@ -15,6 +16,8 @@ strings.add('core', 'en', en);
 strings.add('core', 'zh-CN', zhCN);
 strings.add('cli', 'en', cliEn);
 strings.add('cli', 'zh-CN', cliZh);
+strings.add('trial', 'en', trialEn);
+strings.add('trial', 'zh-CN', trialZh);
 
 /** A core message, with its key checked at compile time. */
 export function coreMessage(key: CoreKey, params?: Message['params']): Message {

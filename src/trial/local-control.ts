@@ -89,12 +89,19 @@ export class LocalControl {
     return how;
   }
 
-  private promptAnswer: 'allow_once' | 'deny' = 'allow_once';
+  private promptAnswer: 'allow_once' | 'deny' | 'none' = 'allow_once';
+
+  /** How the next prompts are answered: allowed once, denied, or left to run out (`none`). */
+  setAnswer(answer: 'allow_once' | 'deny' | 'none'): void {
+    this.promptAnswer = answer;
+  }
 
   private async answer(p: { prompt_id: string; function_id?: string }): Promise<void> {
+    const answer = this.promptAnswer;
+    if (answer === 'none') return;
     try {
-      await this.call('control.prompts.answer', { prompt_id: p.prompt_id, answer: this.promptAnswer });
-      this.answered.push({ prompt_id: p.prompt_id, ...(p.function_id && { function: p.function_id }), answer: this.promptAnswer });
+      await this.call('control.prompts.answer', { prompt_id: p.prompt_id, answer });
+      this.answered.push({ prompt_id: p.prompt_id, ...(p.function_id && { function: p.function_id }), answer });
     } catch {
       // withdrawn or answered elsewhere
     }

@@ -46,19 +46,21 @@ function minimal(s: Schema, depth: number): unknown {
     const alts = s[k];
     if (Array.isArray(alts)) {
       // The first alternative that validates on its own and against the whole schema.
+      const tried: string[] = [];
       for (const alt of alts) {
         if (!isObj(alt)) continue;
         try {
-          const v = minimal({ ...omit(s, k), ...alt }, depth + 1);
+          const v = minimal(merge(omit(s, k), alt), depth + 1);
           if (!schemaValidator.validate(s, v).length) return v;
-        } catch {
-          // try the next alternative
+          tried.push('an instance of it is refused by the whole schema');
+        } catch (e) {
+          tried.push((e as Error).message);
         }
       }
-      throw new Error(`no alternative of ${k} could be generated`);
+      throw new Error(`no alternative of ${k} could be generated (${tried.join('; ')})`);
     }
   }
-  if (Array.isArray(s['allOf'])) return minimal(Object.assign({}, omit(s, 'allOf'), ...(s['allOf'] as Schema[])), depth + 1);
+  if (Array.isArray(s['allOf'])) return minimal((s['allOf'] as Schema[]).reduce((a, b) => merge(a, b), omit(s, 'allOf')), depth + 1);
   switch (typeOf(s)) {
     case 'object': {
       const props = isObj(s['properties']) ? s['properties'] : {};
@@ -75,10 +77,20 @@ function minimal(s: Schema, depth: number): unknown {
       return Array.from({ length: n }, () => minimal(items, depth + 1));
     }
     case 'string': {
-      if (typeof s['pattern'] === 'string') throw new Error(`a string with pattern ${s['pattern']} needs an example in the schema`);
-      if (s['format'] === 'date-time') return new Date(0).toISOString();
-      if (s['format'] === 'uri') return 'https://example.invalid/';
+      if (typeof s['format'] === 'string') {
+        const f = FORMATS[s['format']];
+        if (f === undefined) throw new Error(`a string of format "${s['format']}" needs an example in the schema (formats generated: ${Object.keys(FORMATS).join(', ')})`);
+        return f;
+      }
       const n = typeof s['minLength'] === 'number' ? s['minLength'] : 1;
+      if (typeof s['pattern'] === 'string') {
+        // The smallest of a few plain candidates that the pattern and the length limits accept.
+        const re = new RegExp(s['pattern'], 'u');
+        const max = typeof s['maxLength'] === 'number' ? s['maxLength'] : Infinity;
+        const fit = PATTERN_CANDIDATES.map((c) => c.repeat(Math.max(1, Math.ceil(n / Math.max(1, c.length))))).find((c) => c.length >= n && c.length <= max && re.test(c));
+        if (fit === undefined) throw new Error(`no string for pattern ${s['pattern']} could be generated: give the property an example`);
+        return fit;
+      }
       return 'x'.repeat(n);
     }
     case 'integer':
@@ -95,6 +107,32 @@ function minimal(s: Schema, depth: number): unknown {
     default:
       return {};
   }
+}
+
+/** Instances for the string formats the trial generates (each valid by the validator's format check). */
+const FORMATS: Record<string, string> = {
+  'date-time': new Date(0).toISOString(),
+  date: '1970-01-01',
+  time: '00:00:00Z',
+  uri: 'https://example.invalid/',
+  'uri-reference': '/',
+  url: 'https://example.invalid/',
+  email: 'trial@example.invalid',
+  hostname: 'example.invalid',
+  ipv4: '192.0.2.1',
+  ipv6: '2001:db8::1',
+  uuid: '00000000-0000-4000-8000-000000000000',
+};
+
+/** Strings tried against a `pattern`, shortest and plainest first. */
+const PATTERN_CANDIDATES = ['x', 'a', '0', 'aa', '00', 'abcd', '0000', 'a-b', 'a_b', 'a.b', 'aaaa0000', '00000000-0000-4000-8000-000000000000'];
+
+/** Two schemas as one: properties merged, `required` the union (an alternative adds to what the base requires). */
+function merge(a: Schema, b: Schema): Schema {
+  const out: Schema = { ...a, ...b };
+  if (isObj(a['properties']) || isObj(b['properties'])) out['properties'] = { ...(isObj(a['properties']) ? a['properties'] : {}), ...(isObj(b['properties']) ? b['properties'] : {}) };
+  if (Array.isArray(a['required']) || Array.isArray(b['required'])) out['required'] = [...new Set([...((a['required'] as string[] | undefined) ?? []), ...((b['required'] as string[] | undefined) ?? [])])];
+  return out;
 }
 
 function omit(s: Schema, k: string): Schema {

@@ -1,7 +1,30 @@
 /** The trial's results: checks, verdicts, evidence and the report they make (docs/qa-trial.md). */
+import type { Locale } from '../i18n/index.js';
 
-/** A check's verdict. `not_run` means the trial could not run it here (never a pass). */
-export type Verdict = 'pass' | 'fail' | 'skipped' | 'not_run';
+/**
+ * A check's verdict (stable names, docs/qa-trial.md): `pass` observed what the guide asks for; `fail`
+ * observed the opposite; `inconclusive` ran but could not observe it; `not_run` a precondition is missing
+ * (the message names the flag or config that gives it); `skipped` by `--skip`; `simulated` the trial itself
+ * stood in for a person or a fault it could not cause. Only `pass` is a pass.
+ */
+export type Verdict = 'pass' | 'fail' | 'inconclusive' | 'not_run' | 'skipped' | 'simulated';
+
+/** Every verdict, weakest first: a checklist line shows the weakest verdict of its required checks. */
+export const VERDICTS: readonly Verdict[] = ['fail', 'inconclusive', 'not_run', 'skipped', 'simulated', 'pass'];
+
+/** The weakest of `vs` (`not_run` for none). */
+export function weakest(vs: readonly Verdict[]): Verdict {
+  if (!vs.length) return 'not_run';
+  return VERDICTS.find((v) => vs.includes(v))!;
+}
+
+/** One line of the guide's checklist: the weakest verdict of its required checks (of all its checks when none is required). */
+export interface LineResult {
+  line: string;
+  verdict: Verdict;
+  /** The ids of the checks that stand for this line. */
+  checks: string[];
+}
 
 /** One request and what came back, as the report shows it on click. */
 export interface Evidence {
@@ -18,13 +41,21 @@ export interface CheckResult {
   /** The line of the end-plugin guide's trial checklist (试运行与联调) this check stands for. */
   guide: string;
   required: boolean;
+  /** The device it ran on, for a check that runs on every `--device` (a column per device in the report). */
+  device?: string;
+  /** True when it ran only because a chosen check needs it (`--only`). */
+  precondition?: boolean;
   verdict: Verdict;
   message: string;
+  /** Contract checks: the trial validated a completed call's output against `output_schema`. */
+  output_validated?: boolean;
   evidence: Evidence[];
 }
 
 /** The whole report, as written to `--json` and rendered to `--report`. */
 export interface TrialReport {
+  /** The language the report is rendered in (`--lang`, else the tester's locale). */
+  lang?: Locale;
   tool: { name: string; version: string; protocol_version: string };
   started_at: string;
   finished_at: string;
@@ -32,8 +63,16 @@ export interface TrialReport {
   devices: string[];
   environment: { platform: string; arch: string; node: string; bridge_min_client_version?: string | null; clients: Record<string, unknown>[] };
   options: Record<string, unknown>;
-  summary: { pass: number; fail: number; skipped: number; not_run: number; required_failed: string[] };
+  summary: Record<Verdict, number> & {
+    required_failed: string[];
+    /** "Functions whose output was validated: N of M" (one per function and device). */
+    outputs_validated: { validated: number; functions: number };
+  };
+  /** The scratch share the run added and removed (`--allow-effects`), or why there was none. */
+  scratch?: { root: string; dir: string } | { problem: string };
   ok: boolean;
+  /** The guide's lines, each with the weakest verdict of its required checks. */
+  lines: LineResult[];
   checks: CheckResult[];
 }
 

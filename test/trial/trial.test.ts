@@ -26,9 +26,13 @@ async function trial(s: { dir: string; url: string; tokens: { runtime: string } 
   return { code: r.code, report, out: r.out, err: r.err };
 }
 
-const failed = (r: TrialReport) => r.checks.filter((c) => c.verdict === 'fail').map((c) => c.id);
-// No offline device exists in these stacks: faults.device_offline cannot observe one, so it is not run (never passed).
-const unattended = (s: Stack) => ['--control', 'local', '--agent-data-dir', join(s.dir, 'agent'), '--unattended', '--allow-not-run', 'faults.device_offline'];
+const failed = (r: TrialReport) => [...new Set(r.checks.filter((c) => c.verdict === 'fail').map((c) => c.id))];
+const unattended = (s: Stack) => ['--control', 'local', '--agent-data-dir', join(s.dir, 'agent'), '--unattended', '--expect-workspace', ids.workspace_id, '--expect-user', ids.user_id];
+// This machine has no printer, serial port, camera, microphone, screen grant or Bluetooth to share: those
+// functions are turned off (so not published), as a QA engineer would for a files-only device.
+const PRINTER = ['cancel_job', 'get_attributes', 'job_status', 'list', 'list_jobs', 'print', 'print_raw'].map((f) => `printer.${f}`);
+const SERIAL = ['get_signals', 'list_ports', 'monitor', 'request', 'set_signals', 'write'].map((f) => `serial.${f}`);
+const filesOnly = { handlers: { diagnostics: { enabled: true }, media: { enabled: false }, bluetooth: { enabled: false } }, functions: { disabled: [...PRINTER, ...SERIAL, 'device.notify'] } };
 
 function sharedFolder(dir: string): string {
   const p = join(dir, 'shared');
@@ -37,35 +41,40 @@ function sharedFolder(dir: string): string {
   return p;
 }
 
-test('a healthy device passes the whole trial; a broken handler then fails exactly its contract check', { timeout: 600_000 }, async () => {
+test('a healthy device passes the whole trial with --allow-effects; without it the files checks are not run and fail the run; a broken handler fails exactly its contract check', { timeout: 600_000 }, async () => {
   const dir = tempDir();
   const adapters = join(dir, 'adapters');
   mkdirSync(adapters, { recursive: true });
-  const s = await processStack({ agent: { grants: { files: [{ path: sharedFolder(dir), access: 'read_write', name: 'Shared' }] }, adapters: { dirs: [adapters], developer_mode: true } } });
+  const s = await processStack({ agent: { ...filesOnly, grants: { files: [{ path: sharedFolder(dir), access: 'read_write', name: 'Shared' }] }, adapters: { dirs: [adapters], developer_mode: true } } });
   try {
-    const r = await trial(s, unattended(s));
+    // Functions with side effects (and files functions, which need a fixture of their own) are called only
+    // in a scratch share the run makes and removes afterwards (here inside the user's writable share: the
+    // admin's files grant is a ceiling).
+    const r = await trial(s, [...unattended(s), '--allow-effects']);
     assert.deepEqual(failed(r.report), [], r.out);
+    assert.deepEqual(r.report.summary.required_failed, [], r.out);
     assert.equal(r.report.ok, true, r.out);
     assert.equal(r.code, 0, r.out + r.err);
     const byId = new Map(r.report.checks.map((c) => [c.id, c]));
-    for (const id of ['client.version', 'identity', 'permissions.granted', 'permissions.denied', 'faults.bridge_unreachable', 'faults.timeout', 'confirm.high_risk', 'extra.duplicate', 'extra.cancel', 'contract.device.info', 'contract.diagnostics.echo']) {
+    for (const id of ['client.version', 'identity', 'permissions.granted', 'permissions.denied', 'faults.device_offline', 'faults.bridge_unreachable', 'faults.timeout', 'extra.duplicate', 'extra.cancel', 'extra.reconnect', 'contract.device.info', 'contract.diagnostics.echo', 'contract.files.write_text', 'contract.files.mkdir', 'contract.files.delete', 'contract.files.read_text']) {
       assert.equal(byId.get(id)?.verdict, 'pass', `${id}: ${byId.get(id)?.message}`);
-      assert.ok(byId.get(id)!.evidence.length > 0 || id === 'identity', `${id} recorded evidence`);
+      assert.ok(byId.get(id)!.evidence.length > 0, `${id} recorded evidence`);
     }
-    assert.equal(byId.get('faults.device_offline')?.verdict, 'not_run', 'a 404 for a made-up device id is not an observed device_offline');
-    assert.match(byId.get('confirm.high_risk')!.message, /answered by this trial/, 'the report says the prompt was answered unattended');
-    assert.equal(byId.get('extra.reconnect')?.verdict, 'pass', `extra.reconnect: ${byId.get('extra.reconnect')?.message}`);
+    assert.equal(byId.get('confirm.high_risk')?.verdict, 'simulated');
+    assert.match(byId.get('confirm.high_risk')!.message, /answered by the trial, not a person/, 'the report says the prompt was answered unattended');
     assert.equal(byId.get('extra.client_outdated')?.verdict, 'not_run', 'a check needing control the trial lacks is not run, never passed');
-
-    // With --allow-effects the functions with side effects are called too, only in a scratch share the run
-    // makes inside the user's writable share and removes afterwards.
-    const fx = await trial(s, [...unattended(s), '--allow-effects']);
-    assert.deepEqual(failed(fx.report), [], fx.out);
-    const fxById = new Map(fx.report.checks.map((c) => [c.id, c]));
-    for (const id of ['contract.files.write_text', 'contract.files.mkdir', 'contract.files.delete']) assert.equal(fxById.get(id)?.verdict, 'pass', `${id}: ${fxById.get(id)?.message}`);
+    assert.equal(r.report.lines.find((l) => l.line === '6')?.verdict, 'simulated');
+    assert.match(r.out, /functions whose output was validated: \d+ of \d+/);
     assert.deepEqual(readdirSync(join(dir, 'shared')).filter((n) => n.startsWith('aios-trial-scratch-')), [], 'the scratch folder is gone');
     const grantsLeft = (await cliRun(['grants', '--data-dir', join(s.dir, 'agent')])).out;
     assert.doesNotMatch(grantsLeft, /aios-trial-/, 'the scratch grant is gone');
+
+    // Without --allow-effects the files functions get no fixture: not run, naming the flag, and the run fails.
+    const plain = await trial(s, unattended(s));
+    assert.deepEqual(failed(plain.report), [], plain.out);
+    assert.equal(plain.code, 1);
+    assert.ok(plain.report.summary.required_failed.length > 0 && plain.report.summary.required_failed.every((id) => id.startsWith('contract.files.')), plain.out);
+    assert.match(plain.report.checks.find((c) => c.id === 'contract.files.read_text')!.message, /--allow-effects/);
 
     // A handler whose output misses a required field: copy the example adapter and break its output.
     const broken = join(adapters, 'org.example.hello');
@@ -73,7 +82,7 @@ test('a healthy device passes the whole trial; a broken handler then fails exact
     rmSync(join(broken, 'adapter.json'));
     writeFileSync(join(broken, 'index.mjs'), "export default { name: 'org.example.hello', create: () => [{ descriptor: { id: 'hello.greet' }, run: async () => ({}) }] };\n");
     await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 20_000, 'the broken adapter is published');
-    const b = await trial(s, unattended(s));
+    const b = await trial(s, [...unattended(s), '--allow-effects']);
     assert.deepEqual(failed(b.report), ['contract.hello.greet'], b.out);
     assert.match(b.report.checks.find((c) => c.id === 'contract.hello.greet')!.message, /output .*greeting/);
     assert.equal(b.code, 1);
@@ -84,21 +93,21 @@ test('a healthy device passes the whole trial; a broken handler then fails exact
 });
 
 test('no shared folder fails exactly permissions.granted; a prompt that never comes fails exactly confirm.high_risk', { timeout: 600_000 }, async () => {
-  const noShare = await processStack({});
+  const noShare = await processStack({ agent: filesOnly });
   try {
     const r = await trial(noShare, unattended(noShare));
     assert.deepEqual(failed(r.report), ['permissions.granted'], r.out);
-    assert.match(r.report.checks.find((c) => c.id === 'permissions.granted')!.message, /no folder is shared/);
+    assert.match(r.report.checks.find((c) => c.id === 'permissions.granted')!.message, /files: not granted/);
     assert.equal(r.code, 1);
   } finally {
     await noShare.stop();
   }
   const dir = tempDir();
-  const noPrompt = await processStack({ agent: { grants: { files: [{ path: sharedFolder(dir), access: 'read', name: 'Shared' }] }, confirmations: { provider: 'none' } } });
+  const noPrompt = await processStack({ agent: { ...filesOnly, grants: { files: [{ path: sharedFolder(dir), access: 'read', name: 'Shared' }] }, confirmations: { provider: 'none' } } });
   try {
     const r = await trial(noPrompt, unattended(noPrompt));
     assert.deepEqual(failed(r.report), ['confirm.high_risk'], r.out);
-    assert.match(r.report.checks.find((c) => c.id === 'confirm.high_risk')!.message, /prompt never came/);
+    assert.match(r.report.checks.find((c) => c.id === 'confirm.high_risk')!.message, /no prompt appeared/);
   } finally {
     await noPrompt.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -49,8 +49,12 @@ export function prepareDemo(dir: string, port: number): { bridgeConfig: string; 
       local_endpoint: { host: '127.0.0.1', port: 0 },
       grants: { files: [{ path: './shared', access: 'read_write', name: 'Demo' }] },
       confirmations: { provider: 'auto', timeout_ms: 60000 },
+      // The QA demo: the call-path diagnostics the trial needs (timeouts, cancel, prompts), no effect on the machine.
+      handlers: { diagnostics: { enabled: true } },
     });
   }
+  // A demo made before the diagnostics were on gets them on its next start (unless its config says otherwise).
+  update(agentConfig, YAML.parse, (a: { handlers?: Record<string, unknown> }) => (a.handlers?.['diagnostics'] !== undefined ? a : { ...a, handlers: { ...a.handlers, diagnostics: { enabled: true } } }), writeYaml);
   // This run's port, in the three files (tokens and data stay as they are).
   update(bridgeConfig, YAML.parse, (b: { listen?: object }) => ({ ...b, listen: { host: '127.0.0.1', ...b.listen, port } }), writeYaml);
   update(agentConfig, YAML.parse, (a: { bridge?: object }) => ({ ...a, bridge: { ...a.bridge, url: `ws://127.0.0.1:${port}/v1/device` } }), writeYaml);

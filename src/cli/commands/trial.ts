@@ -8,10 +8,10 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { runTrial } from '../../trial/run-trial.js';
 import { renderHtml } from '../../trial/report.js';
-import type { CheckResult } from '../../trial/types.js';
+import type { CheckResult, Verdict } from '../../trial/types.js';
 import { readProfile } from '../runtime-client.js';
 import { readUserFile, UsageError } from '../process.js';
-import { localeFromEnv } from '../../i18n/index.js';
+import { isLocale, LOCALES, localeFromEnv, type Locale } from '../../i18n/index.js';
 import { errorText } from '../../i18n/said.js';
 import { DEFAULT_PROFILE } from './core.js';
 
@@ -20,7 +20,7 @@ export const EXIT_TRIAL_FAILED = 1;
 
 const collect = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
 
-const MARK: Record<string, string> = { pass: '✓', fail: '✗', skipped: '–', not_run: '?' };
+const MARK: Record<Verdict, string> = { pass: '✓', fail: '✗', inconclusive: '~', not_run: '?', skipped: '–', simulated: '≈' };
 
 /** Registers `trial`. */
 export function registerTrialCommand(program: Command): void {
@@ -44,6 +44,7 @@ export function registerTrialCommand(program: Command): void {
     .option('--expect-user <id>', say('cli.help.trial.expect_user'))
     .option('--report <file>', say('cli.help.trial.report'))
     .option('--json <file>', say('cli.help.trial.json'))
+    .option('--lang <locale>', say('cli.help.trial.lang'))
     .action(async (o: Record<string, unknown>) => {
       const env = process.env;
       const explicit = (o['bridge'] as string | undefined) ?? env['AIOS_BRIDGE_URL'];
@@ -64,6 +65,9 @@ export function registerTrialCommand(program: Command): void {
       if (!devices.length) throw new UsageError(say('cli.trial.missing_device'));
       const control = o['control'] as string;
       if (control !== 'none' && control !== 'local') throw new UsageError(say('cli.trial.bad_control'));
+      const langOpt = o['lang'] as string | undefined;
+      if (langOpt !== undefined && !isLocale(langOpt)) throw new UsageError(say('cli.trial.bad_lang', { lang: langOpt, locales: LOCALES.join(', ') }));
+      const lang: Locale = langOpt ?? localeFromEnv();
       const report = await runTrial({
         bridge,
         runtimeToken: token,
@@ -75,18 +79,20 @@ export function registerTrialCommand(program: Command): void {
         allowEffects: !!o['allowEffects'],
         allowNotRun: o['allowNotRun'] as string[],
         control,
+        lang,
         ...(o['agentDataDir'] ? { agentDataDir: resolve(o['agentDataDir'] as string) } : {}),
         ...(o['expectWorkspace'] ? { expectWorkspace: o['expectWorkspace'] as string } : {}),
         ...(o['expectUser'] ? { expectUser: o['expectUser'] as string } : {}),
         cli: { node: process.execPath, args: [...process.execArgv, process.argv[1]!] },
-        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(7)} ${c.id}${c.required ? '' : say('cli.trial.optional')}: ${c.message}\n`),
+        onCheck: (c: CheckResult) => process.stdout.write(`${MARK[c.verdict]} ${c.verdict.padEnd(12)} ${c.id}${c.device && devices.length > 1 ? ` [${c.device}]` : ''}${c.required ? '' : say('cli.trial.optional')}: ${c.message}\n`),
       });
       if (o['json']) writeFileSync(o['json'] as string, JSON.stringify(report, null, 2) + '\n');
       if (o['report']) writeFileSync(o['report'] as string, renderHtml(report));
       const s = report.summary;
       const verdict = say(report.ok ? 'cli.trial.passed' : 'cli.trial.failed');
       const failed = s.required_failed.length ? say('cli.trial.required_failed', { ids: s.required_failed.join(', ') }) : '';
-      process.stdout.write(`\n${say('cli.trial.summary', { verdict, pass: s.pass, fail: s.fail, skipped: s.skipped, not_run: s.not_run })}${failed}\n`);
+      process.stdout.write(`\n${say('cli.trial.summary', { verdict, pass: s.pass, fail: s.fail, inconclusive: s.inconclusive, not_run: s.not_run, skipped: s.skipped, simulated: s.simulated })}${failed}\n`);
+      process.stdout.write(say('cli.trial.outputs_validated', { n: s.outputs_validated.validated, m: s.outputs_validated.functions }) + '\n');
       if (o['report']) process.stdout.write(say('cli.trial.report', { file: o['report'] as string }) + '\n');
       process.exitCode = report.ok ? 0 : EXIT_TRIAL_FAILED;
     });

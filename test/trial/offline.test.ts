@@ -1,0 +1,34 @@
+/**
+ * Issue #30, faults for real: with --control local the trial takes the device's link down through the new
+ * control method control.session.offline and observes the bridge's 409 device_offline; the device comes back.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { inProcessStack, ids, until } from '../helpers/stack.js';
+import { runTrial } from '../../src/trial/run-trial.js';
+import { LocalControl } from '../../src/trial/local-control.js';
+
+test('faults.device_offline takes the link down with control.session.offline and observes 409 device_offline', { timeout: 180_000 }, async () => {
+  const s = await inProcessStack({});
+  try {
+    const agentDir = join(s.dir, 'agent');
+    // Bad input is a typed error and leaves the link up.
+    const control = await LocalControl.connect(agentDir);
+    try {
+      for (const seconds of [0, 1.5, 'x', 301]) await assert.rejects(control.call('control.session.offline', { seconds }), /seconds must be a whole number from 1 to 300/);
+      assert.equal(s.bridge.hub.isOnline(ids.device_id), true);
+    } finally {
+      control.close();
+    }
+    const r = await runTrial({ bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['faults.device_offline'], control: 'local', agentDataDir: agentDir });
+    const c = r.checks.find((x) => x.id === 'faults.device_offline')!;
+    assert.equal(c.verdict, 'pass', c.message);
+    assert.match(c.message, /HTTP 409 device_offline while the link was down/);
+    assert.match(c.message, /the call in flight ended/);
+    assert.ok(c.evidence.some((x) => x.label.startsWith('take the link down')));
+    await until(() => s.bridge.hub.isOnline(ids.device_id), 20_000, 'the device is back');
+  } finally {
+    await s.stop();
+  }
+});

@@ -1,0 +1,49 @@
+/**
+ * Issue #30, permissions for real: permissions.granted lists every grant kind the device's functions need
+ * (a device whose serial functions have no port shared fails, even with a folder shared); permissions.denied
+ * tries a real file outside every share and a link inside the share that escapes it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { inProcessStack, ids } from '../helpers/stack.js';
+import { runTrial } from '../../src/trial/run-trial.js';
+
+// The functions of the kinds this machine has nothing to share for are turned off (then not published).
+const PRINTER = ['cancel_job', 'get_attributes', 'job_status', 'list', 'list_jobs', 'print', 'print_raw'].map((f) => `printer.${f}`);
+const SERIAL = ['get_signals', 'list_ports', 'monitor', 'request', 'set_signals', 'write'].map((f) => `serial.${f}`);
+const OTHERS = { media: { enabled: false }, bluetooth: { enabled: false }, diagnostics: { enabled: true } };
+
+async function withShare(disabled: string[], f: (r: Awaited<ReturnType<typeof runTrial>>) => void) {
+  const s = await inProcessStack({ agent: { handlers: OTHERS, functions: { disabled } } });
+  try {
+    const shared = join(s.dir, 'shared');
+    mkdirSync(shared);
+    s.agent.grants.add('files', { path: shared, access: 'read_write', name: 'Shared' });
+    f(await runTrial({ bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['permissions'], control: 'local', agentDataDir: join(s.dir, 'agent'), allowEffects: true }));
+  } finally {
+    await s.stop();
+  }
+}
+
+test('every needed kind granted: both checks pass, the link escaping the share is refused', { timeout: 120_000 }, async () => {
+  await withShare([...PRINTER, ...SERIAL], (r) => {
+    const g = r.checks.find((c) => c.id === 'permissions.granted')!;
+    assert.equal(g.verdict, 'pass', g.message);
+    assert.match(g.message, /files: granted/);
+    const d = r.checks.find((c) => c.id === 'permissions.denied')!;
+    assert.equal(d.verdict, 'pass', d.message);
+    assert.match(d.message, /real file outside every share and for a link escaping the share/);
+    assert.equal(d.evidence.length, 2);
+  });
+});
+
+test('serial functions published with no port shared: permissions.granted fails and names serial', { timeout: 120_000 }, async () => {
+  await withShare(PRINTER, (r) => {
+    const g = r.checks.find((c) => c.id === 'permissions.granted')!;
+    assert.equal(g.verdict, 'fail', g.message);
+    assert.match(g.message, /serial: not granted/);
+    assert.match(g.message, /files: granted/);
+  });
+});
