@@ -1,8 +1,9 @@
 /**
  * Opening `log.file` (agent and bridge) so that other users cannot read it (issue 27, finding 6): a new
  * file is created 0600 and its missing folders 0700; a folder that exists is never changed (`/var/log`);
- * an existing file that other users can read (`o+r`) is refused with the fix in the message. A file only
- * its group can read (logrotate's `create 0640 root adm`) is accepted.
+ * an existing regular file that other users can read (`o+r`) is refused with the fix in the message. A
+ * file only its group can read (logrotate's `create 0640 root adm`) is accepted, and so is a device
+ * (`/dev/stderr`), which keeps nothing for anyone to read.
  */
 import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -31,11 +32,13 @@ export function openLogFile(file: string, ours = false): number {
   // Checked on the descriptor that will be written, so a file swapped in between is what is judged.
   const st = fstatSync(fd);
   const mode = st.mode;
-  if (mode & 0o004 && ours && st.uid === process.getuid?.()) {
+  // Only a regular file keeps what is written for others to read; a device (/dev/stderr, /dev/null) does not.
+  const readable = st.isFile() && (mode & 0o004) !== 0;
+  if (readable && ours && st.uid === process.getuid?.()) {
     fchmodSync(fd, 0o600);
     return fd;
   }
-  if (mode & 0o004) {
+  if (readable) {
     closeSync(fd);
     throw new LogFileError(file, mode);
   }
