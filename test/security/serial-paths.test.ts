@@ -1,7 +1,7 @@
 /**
  * Issue 27, finding 1: a `*` serial grant covers only ports the OS lists as serial ports. Through the
- * CLI-started bridge and agent: under `*` a socat pty, /dev/tty, a regular file, a symlink to one and a
- * FIFO are refused (`rejected/permission_denied`, `details.rule`) by every serial function, before consent,
+ * CLI-started bridge and agent: under `*` a socat pty, /dev/tty, /dev/console, a regular file, a symlink
+ * to one, a FIFO and a block device are refused (`rejected/permission_denied`, `details.rule`) by every serial function, before consent,
  * and never opened (the agent's /proc/<pid>/fd never shows them; the FIFO's writer never sees a reader);
  * an absent path reads the same as a regular file (no oracle); an explicit grant of a pty works; an
  * explicit grant of a regular file is refused.
@@ -9,7 +9,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Proc, processStack, until } from '../helpers/stack.js';
@@ -96,11 +96,14 @@ describe('serial grants: only serial ports under *, only terminals when named', 
     ['serial.monitor', { port, duration_ms: 1000 }],
   ];
 
-  test('under *: a pty, /dev/tty, a regular file, a symlink to one and a FIFO are refused by every function and never opened', async () => {
+  test('under *: a pty, /dev/tty, /dev/console, a regular file, a symlink to one, a FIFO and a block device are refused by every function and never opened', async () => {
     const pid = s.agent.child.pid!;
     const watch = watchFds(pid);
     const refused: string[] = [];
-    for (const port of [star.a, '/dev/tty', '/dev/console', '/dev/null', link, fifo]) {
+    // A block device, where this machine has one (containers may not).
+    const block = ['/dev/loop0', '/dev/vda', '/dev/sda'].find((p) => existsSync(p) && statSync(p).isBlockDevice());
+    const ports = [star.a, '/dev/tty', '/dev/console', '/dev/null', link, fifo, ...(block ? [block] : [])];
+    for (const port of ports) {
       for (const [fn, args] of calls(port)) {
         const o = await outcome(fn, args);
         assert.deepEqual([o.state, o.error?.type, o.error?.side_effects, o.error?.details?.['rule']], ['rejected', 'permission_denied', 'none', 'not_a_listed_port'], `${fn} ${port}: ${JSON.stringify(o.error)}`);
@@ -110,9 +113,9 @@ describe('serial grants: only serial ports under *, only terminals when named', 
     }
     const seen = await watch.stop();
     // (/dev/null is the agent's own stdin, so it is refused above but not looked for here.)
-    const forbidden = [realpathSync(star.a), '/dev/tty', '/dev/console', file, fifo];
+    const forbidden = [realpathSync(star.a), '/dev/tty', '/dev/console', file, fifo, ...(block ? [block] : [])];
     assert.deepEqual([...seen].filter((p) => forbidden.includes(p)), [], 'the agent never had them open');
-    assert.equal(refused.length, 30);
+    assert.equal(refused.length, ports.length * 5);
     assert.equal(writer.out, '', "the FIFO's writer never saw a reader");
     // The writer would have seen one: opening the FIFO for reading here wakes it.
     const fd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
