@@ -165,7 +165,7 @@ async function start(): Promise<void> {
     const config: AgentConfig = loadAgentConfig(file);
     const logFile = config.log?.file ?? join(config.data_dir, 'tray.log');
     logsDir = dirname(logFile);
-    log = createLogger({ level: config.log?.level ?? 'info', file: logFile });
+    log = createLogger({ level: config.log?.level ?? 'info', file: logFile, ownFile: config.log?.file === undefined });
     host = await AgentHost.start(config, log);
   } catch (e) {
     state.problem = t('not_running');

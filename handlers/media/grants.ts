@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { defineGrantKind, listingCandidates, type GrantListing, type GrantInput } from '../../src/sdk/index.js';
+import { checkCaptureId } from './backends/device-check.js';
 
 const Entry = Type.Union([
   Type.String({ minLength: 1 }),
@@ -19,9 +20,9 @@ const covers = (grantId: string, requestedId: string): boolean => grantId === '*
 /** Settings → Find devices for a media kind: `<fn>`'s `<key>` list, by id and label. */
 const listing = (fn: string, key: string): GrantListing => ({ function: fn, candidates: (o) => listingCandidates(o, key, 'id', ['label']), idKey: 'id' });
 
-/** `grants.cameras`. */
-export const cameraGrants = defineGrantKind({ kind: 'cameras', entry: Entry, normalize, covers, listing: listing('camera.list', 'cameras') });
-/** `grants.microphones`. */
-export const microphoneGrants = defineGrantKind({ kind: 'microphones', entry: Entry, normalize, covers, listing: listing('microphone.list', 'microphones') });
-/** `grants.screens`. */
-export const screenGrants = defineGrantKind({ kind: 'screens', entry: Entry, normalize, covers, listing: listing('screen.list', 'screens') });
+/** `grants.cameras`. Before consent, a camera id is a capture device of the platform (never a file or a URL). */
+export const cameraGrants = defineGrantKind({ kind: 'cameras', entry: Entry, normalize, covers, listing: listing('camera.list', 'cameras'), validate: (id) => checkCaptureId('camera', id) });
+/** `grants.microphones`. Before consent, a microphone id is an audio source name (never a path or a URL). */
+export const microphoneGrants = defineGrantKind({ kind: 'microphones', entry: Entry, normalize, covers, listing: listing('microphone.list', 'microphones'), validate: (id) => checkCaptureId('microphone', id) });
+/** `grants.screens`. Before consent, a screen id is never a URL. */
+export const screenGrants = defineGrantKind({ kind: 'screens', entry: Entry, normalize, covers, listing: listing('screen.list', 'screens'), validate: (id) => checkCaptureId('screen', id) });

@@ -5,7 +5,9 @@
 import { Type } from '@sinclair/typebox';
 import { defineGrantKind, listingCandidates, type Grant } from '../../src/sdk/index.js';
 import { portKey } from './engine/listing.js';
+import { checkPort } from './engine/port-check.js';
 import type { PortSettings } from './engine/settings.js';
+import { binding } from './native.js';
 
 /** Port settings a grant may preset (a call may override them). */
 export const SettingsProps = {
@@ -56,4 +58,6 @@ export const serialGrants = defineGrantKind({
     return { id: e.path, alias: e.alias, ask: e.ask, ...(Object.keys(settings).length ? { settings } : {}) };
   },
   covers: (grantId, requestedId) => coversPort(grantId, requestedId),
+  // Before consent and before any open: `*` covers only ports the OS lists; an explicit path must be a terminal.
+  validate: (id, grant) => checkPort(id, grant.id !== '*', { platform: process.platform, sys: '/sys', list: async () => (await binding()).list() }),
 });

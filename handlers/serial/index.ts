@@ -3,22 +3,16 @@
  * (engine/) holds the port pool, the read-until reader, modem lines and the listing logic; this module,
  * functions.ts and grant-kind.ts are the glue to the SDK. See docs/handlers/serial.md.
  */
-import { defineHandler, optionalNative } from '../../src/sdk/index.js';
-import type { Binding } from './engine/binding.js';
+import { defineHandler } from '../../src/sdk/index.js';
 import { DEFAULT_IDLE_CLOSE_MS, PortPool } from './engine/pool.js';
 import { serialFunctions } from './functions.js';
 import { serialGrants } from './grant-kind.js';
+import { binding } from './native.js';
 
 /** Reads the handler's options (`handlers.serial.idle_close_ms`). */
 function idleCloseMs(options: Record<string, unknown>): number {
   const v = options['idle_close_ms'];
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 600_000 ? v : DEFAULT_IDLE_CLOSE_MS;
-}
-
-/** serialport's native bindings, loaded on first use (a machine where they cannot load still runs the agent). */
-async function binding(): Promise<Binding> {
-  const m = await optionalNative('serialport', { feature: 'Serial ports', load: () => import('serialport') });
-  return m.SerialPort.binding as unknown as Binding;
 }
 
 export default defineHandler({

@@ -7,8 +7,11 @@ import type { Outcome } from '../protocol/messages.js';
 import { errorOutcome, type CallTimes } from '../protocol/outcomes.js';
 import type { AbortLike } from './locks.js';
 
-/** What stopped a call: `aios/function.cancel`, its execution budget, the agent stopping, the bridge lease. */
-export type AbortKind = 'cancel' | 'timeout' | 'shutdown' | 'lease';
+/**
+ * What stopped a call: `aios/function.cancel`, its execution budget, the agent stopping, the bridge lease,
+ * or the user pausing the agent (only calls whose handler has not started are stopped for a pause).
+ */
+export type AbortKind = 'cancel' | 'timeout' | 'shutdown' | 'lease' | 'pause';
 
 /** The reason a call's signal carries (`ctx.signal.reason` for handlers). */
 export class AbortReason extends Error {
@@ -71,7 +74,13 @@ export function abortedBeforeStart(t: CallTimes, ab: CallAbort): Outcome | undef
   if (!ab.aborted || !r || r.kind === 'timeout') return undefined;
   if (r.kind === 'shutdown') return errorOutcome(t, 'failed', 'execution_interrupted', 'The device client stopped before this call started; it did not run.', 'none');
   if (r.kind === 'lease') return errorOutcome(t, 'cancelled', 'cancelled', LEASE_MESSAGE, 'none', { reason: 'lease_expired' });
+  if (r.kind === 'pause') return pausedBeforeStart(t);
   return errorOutcome(t, 'cancelled', 'cancelled', 'The call was cancelled.', 'none');
+}
+
+/** The outcome of a call whose handler had not started when the user paused the agent (issue 27, finding 5). */
+export function pausedBeforeStart(t: CallTimes): Outcome {
+  return errorOutcome(t, 'rejected', 'paused', 'The user paused this device client before the call started; it did not run.', 'none');
 }
 
 /** The outcome of a call aborted while its handler ran; `budgetMs` is the call's own execution budget. */
@@ -83,6 +92,8 @@ export function abortedWhileRunning(t: CallTimes, kind: AbortKind, side: SideEff
       return errorOutcome(t, 'unknown', 'execution_interrupted', 'The device client stopped while this call was running.', side === 'none' ? 'none' : 'possible');
     case 'lease':
       return errorOutcome(t, 'cancelled', 'cancelled', LEASE_MESSAGE, side, { reason: 'lease_expired' });
+    case 'pause': // not sent to running calls; the handler's own onPause decides what they do
+      return errorOutcome(t, 'failed', 'paused', 'The user paused this device client while the call was running.', side);
     default:
       return errorOutcome(t, 'cancelled', 'cancelled', 'The call was cancelled.', side);
   }

@@ -314,12 +314,14 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
 
   /**
-   * Tells the handlers the user paused or resumed calls (`onPause` / `onResume`); repeated states are
-   * ignored, so it may be fed every status change.
+   * Tells the dispatcher and the handlers the user paused or resumed calls (calls not started yet end
+   * `paused`; `onPause` / `onResume`); repeated states are ignored, so it may be fed every status change.
    */
   async setPaused(paused: boolean): Promise<void> {
     if (paused === this.paused) return;
     this.paused = paused;
+    // Calls that have not started yet end `paused` now (those waiting for a lock, a slot or an answer).
+    if (paused) this.dispatcher.pauseWaiting();
     await Promise.all(this.handlerResults.map((r) => (paused ? r.instance?.pause() : r.instance?.resume())));
   }
 

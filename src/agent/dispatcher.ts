@@ -20,7 +20,7 @@ import { LockAbortedError, LockManager, Semaphore } from './locks.js';
 import { errorOutcome, preAcceptOutcome } from '../protocol/outcomes.js';
 import type { FunctionRegistry } from './registry.js';
 import { resourceScope, type CallObserver, type ConsentGate, type ConsentRequest, type ConsentResource } from '../seams/call-seams.js';
-import { AbortReason, CallAbort, abortedBeforeStart, type AbortKind } from './abort.js';
+import { AbortReason, CallAbort, abortedBeforeStart, pausedBeforeStart, type AbortKind } from './abort.js';
 import { admit, type AdmissionOptions, type Identity } from './admission.js';
 import { CallLogger, execute, type ExecutionEnv } from './execution.js';
 import type { InFlight } from './inflight.js';
@@ -230,6 +230,21 @@ export class Dispatcher {
     return n;
   }
 
+  /**
+   * The user paused the agent: every call whose handler has not started (resolving its resources, waiting
+   * for consent, a lock or a slot) ends `rejected/paused` with `side_effects: none` now, not when its wait
+   * ends. Running calls are left to their handlers' `onPause`. Returns how many were stopped.
+   */
+  pauseWaiting(): number {
+    let n = 0;
+    for (const call of this.inflight.values()) {
+      if (call.times.startedAt !== null || call.handlerRunning || isTerminal(call.state)) continue;
+      this.abort(call, 'pause');
+      n++;
+    }
+    return n;
+  }
+
   /** Stops accepting calls, aborts everything and waits (bounded) for outcomes to be journalled. */
   async shutdown(): Promise<void> {
     this.accepting = false;
@@ -400,6 +415,8 @@ export class Dispatcher {
       const e = decision.error;
       return errorOutcome(t, 'rejected', e.type, e.message, 'none', e.details, e.retryable);
     }
+    // Paused while the user was being asked: the answer does not start the call.
+    if (this.o.consent.isPaused()) return pausedBeforeStart(t);
     return this.start(call, resolved.locks, Math.min(p.timeout_ms ?? d.timeout_ms_default, d.timeout_ms_max), args, p.requester, log);
   }
 
@@ -438,6 +455,9 @@ export class Dispatcher {
           return abortedBeforeStart(t, call.ab) ?? errorOutcome(t, 'expired', 'device_busy', 'No execution slot came free before this call\'s deadline.', 'none');
         }
       }
+      // Pause is checked again after every wait (issue 27, finding 5): a call that waited for a lock or
+      // a slot across a pause does not start after it.
+      if (this.o.consent.isPaused()) return pausedBeforeStart(t);
       t.startedAt = new Date().toISOString();
       if (call.journalled) {
         await this.o.journal.setState(call.callId, 'running', t.startedAt);

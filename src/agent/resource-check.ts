@@ -16,8 +16,8 @@ export interface Resolved {
 
 /**
  * Runs the function's `resources()` and checks each resource of a declared grant kind against the
- * live grants (whatever the handler checked itself): outside every grant, or read-only for a write,
- * throws `permission_denied`. The grant's alias labels it and its `ask: always` carries over.
+ * live grants (whatever the handler checked itself): outside every grant, read-only for a write, or
+ * refused by the kind's `validate` (a path that is not a device), throws `permission_denied`. The grant's alias labels it and its `ask: always` carries over.
  * `showGrants`: only built-in handlers see the grants in `resources()`.
  */
 export async function resolveResources(reg: RegisteredFunction, args: Record<string, unknown>, grants: GrantStore | undefined, showGrants: boolean): Promise<Resolved> {
@@ -33,6 +33,13 @@ export async function resolveResources(reg: RegisteredFunction, args: Record<str
     const c = grants?.check(x, writes);
     if (c && 'refused' in c) throw new WireError('permission_denied', c.refused, { details: { reason: 'not_granted', kind: x.kind } });
     const g = c?.grant;
+    // The kind's own rule on what a grant may cover (a `*` serial grant: only ports the OS lists), before
+    // any prompt and before the handler opens anything.
+    const validate = g ? grants?.kindOf(x.kind)?.validate : undefined;
+    if (g && validate) {
+      const v = await validate(x.id, g);
+      if (v) throw new WireError('permission_denied', v.message, { details: { reason: 'not_a_device', kind: x.kind, rule: v.rule } });
+    }
     const label = x.label ?? g?.alias;
     const ask = x.ask ?? g?.ask;
     resources.push({ kind: x.kind, id: x.id, granted: g !== undefined, ...(label !== undefined ? { label } : {}), ...(ask ? { ask } : {}) });

@@ -15,7 +15,7 @@ import { buildDeviceCard } from '../discovery/card.js';
 import { signCard } from '../protocol/card-sign.js';
 import { publishedDescriptors } from '../discovery/skill-index.js';
 import { LocalEndpoint } from '../endpoint/local-endpoint.js';
-import { defaultSocketPath } from '../endpoint/socket-path.js';
+import { defaultSocket } from '../endpoint/socket-path.js';
 import type { RpcMethod } from '../protocol/rpc-methods.js';
 import type { DeviceKey } from '../identity/device-key.js';
 import type { ToolsChanged } from '../protocol/messages.js';
@@ -98,12 +98,15 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
   // The card without credentials lists no private skill; each variant is signed on its own.
   let anonymousCard: Record<string, unknown> | undefined;
   const published = (authenticated: boolean) => publishedDescriptors(agent.registry.descriptors(), { authenticated, disabled: agent.isDisabled });
+  const configuredSocket = config.local_endpoint?.socket;
+  const socket = config.local_endpoint?.enabled === false || configuredSocket === false ? undefined : configuredSocket ? { path: configuredSocket } : await defaultSocket(config.data_dir);
   const endpoint = config.local_endpoint?.enabled === false
     ? undefined
     : new LocalEndpoint({
         host: config.local_endpoint?.host ?? '127.0.0.1',
         port: config.local_endpoint?.port ?? 9527,
-        socketPath: config.local_endpoint?.socket === false ? null : (config.local_endpoint?.socket ?? defaultSocketPath()),
+        socketPath: socket?.path ?? null,
+        ...(socket?.madeDir ? { socketDirMade: socket.madeDir } : {}),
         dataDir: config.data_dir,
         version: APP_VERSION,
         log,

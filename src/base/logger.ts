@@ -4,6 +4,7 @@
  */
 import { writeSync } from 'node:fs';
 import { pino } from 'pino';
+import { openLogFile } from './log-file.js';
 
 /** Minimal structured logger (pino-compatible). Never pass argument contents, tokens or file data. */
 export interface Logger {
@@ -51,14 +52,18 @@ function flushAtExit(flush: () => void): void {
   });
 }
 
-/** Creates the process logger: JSON lines to a file, or to stderr. */
-export function createLogger(opts: { level?: string; file?: string; name?: string } = {}): Logger {
+/**
+ * Creates the process logger: JSON lines to a file, or to stderr. Throws LogFileError when the file
+ * exists and other users can read it (`ownFile`: a path the program chose itself is made private instead).
+ */
+export function createLogger(opts: { level?: string; file?: string; name?: string; ownFile?: boolean } = {}): Logger {
   // Written synchronously, a line as it comes (the call lines of one turn together, below): one
   // `write()`, no thread-pool round trip, nothing waiting in a buffer, so nothing to flush at exit and
   // no line overtaking another. (A buffered destination measures its whole pending buffer on every
   // write, which copies it, and its flush at exit retries a full disk forever.)
   // What cannot be written waits, up to 1 MiB (then new lines are dropped).
-  const destination = pino.destination({ ...(opts.file ? { dest: opts.file, mkdir: true } : { dest: 2 }), sync: true, maxLength: 1 << 20 });
+  // A log file is opened here (0600, folders 0700; refused when other users can read it: log-file.ts).
+  const destination = pino.destination({ dest: opts.file ? openLogFile(opts.file, opts.ownFile) : 2, sync: true, maxLength: 1 << 20 });
   // A log that cannot be written (disk full) must not stop the agent: what failed is tried again with
   // the next line. Said once on stderr.
   let reported = false;

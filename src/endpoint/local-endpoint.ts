@@ -4,7 +4,7 @@
  * It writes only its socket and the local token file; `endpoint.json` is the agent's (see `info()`).
  */
 import { createHash } from 'node:crypto';
-import { chmod, unlink } from 'node:fs/promises';
+import { chmod, rmdir, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -43,6 +43,8 @@ export interface LocalEndpointOptions {
   port?: number;
   /** Unix socket path (or Windows pipe); null = no socket. */
   socketPath?: string | null;
+  /** The socket's folder when it was made for this run (a random name under the temp dir): removed at stop. */
+  socketDirMade?: string;
   /** Holds the local token file. */
   dataDir: string;
   /** Client version for `/health`. */
@@ -81,7 +83,7 @@ function errorJson(type: ErrorType | 'method_not_allowed' | 'not_found', message
 export class LocalEndpoint {
   /** Counters and histograms served at `/metrics`; the dispatcher and session record into it. */
   readonly metrics = new Metrics();
-  private readonly opts: Required<Omit<LocalEndpointOptions, 'log' | 'socketPath' | 'uiDir'>> & { socketPath: string | null; uiDir: string | undefined };
+  private readonly opts: Required<Omit<LocalEndpointOptions, 'log' | 'socketPath' | 'uiDir' | 'socketDirMade'>> & { socketPath: string | null; uiDir: string | undefined; socketDirMade: string | undefined };
   private readonly log: Logger;
   private readonly rpc = new RpcMethods();
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, handleProtocols: (p) => (p.has(LOCAL_RPC_SUBPROTOCOL) ? LOCAL_RPC_SUBPROTOCOL : false) });
@@ -100,6 +102,7 @@ export class LocalEndpoint {
       host: opts.host ?? '127.0.0.1',
       port: opts.port ?? 9527,
       socketPath: opts.socketPath ?? null,
+      socketDirMade: opts.socketDirMade,
       dataDir: opts.dataDir,
       version: opts.version,
       portAttempts: opts.portAttempts ?? 20,
@@ -205,6 +208,7 @@ export class LocalEndpoint {
     this.servers = [];
     const sock = this.started?.socket;
     if (sock && !isNamedPipe(sock)) await unlink(sock).catch(() => undefined);
+    if (this.opts.socketDirMade) await rmdir(this.opts.socketDirMade).catch(() => undefined);
     this.started = undefined;
   }
 

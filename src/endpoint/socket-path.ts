@@ -2,7 +2,8 @@
  * Where the agent's Unix socket (named pipe on Windows) lives, and how a stale one is told from a live one.
  */
 import { connect } from 'node:net';
-import { lstat, mkdir, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, mkdtemp, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { osUserName } from '../identity/os-user.js';
@@ -14,16 +15,34 @@ export function isNamedPipe(p: string): boolean {
   return p.startsWith('\\\\.\\pipe\\') || p.startsWith('\\\\?\\pipe\\');
 }
 
+/** The longest Unix socket path in bytes: `sun_path` holds 108 bytes on Linux, 104 on macOS and the BSDs, less the NUL. */
+export function maxSocketPathBytes(platform: NodeJS.Platform = process.platform): number {
+  return platform === 'linux' || platform === 'android' ? 107 : 103;
+}
+
+/** The default socket, and whether its folder was made for this run (to remove at stop). */
+export interface DefaultSocket {
+  path: string;
+  /** A folder with a random name made (0700) for this run: removed when the endpoint stops. */
+  madeDir?: string;
+}
+
 /**
- * The default socket: `$XDG_RUNTIME_DIR/aios-device/agent.sock` on Linux, a per-user folder under the temp
- * dir on macOS, and a per-user named pipe on Windows, so several users on one machine never collide.
+ * The default socket: `$XDG_RUNTIME_DIR/aios-device/agent.sock` where the session has a runtime folder;
+ * otherwise `<data_dir>/agent.sock` inside the agent's private data folder (issue 27, finding 4: a folder
+ * under /tmp with a predictable name could be taken by another user first and stop the agent), or, when
+ * that path is longer than `sun_path` allows, a folder with a random name created 0700 under the temp dir
+ * (`mkdtemp`). Windows: a per-user named pipe with a random part. Either way `endpoint.json` records it.
  */
-export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+export async function defaultSocket(dataDir: string, env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<DefaultSocket> {
   const user = osUserName()?.replace(/[^A-Za-z0-9_.-]/g, '_') ?? 'user';
-  if (platform === 'win32') return `\\\\.\\pipe\\aios-device-${user}`;
+  if (platform === 'win32') return { path: `\\\\.\\pipe\\aios-device-${user}-${randomBytes(8).toString('hex')}` };
   const runtime = env['XDG_RUNTIME_DIR'];
-  if (runtime) return join(runtime, 'aios-device', 'agent.sock');
-  return join(tmpdir(), `aios-device-${user}`, 'agent.sock');
+  if (runtime) return { path: join(runtime, 'aios-device', 'agent.sock') };
+  const inData = join(dataDir, 'agent.sock');
+  if (Buffer.byteLength(inData) <= maxSocketPathBytes(platform)) return { path: inData };
+  const made = await mkdtemp(join(tmpdir(), `aios-device-${user}-`));
+  return { path: join(made, 'agent.sock'), madeDir: made };
 }
 
 /**

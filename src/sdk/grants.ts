@@ -49,6 +49,21 @@ export interface GrantKind<E extends TSchema = TSchema> {
    * with no listing (`files`: a folder is picked or typed).
    */
   readonly listing?: GrantListing | undefined;
+  /**
+   * Whether a requested id may be handed to the device at all under the grant that covers it, checked in
+   * the resource check before any prompt and before anything opens it (a `*` serial grant covers only the
+   * ports the OS lists, never `/dev/pts/*` or a regular file). Returns the rule that refuses it, or
+   * undefined. The call then ends `rejected/permission_denied` with `details.rule`.
+   */
+  validate?(id: string, grant: Grant): GrantRefusal | undefined | Promise<GrantRefusal | undefined>;
+}
+
+/** Why a kind's `validate` refuses a requested id. */
+export interface GrantRefusal {
+  /** A stable name of the rule (`not_a_listed_port`, `not_a_terminal`, …), sent as `details.rule`. */
+  readonly rule: string;
+  /** An English sentence naming the id and the rule (the wire `message`). */
+  readonly message: string;
 }
 
 /** Something a grant could be given for, as the device lists it. */

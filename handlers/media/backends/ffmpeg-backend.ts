@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkCaptureId } from './device-check.js';
 import { captureArgs, inputFor, listArgs, parseAvfoundationList, parseDshowList, peakLevel, progressTimeMs, type ConfiguredDevice } from './ffmpeg-args.js';
 import { CaptureError, mediaTypeOf, type CaptureBackend, type CaptureProgress, type CaptureRequest, type CaptureResult, type DeviceInfo, type DeviceKind } from './types.js';
 
@@ -115,6 +116,9 @@ export class FfmpegBackend implements CaptureBackend {
     const configured = this.configuredFor(req.device.id);
     if (!configured && this.platform === 'linux' && kind === 'screen' && !this.env['DISPLAY'] && this.env['WAYLAND_DISPLAY'])
       throw new CaptureError('permission_denied', 'This Wayland session does not let programs grab the screen without a portal; use the tray app (its capture window asks through the desktop portal) or an X11 session.', 'wayland');
+    // What reaches `-i` is a capture device (the grant check said so before consent; the node may have changed since).
+    const refused = configured ? undefined : await checkCaptureId(kind, req.device.id, this.platform, this.opts.sysRoot ? join(this.opts.sysRoot, 'sys') : '/sys');
+    if (refused) throw new CaptureError('permission_denied', refused.message, refused.rule);
     const size = req.op === 'photo' && req.width && req.height && !configured ? { width: req.width, height: req.height } : undefined;
     const input = inputFor(req.device, this.platform, configured, size);
     const args = captureArgs(input, req, req.outPath);

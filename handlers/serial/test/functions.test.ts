@@ -92,9 +92,12 @@ describe('serial functions in the kit test host', () => {
       assert.deepEqual([o.state, (o.output as { text: string }).text, (o.output as { path: string }).path], ['completed', ' 7.5 V\r\n', second.a]);
       await peer.close();
       lab.grants.remove('serial', 'meter');
-      // No alias any more: under `*`, "meter" is now taken as a path, and no such port exists.
+      // No alias any more: under `*`, "meter" is now taken as a path, which is no port the OS lists (and
+      // neither is the pty itself: a `*` grant never covers a pseudo-terminal).
       const gone = await lab.call('serial.request', { ...weigh, port: 'meter' });
-      assert.deepEqual([gone.state, gone.error?.type, gone.error?.details?.['reason']], ['failed', 'device_unavailable', 'unplugged']);
+      assert.deepEqual([gone.state, gone.error?.type, gone.error?.details?.['rule']], ['rejected', 'permission_denied', 'not_a_listed_port']);
+      const byPath = await lab.call('serial.request', { ...weigh, port: second.a });
+      assert.deepEqual([byPath.state, byPath.error?.details?.['rule']], ['rejected', 'not_a_listed_port']);
     } finally {
       await lab.close();
       await second.kill();

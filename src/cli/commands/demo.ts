@@ -134,8 +134,8 @@ export function registerDemoCommand(program: Command): void {
       const demoUser = await ensureDemoUser(dir, files.bridgeConfig);
       const bcfg = loadBridgeConfig(files.bridgeConfig);
       const acfg = loadAgentConfig(files.agentConfig);
-      const blog = createLogger({ name: 'aios-bridge', file: join(dir, 'bridge.log') });
-      const alog = createLogger({ file: join(dir, 'agent.log') });
+      const blog = createLogger({ name: 'aios-bridge', file: join(dir, 'bridge.log'), ownFile: true });
+      const alog = createLogger({ file: join(dir, 'agent.log'), ownFile: true });
       const bridge = await startBridge(bcfg, blog).catch((e: Error) => {
         if ((e.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') throw e;
         throw new Error(say('cli.demo.port_in_use', { port: o.port }), { cause: e });
