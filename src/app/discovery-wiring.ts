@@ -54,6 +54,7 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
     dirs: [...defaultAdapterDirs(), ...(config.adapters?.dirs ?? [])],
     desktopDirs: defaultDesktopDirs(),
     developerMode: config.adapters?.developer_mode === true,
+    allowUnsandboxed: config.adapters?.unsandboxed === 'allow',
     trust,
     log,
     dataDir: config.data_dir,

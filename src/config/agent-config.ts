@@ -30,7 +30,7 @@ export const AgentConfigSchema = Type.Object(
       Type.Object({ provider: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('ui'), Type.Literal('tty'), Type.Literal('none')])), timeout_ms: Type.Optional(Type.Integer({ minimum: 1000 })) }, strict),
     ),
     functions: Type.Optional(Type.Object({ disabled: Type.Optional(Type.Array(S)) }, strict)),
-    adapters: Type.Optional(Type.Object({ dirs: Type.Optional(Type.Array(S)), developer_mode: Type.Optional(Type.Boolean()), builtin: Type.Optional(Type.Array(S)) }, strict)),
+    adapters: Type.Optional(Type.Object({ dirs: Type.Optional(Type.Array(S)), developer_mode: Type.Optional(Type.Boolean()), builtin: Type.Optional(Type.Array(S)), unsandboxed: Type.Optional(Type.Union([Type.Literal('allow'), Type.Literal('refuse')])) }, strict)),
     trust: Type.Optional(Type.Object({ keys: Type.Optional(Type.Array(S)) }, strict)),
     limits: Type.Optional(
       Type.Object(

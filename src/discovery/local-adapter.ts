@@ -7,7 +7,9 @@ import type { FunctionDefinition, HandlerEnv } from '../sdk/index.js';
 import { verifyCard } from '../protocol/card-sign.js';
 import { readCheckedCode, readCodeBinding, type CodeBytes } from './code-binding.js';
 import { executableExists, type DesktopEntry } from './desktop-entries.js';
-import { loadAdapterCode } from './adapter-loader.js';
+import { loadAdapterCode, privateCopy } from './adapter-loader.js';
+import { mkdir, rm } from 'node:fs/promises';
+import { McpAdapter } from './mcp-adapter.js';
 import type { AdapterCandidate } from './adapter-scanner.js';
 import type { AdapterCard, CodeBinding } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
@@ -23,8 +25,10 @@ export interface AdapterStatus {
   reason?: string;
   /** `reason` as a catalogue message, so a reader (the CLI) can say it in its user's language. */
   reason_message?: ProblemMessage;
-  /** Set when an unsigned adapter was loaded in developer mode. */
+  /** Set when an unsigned adapter was loaded in developer mode, or runs without a sandbox. */
   warning?: string;
+  /** An MCP adapter's process runs without the sandbox (`adapters.unsandboxed: allow`). */
+  unsandboxed?: boolean;
   /** `warning` as a catalogue message. */
   warning_message?: ProblemMessage;
 }
@@ -43,6 +47,8 @@ export interface PreparedAdapter {
   dispose?: () => Promise<void>;
   /** Verified key id, when signed. */
   kid?: string;
+  /** The running MCP server of an `mcp` adapter (its functions change when its tools do). */
+  mcp?: McpAdapter;
 }
 
 /** Warning shown for an unsigned adapter loaded in developer mode. */
@@ -88,6 +94,8 @@ export async function prepareLocalAdapter(
     env: () => HandlerEnv;
     /** A private folder (0700) the checked code is copied into and loaded from. */
     codeDir: () => Promise<string>;
+    /** MCP adapters may run without bubblewrap where it cannot run (admin config `adapters.unsandboxed: allow`). */
+    allowUnsandboxed?: boolean;
   },
 ): Promise<PreparedAdapter> {
   const installed = await softwareInstalled(cand.card, opts.desktop);
@@ -121,6 +129,42 @@ export async function prepareLocalAdapter(
   }
   const software = card.requirements?.software?.name;
   if (!installed) return refuse(software ? problem('core.adapter.requires_software', { software }) : problem('core.adapter.requires_unnamed'), card);
+  if (card.mcp) {
+    const env = opts.env();
+    const copy = await privateCopy({ id: cand.id, codeDir: await opts.codeDir(), binding, bytes });
+    await mkdir(env.dataDir, { recursive: true, mode: 0o700 });
+    const mcp = new McpAdapter({
+      id: cand.id,
+      name: card.adapter.name,
+      version: card.adapter.version,
+      spec: card.mcp,
+      codeDir: copy,
+      signedFiles: new Set(Object.keys(binding.files)),
+      dataDir: env.dataDir,
+      allowUnsandboxed: opts.allowUnsandboxed === true,
+      // The level a person chooses defaults to high: a third-party function is asked unless someone lowered it.
+      level: () => 'high',
+      log: env.log,
+    });
+    const dispose = () => mcp.stop().then(() => rm(copy, { recursive: true, force: true })).catch(() => {});
+    try {
+      const functions = await mcp.start();
+      const status: AdapterStatus = { available: true, software_installed: installed, software_running: true };
+      const warnings: ProblemMessage[] = [];
+      if (warning) warnings.push(problem(DEVELOPER_MODE_WARNING_KEY));
+      if (!mcp.sandboxed) {
+        status.unsandboxed = true;
+        warnings.push(problem('core.adapter.unsandboxed'));
+      }
+      if (warnings.length) Object.assign(status, { warning: renderProblem(warnings[0]!, 'en'), warning_message: warnings[0] });
+      const out: PreparedAdapter = { card, status, functions, dispose, mcp };
+      if (kid) out.kid = kid;
+      return out;
+    } catch (e) {
+      await dispose();
+      return refuse(problemOf(e), card);
+    }
+  }
   try {
     const { functions, dispose } = await loadAdapterCode({ id: cand.id, codeDir: await opts.codeDir(), card, binding, bytes, env: opts.env() });
     const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
