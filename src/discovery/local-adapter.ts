@@ -7,7 +7,7 @@ import type { FunctionDefinition, HandlerEnv } from '../sdk/index.js';
 import { verifyCard } from '../protocol/card-sign.js';
 import { readCheckedCode, readCodeBinding, type CodeBytes } from './code-binding.js';
 import { executableExists, type DesktopEntry } from './desktop-entries.js';
-import { loadAdapterCode, privateCopy } from './adapter-loader.js';
+import { privateCopy } from './adapter-loader.js';
 import { mkdir, rm } from 'node:fs/promises';
 import { McpAdapter } from './mcp-adapter.js';
 import type { AdapterCandidate } from './adapter-scanner.js';
@@ -129,7 +129,7 @@ export async function prepareLocalAdapter(
   }
   const software = card.requirements?.software?.name;
   if (!installed) return refuse(software ? problem('core.adapter.requires_software', { software }) : problem('core.adapter.requires_unnamed'), card);
-  if (card.mcp) {
+  {
     const env = opts.env();
     const copy = await privateCopy({ id: cand.id, codeDir: await opts.codeDir(), binding, bytes });
     await mkdir(env.dataDir, { recursive: true, mode: 0o700 });
@@ -137,7 +137,9 @@ export async function prepareLocalAdapter(
       id: cand.id,
       name: card.adapter.name,
       version: card.adapter.version,
-      spec: card.mcp,
+      // A JavaScript adapter is served by the project's host process; its `mcp` spec is unused.
+      spec: card.mcp ?? { command: process.execPath, prefix: 'host' },
+      ...(card.mcp ? {} : { host: { entry: binding.entry, skills: card.skills, adapter: card.adapter } }),
       codeDir: copy,
       signedFiles: new Set(Object.keys(binding.files)),
       dataDir: env.dataDir,
@@ -149,7 +151,7 @@ export async function prepareLocalAdapter(
     const dispose = () => mcp.stop().then(() => rm(copy, { recursive: true, force: true })).catch(() => {});
     try {
       const functions = await mcp.start();
-      const status: AdapterStatus = { available: true, software_installed: installed, software_running: true };
+      const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
       const warnings: ProblemMessage[] = [];
       if (warning) warnings.push(problem(DEVELOPER_MODE_WARNING_KEY));
       if (!mcp.sandboxed) {
@@ -164,15 +166,5 @@ export async function prepareLocalAdapter(
       await dispose();
       return refuse(problemOf(e), card);
     }
-  }
-  try {
-    const { functions, dispose } = await loadAdapterCode({ id: cand.id, codeDir: await opts.codeDir(), card, binding, bytes, env: opts.env() });
-    const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
-    if (warning) Object.assign(status, { warning, warning_message: problem(DEVELOPER_MODE_WARNING_KEY) });
-    const out: PreparedAdapter = { card, status, functions, dispose };
-    if (kid) out.kid = kid;
-    return out;
-  } catch (e) {
-    return refuse(problemOf(e), card);
   }
 }

@@ -15,16 +15,19 @@ import { basename, isAbsolute, join, posix } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { WireError } from '../protocol/errors.js';
+import { ERRORS, WireError, type ErrorType, type SideEffects } from '../protocol/errors.js';
 import { coreMessage } from '../i18n/index.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { BlobRefSchema, type CallContext, type DescriptorInput, type FunctionDefinition, type Logger } from '../sdk/index.js';
-import type { McpSpec } from '../protocol/manifest-schemas.js';
+import type { AdapterInfo, CardSkill, McpSpec } from '../protocol/manifest-schemas.js';
 import type { PermissionLevel } from '../protocol/messages.js';
-import { DEFAULT_SKILL_TIMEOUT_MAX_MS, DEFAULT_SKILL_TIMEOUT_MS } from './card.js';
+import { DEFAULT_SKILL_TIMEOUT_MAX_MS, DEFAULT_SKILL_TIMEOUT_MS, skillToDescriptor } from './card.js';
 import { AdapterProblem } from './adapter-problem.js';
-import { bubblewrapLaunch, probeBubblewrap, unsandboxedLaunch, type Launch } from './sandbox.js';
-import { APP_VERSION } from '../version.js';
+import { bubblewrapLaunch, probeBubblewrap, SANDBOX_HOST, unsandboxedLaunch, type Launch, type LaunchSpec } from './sandbox.js';
+import { APP_VERSION, PROJECT_ROOT } from '../version.js';
+
+/** The host process of JavaScript adapters (plain JavaScript: node runs it as it is). */
+export const ADAPTER_HOST_DIR = join(PROJECT_ROOT, 'resources', 'adapter-host');
 
 /**
  * How long a cancelled call's process may go on before it is killed: just past the agent's grace for a
@@ -111,6 +114,11 @@ export interface McpAdapterOptions {
   /** The level each function has unless someone chose another (the card's claim is at most this). */
   level: (fn: string, tool: Tool) => PermissionLevel;
   log: Logger;
+  /**
+   * A JavaScript adapter (`entry` + signed skills) served by the project's host process over MCP instead of
+   * a server of its own: the card's skills are the functions, the host's tools their implementations.
+   */
+  host?: { entry: string; skills: readonly CardSkill[]; adapter: Pick<AdapterInfo, 'version'> };
 }
 
 /** One running process and the calls sent to it. */
@@ -163,7 +171,19 @@ export class McpAdapter {
   }
 
   private async launch(): Promise<Launch> {
-    const spec = { codeDir: this.o.codeDir, dataDir: this.o.dataDir, command: this.o.spec.command, args: this.o.spec.args ?? [], network: this.o.spec.network === true, ...(this.o.spec.env ? { env: this.o.spec.env } : {}) };
+    const host = this.o.host;
+    const spec: LaunchSpec = host
+      ? {
+          codeDir: this.o.codeDir,
+          dataDir: this.o.dataDir,
+          // The agent's own runtime (Electron's, run as node): it is not the adapter's code.
+          command: process.execPath,
+          args: [`${SANDBOX_HOST}/host.mjs`, host.entry, APP_VERSION],
+          network: false,
+          ...(process.versions['electron'] ? { env: { ELECTRON_RUN_AS_NODE: '1' } } : {}),
+          host: { dir: ADAPTER_HOST_DIR, nodeModules: join(PROJECT_ROOT, 'node_modules') },
+        }
+      : { codeDir: this.o.codeDir, dataDir: this.o.dataDir, command: this.o.spec.command, args: this.o.spec.args ?? [], network: this.o.spec.network === true, ...(this.o.spec.env ? { env: this.o.spec.env } : {}) };
     const probe = await probeBubblewrap();
     if ('bwrap' in probe) return bubblewrapLaunch(probe.bwrap, spec);
     if (!this.o.allowUnsandboxed) throw new AdapterProblem('core.adapter.no_sandbox', { detail: probe.reason });
@@ -180,7 +200,7 @@ export class McpAdapter {
   }
 
   private async spawn(): Promise<Generation> {
-    await checkMcpCommand(this.o.spec, this.o.codeDir, this.o.signedFiles);
+    if (!this.o.host) await checkMcpCommand(this.o.spec, this.o.codeDir, this.o.signedFiles);
     const launch = await this.launch();
     this.sandboxed = launch.sandboxed;
     // Loaded only now: an agent without MCP adapters never loads the SDK.
@@ -216,6 +236,9 @@ export class McpAdapter {
       g.ended = true;
       await transport.close().catch(() => undefined);
       if (e instanceof AdapterProblem) throw e;
+      // The host says why it could not serve a JavaScript adapter: the reasons the in-process loader gave.
+      const said = this.o.host ? /aios-adapter-host: (load_failed|no_handler|grant_kinds|start_failed)(?:: (.*))?/.exec(stderr) : null;
+      if (said) throw new AdapterProblem(`core.adapter.${said[1] as 'load_failed' | 'no_handler' | 'grant_kinds' | 'start_failed'}`, said[2] !== undefined ? { detail: said[2] } : undefined, undefined, { cause: e });
       const detail = `${(e as Error).message}${stderr.trim() ? ` (stderr: ${stderr.trim().split('\n').slice(-1)[0]!.slice(0, 300)})` : ''}`;
       throw new AdapterProblem('core.adapter.mcp_start_failed', { detail }, undefined, { cause: e });
     }
@@ -243,6 +266,7 @@ export class McpAdapter {
 
   /** Tools → functions; a name clash or a schema that does not compile refuses the adapter. */
   private build(tools: readonly Tool[]): FunctionDefinition<never, unknown>[] {
+    if (this.o.host) return this.buildHosted(tools, this.o.host);
     const byId = new Map<string, string>();
     const out: FunctionDefinition<never, unknown>[] = [];
     for (const tool of tools) {
@@ -292,6 +316,36 @@ export class McpAdapter {
     };
   }
 
+  /** A JavaScript adapter's functions: the signed card's skills, each implemented by the host's tool of that id. */
+  private buildHosted(tools: readonly Tool[], host: NonNullable<McpAdapterOptions['host']>): FunctionDefinition<never, unknown>[] {
+    const names = new Set(tools.map((t) => t.name));
+    const missing = host.skills.find((s) => !names.has(s.id));
+    if (missing) throw new AdapterProblem('core.adapter.not_implemented', { skill: missing.id });
+    return host.skills.map((skill) => {
+      const tool: Tool = { name: skill.id, inputSchema: { type: 'object' } };
+      const descriptor = skillToDescriptor(skill, host.adapter);
+      return {
+        descriptor,
+        describe: async (args, resources) => {
+          const r = (await this.custom('org.aios/describe', { name: skill.id, arguments: args, resources })) as { text?: unknown };
+          return typeof r.text === 'string' ? r.text : coreMessage('core.call.generic', { name: descriptor.name });
+        },
+        resources: async (args) => {
+          const r = (await this.custom('org.aios/resources', { name: skill.id, arguments: args })) as { resources?: unknown; error?: unknown };
+          if (r.error) throw typedError(r.error);
+          return Array.isArray(r.resources) ? r.resources : [];
+        },
+        run: (args, ctx) => this.call(tool, args as Record<string, unknown>, ctx),
+      } satisfies FunctionDefinition<never, unknown>;
+    });
+  }
+
+  /** A custom request (`org.aios/…`) to the host. */
+  private async custom(method: string, params: Record<string, unknown>): Promise<unknown> {
+    const [g, { ResultSchema }] = await Promise.all([this.ensure(), import('@modelcontextprotocol/sdk/types.js')]);
+    return g.client.request({ method, params }, ResultSchema, { timeout: 30_000 });
+  }
+
   /** One `tools/call` with the call's abort, progress and the process's life around it. */
   private async call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
     let g: Generation;
@@ -329,7 +383,7 @@ export class McpAdapter {
       };
       ctx.signal.addEventListener('abort', onAbort, { once: true });
       g.client
-        .request({ method: 'tools/call', params: { name: tool.name, arguments: args } }, CallToolResultSchema, {
+        .request({ method: 'tools/call', params: { name: tool.name, arguments: args, ...(this.o.host ? { _meta: { 'org.aios/call_id': ctx.callId, 'org.aios/resources': ctx.resources } } : {}) } }, CallToolResultSchema, {
           signal: sdkAbort.signal,
           // The agent's own budget ends the call (its signal); the SDK's timer only stops a wait nobody ends.
           timeout: DEFAULT_SKILL_TIMEOUT_MAX_MS + 4 * ABORT_GRACE_MS,
@@ -356,6 +410,12 @@ export class McpAdapter {
 
   /** A tools/call result as the function's output. */
   private async output(tool: Tool, r: CallToolResult, ctx: CallContext): Promise<unknown> {
+    if (this.o.host) {
+      // The host's own convention: a typed failure in _meta, the output as JSON text.
+      if (r.isError) throw typedError(r._meta?.['org.aios/error']);
+      const first = r.content[0];
+      return first?.type === 'text' ? (JSON.parse(first.text) as unknown) : undefined;
+    }
     if (r.isError) {
       const text = r.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').slice(0, 2000);
       throw new WireError('execution_failed', text || `Tool ${tool.name} reported an error.`, { sideEffects: 'possible', details: { adapter: this.o.id, tool: tool.name } });
@@ -412,4 +472,16 @@ export class McpAdapter {
     }, delay);
     this.restartTimer.unref();
   }
+}
+
+/** A failure the adapter host reports (`{ type, message, details?, retryable?, side_effects? }`) as a WireError. */
+function typedError(v: unknown): WireError {
+  const e = (v ?? {}) as { type?: unknown; message?: unknown; details?: unknown; retryable?: unknown; side_effects?: unknown };
+  const message = typeof e.message === 'string' ? e.message.slice(0, 2000) : 'The function failed on the device.';
+  if (typeof e.type !== 'string' || !(e.type in ERRORS)) return new WireError('execution_failed', message, { sideEffects: 'possible' });
+  const opts: { details?: Record<string, unknown>; retryable?: boolean; sideEffects?: SideEffects } = {};
+  if (e.details && typeof e.details === 'object') opts.details = e.details as Record<string, unknown>;
+  if (typeof e.retryable === 'boolean') opts.retryable = e.retryable;
+  if (e.side_effects === 'none' || e.side_effects === 'possible') opts.sideEffects = e.side_effects;
+  return new WireError(e.type as ErrorType, message, opts);
 }

@@ -17,6 +17,8 @@ const run = promisify(execFile);
 /** Where the adapter's code and work folder are mounted in the sandbox. */
 export const SANDBOX_CODE = '/adapter/code';
 export const SANDBOX_DATA = '/adapter/data';
+/** Where the project's adapter host (and the packages it imports) are mounted for JavaScript adapters. */
+export const SANDBOX_HOST = '/adapter/host';
 /** The PATH an adapter process gets. */
 export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 
@@ -63,6 +65,8 @@ export interface LaunchSpec {
   /** Fixed variables from the signed manifest. */
   env?: Record<string, string>;
   network: boolean;
+  /** The adapter host of a JavaScript adapter: its folder and the packages it imports (read-only). */
+  host?: { dir: string; nodeModules: string };
 }
 
 /** Is `bwrap` usable here? The path, or why not (missing, or user namespaces refused). Probed once. */
@@ -121,6 +125,8 @@ export async function bubblewrapLaunch(bwrap: string, spec: LaunchSpec): Promise
   if (!inside && !spec.command.startsWith('/usr/')) a.push('--ro-bind', spec.command, spec.command);
   a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   a.push('--ro-bind', spec.codeDir, SANDBOX_CODE, '--bind', spec.dataDir, SANDBOX_DATA);
+  // The host's script and its packages side by side (node resolves the packages from the script's folder).
+  if (spec.host) a.push('--ro-bind', join(spec.host.dir, 'host.mjs'), `${SANDBOX_HOST}/host.mjs`, '--ro-bind', spec.host.nodeModules, `${SANDBOX_HOST}/node_modules`);
   a.push('--unshare-all');
   if (spec.network) a.push('--share-net');
   a.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv');
@@ -135,10 +141,12 @@ export async function bubblewrapLaunch(bwrap: string, spec: LaunchSpec): Promise
 export function unsandboxedLaunch(spec: LaunchSpec): Launch {
   const env = adapterEnv(spec.dataDir, spec.env);
   const command = isAbsolute(spec.command) ? spec.command : join(spec.codeDir, spec.command);
+  // Outside the sandbox the host runs from where it is installed (its packages resolve from there).
+  const args = spec.host ? spec.args.map((x) => x.split(SANDBOX_HOST).join(spec.host!.dir)) : spec.args;
   // `env -i` so that nothing of the agent's environment is merged in by the transport.
   return {
     command: '/usr/bin/env',
-    args: ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), command, ...spec.args.map((x) => expand(x, spec.dataDir))],
+    args: ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), command, ...args.map((x) => expand(x, spec.dataDir))],
     env: {},
     cwd: spec.codeDir,
     sandboxed: false,

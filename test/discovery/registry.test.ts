@@ -70,7 +70,7 @@ async function drop(into: string, name: string, edit?: (dir: string) => Promise<
   return dest;
 }
 
-function nextChange(reg: AdapterRegistry, pred: (c: RegistryChange) => boolean, ms = 2000): Promise<RegistryChange> {
+function nextChange(reg: AdapterRegistry, pred: (c: RegistryChange) => boolean, ms = 30_000): Promise<RegistryChange> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => {
       reg.off('changed', on);
