@@ -9,7 +9,8 @@ import { readCheckedCode, readCodeBinding, type CodeBytes } from './code-binding
 import { executableExists, type DesktopEntry } from './desktop-entries.js';
 import { privateCopy } from './adapter-loader.js';
 import { mkdir, rm } from 'node:fs/promises';
-import { McpAdapter } from './mcp-adapter.js';
+import { effectiveLevel, McpAdapter } from './mcp-adapter.js';
+import type { PermissionLevel } from '../protocol/messages.js';
 import type { AdapterCandidate } from './adapter-scanner.js';
 import type { AdapterCard, CodeBinding } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
@@ -96,6 +97,8 @@ export async function prepareLocalAdapter(
     codeDir: () => Promise<string>;
     /** MCP adapters may run without bubblewrap where it cannot run (admin config `adapters.unsandboxed: allow`). */
     allowUnsandboxed?: boolean;
+    /** The level the user or admin chose for a function of this adapter (default `high`). */
+    chosenLevel?: (fn: string) => PermissionLevel | undefined;
   },
 ): Promise<PreparedAdapter> {
   const installed = await softwareInstalled(cand.card, opts.desktop);
@@ -145,7 +148,7 @@ export async function prepareLocalAdapter(
       dataDir: env.dataDir,
       allowUnsandboxed: opts.allowUnsandboxed === true,
       // The level a person chooses defaults to high: a third-party function is asked unless someone lowered it.
-      level: () => 'high',
+      level: (fn, claimed) => effectiveLevel(claimed, opts.chosenLevel?.(fn)),
       log: env.log,
     });
     const dispose = () => mcp.stop().then(() => rm(copy, { recursive: true, force: true })).catch(() => {});

@@ -67,6 +67,19 @@ const FETCHERS = new Set(['npx', 'npm', 'pnpm', 'pnpx', 'yarn', 'yarnpkg', 'bunx
 /** How long to wait before starting a process again: 1 s, doubling, at most 60 s; reset after a minute up. */
 const BACKOFF = { baseMs: 1000, capMs: 60_000, resetAfterMs: 60_000 };
 
+const LEVELS: readonly PermissionLevel[] = ['public', 'low', 'medium', 'high', 'critical'];
+
+/**
+ * A third-party function's level: the higher of what its card claims and what the user or admin chose,
+ * which is `high` unless someone chose otherwise. So the author's claim can raise it but never lower it,
+ * and `critical` is never lowered.
+ */
+export function effectiveLevel(claimed: PermissionLevel | undefined, chosen: PermissionLevel | undefined): PermissionLevel {
+  const c = LEVELS.indexOf(chosen ?? 'high');
+  const a = claimed ? LEVELS.indexOf(claimed) : 0;
+  return LEVELS[Math.max(a, c)]!;
+}
+
 /** A tool name as a function-id segment: lower case, anything else `_`, starting with a letter. */
 export function toolSegment(name: string): string {
   const s = name.toLowerCase().replace(/[^a-z0-9_]/g, '_');
@@ -111,8 +124,8 @@ export interface McpAdapterOptions {
   dataDir: string;
   /** Run without bubblewrap where it cannot run (admin config `adapters.unsandboxed: allow`). */
   allowUnsandboxed: boolean;
-  /** The level each function has unless someone chose another (the card's claim is at most this). */
-  level: (fn: string, tool: Tool) => PermissionLevel;
+  /** A function's effective level from the level its card claims (none for an MCP tool): see {@link effectiveLevel}. */
+  level: (fn: string, claimed: PermissionLevel | undefined) => PermissionLevel;
   log: Logger;
   /**
    * A JavaScript adapter (`entry` + signed skills) served by the project's host process over MCP instead of
@@ -298,7 +311,7 @@ export class McpAdapter {
       version: this.o.version,
       capability_type: 'api',
       access: 'restricted',
-      permission_level: this.o.level(id, tool),
+      permission_level: this.o.level(id, undefined),
       confirmation: 'policy',
       risk: { read_only: readOnly, destructive: !readOnly && a?.destructiveHint !== false, idempotent: a?.idempotentHint === true, physical: false },
       // As published (a draft-07 `$schema` included): descriptor_hash covers what the server sent.
@@ -323,7 +336,7 @@ export class McpAdapter {
     if (missing) throw new AdapterProblem('core.adapter.not_implemented', { skill: missing.id });
     return host.skills.map((skill) => {
       const tool: Tool = { name: skill.id, inputSchema: { type: 'object' } };
-      const descriptor = skillToDescriptor(skill, host.adapter);
+      const descriptor = { ...skillToDescriptor(skill, host.adapter), permission_level: this.o.level(skill.id, skill.permission_level) };
       return {
         descriptor,
         describe: async (args, resources) => {

@@ -9,7 +9,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { jcs } from '../protocol/hash.js';
-import { PROTOCOL_VERSION, type ToolsChanged } from '../protocol/messages.js';
+import { PROTOCOL_VERSION, type PermissionLevel, type ToolsChanged } from '../protocol/messages.js';
 import { RPC, RpcError } from '../protocol/errors.js';
 import { NO_GRANTS, type DescriptorInput, type FunctionDefinition, type HandlerEnv, type Logger } from '../sdk/index.js';
 import type { RpcContext, RpcMethod } from '../protocol/rpc-methods.js';
@@ -75,6 +75,8 @@ export interface AdapterRegistryOptions {
   developerMode?: boolean;
   /** MCP adapters start without bubblewrap where it cannot run (admin config `adapters.unsandboxed: allow`). */
   allowUnsandboxed?: boolean;
+  /** The level chosen for a third-party function (admin config `adapters.approved.<id>.levels`); default `high`. */
+  chosenLevel?: (adapterId: string, fn: string) => PermissionLevel | undefined;
   trust: TrustStore;
   log?: Logger;
   /** The env a third-party handler is created with (default: no grants, no options). */
@@ -413,6 +415,7 @@ export class AdapterRegistry extends EventEmitter {
       env: () => this.handlerEnv(c.id),
       codeDir: () => this.codeDir(),
       allowUnsandboxed: this.opts.allowUnsandboxed === true,
+      chosenLevel: (fn) => this.opts.chosenLevel?.(c.id, fn),
     });
     if (p.status.warning) this.log.warn({ adapter: c.id, dir: c.dir }, p.status.warning);
     if (!p.status.available) this.log.warn({ adapter: c.id, dir: c.dir, reason: p.status.reason }, 'adapter unavailable');

@@ -77,7 +77,7 @@ for (const as of ['root', 'unprivileged'] as const) {
       // The example adapter, unchanged (signed with the example key, trusted here).
       cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adapters, 'org.example.hello'), { recursive: true });
       chmodSync(dir, 0o755);
-      s = await processStack({ agent: { adapters: { dirs: [adapters] }, trust: { keys: [join(dir, 'trusted.jwks'), join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] } } });
+      s = await processStack({ agent: { adapters: { dirs: [adapters], approved: { 'org.example.hello': { levels: { 'hello.greet': 'public' } }, 'org.test.attack': { levels: { 'attack.read': 'public' } } } }, trust: { keys: [join(dir, 'trusted.jwks'), join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] } } });
       if (as === 'unprivileged') {
         // The same agent again, as uid 65534 with no capabilities: its data folder, log and config are its own.
         await s.agent.kill('SIGTERM');
