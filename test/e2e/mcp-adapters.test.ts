@@ -216,7 +216,7 @@ describe('MCP servers as adapters, through a CLI-started bridge and agent', () =
     }
   });
 
-  test('output that breaks its schema: completed with output_valid false; a tool error (isError) is failed/execution_failed', async () => {
+  test('output that breaks its schema: completed with output_valid false (isError → execution_failed is the server-filesystem case above)', async () => {
     const r = await call('fixture.bad_output', {});
     assert.equal(r.record.outcome?.state, 'completed', JSON.stringify(r.record.outcome));
     assert.equal(r.record.outcome?.output_valid, false);
