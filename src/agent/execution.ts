@@ -110,7 +110,9 @@ function failedFromError(call: InFlight, e: unknown, log: Logger): Outcome {
   const t = call.times;
   if (e instanceof WireError) {
     const side: SideEffects = e.declaredSideEffects ?? (call.committed ? 'possible' : 'none');
-    return errorOutcome(t, 'failed', e.type, e.message, side, e.details, e.retryable);
+    // Interrupted while it may have acted (an adapter's process ended under it): nobody knows how it ended.
+    const state = e.type === 'execution_interrupted' && side !== 'none' ? 'unknown' : 'failed';
+    return errorOutcome(t, state, e.type, e.message, side, e.details, e.retryable);
   }
   if (isCancellation(e)) {
     return errorOutcome(t, 'failed', 'execution_failed', 'The handler stopped unexpectedly.', call.committed ? 'possible' : 'none');

@@ -55,6 +55,9 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
     dirs: [...defaultAdapterDirs(), ...(config.adapters?.dirs ?? [])],
     desktopDirs: defaultDesktopDirs(),
     developerMode: config.adapters?.developer_mode === true,
+    allowUnsandboxed: config.adapters?.unsandboxed === 'allow',
+    // The level of a third-party function is max(its card's claim, this), `high` unless the admin chose.
+    chosenLevel: (id, fn) => config.adapters?.approved?.[id]?.levels?.[fn],
     trust,
     log,
     dataDir: config.data_dir,

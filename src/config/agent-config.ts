@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { checkConfig, readConfigFile, resolvePath, ConfigError, LogSection, type ConfigProblem } from './load.js';
 import { coreMessage } from '../i18n/index.js';
+import { PermissionLevel } from '../protocol/messages.js';
 
 const S = Type.String({ minLength: 1 });
 const strict = { additionalProperties: false } as const;
@@ -30,7 +31,7 @@ export const AgentConfigSchema = Type.Object(
       Type.Object({ provider: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('ui'), Type.Literal('tty'), Type.Literal('none')])), timeout_ms: Type.Optional(Type.Integer({ minimum: 1000 })) }, strict),
     ),
     functions: Type.Optional(Type.Object({ disabled: Type.Optional(Type.Array(S)) }, strict)),
-    adapters: Type.Optional(Type.Object({ dirs: Type.Optional(Type.Array(S)), developer_mode: Type.Optional(Type.Boolean()), builtin: Type.Optional(Type.Array(S)) }, strict)),
+    adapters: Type.Optional(Type.Object({ dirs: Type.Optional(Type.Array(S)), developer_mode: Type.Optional(Type.Boolean()), builtin: Type.Optional(Type.Array(S)), unsandboxed: Type.Optional(Type.Union([Type.Literal('allow'), Type.Literal('refuse')])), approved: Type.Optional(Type.Record(S, Type.Object({ levels: Type.Optional(Type.Record(S, PermissionLevel)) }, strict))) }, strict)),
     trust: Type.Optional(Type.Object({ keys: Type.Optional(Type.Array(S)) }, strict)),
     limits: Type.Optional(
       Type.Object(

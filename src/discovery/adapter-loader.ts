@@ -35,7 +35,7 @@ export interface AdapterCode {
 }
 
 /** Writes the checked bytes into `<codeDir>/<id>-<digest>/` (folders 0700, files 0600); returns the folder. */
-async function privateCopy(code: AdapterCode): Promise<string> {
+export async function privateCopy(code: Pick<AdapterCode, 'id' | 'codeDir' | 'binding' | 'bytes'>): Promise<string> {
   const digest = sha256Tag(Buffer.from(jcs(code.binding.files))).slice(7, 23);
   const dir = join(code.codeDir, `${code.id.replace(/[^A-Za-z0-9._-]/g, '_')}-${digest}`);
   await rm(dir, { recursive: true, force: true });

@@ -5,8 +5,8 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
-import type { AdapterCard } from '../protocol/manifest-schemas.js';
+import { isAbsolute, join } from 'node:path';
+import type { AdapterCard, McpSpec } from '../protocol/manifest-schemas.js';
 import { ADAPTER_ID_PATTERN, validateCard } from '../protocol/manifest-schemas.js';
 
 const ADAPTER_ID = new RegExp(ADAPTER_ID_PATTERN);
@@ -86,11 +86,23 @@ export async function readCandidate(dir: string, name: string, rootIndex: number
   try {
     const y = parseToolYaml(yamlText);
     const c: AdapterCandidate = { id: y.tool.id, dir, rootIndex, kind: 'yaml', card: toolYamlToCard(y) };
-    if (y.entry) c.entry = y.entry;
+    const entry = y.entry ?? (y.mcp ? mcpEntry(y.mcp) : undefined);
+    if (entry) c.entry = entry;
     return c;
   } catch (e) {
     return { id: name, dir, rootIndex, kind: 'yaml', error: (e as Error).message, problem: problemOf(e) };
   }
+}
+
+/**
+ * The file an `mcp` adapter's code binding names as its entry (the binding covers every file either way):
+ * its command when that is a file of the folder, else the first argument naming one, else the manifest.
+ */
+export function mcpEntry(mcp: McpSpec): string {
+  const rel = (p: string) => p.replace(/^\.\//, '');
+  if (!isAbsolute(mcp.command)) return rel(mcp.command);
+  const arg = (mcp.args ?? []).find((a) => !a.startsWith('-') && !isAbsolute(a) && !a.includes('{') && /\.[a-z]+$/i.test(a));
+  return arg ? rel(arg) : TOOL_YAML_FILE;
 }
 
 /** Why a manifest lying loose in an adapters directory is not loaded (said once per scan, in the log). */

@@ -8,7 +8,7 @@ import { importJWK, type JWK } from 'jose';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { CARD_ALGORITHMS, publicOnly, signCard, type CardAlgorithm, type CardSigningKey } from '../protocol/card-sign.js';
 import { checkCodeBinding, computeCodeBinding } from './code-binding.js';
-import { CARD_FILE, TOOL_YAML_FILE, readCandidate } from './adapter-scanner.js';
+import { CARD_FILE, TOOL_YAML_FILE, mcpEntry, readCandidate } from './adapter-scanner.js';
 import { CODE_BINDING_EXTENSION, type AdapterCard } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
 import { writeJsonFile } from '../base/json-file.js';
@@ -21,7 +21,8 @@ export async function readAdapterManifest(dir: string): Promise<{ card: AdapterC
   if (!c) throw new AdapterProblem('core.adapter.no_manifest', { card: CARD_FILE, yaml: TOOL_YAML_FILE, dir });
   if (c.problem) throw new AdapterProblem('core.adapter.detail', { detail: c.problem });
   if (!c.card) throw new AdapterProblem('core.adapter.unreadable');
-  return { card: c.card, entry: c.kind === 'card' ? c.card.code?.entry : c.entry, from: c.kind };
+  const entry = c.kind === 'card' ? (c.card.code?.entry ?? (c.card.mcp ? mcpEntry(c.card.mcp) : undefined)) : c.entry;
+  return { card: c.card, entry, from: c.kind };
 }
 
 /**

@@ -7,7 +7,10 @@ import type { FunctionDefinition, HandlerEnv } from '../sdk/index.js';
 import { verifyCard } from '../protocol/card-sign.js';
 import { readCheckedCode, readCodeBinding, type CodeBytes } from './code-binding.js';
 import { executableExists, type DesktopEntry } from './desktop-entries.js';
-import { loadAdapterCode } from './adapter-loader.js';
+import { privateCopy } from './adapter-loader.js';
+import { mkdir, rm } from 'node:fs/promises';
+import { effectiveLevel, McpAdapter } from './mcp-adapter.js';
+import type { PermissionLevel } from '../protocol/messages.js';
 import type { AdapterCandidate } from './adapter-scanner.js';
 import type { AdapterCard, CodeBinding } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
@@ -23,8 +26,10 @@ export interface AdapterStatus {
   reason?: string;
   /** `reason` as a catalogue message, so a reader (the CLI) can say it in its user's language. */
   reason_message?: ProblemMessage;
-  /** Set when an unsigned adapter was loaded in developer mode. */
+  /** Set when an unsigned adapter was loaded in developer mode, or runs without a sandbox. */
   warning?: string;
+  /** An MCP adapter's process runs without the sandbox (`adapters.unsandboxed: allow`). */
+  unsandboxed?: boolean;
   /** `warning` as a catalogue message. */
   warning_message?: ProblemMessage;
 }
@@ -43,6 +48,8 @@ export interface PreparedAdapter {
   dispose?: () => Promise<void>;
   /** Verified key id, when signed. */
   kid?: string;
+  /** The running MCP server of an `mcp` adapter (its functions change when its tools do). */
+  mcp?: McpAdapter;
 }
 
 /** Warning shown for an unsigned adapter loaded in developer mode. */
@@ -88,6 +95,10 @@ export async function prepareLocalAdapter(
     env: () => HandlerEnv;
     /** A private folder (0700) the checked code is copied into and loaded from. */
     codeDir: () => Promise<string>;
+    /** MCP adapters may run without bubblewrap where it cannot run (admin config `adapters.unsandboxed: allow`). */
+    allowUnsandboxed?: boolean;
+    /** The level the user or admin chose for a function of this adapter (default `high`). */
+    chosenLevel?: (fn: string) => PermissionLevel | undefined;
   },
 ): Promise<PreparedAdapter> {
   const installed = await softwareInstalled(cand.card, opts.desktop);
@@ -121,14 +132,42 @@ export async function prepareLocalAdapter(
   }
   const software = card.requirements?.software?.name;
   if (!installed) return refuse(software ? problem('core.adapter.requires_software', { software }) : problem('core.adapter.requires_unnamed'), card);
-  try {
-    const { functions, dispose } = await loadAdapterCode({ id: cand.id, codeDir: await opts.codeDir(), card, binding, bytes, env: opts.env() });
-    const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
-    if (warning) Object.assign(status, { warning, warning_message: problem(DEVELOPER_MODE_WARNING_KEY) });
-    const out: PreparedAdapter = { card, status, functions, dispose };
-    if (kid) out.kid = kid;
-    return out;
-  } catch (e) {
-    return refuse(problemOf(e), card);
+  {
+    const env = opts.env();
+    const copy = await privateCopy({ id: cand.id, codeDir: await opts.codeDir(), binding, bytes });
+    await mkdir(env.dataDir, { recursive: true, mode: 0o700 });
+    const mcp = new McpAdapter({
+      id: cand.id,
+      name: card.adapter.name,
+      version: card.adapter.version,
+      // A JavaScript adapter is served by the project's host process; its `mcp` spec is unused.
+      spec: card.mcp ?? { command: process.execPath, prefix: 'host' },
+      ...(card.mcp ? {} : { host: { entry: binding.entry, skills: card.skills, adapter: card.adapter } }),
+      codeDir: copy,
+      signedFiles: new Set(Object.keys(binding.files)),
+      dataDir: env.dataDir,
+      allowUnsandboxed: opts.allowUnsandboxed === true,
+      // The level a person chooses defaults to high: a third-party function is asked unless someone lowered it.
+      level: (fn, claimed) => effectiveLevel(claimed, opts.chosenLevel?.(fn)),
+      log: env.log,
+    });
+    const dispose = () => mcp.stop().then(() => rm(copy, { recursive: true, force: true })).catch(() => {});
+    try {
+      const functions = await mcp.start();
+      const status: AdapterStatus = { available: true, software_installed: installed, software_running: false };
+      const warnings: ProblemMessage[] = [];
+      if (warning) warnings.push(problem(DEVELOPER_MODE_WARNING_KEY));
+      if (!mcp.sandboxed) {
+        status.unsandboxed = true;
+        warnings.push(problem('core.adapter.unsandboxed'));
+      }
+      if (warnings.length) Object.assign(status, { warning: renderProblem(warnings[0]!, 'en'), warning_message: warnings[0] });
+      const out: PreparedAdapter = { card, status, functions, dispose, mcp };
+      if (kid) out.kid = kid;
+      return out;
+    } catch (e) {
+      await dispose();
+      return refuse(problemOf(e), card);
+    }
   }
 }

@@ -9,7 +9,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { jcs } from '../protocol/hash.js';
-import { PROTOCOL_VERSION, type ToolsChanged } from '../protocol/messages.js';
+import { PROTOCOL_VERSION, type PermissionLevel, type ToolsChanged } from '../protocol/messages.js';
 import { RPC, RpcError } from '../protocol/errors.js';
 import { NO_GRANTS, type DescriptorInput, type FunctionDefinition, type HandlerEnv, type Logger } from '../sdk/index.js';
 import type { RpcContext, RpcMethod } from '../protocol/rpc-methods.js';
@@ -73,6 +73,10 @@ export interface AdapterRegistryOptions {
   desktopDirs?: string[];
   /** Loads unsigned local adapters, with a visible warning. */
   developerMode?: boolean;
+  /** MCP adapters start without bubblewrap where it cannot run (admin config `adapters.unsandboxed: allow`). */
+  allowUnsandboxed?: boolean;
+  /** The level chosen for a third-party function (admin config `adapters.approved.<id>.levels`); default `high`. */
+  chosenLevel?: (adapterId: string, fn: string) => PermissionLevel | undefined;
   trust: TrustStore;
   log?: Logger;
   /** The env a third-party handler is created with (default: no grants, no options). */
@@ -410,6 +414,8 @@ export class AdapterRegistry extends EventEmitter {
       desktop: this.desktop,
       env: () => this.handlerEnv(c.id),
       codeDir: () => this.codeDir(),
+      allowUnsandboxed: this.opts.allowUnsandboxed === true,
+      chosenLevel: (fn) => this.opts.chosenLevel?.(c.id, fn),
     });
     if (p.status.warning) this.log.warn({ adapter: c.id, dir: c.dir }, p.status.warning);
     if (!p.status.available) this.log.warn({ adapter: c.id, dir: c.dir, reason: p.status.reason }, 'adapter unavailable');
@@ -420,7 +426,24 @@ export class AdapterRegistry extends EventEmitter {
     if (exe) entry.executable = exe;
     // `inputs` is part of it: new code behind the same descriptors is still an update the agent must pick up.
     entry.fingerprint = hash({ card, status: p.status, fns: p.functions.map(descriptorOf), inputs });
+    // An MCP server's tools change while it runs (list_changed, or a restart that lists others).
+    if (p.mcp) p.mcp.onChange = (fns) => void this.enqueue(async () => this.functionsChanged(c.id, entry.dispose, fns)).catch((e: unknown) => this.log.error({ adapter: c.id, reason: (e as Error).message }, 'adapter tools could not be updated'));
     return entry;
+  }
+
+  /** New functions of a running local adapter (its MCP server listed other tools): applied like a scan. */
+  private async functionsChanged(id: string, dispose: AdapterEntry['dispose'], fns: FunctionDefinition<never, unknown>[]): Promise<void> {
+    const cur = this.entries.get(id);
+    if (this.stopping.signal.aborted || !cur || cur.dispose !== dispose) return;
+    const before = this.entries;
+    const next = new Map(before);
+    const entry: AdapterEntry = { ...cur, functions: fns, fingerprint: hash({ card: cur.card, status: cur.status, fns: fns.map(descriptorOf), inputs: cur.inputs }) };
+    next.set(id, entry);
+    this.resolveClashes(next);
+    this.entries = next;
+    const change = diff(before, next);
+    this.log.info({ adapter: id, added: change.added.length, removed: change.removed.length, updated: change.updated.length }, 'adapter tools changed');
+    this.emit('changed', change);
   }
 
   private inferredEntries(taken: ReadonlySet<string>, claimed: ReadonlySet<string>): AdapterEntry[] {

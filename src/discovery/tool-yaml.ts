@@ -46,14 +46,20 @@ export function parseToolYaml(text: string): ToolYaml {
   return doc as ToolYaml;
 }
 
-/** Maps a validated `tool.aios.yaml` to an (unsigned) Adapter Card. Every capability needs a permission. */
+/**
+ * Maps a validated `tool.aios.yaml` to an (unsigned) Adapter Card. Every capability needs a permission; an
+ * `mcp` adapter has no capabilities (its server's tools are listed when it runs) and carries `mcp` instead.
+ */
 export function toolYamlToCard(y: ToolYaml): AdapterCard {
+  if (!y.capabilities === !y.mcp) throw new ManifestError('core.adapter.mcp_or_capabilities');
+  if (y.mcp && (y.entry !== undefined || y.permissions !== undefined)) throw new ManifestError('core.adapter.mcp_extra');
   const permissions = y.permissions ?? [];
+  const capabilities = y.capabilities ?? [];
   const levels = new Map(permissions.map((p) => [p.capability, p.level]));
   for (const p of permissions) {
-    if (!y.capabilities.some((c) => c.id === p.capability)) throw new ManifestError('core.adapter.unknown_capability', { capability: p.capability });
+    if (!capabilities.some((c) => c.id === p.capability)) throw new ManifestError('core.adapter.unknown_capability', { capability: p.capability });
   }
-  const skills: CardSkill[] = y.capabilities.map(({ permission, ...c }) => {
+  const skills: CardSkill[] = capabilities.map(({ permission, ...c }) => {
     const listed = levels.get(c.id);
     if (listed && permission && listed !== permission) throw new ManifestError('core.adapter.two_levels', { capability: c.id });
     const level = listed ?? permission;
@@ -75,5 +81,6 @@ export function toolYamlToCard(y: ToolYaml): AdapterCard {
     skills,
   };
   if (y.requirements) card.requirements = y.requirements;
+  if (y.mcp) card.mcp = y.mcp;
   return card;
 }

@@ -248,9 +248,9 @@ export class LocalEndpoint {
     return server;
   }
 
-  private isAuthenticated(req: IncomingMessage, viaSocket: boolean): boolean {
-    // The socket is 0600 inside a 0700 folder: reaching it already proves the caller is this OS user.
-    if (viaSocket) return true;
+  private isAuthenticated(req: IncomingMessage, _viaSocket: boolean): boolean {
+    // The socket needs the token like TCP does: reaching a 0600 socket proves the uid, not that the caller
+    // may answer prompts or add grants (any process of this user, an adapter among them, could).
     const proto = String(req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
       .map((s) => s.trim())

@@ -111,6 +111,26 @@ export const CodeBinding = Type.Object(
 );
 export type CodeBinding = Static<typeof CodeBinding>;
 
+/**
+ * `mcp`: the adapter is an MCP server run as a child process (stdio). `command` is a path inside the signed
+ * folder, or an absolute system path whose SHA-256 (lowercase hex) `command_sha256` records; `args` are
+ * passed as written (a relative path names a file of the folder: the process runs in its verified copy);
+ * `env` adds fixed variables; its tools become the functions `<prefix>.<tool>`; `network: true` keeps the
+ * host network in the sandbox.
+ */
+export const McpSpec = Type.Object(
+  {
+    command: Str({ minLength: 1 }),
+    command_sha256: Opt(Str({ pattern: '^[0-9a-f]{64}$' })),
+    args: Opt(Type.Array(Str())),
+    env: Opt(Type.Record(Str({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Str())),
+    prefix: Str({ pattern: '^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$', maxLength: 64 }),
+    network: Opt(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type McpSpec = Static<typeof McpSpec>;
+
 /** `signature` of a card (§7.1). */
 export const CardSignature = Type.Object(
   {
@@ -146,6 +166,8 @@ export const AdapterCardSchema = Type.Object(
     ),
     extensions: Opt(Type.Array(Str())),
     code: Opt(CodeBinding),
+    /** An MCP server adapter: its skills come from the server's `tools/list` (`skills` is then empty). */
+    mcp: Opt(McpSpec),
     signature: Opt(CardSignature),
   },
   { additionalProperties: true },
@@ -162,7 +184,10 @@ export const ToolCapability = Type.Object(
   { additionalProperties: false },
 );
 
-/** `tool.aios.yaml` (§7.3): `tool`, `capabilities[]`, `permissions[]`, optional `entry` and requirements. */
+/**
+ * `tool.aios.yaml` (§7.3): `tool`, then either `capabilities[]` (+ `permissions[]`, `entry`: a JavaScript
+ * adapter) or `mcp` (an MCP server, whose tools are its capabilities), and optional requirements.
+ */
 export const ToolYamlSchema = Type.Object(
   {
     tool: Type.Object(
@@ -178,7 +203,8 @@ export const ToolYamlSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
-    capabilities: Type.Array(ToolCapability, { minItems: 1 }),
+    capabilities: Opt(Type.Array(ToolCapability, { minItems: 1 })),
+    mcp: Opt(McpSpec),
     /** `permissions[]` → `skills[].permission_level`: one level per capability id (or `permission` on it). */
     permissions: Opt(Type.Array(
       Type.Object({ capability: Str({ pattern: FUNCTION_ID_PATTERN }), level: PermissionLevel }, { additionalProperties: false }),

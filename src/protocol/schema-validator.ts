@@ -1,10 +1,21 @@
 /**
- * JSON Schema 2020-12 validation (ajv) with violations reported as JSON Pointers (§2 invalid_arguments).
+ * JSON Schema validation (ajv) with violations reported as JSON Pointers (§2 invalid_arguments): 2020-12,
+ * and draft-07 for a schema that declares it (`$schema`), as schemas MCP servers built with zod publish.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv as AjvDraft07 } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020 | AjvDraft07) => void;
+
+/** `$schema` values of draft-07 (and the drafts it reads alike), with or without the trailing `#`. */
+const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-0[67]\/schema#?$/;
+
+/** True when a schema declares draft-07 (or draft-06) as its dialect. */
+export function isDraft07(schema: object): boolean {
+  const s = (schema as { $schema?: unknown }).$schema;
+  return typeof s === 'string' && DRAFT_07.test(s);
+}
 
 /** One schema violation. */
 export interface Violation {
@@ -29,6 +40,8 @@ export interface SchemaViolation extends Violation {
 /** Compiles and caches schemas; one instance per process is enough. */
 export class SchemaValidator {
   private readonly ajv: Ajv2020;
+  /** For schemas that declare draft-07; made on first use. */
+  private draft07: AjvDraft07 | undefined;
   private readonly cache = new WeakMap<object, ValidateFunction>();
 
   constructor() {
@@ -41,10 +54,18 @@ export class SchemaValidator {
   compile(schema: object): ValidateFunction {
     let fn = this.cache.get(schema);
     if (!fn) {
-      fn = this.ajv.compile(schema);
+      fn = isDraft07(schema) ? this.draft07Ajv().compile(schema) : this.ajv.compile(schema);
       this.cache.set(schema, fn);
     }
     return fn;
+  }
+
+  private draft07Ajv(): AjvDraft07 {
+    if (!this.draft07) {
+      this.draft07 = new AjvDraft07({ allErrors: true, strict: false, validateFormats: true, verbose: true });
+      addFormats(this.draft07);
+    }
+    return this.draft07;
   }
 
   /** Validates `value`; returns [] when valid. */

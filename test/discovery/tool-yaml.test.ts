@@ -6,7 +6,7 @@ import { skillToDescriptor } from '../../src/discovery/card.js';
 import { Descriptor } from '../../src/protocol/messages.js';
 import { schemaValidator } from '../../src/protocol/schema-validator.js';
 import { ManifestError } from '../../src/discovery/tool-yaml.js';
-import { renderProblem, type ProblemMessage } from '../../src/discovery/adapter-problem.js';
+import { AdapterProblem, renderProblem, type ProblemMessage } from '../../src/discovery/adapter-problem.js';
 
 const YAML = `
 tool: { id: org.example.scan, name: Scanner, version: 1.2.0, description: Scans paper }
@@ -120,4 +120,25 @@ test('a problem whose key this build does not know renders as the English reason
   // Damaged data (it may come over JSON) renders as best it can instead of throwing.
   const damaged = JSON.parse('{"key":"core.adapter.code_refused","params":{"detail":null},"violations":{}}') as ProblemMessage;
   assert.equal(renderProblem(damaged, 'zh-CN'), '代码被拒绝：null');
+});
+
+test('mcp adapters: mcp instead of capabilities (one or the other, no entry or permissions); the command is checked before every start', async () => {
+  const head = 'tool: { id: org.example.m, name: M, version: 1.0.0 }\n';
+  const mcp = 'mcp: { command: server.sh, prefix: m }\n';
+  const card = toolYamlToCard(parseToolYaml(head + mcp));
+  assert.deepEqual(card.mcp, { command: 'server.sh', prefix: 'm' });
+  assert.deepEqual(card.skills, []);
+  assert.deepEqual(validateCard(card), []);
+  const cap = 'capabilities: [{ id: m.x, name: X, permission: low }]\n';
+  assert.throws(() => toolYamlToCard(parseToolYaml(head + mcp + cap)), (e: AdapterProblem) => e.said.key === 'core.adapter.mcp_or_capabilities');
+  assert.throws(() => toolYamlToCard(parseToolYaml(head)), (e: AdapterProblem) => e.said.key === 'core.adapter.mcp_or_capabilities');
+  assert.throws(() => toolYamlToCard(parseToolYaml(head + mcp + 'entry: index.mjs\n')), (e: AdapterProblem) => e.said.key === 'core.adapter.mcp_extra');
+  assert.throws(() => parseToolYaml(head + 'mcp: { command: x, prefix: Bad-Prefix }\n'), ManifestError);
+  const { checkMcpCommand } = await import('../../src/discovery/mcp-adapter.js');
+  const files = new Set(['server.sh']);
+  await assert.rejects(checkMcpCommand({ command: 'npx', prefix: 'm' }, '/nonexistent', files), (e: AdapterProblem) => e.said.key === 'core.adapter.mcp_fetcher');
+  await assert.rejects(checkMcpCommand({ command: '/usr/bin/npm', args: ['exec', 'x'], prefix: 'm' }, '/nonexistent', files), (e: AdapterProblem) => e.said.key === 'core.adapter.mcp_fetcher');
+  await assert.rejects(checkMcpCommand({ command: '../outside.sh', prefix: 'm' }, '/nonexistent', files), (e: AdapterProblem) => e.said.key === 'core.adapter.mcp_command_outside');
+  await assert.rejects(checkMcpCommand({ command: '/bin/sh', prefix: 'm' }, '/nonexistent', files), (e: AdapterProblem) => e.said.key === 'core.adapter.mcp_command_no_hash');
+  await assert.rejects(checkMcpCommand({ command: '/bin/sh', command_sha256: '0'.repeat(64), prefix: 'm' }, '/nonexistent', files), (e: AdapterProblem) => e.said.key === 'core.adapter.mcp_command_hash');
 });

@@ -67,7 +67,7 @@ describe('QA trial: adapters on a CLI-started agent', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     origin = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
-    s = await processStack({ agent: { adapters: { dirs: [adaptersDir] }, policy: { 'remote.echo': 'allow' } } });
+    s = await processStack({ agent: { adapters: { dirs: [adaptersDir], approved: { 'org.example.hello': { levels: { 'hello.greet': 'public' } } } }, policy: { 'remote.echo': 'allow' } } });
   });
   after(async () => {
     server.closeAllConnections();

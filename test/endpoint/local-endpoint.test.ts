@@ -227,10 +227,14 @@ test('WS /rpc: authenticated clients call methods and receive broadcasts; withou
   ws.close();
 });
 
-test('the Unix socket is 0600, answers as the local user, and the token file is 0600', async () => {
+test('the Unix socket is 0600 and needs the token like TCP does (issue 35); the token file is 0600', async () => {
   assert.equal((await stat(socketPath)).mode & 0o777, 0o600);
   assert.equal((await stat(join(dir, 'data', 'local-token'))).mode & 0o777, 0o600);
-  const res = await http('/metrics', { socket: true, headers: { Host: 'localhost' } });
+  const anonymous = await http('/metrics', { socket: true, headers: { Host: 'localhost' } });
+  assert.equal(anonymous.status, 401, 'reaching the socket is not enough');
+  const rpc = await http('/rpc', { socket: true, method: 'POST', headers: { Host: 'localhost', 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'control.grants.add', params: {} }) });
+  assert.ok(rpc.status === 401 || (/"error"/.test(rpc.body) && !/"result"/.test(rpc.body)), `control methods are refused without the token: ${rpc.status} ${rpc.body}`);
+  const res = await http('/metrics', { socket: true, headers: { Host: 'localhost', ...auth() } });
   assert.equal(res.status, 200);
   const foreign = await http('/health', { socket: true, headers: { Host: 'evil.example' } });
   assert.equal(foreign.status, 403);

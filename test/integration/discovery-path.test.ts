@@ -30,7 +30,8 @@ describe('discovery on a running agent', () => {
     mkdirSync(adaptersDir, { recursive: true });
     s = await inProcessStack({
       agent: {
-        adapters: { dirs: [adaptersDir] },
+        // The admin lowered hello.greet to what its card claims: it runs without a prompt.
+        adapters: { dirs: [adaptersDir], approved: { 'org.example.hello': { levels: { 'hello.greet': 'public' } }, 'org.example.renamed': { levels: { 'hello.greet': 'public' } } } },
         trust: { keys: [join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] },
       },
     });
@@ -104,12 +105,12 @@ describe('discovery on a running agent', () => {
 
   test('a signed adapter dropped into a watched folder becomes callable; removing it withdraws it', async () => {
     cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adaptersDir, 'org.example.hello'), { recursive: true });
-    await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge learns hello.greet');
+    await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 30_000, 'bridge learns hello.greet');
     const { record } = await s.client.call('hello.greet', { name: 'Ada' });
     assert.equal(record.outcome?.state, 'completed', JSON.stringify(record.outcome?.error));
     assert.match(JSON.stringify(record.outcome?.output), /Ada/);
     rmSync(join(adaptersDir, 'org.example.hello'), { recursive: true, force: true });
-    await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge forgets hello.greet');
+    await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 30_000, 'bridge forgets hello.greet');
     const gone = await s.client.call('hello.greet', { name: 'Ada' });
     assert.equal(gone.record.outcome?.error?.type, 'unknown_function');
   });
@@ -117,7 +118,7 @@ describe('discovery on a running agent', () => {
   test('an adapter renamed in one scan (same function ids, new adapter id) keeps its functions callable', async () => {
     const old = join(adaptersDir, 'org.example.hello');
     cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), old, { recursive: true });
-    await until(() => s.agent.registry.get('hello.greet') !== undefined, 5000, 'hello.greet registered');
+    await until(() => s.agent.registry.get('hello.greet') !== undefined, 30_000, 'hello.greet registered');
     // The renamed copy, signed by the same trusted publisher, is made outside the watched folder.
     const staging = join(adaptersDir, '..', 'staging-renamed');
     cpSync(old, staging, { recursive: true });
@@ -192,7 +193,7 @@ describe('discovery on a running agent', () => {
     s.bridge.hub.on('notification', count);
     try {
       cpSync(join(ROOT, 'examples/hello-adapter/org.example.hello'), join(adaptersDir, 'org.example.hello'), { recursive: true });
-      await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge learns hello.greet');
+      await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 30_000, 'bridge learns hello.greet');
       await until(() => announced >= 2, 5000, 'both announcements');
       // Every announcement of one change is sent in the same turn; a ping answered on the same session
       // after them is a barrier, so a third (for the first session's subscription) would be counted by now.
@@ -202,7 +203,7 @@ describe('discovery on a running agent', () => {
     } finally {
       s.bridge.hub.off('notification', count);
       rmSync(join(adaptersDir, 'org.example.hello'), { recursive: true, force: true });
-      await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 5000, 'bridge forgets hello.greet');
+      await until(async () => !((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 30_000, 'bridge forgets hello.greet');
     }
   });
 });

@@ -26,6 +26,6 @@ for (const dir of folders) {
     const y = parseToolYaml(generated);
     assert.equal(y.tool.id, name);
     // Ids usually start with the handler's name; media's are named by device class (camera.*, microphone.*, screen.*).
-    assert.ok(y.capabilities.length > 0, 'a handler publishes at least one function');
+    assert.ok((y.capabilities ?? []).length > 0, 'a handler publishes at least one function');
   });
 }
