@@ -606,9 +606,25 @@ export class CallRouter extends EventEmitter {
         if ('error' in r) this.accept(conn, latest, r, 'call.get result for an unknown');
         else this.forward(latest);
       } catch (e) {
-        // invalid_params: the device never saw it; its `unknown` stays (nothing ran there, but nothing says so for sure).
-        this.log.warn({ call_id: stored.call_id, err: String(e) }, 'could not resolve a call the bridge ended unknown');
+        if (e instanceof RpcError && e.code === RPC.invalid_params) await this.tombstone(conn, stored);
+        else this.log.warn({ call_id: stored.call_id, err: String(e) }, 'could not resolve a call the bridge ended unknown');
       }
+    }
+  }
+
+  /**
+   * A call the bridge ended `unknown` that the device never saw (its invoke was lost with the session): the
+   * bridge cancels it there, which journals a tombstone (§6.5), so the invoke can never run later, and the
+   * device's answer, `cancelled` with no side effects, is its own outcome for the call (§6.8).
+   */
+  private async tombstone(conn: DeviceConnection, call: StoredCall): Promise<void> {
+    try {
+      const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: call.call_id, reason: 'never received' }, CANCEL_WAIT_MS);
+      const latest = this.lookup(call.workspace_id, call.call_id);
+      // A tombstone names no function (the device never knew it): it is this call's, by its id.
+      if (latest && o?.call_id === call.call_id) this.accept(conn, latest, o.function ? o : { ...o, function: call.function }, 'cancel answer for an unknown the device never saw');
+    } catch (e) {
+      this.log.warn({ call_id: call.call_id, err: String(e) }, 'could not resolve a call the bridge ended unknown');
     }
   }
 
