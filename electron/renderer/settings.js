@@ -155,7 +155,9 @@
     );
     sel.value = a.log_level ?? 'info';
     $('about-version').textContent = a.version;
-    $('about-protocol').textContent = a.protocol_version;
+    $('about-protocol').textContent = a.protocol_version
+      ? page.t('ui.settings.about.protocol_value', { negotiated: a.protocol_version, offered: a.protocol_offered })
+      : page.t('ui.settings.about.protocol_none', { offered: a.protocol_offered });
     $('about-data-dir').textContent = a.data_dir;
     $('about-logs').textContent = a.log_file ?? page.t('ui.settings.about.logs_stderr');
     if (data.loginItem) {
