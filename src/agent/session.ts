@@ -288,7 +288,7 @@ export class DeviceSession {
       });
     } catch (e) {
       if (e instanceof WireError) {
-        if (e.type === 'client_outdated') return this.stopFatally({ type: 'client_outdated', message: 'The bridge requires a newer client; update AIOS Device.', details: e.details ?? {} });
+        if (e.type === 'client_outdated') return this.stopFatally({ type: 'client_outdated', message: outdatedMessage(hello.client.version, e.details), details: e.details ?? {} });
         if (e.type === 'identity_mismatch' || e.type === 'unsupported_protocol_version') return this.stopFatally({ type: e.type, message: e.message, details: e.details ?? {} });
         if (e.type === 'unauthorized') {
           peer.close(CLOSE.normal);
@@ -367,4 +367,12 @@ export class DeviceSession {
     }, 5000);
     this.sleepWatch.unref();
   }
+}
+
+/** The fatal stop's message for `client_outdated`: both versions, this client's and the bridge's minimum (issue 28). */
+function outdatedMessage(mine: string, details: Record<string, unknown> | undefined): string {
+  const min = details?.['min_client_version'];
+  return typeof min === 'string'
+    ? `The bridge requires a newer client: this is ${mine}; the bridge needs ${min} or newer. Update AIOS Device.`
+    : `The bridge requires a newer client than this one (${mine}); update AIOS Device.`;
 }
