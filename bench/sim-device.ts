@@ -160,6 +160,11 @@ export class SimDevice {
     this.send({ jsonrpc: '2.0', method: METHODS.callState, params: { call_id: callId, state, seq, at: at.toISOString() } });
   }
 
+  /** Sends `aios/call.report` (§6.8) with these outcomes; resolves with the bridge's acknowledgement. */
+  report(outcomes: Outcome[]): Promise<{ accepted: string[] }> {
+    return this.request(METHODS.callReport, { outcomes });
+  }
+
   /** Closes the socket (normal close, or terminate: no close handshake, like a crash). */
   close(terminate = false): void {
     clearInterval(this.pinger);

@@ -127,7 +127,10 @@ export interface FunctionView {
 /** Settings → General and About (control.settings.get). */
 export interface SettingsView {
   version: string;
-  protocol_version: string;
+  /** The version the bridge session speaks; null with no session. */
+  protocol_version: string | null;
+  /** The newest version this client offers. */
+  protocol_offered: string;
   data_dir: string;
   log_file: string | null;
   log_level: string | null;

@@ -156,7 +156,9 @@ function renderGeneral(): void {
   level.replaceChildren(...a.log_levels.map((l) => option(l, has(`ui.settings.log.${l}`) ? t(`ui.settings.log.${l}`) : l)));
   level.value = a.log_level ?? 'info';
   $('about-version').textContent = a.version;
-  $('about-protocol').textContent = a.protocol_version;
+  $('about-protocol').textContent = a.protocol_version
+    ? t('ui.settings.about.protocol_value', { negotiated: a.protocol_version, offered: a.protocol_offered })
+    : t('ui.settings.about.protocol_none', { offered: a.protocol_offered });
   $('about-data-dir').textContent = a.data_dir;
   $('about-logs').textContent = a.log_file ?? t('ui.settings.about.logs_stderr');
   if (data.loginItem) {

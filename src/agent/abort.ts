@@ -83,11 +83,17 @@ export function pausedBeforeStart(t: CallTimes): Outcome {
   return errorOutcome(t, 'rejected', 'paused', 'The user paused this device client before the call started; it did not run.', 'none');
 }
 
-/** The outcome of a call aborted while its handler ran; `budgetMs` is the call's own execution budget. */
-export function abortedWhileRunning(t: CallTimes, kind: AbortKind, side: SideEffects, budgetMs: number): Outcome {
+/**
+ * The outcome of a call aborted while its handler ran; `budgetMs` is the call's own execution budget;
+ * `halted`: the handler stopped on its signal (false when it ignored it: ran to its end or past the grace period).
+ */
+export function abortedWhileRunning(t: CallTimes, kind: AbortKind, side: SideEffects, budgetMs: number, halted = true): Outcome {
   switch (kind) {
     case 'timeout':
-      return errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${budgetMs} ms budget and was stopped.`, side);
+      // A handler that ignored its signal (ran on to its end, or past the grace period) was not stopped: say so.
+      return halted
+        ? errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${budgetMs} ms budget and was stopped.`, side)
+        : errorOutcome(t, 'failed', 'timeout', `The call ran longer than its ${budgetMs} ms budget; its handler did not stop within the grace period.`, 'possible');
     case 'shutdown':
       return errorOutcome(t, 'unknown', 'execution_interrupted', 'The device client stopped while this call was running.', side === 'none' ? 'none' : 'possible');
     case 'lease':

@@ -124,7 +124,10 @@ export class Dispatcher {
     const a = admit(this.admission, p);
     switch (a.kind) {
       case 'refused':
-        this.afterAnswer(() => this.observe(a.outcome, a.descriptor, p));
+        this.afterAnswer(() => {
+          this.logCall(a.outcome);
+          this.observe(a.outcome, a.descriptor, p);
+        });
         return a.outcome;
       case 'replay':
         return a.outcome;
@@ -257,7 +260,7 @@ export class Dispatcher {
   private observe(outcome: Outcome, descriptor: Descriptor | undefined, p: InvokeParams, resources?: readonly ConsentResource[]): void {
     for (const obs of this.o.observers ?? []) {
       try {
-        obs.onFinished({ outcome, descriptor, args: descriptor ? p.arguments : undefined, requester: p.requester, workspaceId: p.workspace_id, userId: p.user_id, ...(resources ? { resources } : {}) });
+        obs.onFinished({ outcome, descriptor, args: descriptor ? p.arguments : undefined, requester: p.requester, runtime: p.runtime, workspaceId: p.workspace_id, userId: p.user_id, ...(resources ? { resources } : {}) });
       } catch (e) {
         this.o.log.error({ err: String(e) }, 'call observer failed');
       }
@@ -311,13 +314,21 @@ export class Dispatcher {
     call.state = outcome.state;
     this.notes.end(call, outcome.state, outcome.finished_at ?? new Date().toISOString(), call.times.acceptedAt);
     this.afterAnswer(() => {
-      // One line per call, on the parent logger: building a child logger per call costs more than the line.
-      const ok = outcome.state === 'completed' || outcome.state === 'cancelled';
-      const line = { call_id: call.callId, function: call.fn, state: outcome.state, duration_ms: outcome.duration_ms, ...(ok ? {} : { error_type: outcome.error?.type }) };
-      this.callLine(ok ? 'info' : 'warn', line, 'call finished');
+      this.logCall(outcome);
       this.observe(outcome, d, p, call.resources);
     });
     return new PreSerialized(outcome, json);
+  }
+
+  /**
+   * The one log line of every call the device answered, run or refused before it was accepted (at
+   * validation, identity, a pause): its id, function, state, duration and error type, never its arguments.
+   * On the parent logger: building a child logger per call costs more than the line.
+   */
+  private logCall(outcome: Outcome): void {
+    const ok = outcome.state === 'completed' || outcome.state === 'cancelled';
+    const line = { call_id: outcome.call_id, function: outcome.function, state: outcome.state, duration_ms: outcome.duration_ms, ...(ok ? {} : { error_type: outcome.error?.type }) };
+    this.callLine(ok ? 'info' : 'warn', line, 'call finished');
   }
 
   /**

@@ -92,7 +92,9 @@ export async function execute(env: ExecutionEnv, call: InFlight, args: Record<st
   }
   const side: SideEffects = stopped !== 'grace' && !call.committed ? (stopped.ok ? 'possible' : 'none') : 'possible';
   const d = call.reg.descriptor;
-  return abortedWhileRunning(t, kind, side, call.budgetMs ?? Math.min(d.timeout_ms_max, d.timeout_ms_default));
+  // Halted: the handler stopped on its signal (it rejected in time); one that ran to its end or past the grace did not.
+  const halted = stopped !== 'grace' && !stopped.ok;
+  return abortedWhileRunning(t, kind, side, call.budgetMs ?? Math.min(d.timeout_ms_max, d.timeout_ms_default), halted);
 }
 
 /** How the handler's promise settled. */

@@ -82,6 +82,7 @@ export class DeviceSession {
   private sleepWatch: NodeJS.Timeout | undefined;
   private stopped = true;
   private ready = false;
+  private negotiated: string | undefined;
   private sessionId: string | undefined;
   /** The bridge answered 1.1 or later in the current session's hello (decided once, read per note). */
   private coalesce = false;
@@ -155,6 +156,11 @@ export class DeviceSession {
   /** True when a response sent now reaches the bridge's socket. */
   get isConnected(): boolean {
     return this.ready && !!this.peer?.isOpen;
+  }
+
+  /** The protocol version the bridge answered in the current session's hello; undefined without a session. */
+  get protocolVersion(): string | undefined {
+    return this.negotiated;
   }
 
   /** True while the session speaks 1.1 or later: state notes are coalesced (§6.2). */
@@ -264,6 +270,7 @@ export class DeviceSession {
       for (const end of closers.splice(0)) end();
       this.o.outbox.offline(link);
       this.ready = false;
+      this.negotiated = undefined;
       if (this.peer === peer) this.peer = undefined;
       this.afterClose(info.code, info.reason);
     };
@@ -275,12 +282,13 @@ export class DeviceSession {
       // Ready as soon as the result arrives: the bridge may send requests right behind it.
       res = await peer.request<HelloResult>(METHODS.hello, hello, 15_000, (r) => {
         this.ready = true;
+        this.negotiated = r.protocol_version;
         this.coalesce = coalescesStateNotes(r.protocol_version);
         this.o.outbox.online(link);
       });
     } catch (e) {
       if (e instanceof WireError) {
-        if (e.type === 'client_outdated') return this.stopFatally({ type: 'client_outdated', message: 'The bridge requires a newer client; update AIOS Device.', details: e.details ?? {} });
+        if (e.type === 'client_outdated') return this.stopFatally({ type: 'client_outdated', message: outdatedMessage(hello.client.version, e.details), details: e.details ?? {} });
         if (e.type === 'identity_mismatch' || e.type === 'unsupported_protocol_version') return this.stopFatally({ type: e.type, message: e.message, details: e.details ?? {} });
         if (e.type === 'unauthorized') {
           peer.close(CLOSE.normal);
@@ -359,4 +367,12 @@ export class DeviceSession {
     }, 5000);
     this.sleepWatch.unref();
   }
+}
+
+/** The fatal stop's message for `client_outdated`: both versions, this client's and the bridge's minimum (issue 28). */
+function outdatedMessage(mine: string, details: Record<string, unknown> | undefined): string {
+  const min = details?.['min_client_version'];
+  return typeof min === 'string'
+    ? `The bridge requires a newer client: this is ${mine}; the bridge needs ${min} or newer. Update AIOS Device.`
+    : `The bridge requires a newer client than this one (${mine}); update AIOS Device.`;
 }

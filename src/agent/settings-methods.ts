@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
-import { PROTOCOL_VERSION } from '../protocol/messages.js';
+import { CLIENT_PROTOCOL_VERSION } from '../protocol/messages.js';
 import type { CallContext, GrantCandidate, GrantListing, Logger } from '../sdk/index.js';
 import { APP_VERSION } from '../version.js';
 import type { Agent } from './agent.js';
@@ -143,7 +143,9 @@ export function createSettingsMethods(d: SettingsDeps): Record<string, (params: 
     },
     'control.settings.get': () => ({
       version: APP_VERSION,
-      protocol_version: PROTOCOL_VERSION,
+      // The version the current bridge session speaks (null without one) and the one this client offers.
+      protocol_version: d.agent.session?.protocolVersion ?? null,
+      protocol_offered: CLIENT_PROTOCOL_VERSION,
       data_dir: d.agent.config.data_dir,
       log_file: d.logFile ?? null,
       logs_dir: d.logFile ? dirname(d.logFile) : null,

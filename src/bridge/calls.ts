@@ -12,7 +12,7 @@ import { attestsRuntime, isTerminal, MAX_TIME_PARAM_MS, METHODS, type AttestedRu
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../sdk/index.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
-import { deviceKey, type BridgeCallState, type BridgeStore, type StoredCall, type TimelineEntry } from './store.js';
+import { deviceKey, isStateEntry, type BridgeCallState, type BridgeStore, type ResolvedFrom, type SessionEventName, type StoredCall, type TimelineEntry } from './store.js';
 import type { DeviceIdentity } from './auth.js';
 import { setClampedTimeout } from '../base/timers.js';
 
@@ -20,6 +20,13 @@ const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEADLINE_SLACK_MS = 5000;
 const CANCEL_WAIT_MS = 7000;
+/**
+ * How long the bridge keeps listening for a device's late answer (an invoke response or a cancel answer on a
+ * session that stayed open) after it gave up: as long as it re-asks reconnecting devices about its `unknown`s (§6.8).
+ */
+const LATE_LISTEN_MS = 24 * 3600_000;
+/** The bridge re-asks a reconnecting device about the calls it ended `unknown` on it in this window (§6.8). */
+const RESOLVE_WINDOW_MS = 24 * 3600_000;
 
 /** What a runtime submits (POST /v1/calls). */
 export interface SubmitRequest {
@@ -47,7 +54,30 @@ export interface LearnedState {
  * A call event for SSE subscribers: a state the bridge has just learned, a progress note, or the
  * outcome. Never a derived state: SSE sends no back-dated events (§6.2).
  */
-export type CallEvent = { type: 'state'; data: LearnedState } | { type: 'progress'; data: ProgressNote } | { type: 'outcome'; data: Outcome };
+export type CallEvent =
+  | { type: 'state'; data: LearnedState }
+  | { type: 'progress'; data: ProgressNote }
+  | { type: 'outcome'; data: Outcome }
+  /** The device's session dropped or came back while the call waited (§6.4, 1.2). */
+  | { type: SessionEventName; data: SessionEventData }
+  /** The device's own outcome resolved the bridge's `unknown` (§6.8, 1.2). */
+  | { type: 'resolved'; data: ResolvedData };
+
+/** A session event as SSE sends it (and the timeline keeps it, without `call_id`). */
+export interface SessionEventData {
+  call_id: string;
+  event: SessionEventName;
+  at: string;
+}
+
+/** What SSE `resolved` carries: the call's new state and outcome, and the `unknown` it replaced. */
+export interface ResolvedData {
+  call_id: string;
+  state: BridgeCallState;
+  outcome: Outcome;
+  resolved_from: ResolvedFrom;
+  at: string;
+}
 
 /** Emits `event:<workspace>/<call_id>` with CallEvent and `settled:<workspace>/<call_id>` when terminal. */
 export class CallRouter extends EventEmitter {
@@ -61,6 +91,11 @@ export class CallRouter extends EventEmitter {
   private readonly live = new Map<string, StoredCall>();
   private readonly open = new Map<string, StoredCall>();
   /**
+   * Finished calls (read from the store) that take a device outcome this turn: the one copy every lookup
+   * sees until it is committed, so two answers of one turn are judged against each other.
+   */
+  private readonly resolving = new Map<string, StoredCall>();
+  /**
    * Group commit: every write of one event-loop turn goes into one transaction at its end, because a
    * commit costs far more than a row (issue 21: two commits per call were most of the bridge's cost).
    * The order of the guarantees stays: a new call is committed before it is forwarded and before the
@@ -73,7 +108,7 @@ export class CallRouter extends EventEmitter {
   /** Outcomes taken this turn, applied and saved at its end (by call, so a second one is judged against the first). */
   private readonly finishing = new Map<StoredCall, PendingOutcome>();
   /** Outcomes whose commit failed: saved (and only then announced) with the next one. */
-  private unsaved: StoredCall[] = [];
+  private unsaved = new Map<StoredCall, Applied>();
   private commit: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private closed = false;
 
@@ -82,7 +117,11 @@ export class CallRouter extends EventEmitter {
     this.setMaxListeners(0);
     hub.onDeviceRequest(METHODS.callReport, (conn, p) => this.onReport(conn, p as { outcomes: Outcome[] }));
     hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
-    hub.on('online', (conn: DeviceConnection) => void this.reconcile(conn));
+    hub.on('offline', (conn: DeviceConnection) => this.onSession(conn, 'device_offline'));
+    hub.on('online', (conn: DeviceConnection) => {
+      this.onSession(conn, 'device_online');
+      void this.reconcile(conn);
+    });
     for (const c of store.openCalls()) {
       this.track(c);
       this.armDeadline(c);
@@ -91,7 +130,8 @@ export class CallRouter extends EventEmitter {
 
   /** A call's current record: the live one while it is open, else the stored one. */
   private lookup(workspaceId: string, callId: string): StoredCall | undefined {
-    return this.live.get(`${workspaceId}/${callId}`) ?? this.store.getCall(workspaceId, callId);
+    const key = `${workspaceId}/${callId}`;
+    return this.live.get(key) ?? this.resolving.get(key) ?? this.store.getCall(workspaceId, callId);
   }
 
   /** True when the call has an outcome, recorded or taken this turn (and about to be committed). */
@@ -129,10 +169,15 @@ export class CallRouter extends EventEmitter {
     this.commit = undefined;
     const inserts = this.inserts;
     this.inserts = [];
-    const done = this.unsaved;
-    this.unsaved = [];
-    for (const [call, p] of this.finishing) if (this.applyOutcome(call, p)) done.push(call);
+    const applied = this.unsaved;
+    this.unsaved = new Map();
+    for (const [call, p] of this.finishing) {
+      const how = this.applyOutcome(call, p);
+      if (how) applied.set(call, how);
+    }
+    const done = [...applied.keys()];
     this.finishing.clear();
+    this.resolving.clear();
     const states = [...this.dirty].filter((c) => !c.outcome);
     this.dirty.clear();
     try {
@@ -146,14 +191,17 @@ export class CallRouter extends EventEmitter {
       // A call that was never saved is never sent (its submitter gets the error). An outcome that was not
       // saved is told to no one and saved again a second later (a call.report is not acknowledged meanwhile).
       for (const c of inserts) this.untrack(c);
-      this.unsaved = done;
+      this.unsaved = applied;
       if (done.length) setTimeout(() => void this.committed(), 1000).unref();
       commit?.reject(e);
       return;
     }
     commit?.resolve();
     for (const c of inserts) if (!c.outcome) this.forward(c);
-    for (const c of done) this.announce(c);
+    for (const [c, how] of applied) {
+      if (how === 'resolved') this.announceResolved(c);
+      else if (how === 'new') this.announce(c);
+    }
   }
 
   /**
@@ -229,6 +277,14 @@ export class CallRouter extends EventEmitter {
     return { call, duplicate: false };
   }
 
+  /**
+   * Milliseconds until the bridge will have given up on the call (its deadline and the wait for the cancel
+   * answer, §6.4): how long `wait` waits by default, so it returns the bridge's verdict rather than 202.
+   */
+  untilVerdict(call: StoredCall): number {
+    return Math.max(0, call.deadline_ms + CANCEL_WAIT_MS + 1000 - Date.now());
+  }
+
   get(workspaceId: string, callId: string): StoredCall | undefined {
     return this.lookup(workspaceId, callId);
   }
@@ -296,7 +352,8 @@ export class CallRouter extends EventEmitter {
   private forward(call: StoredCall): void {
     const conn = this.sessionFor(call);
     if (!conn) return;
-    const budget = Math.max(1000, call.deadline_ms - Date.now());
+    // Past the deadline the bridge has given up, but it keeps listening: a late answer resolves its `unknown` (§6.8).
+    const budget = Math.max(1000, call.deadline_ms - Date.now()) + LATE_LISTEN_MS;
     if (!call.sent) {
       call.sent = true;
       this.markDirty(call);
@@ -321,7 +378,12 @@ export class CallRouter extends EventEmitter {
     this.deadlines.set(key, t);
   }
 
-  /** The bridge gives up (§6.4): cancel on the device, report `timeout` unless the device answers. */
+  /**
+   * The bridge gives up (§6.4, 1.2): it asks the device to cancel and takes its answer if one comes within
+   * CANCEL_WAIT_MS; otherwise it ends the call with what it knows: `unknown` (`device_offline` when the session
+   * is gone, `timeout` when it is alive but silent), or `expired/device_offline` with no side effects when the
+   * invoke never reached a live session. It keeps listening for the cancel answer after that (§6.8).
+   */
   private async onDeadline(ws: string, callId: string): Promise<void> {
     this.deadlines.delete(`${ws}/${callId}`);
     if (this.closed) return;
@@ -331,47 +393,78 @@ export class CallRouter extends EventEmitter {
     if (call.deadline_ms > Date.now()) return this.armDeadline(call);
     const conn = this.sessionFor(call);
     if (conn) {
-      try {
-        const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, reason: 'bridge deadline' }, CANCEL_WAIT_MS);
-        const latest = this.lookup(ws, callId);
-        if (latest && !this.hasOutcome(latest) && this.accept(conn, latest, o, 'cancel result at the deadline')) return;
-        if (latest && this.hasOutcome(latest)) return;
-      } catch (e) {
-        this.log.warn({ call_id: callId, err: String(e) }, 'cancel at the bridge deadline got no outcome');
-      }
+      const answer = conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, reason: 'bridge deadline' }, CANCEL_WAIT_MS + LATE_LISTEN_MS);
+      const late = answer.then(
+        (o) => {
+          const latest = this.lookup(ws, callId);
+          if (latest && !this.closed) this.accept(conn, latest, o, 'cancel result at the deadline');
+        },
+        (e: unknown) => {
+          if (!(e instanceof ConnectionClosedError)) this.log.warn({ call_id: callId, err: String(e) }, 'cancel at the bridge deadline got no outcome');
+        },
+      );
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([late, new Promise((r) => (timer = setTimeout(r, CANCEL_WAIT_MS)))]);
+      clearTimeout(timer);
+      if (this.closed) return;
+      // An outcome taken this turn is committed at its end: judge after it.
+      if (this.commit) await this.commit.promise.catch(() => undefined);
     }
     const latest = this.lookup(ws, callId);
-    if (latest && !this.hasOutcome(latest)) {
-      this.finish(latest, this.bridgeOutcome(latest, 'failed', new WireError('timeout', 'The device did not finish the call before the bridge deadline.', { sideEffects: 'possible', details: { source: 'bridge' } })), true);
+    if (!latest || this.hasOutcome(latest)) return;
+    if (!conn && !latest.sent) {
+      this.finish(latest, this.bridgeOutcome(latest, 'expired', new WireError('device_offline', 'The device had no live session before the bridge deadline; the call never reached it.', { sideEffects: 'none', details: { source: 'bridge' } })), true);
+      return;
     }
+    const err = conn
+      ? new WireError('timeout', 'The device did not answer before the bridge deadline; whether the call ran is not known yet.', { sideEffects: 'possible', details: { source: 'bridge' } })
+      : new WireError('device_offline', "The device's session was gone at the bridge deadline; whether the call ran is not known yet.", { sideEffects: 'possible', details: { source: 'bridge' } });
+    this.finish(latest, this.bridgeOutcome(latest, 'unknown', err), true);
   }
 
-  private bridgeOutcome(call: StoredCall, state: 'failed' | 'expired', err: WireError): Outcome {
+  private bridgeOutcome(call: StoredCall, state: 'failed' | 'expired' | 'unknown', err: WireError): Outcome {
     return preAcceptOutcome(call.call_id, call.function, state, err);
   }
 
   /**
    * Takes a terminal outcome; it is applied and committed at the end of the turn, then announced. A device
-   * outcome never replaces another device outcome; it does replace one the bridge produced itself at its
-   * deadline, because the device's is the truth. `derive`: the outcome came on a 1.1 session, which sends
-   * no note for a state that did not last; the timeline gets those states from the outcome's timestamps,
-   * marked derived (§6.2).
+   * outcome never replaces another device outcome. One the bridge produced itself: a device outcome taken in
+   * the same turn replaces it (it was never told); a committed bridge `unknown` is resolved once by it (§6.8,
+   * `resolved_from`); any other committed bridge outcome keeps it beside as `device_outcome`. `derive`: the
+   * outcome came on a 1.1 session, which sends no note for a state that did not last; the timeline gets those
+   * states from the outcome's timestamps, marked derived (§6.2).
    */
   private finish(call: StoredCall, o: Outcome, byBridge: boolean, derive = false): void {
     if (this.closed || !isTerminal(o.state)) return;
     const pending = this.finishing.get(call);
-    const has = pending !== undefined || call.outcome !== undefined;
-    const hasByBridge = pending ? pending.byBridge : call.bridge_outcome;
-    if (has && (byBridge || !hasByBridge)) return;
+    if (pending && (byBridge || !pending.byBridge)) return;
+    if (call.outcome && (byBridge || !call.bridge_outcome || call.resolved_from || call.device_outcome)) return;
     this.finishing.set(call, { o, byBridge, derive });
+    const key = `${call.workspace_id}/${call.call_id}`;
+    if (call.outcome && !this.live.has(key)) this.resolving.set(key, call);
     void this.committed();
   }
 
-  /** Applies a taken outcome to the record (in `flush`, just before the commit). */
-  private applyOutcome(call: StoredCall, p: PendingOutcome): boolean {
+  /** Applies a taken outcome to the record (in `flush`, just before the commit); says how, or false when it changes nothing. */
+  private applyOutcome(call: StoredCall, p: PendingOutcome): Applied | false {
     const { o, byBridge, derive } = p;
-    if (call.outcome && (byBridge || !call.bridge_outcome)) return false;
     const now = new Date().toISOString();
+    if (call.outcome) {
+      if (byBridge || !call.bridge_outcome || call.resolved_from || call.device_outcome) return false;
+      if (call.state !== 'unknown') {
+        call.device_outcome = { ...o, replayed: false };
+        call.updated_at = now;
+        return 'beside';
+      }
+      const issued = [...call.timeline].reverse().find((t) => t.state === 'unknown');
+      call.resolved_from = { state: 'unknown', at: issued?.at ?? call.outcome.finished_at ?? call.updated_at };
+      call.outcome = { ...o, replayed: false };
+      call.bridge_outcome = false;
+      call.timeline.push({ state: o.state, at: now });
+      call.state = o.state;
+      call.updated_at = now;
+      return 'resolved';
+    }
     call.outcome = { ...o, replayed: false };
     call.bridge_outcome = byBridge;
     if (call.state !== o.state) call.timeline.push({ state: o.state, at: o.finished_at ?? now });
@@ -380,7 +473,7 @@ export class CallRouter extends EventEmitter {
     call.updated_at = now;
     this.dirty.delete(call);
     this.untrack(call);
-    return true;
+    return 'new';
   }
 
   private untrack(call: StoredCall): void {
@@ -396,6 +489,31 @@ export class CallRouter extends EventEmitter {
     const key = `${call.workspace_id}/${call.call_id}`;
     this.emit(`event:${key}`, { type: 'outcome', data: call.outcome! } satisfies CallEvent);
     this.emit(`settled:${key}`, call);
+  }
+
+  /** Tells SSE subscribers that the device's own outcome resolved the bridge's `unknown` (§6.8). */
+  private announceResolved(call: StoredCall): void {
+    const data: ResolvedData = { call_id: call.call_id, state: call.state, outcome: call.outcome!, resolved_from: call.resolved_from!, at: call.updated_at };
+    this.emit(`event:${call.workspace_id}/${call.call_id}`, { type: 'resolved', data } satisfies CallEvent);
+  }
+
+  /**
+   * The device's session dropped or came back (§6.4, 1.2): every call still waiting on it records the event
+   * in its timeline and SSE sends it at once. `device_online` only follows a `device_offline` the call recorded.
+   */
+  private onSession(conn: DeviceConnection, event: SessionEventName): void {
+    if (this.closed) return;
+    const at = new Date().toISOString();
+    const { device_id: dev, workspace_id: ws } = conn.identity;
+    for (const call of this.open.values()) {
+      if (call.device_id !== dev || call.workspace_id !== ws || !owns(conn.identity, call) || this.hasOutcome(call)) continue;
+      if (event === 'device_online' && lastEvent(call.timeline) !== 'device_offline') continue;
+      if (event === 'device_offline' && lastEvent(call.timeline) === 'device_offline') continue;
+      call.timeline.push({ event, at });
+      call.updated_at = at;
+      this.markDirty(call);
+      this.emit(`event:${ws}/${call.call_id}`, { type: event, data: { call_id: call.call_id, event, at } } satisfies CallEvent);
+    }
   }
 
   private onNotification(conn: DeviceConnection, method: string, params: unknown): void {
@@ -428,7 +546,7 @@ export class CallRouter extends EventEmitter {
     const accepted: string[] = [];
     const { workspace_id: ws, device_id: dev } = conn.identity;
     for (const o of p.outcomes) {
-      const call = this.open.get(openKey(ws, dev, o.call_id)) ?? this.store.findByDevice(ws, dev, o.call_id);
+      const call = this.open.get(openKey(ws, dev, o.call_id)) ?? this.resolving.get(`${ws}/${o.call_id}`) ?? this.store.findByDevice(ws, dev, o.call_id);
       // A report for a call of another identity is dropped (and logged); it is acknowledged like an unknown one.
       if (call) this.accept(conn, call, o, 'call.report');
       else this.log.warn({ workspace_id: ws, device_id: dev, call_id: String(o.call_id).slice(0, 80) }, 'dropped a device answer: a call.report names no call of this device');
@@ -465,6 +583,53 @@ export class CallRouter extends EventEmitter {
         }
       }
     }
+    await this.resolveUnknowns(conn);
+  }
+
+  /**
+   * After a reconnect: asks `call.get` about every call the bridge ended `unknown` on this device in the last
+   * 24 h (§6.8). A terminal answer resolves it; a call still running there is attached to again (a re-sent
+   * invoke, which the device deduplicates), so its outcome comes as that invoke's response.
+   */
+  private async resolveUnknowns(conn: DeviceConnection): Promise<void> {
+    const { device_id: dev, workspace_id: ws } = conn.identity;
+    let calls: StoredCall[];
+    try {
+      calls = this.store.unresolvedUnknowns(ws, dev, new Date(Date.now() - RESOLVE_WINDOW_MS).toISOString());
+    } catch (e) {
+      this.log.warn({ device_id: dev, err: String(e) }, 'could not list the calls to resolve');
+      return;
+    }
+    for (const stored of calls) {
+      if (this.closed || this.hub.get(dev, ws) !== conn) return;
+      if (!owns(conn.identity, stored)) continue;
+      try {
+        const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: stored.call_id }, 10_000);
+        const latest = this.lookup(ws, stored.call_id);
+        if (!latest || latest.resolved_from) continue;
+        if ('error' in r) this.accept(conn, latest, r, 'call.get result for an unknown');
+        else this.forward(latest);
+      } catch (e) {
+        if (e instanceof RpcError && e.code === RPC.invalid_params) await this.tombstone(conn, stored);
+        else this.log.warn({ call_id: stored.call_id, err: String(e) }, 'could not resolve a call the bridge ended unknown');
+      }
+    }
+  }
+
+  /**
+   * A call the bridge ended `unknown` that the device never saw (its invoke was lost with the session): the
+   * bridge cancels it there, which journals a tombstone (§6.5), so the invoke can never run later, and the
+   * device's answer, `cancelled` with no side effects, is its own outcome for the call (§6.8).
+   */
+  private async tombstone(conn: DeviceConnection, call: StoredCall): Promise<void> {
+    try {
+      const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: call.call_id, reason: 'never received' }, CANCEL_WAIT_MS);
+      const latest = this.lookup(call.workspace_id, call.call_id);
+      // A tombstone names no function (the device never knew it): it is this call's, by its id.
+      if (latest && o?.call_id === call.call_id) this.accept(conn, latest, o.function ? o : { ...o, function: call.function }, 'cancel answer for an unknown the device never saw');
+    } catch (e) {
+      this.log.warn({ call_id: call.call_id, err: String(e) }, 'could not resolve a call the bridge ended unknown');
+    }
   }
 
   close(): void {
@@ -473,6 +638,18 @@ export class CallRouter extends EventEmitter {
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.removeAllListeners();
   }
+}
+
+/** How a taken outcome changed its record: a first outcome, a resolved `unknown`, or a device outcome kept beside. */
+type Applied = 'new' | 'resolved' | 'beside';
+
+/** The last session event in a timeline, if any. */
+function lastEvent(timeline: readonly TimelineEntry[]): SessionEventName | undefined {
+  for (let i = timeline.length - 1; i >= 0; i--) {
+    const t = timeline[i]!;
+    if (!isStateEntry(t)) return t.event;
+  }
+  return undefined;
 }
 
 /** An outcome taken this turn, not yet applied. */

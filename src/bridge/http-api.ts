@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { RpcError, WireError } from '../protocol/errors.js';
-import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester, isTerminal, type AttestedRuntime, type Outcome } from '../protocol/messages.js';
+import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester, isTerminal, type AttestedRuntime } from '../protocol/messages.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
@@ -13,7 +13,7 @@ import type { DeviceHub } from './device-hub.js';
 import { HttpError, RateLimiter, readJson, sendError, statusForWireError, type StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
-import { publicRecord, type BridgeStore, type DeviceRecord } from './store.js';
+import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type StoredCall, type TimelineEntry } from './store.js';
 
 /** What the bridge found when it checked a device's Adapter Card. */
 export interface CardCheck {
@@ -192,7 +192,7 @@ export class RuntimeApi {
       sendJson(res, r.outcome ? 200 : 202, r);
     };
     if (!b.wait) return answer(call);
-    const waitMs = b.wait_timeout_ms ?? (call.params.confirm_timeout_ms ?? 60_000) + (call.params.timeout_ms ?? 30_000) + 5000;
+    const waitMs = b.wait_timeout_ms ?? this.o.router.untilVerdict(call);
     answer((await this.o.router.waitFor(ws, call.call_id, waitMs)) ?? call);
   }
 
@@ -213,10 +213,13 @@ export class RuntimeApi {
   }
 
   /**
-   * SSE (§10): the states the bridge has learned (`replay: true`), then live states and progress, then the
-   * terminal state and the outcome. Every event carries `id: <seq>`, and states and progress `seq` in their
-   * data too: 0, 1, 2, … strictly increasing over this stream. Derived timeline states are never sent: they
-   * would be back-dated events (§6.2).
+   * SSE (§10): the states and session events the bridge has learned (`replay: true`), then live states,
+   * progress and session events (`device_offline`, `device_online`), then the terminal state and the outcome.
+   * Every event carries `id: <seq>`, and states, progress and session events `seq` in their data too: 0, 1, 2,
+   * … strictly increasing over this stream. Derived timeline states are never sent: they would be back-dated
+   * events (§6.2). A call the bridge ended `unknown` (§6.4) keeps its stream open until the device's own
+   * outcome resolves it: then a `resolved` event and the end (§6.8); a resolved call replays up to its
+   * `unknown`, then `resolved`.
    */
   private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string): void {
     const c = this.o.router.get(ws, id);
@@ -228,26 +231,48 @@ export class RuntimeApi {
       const n = seq++;
       res.write(`id: ${n}\nevent: ${event}\ndata: ${JSON.stringify(numbered ? { ...data, seq: n } : data)}\n\n`);
     };
-    const finalEvents = (o: Outcome, at: string, replay: boolean) => {
-      write('state', { call_id: id, state: o.state, at, ...(replay ? { replay: true } : {}) }, true);
-      write('outcome', o, false);
-      res.end();
+    const replay = (t: TimelineEntry) => {
+      if (isStateEntry(t)) write('state', { call_id: id, state: t.state, at: t.at, replay: true }, true);
+      else write(t.event, { call_id: id, event: t.event, at: t.at, replay: true }, true);
     };
+    /** True while the call ends in the bridge's own `unknown`, which the device's outcome may still resolve. */
+    const awaitsResolution = (r: StoredCall) => r.state === 'unknown' && r.bridge_outcome && !r.resolved_from;
     const learned = c.timeline.filter((t) => !t.derived);
-    if (c.outcome) {
-      const last = learned.at(-1);
-      const terminal = last && isTerminal(last.state ?? '') ? last : undefined;
-      for (const t of terminal ? learned.slice(0, -1) : learned) write('state', { call_id: id, state: t.state, at: t.at, replay: true }, true);
-      finalEvents(c.outcome, terminal?.at ?? c.outcome.finished_at ?? c.updated_at, true);
+    if (c.outcome && c.resolved_from) {
+      const upTo = learned.findLastIndex((t) => t.state === 'unknown');
+      for (const t of learned.slice(0, upTo + 1)) replay(t);
+      write('resolved', { call_id: id, state: c.state, outcome: c.outcome, resolved_from: c.resolved_from, at: c.updated_at, replay: true }, true);
+      res.end();
       return;
     }
-    for (const t of learned) write('state', { call_id: id, state: t.state, at: t.at, replay: true }, true);
+    let live = true;
+    if (c.outcome) {
+      const last = learned.at(-1);
+      const terminal = last && isStateEntry(last) && isTerminal(last.state) ? last : undefined;
+      for (const t of terminal ? learned.slice(0, -1) : learned) replay(t);
+      write('state', { call_id: id, state: c.outcome.state, at: terminal?.at ?? c.outcome.finished_at ?? c.updated_at, replay: true }, true);
+      write('outcome', c.outcome, false);
+      if (!awaitsResolution(c)) {
+        res.end();
+        return;
+      }
+      live = false;
+    } else {
+      for (const t of learned) replay(t);
+    }
     const key = `event:${ws}/${id}`;
     const onEvent = (e: CallEvent) => {
       if (e.type === 'outcome') {
-        cleanup(false);
-        finalEvents(e.data, e.data.finished_at ?? new Date().toISOString(), false);
-      } else write(e.type, { ...e.data }, true);
+        if (!live) return;
+        live = false;
+        write('state', { call_id: id, state: e.data.state, at: e.data.finished_at ?? new Date().toISOString() }, true);
+        write('outcome', e.data, false);
+        // The bridge's own `unknown` (it says so in `details.source`) may still be resolved: stay.
+        if (!(e.data.state === 'unknown' && e.data.error?.details?.['source'] === 'bridge')) cleanup(true);
+      } else if (e.type === 'resolved') {
+        write('resolved', { ...e.data }, true);
+        cleanup(true);
+      } else if (live) write(e.type, { ...e.data }, true);
     };
     const ping = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
     const cleanup = (end: boolean) => {

@@ -20,6 +20,9 @@ export interface AuditEntry {
   args_summary: unknown;
   /** The resources the call touched, by the names people know them by (a grant's alias); null when none were resolved. */
   resources: { kind: string; label: string }[] | null;
+  /** The runtime the bridge attested for the call (protocol 1.2 §6.1); null when none did (an unverified runtime). */
+  runtime_id: string | null;
+  runtime_name: string | null;
   decision: string | null;
   decided_by: string | null;
   remembered: boolean;
@@ -96,6 +99,7 @@ export class AuditLog {
         o.state, o.error?.type ?? null, o.duration_ms ?? null, o.accepted_at ?? null,
         o.finished_at ?? this.now().toISOString(),
         c.resources?.length ? JSON.stringify(c.resources.map((r) => ({ kind: r.kind, label: r.label ?? r.id }))) : null,
+        c.runtime?.id ?? null, c.runtime?.name ?? null,
       ]);
     // Off the call path: rows wait up to AUDIT_BATCH_MS and go in one commit (they are also written
     // before every read and at close; a crash can lose at most that window of audit rows, never a

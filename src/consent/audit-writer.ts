@@ -14,8 +14,8 @@ import { statement } from '../storage/sqlite.js';
 
 /** The columns of an audit row, in the order `AuditLog.record` builds them. */
 export const AUDIT_INSERT = `INSERT INTO audit (call_id, function_id, requester_kind, requester_id, requester_name, workspace_id, user_id,
-    args_summary, decision, decided_by, remembered, state, error_type, duration_ms, accepted_at, finished_at, resources)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    args_summary, decision, decided_by, remembered, state, error_type, duration_ms, accepted_at, finished_at, resources, runtime_id, runtime_name)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** Deletes rows finished before the bound parameter (an ISO time). */
 export const AUDIT_PRUNE = 'DELETE FROM audit WHERE finished_at < ?';

@@ -76,6 +76,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // a deliberate choice, so they go: the user is asked once more. Denies stay.
     up: (db) => db.exec(`DELETE FROM decisions WHERE resource = '*' AND effect = 'allow'`),
   },
+  {
+    version: 4,
+    name: 'audit rows name the runtime the bridge attests (protocol 1.2 §6.1)',
+    // Null for calls from a 1.0/1.1 bridge (an unverified runtime) and for rows written before.
+    up: (db) => db.exec(`ALTER TABLE audit ADD COLUMN runtime_id TEXT; ALTER TABLE audit ADD COLUMN runtime_name TEXT;`),
+  },
 ];
 
 /** The schema version this build writes. */

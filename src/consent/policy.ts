@@ -104,14 +104,15 @@ export function decidePolicy(i: PolicyInput): PolicyVerdict {
 }
 
 /**
- * Config errors in `policy` against the registered functions: a `critical` function can never be
- * pre-allowed. Returns one catalogue message per offending key (empty when fine), to say in any language.
+ * Config errors in `policy` against the registered functions: a `critical` function, or one whose
+ * confirmation is `always`, can never be pre-allowed (the entry could not take effect). Returns one catalogue message per offending key (empty when fine), to say in any language.
  */
 export function adminPolicyProblems(policy: AdminPolicy, descriptors: Iterable<PolicyDescriptor>): Message[] {
   const errors: Message[] = [];
   for (const d of descriptors) {
     const rule = policy[d.id];
     if (rule === 'allow' && d.permission_level === 'critical') errors.push(coreMessage('core.policy.critical_allow', { id: d.id }));
+    else if (rule === 'allow' && d.confirmation === 'always') errors.push(coreMessage('core.policy.always_allow', { id: d.id }));
   }
   for (const [id, rule] of Object.entries(policy)) {
     if (rule !== 'allow' && rule !== 'ask' && rule !== 'deny') errors.push(coreMessage('core.policy.bad_rule', { id }));

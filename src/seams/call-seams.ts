@@ -2,7 +2,7 @@
  * Seams between the call path (dispatcher) and the subsystems that plug into it: consent and audit.
  * The dispatcher depends only on these interfaces; `src/consent/` implements them.
  */
-import type { Descriptor, Requester, ConfirmationInfo, Outcome } from '../protocol/messages.js';
+import type { AttestedRuntime, Descriptor, Requester, ConfirmationInfo, Outcome } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
 
 /** What the dispatcher asks the consent gate about one accepted call. */
@@ -79,6 +79,8 @@ export interface FinishedCall {
   /** Validated arguments; undefined when the function is unknown. Never logged as they are. */
   args: Record<string, unknown> | undefined;
   requester: Requester | undefined;
+  /** The runtime the bridge attests (protocol 1.2 §6.1); undefined on a 1.0/1.1 session (unverified). */
+  runtime?: AttestedRuntime | undefined;
   workspaceId: string;
   userId: string;
   /** The resources the call touched, as checked before consent (absent when it got no further). */

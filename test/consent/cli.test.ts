@@ -80,16 +80,19 @@ test('activity shows the audit trail with filters, as a table or JSON', async ()
   try {
     const who = { kind: 'agent', name: 'Front-desk assistant' };
     svc.onFinished({ outcome: outcome('c1', 'device.info', 'completed'), descriptor: undefined, args: {}, requester: who, workspaceId: 'ws', userId: 'u' });
-    svc.onFinished({ outcome: outcome('c2', 'camera.capture', 'rejected', 'user_rejected'), descriptor: undefined, args: { camera: 'front' }, requester: who, workspaceId: 'ws', userId: 'u' });
+    svc.onFinished({ outcome: outcome('c2', 'camera.capture', 'rejected', 'user_rejected'), descriptor: undefined, args: { camera: 'front' }, requester: who, runtime: { id: 'rt_front', name: 'Front desk' }, workspaceId: 'ws', userId: 'u' });
     svc.onFinished({ outcome: { ...outcome('c1', 'device.info', 'completed'), replayed: true }, descriptor: undefined, args: {}, requester: who, workspaceId: 'ws', userId: 'u' });
 
     const table = await cli('activity', '--data-dir', t.dir);
-    assert.match(table.stdout, /FINISHED\s+FUNCTION\s+ON\s+REQUESTER\s+STATE/);
-    assert.match(table.stdout, /camera\.capture\s+-\s+Front-desk assistant \(agent\)\s+rejected/);
+    assert.match(table.stdout, /FINISHED\s+CALL\s+FUNCTION\s+ON\s+RUNTIME\s+REQUESTER\s+STATE/);
+    // The call id, and the runtime the bridge attested (protocol 1.2) beside the requester it claims; unverified without one.
+    assert.match(table.stdout, /c2\s+camera\.capture\s+-\s+Front desk \(rt_front\)\s+Front-desk assistant \(agent\)\s+rejected/);
+    assert.match(table.stdout, /c1\s+device\.info\s+-\s+unverified\s+Front-desk assistant \(agent\)\s+completed/);
     assert.equal(table.stdout.trim().split('\n').length, 3, 'a replayed outcome is not a second call');
 
     const json = JSON.parse((await cli('activity', '--data-dir', t.dir, '--state', 'rejected', '--json')).stdout) as { call_id: string; error_type: string }[];
     assert.deepEqual(json.map((r) => [r.call_id, r.error_type]), [['c2', 'user_rejected']]);
+    assert.deepEqual(json.map((r) => [(r as unknown as Record<string, unknown>)['runtime_id'], (r as unknown as Record<string, unknown>)['runtime_name']]), [['rt_front', 'Front desk']]);
     const byFn = JSON.parse((await cli('activity', '--data-dir', t.dir, '--function', 'device.info', '--json')).stdout) as unknown[];
     assert.equal(byFn.length, 1);
     const future = JSON.parse((await cli('activity', '--data-dir', t.dir, '--since', '2999-01-01T00:00:00Z', '--json')).stdout) as unknown[];

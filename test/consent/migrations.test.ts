@@ -67,10 +67,13 @@ test('migration 2 adds the audit rows\' resources to a database that holds audit
     v1.close();
     const v2 = openConsentDb(t.dir, { upTo: 2 });
     assert.equal(v2.pragma('user_version', { simple: true }), 2);
-    const log = new AuditLog(v2, 30);
+    assert.equal((v2.prepare(`SELECT resources FROM audit WHERE call_id = 'c1'`).get() as { resources: unknown }).resources, null, 'an old row names no resources');
+    v2.close();
+    // Rows are written by this build's AuditLog, which needs the current schema (later migrations add columns).
+    const cur = openConsentDb(t.dir);
+    const log = new AuditLog(cur, 30);
     const [old] = log.list();
     assert.equal(old?.call_id, 'c1');
-    assert.equal(old?.resources, null, 'an old row names no resources');
     const at = new Date().toISOString();
     log.record({
       outcome: { call_id: 'c2', function: 'files.read_text', state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: at, started_at: at, finished_at: at, duration_ms: 1 },
@@ -78,9 +81,9 @@ test('migration 2 adds the audit rows\' resources to a database that holds audit
       resources: [{ kind: 'files', id: '/srv/a', label: 'Documents', granted: true }],
     });
     assert.deepEqual(log.list()[0]?.resources, [{ kind: 'files', label: 'Documents' }], 'the alias, not the path');
-    assert.equal(new DecisionsStore(v2).list().length, 1, 'decisions survive');
+    assert.equal(new DecisionsStore(cur).list().length, 1, 'decisions survive');
     log.close();
-    v2.close();
+    cur.close();
   } finally {
     t.cleanup();
   }
@@ -95,11 +98,36 @@ test('migration 3 drops remembered allows for any resource (they may come from p
     old.remember({ userId: 'u', functionId: 'files.write_text', resource: 'files:/srv/a', effect: 'allow', scope: 'always' });
     old.remember({ userId: 'u', functionId: 'camera.capture', resource: '*', effect: 'deny', scope: 'always' });
     v2.close();
-    const v3 = openConsentDb(t.dir);
+    const v3 = openConsentDb(t.dir, { upTo: 3 });
     assert.equal(v3.pragma('user_version', { simple: true }), 3);
     const left = new DecisionsStore(v3).list().map((d) => `${d.effect} ${d.function_id} ${d.resource}`).sort();
     assert.deepEqual(left, ['allow files.write_text files:/srv/a', 'deny camera.capture *']);
     v3.close();
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('migration 4 adds the attested runtime to audit rows of a database that holds audit rows', () => {
+  const t = tempDir();
+  try {
+    const v3 = openConsentDb(t.dir, { upTo: 3 });
+    v3.prepare(`INSERT INTO audit (call_id, function_id, state, finished_at) VALUES ('c1', 'device.info', 'completed', '2026-12-01T00:00:00.000Z')`).run();
+    v3.close();
+    const v4 = openConsentDb(t.dir, { upTo: 4 });
+    assert.equal(v4.pragma('user_version', { simple: true }), 4);
+    const log = new AuditLog(v4, 30);
+    const [old] = log.list();
+    assert.equal(old?.call_id, 'c1');
+    assert.equal(old?.runtime_id, null, 'an old row names no runtime');
+    const at = new Date().toISOString();
+    log.record({
+      outcome: { call_id: 'c2', function: 'device.info', state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: at, started_at: at, finished_at: at, duration_ms: 1 },
+      descriptor: undefined, args: undefined, requester: undefined, runtime: { id: 'rt_a', name: 'A' }, workspaceId: 'w', userId: 'u',
+    });
+    assert.deepEqual([log.list()[0]?.runtime_id, log.list()[0]?.runtime_name], ['rt_a', 'A']);
+    log.close();
+    v4.close();
   } finally {
     t.cleanup();
   }

@@ -95,3 +95,10 @@ test('checkAdminPolicy: a critical function set to allow is a config error namin
   assert.match(errs[0] ?? '', /policy\.test\.fn/);
   assert.deepEqual(checkAdminPolicy({ 'x.y': 'maybe' as AdminRule }, []), ['policy.x.y: must be allow, ask or deny.']);
 });
+
+test('checkAdminPolicy: allow for a function whose confirmation is always cannot take effect: a config error naming the key', () => {
+  const always = { ...desc('high'), id: 'diag.confirm', confirmation: 'always' as const };
+  const errs = checkAdminPolicy({ 'diag.confirm': 'allow' }, [always]);
+  assert.deepEqual(errs, ['policy.diag.confirm: this function always asks for confirmation, so allow cannot take effect (use ask or deny).']);
+  assert.deepEqual(checkAdminPolicy({ 'diag.confirm': 'ask' }, [always]), [], 'ask and deny are fine');
+});

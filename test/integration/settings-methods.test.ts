@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { callLocal } from '../../src/endpoint/local-client.js';
 import { WireError } from '../../src/protocol/errors.js';
-import { PROTOCOL_VERSION } from '../../src/protocol/messages.js';
+import { CLIENT_PROTOCOL_VERSION } from '../../src/protocol/messages.js';
 import { APP_VERSION } from '../../src/version.js';
 import { serialGrants } from '../../handlers/serial/grant-kind.js';
 import { printerGrants } from '../../handlers/printer/index.js';
@@ -88,7 +88,9 @@ test('About, the log level (live, persisted, validated) and grant listings', asy
     const local = (m: string, p: unknown = {}) => callLocal(ep, m, p);
     const about = (await local('control.settings.get')) as Record<string, unknown>;
     assert.equal(about['version'], APP_VERSION);
-    assert.equal(about['protocol_version'], PROTOCOL_VERSION);
+    // The version the session speaks (this bridge answers the agent's 1.2), and the one the agent offers.
+    assert.equal(about['protocol_version'], '1.2');
+    assert.equal(about['protocol_offered'], CLIENT_PROTOCOL_VERSION);
     assert.equal(about['data_dir'], join(s.dir, 'agent'));
     assert.equal(about['log_level'], 'silent', 'the test logger');
     assert.equal((about['grant_id_keys'] as Record<string, string>)['serial'], 'path');

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { PROTOCOL_VERSION } from '../../src/protocol/messages.js';
+import { CLIENT_PROTOCOL_VERSION } from '../../src/protocol/messages.js';
 import { APP_VERSION } from '../../src/version.js';
 import { callLocal } from '../../src/endpoint/local-client.js';
 import { ids, until } from '../helpers/stack.js';
@@ -72,7 +72,7 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
 
     // About.
     assert.equal(await s.page.locator('#about-version').textContent(), APP_VERSION);
-    assert.equal(await s.page.locator('#about-protocol').textContent(), PROTOCOL_VERSION);
+    assert.equal(await s.page.locator('#about-protocol').textContent(), `1.2 (this client offers ${CLIENT_PROTOCOL_VERSION})`, 'the negotiated version, and the offered one');
     assert.equal(await s.page.locator('#about-data-dir').textContent(), join(s.dir, 'agent'));
     // In a browser there is no folder picker, start-at-login or open-logs (the Electron shell's).
     for (const id of ['share-pick', 'login-item-row', 'open-logs']) assert.equal(await s.page.locator(`#${id}`).isHidden(), true, id);

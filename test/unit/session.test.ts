@@ -141,6 +141,7 @@ test('client_outdated in hello stops for good with the minimum version', async (
   await waitFor(() => fatals.length > 0, 'the fatal stop');
   assert.equal(fatals[0]!.type, 'client_outdated');
   assert.equal(fatals[0]!.details?.['min_client_version'], '9.0.0');
+  assert.match(fatals[0]!.message, /this is \S+; the bridge needs 9\.0\.0 or newer/, 'the message names both versions');
   assert.equal(statuses.at(-1), 'offline');
   assert.ok(!statuses.slice(statuses.indexOf('offline')).includes('connecting'), 'no retry after the fatal stop');
 });

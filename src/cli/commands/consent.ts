@@ -58,7 +58,7 @@ function printRows<T>(rows: T[], json: boolean | undefined, t: { empty: string; 
 }
 
 /** Column headings in the user's language. */
-function cols(...names: ('id' | 'function' | 'resource' | 'scope' | 'since' | 'effect' | 'finished' | 'on' | 'requester' | 'state' | 'decision' | 'by' | 'error' | 'ms')[]): string[] {
+function cols(...names: ('id' | 'call' | 'function' | 'resource' | 'scope' | 'since' | 'effect' | 'finished' | 'on' | 'runtime' | 'requester' | 'state' | 'decision' | 'by' | 'error' | 'ms')[]): string[] {
   return names.map((n) => say(`cli.col.${n}`));
 }
 
@@ -72,6 +72,12 @@ function table(rows: string[][]): string {
 async function sayIfNoAgent(o: DirOpts): Promise<void> {
   const { dir } = chooseDataDir(o);
   if (!(await findRunningAgent(dir))) process.stderr.write(say('cli.consent.no_agent', { dir }) + '\n');
+}
+
+/** The runtime the bridge attested (protocol 1.2 §6.1), or "unverified" when none did. */
+function runtime(e: AuditEntry): string {
+  if (!e.runtime_id) return say('cli.consent.runtime_unverified');
+  return e.runtime_name && e.runtime_name !== e.runtime_id ? `${e.runtime_name} (${e.runtime_id})` : e.runtime_id;
 }
 
 function requester(e: AuditEntry): string {
@@ -153,8 +159,8 @@ export function registerConsentCommands(program: Command): void {
       );
       printRows(rows, o.json, {
         empty: say('cli.consent.no_calls'),
-        header: cols('finished', 'function', 'on', 'requester', 'state', 'decision', 'by', 'error', 'ms'),
-        row: (e) => [e.finished_at, e.function_id, e.resources?.map((r) => r.label).join(', ') || '-', requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-', e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms)],
+        header: cols('finished', 'call', 'function', 'on', 'runtime', 'requester', 'state', 'decision', 'by', 'error', 'ms'),
+        row: (e) => [e.finished_at, e.call_id, e.function_id, e.resources?.map((r) => r.label).join(', ') || '-', runtime(e), requester(e), e.state, e.decision ?? '-', e.decided_by ?? '-', e.error_type ?? '-', e.duration_ms === null ? '-' : String(e.duration_ms)],
       });
     });
 

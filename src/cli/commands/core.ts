@@ -194,6 +194,8 @@ export function registerCoreCommands(program: Command): void {
     if (!p.device_id) throw new UsageError(say('cli.usage.no_device'));
     const d = await new RuntimeClient(p).device(p.device_id);
     const fns = (d['functions'] ?? []) as { id: string; name: string; permission_level: string; description: string }[];
+    // The bridge keeps an offline device's last list: say it is that, not what the device offers now.
+    if (d['online'] === false) process.stderr.write(say('cli.functions.offline', { device: p.device_id, last_seen: String(d['last_seen'] ?? '-') }) + '\n');
     if (o['json']) process.stdout.write(JSON.stringify(fns, null, 2) + '\n');
     else for (const f of fns) process.stdout.write(`${f.id.padEnd(24)} ${f.permission_level.padEnd(9)} ${f.name}\n`);
   });
