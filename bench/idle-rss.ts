@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
+import YAML from 'yaml';
 import { prepareDemo } from '../src/cli/commands/demo.js';
 import { benchFile, isMain, loaderFor, positiveInt, runMain, startChild } from './child.js';
 
@@ -109,9 +110,11 @@ export async function measureIdleRss(o: { afterS: number; nodeArgs?: string[]; s
     writeFileSync(join(demoDir, 'bridge.yaml'), '{}\n', { mode: 0o600 });
     writeFileSync(join(demoDir, 'runtime.json'), '{}\n', { mode: 0o600 });
     const files = prepareDemo(demoDir, Number(new URL(bridge.info.url).port));
-    // Only the demo's identity differs from what this bridge knows; all handlers as in the minimal config.
-    const demoDoc = readFileSync(files.agentConfig, 'utf8');
-    writeFileSync(files.agentConfig, demoDoc + `handlers:\n  diagnostics:\n    enabled: true\n`, { mode: 0o600 });
+    // Only the demo's identity differs from what this bridge knows; all handlers as in the minimal config
+    // (the demo itself turns the diagnostics on since it became the QA demo: this keeps it so if it stops).
+    const demoDoc = YAML.parse(readFileSync(files.agentConfig, 'utf8')) as { handlers?: Record<string, unknown> };
+    demoDoc.handlers = { ...demoDoc.handlers, diagnostics: { enabled: true } };
+    writeFileSync(files.agentConfig, YAML.stringify(demoDoc), { mode: 0o600 });
     const configs = [
       { config: 'minimal' as const, file: minimal, cwd: minDir },
       { config: 'demo' as const, file: files.agentConfig, cwd: demoDir },

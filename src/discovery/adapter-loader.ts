@@ -6,7 +6,7 @@
  * self-contained (relative imports inside the folder and Node's built-ins), since a package outside the
  * folder was never signed.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AnyFunctionDefinition, FunctionDefinition, Handler, HandlerEnv, HandlerInstance } from '../sdk/index.js';
@@ -34,11 +34,14 @@ export interface AdapterCode {
   env: HandlerEnv;
 }
 
-/** Writes the checked bytes into `<codeDir>/<id>-<digest>/` (folders 0700, files 0600); returns the folder. */
+/**
+ * Writes the checked bytes into a new `<codeDir>/<id>-<digest>-<random>/` (folders 0700, files 0600);
+ * returns the folder. Each load gets its own folder: the dispose of an earlier load of the same code
+ * (stopping its process, then removing its copy) may still be under way and must not remove this one.
+ */
 export async function privateCopy(code: Pick<AdapterCode, 'id' | 'codeDir' | 'binding' | 'bytes'>): Promise<string> {
   const digest = sha256Tag(Buffer.from(jcs(code.binding.files))).slice(7, 23);
-  const dir = join(code.codeDir, `${code.id.replace(/[^A-Za-z0-9._-]/g, '_')}-${digest}`);
-  await rm(dir, { recursive: true, force: true });
+  const dir = await mkdtemp(join(code.codeDir, `${code.id.replace(/[^A-Za-z0-9._-]/g, '_')}-${digest}-`));
   for (const [rel, bytes] of code.bytes) {
     const file = join(dir, ...rel.split('/'));
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
