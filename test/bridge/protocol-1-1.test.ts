@@ -15,6 +15,7 @@ import type { CallRecord } from '../../src/bridge/store.js';
 import type { Outcome } from '../../src/protocol/messages.js';
 import { bridgeDoc, ids, tempDir, tokens, until } from '../helpers/stack.js';
 import { echoOutcome, SimDevice, type SimDeviceOptions } from '../../bench/sim-device.js';
+import { sseEvents, type SseEvent } from '../helpers/sse.js';
 
 async function bridgeWith(device: Omit<SimDeviceOptions, 'url' | 'token' | 'identity'>) {
   const dir = tempDir();
@@ -38,36 +39,6 @@ async function bridgeWith(device: Omit<SimDeviceOptions, 'url' | 'token' | 'iden
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-interface SseEvent { id: number; event: string; data: Record<string, unknown> }
-
-/** Opens an SSE stream; `events` fills as they arrive, `done` resolves when the bridge ends the stream. */
-function sseEvents(url: string, token: string): { events: SseEvent[]; done: Promise<SseEvent[]> } {
-  const events: SseEvent[] = [];
-  const done = (async () => {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-    assert.equal(res.status, 200);
-    const dec = new TextDecoder();
-    let buf = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += dec.decode(chunk, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const f: Record<string, string> = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) continue;
-          const c = line.indexOf(': ');
-          f[line.slice(0, c)] = line.slice(c + 2);
-        }
-        if (f['event']) events.push({ id: Number(f['id']), event: f['event'], data: JSON.parse(f['data'] ?? '{}') as Record<string, unknown> });
-      }
-    }
-    return events;
-  })();
-  return { events, done };
 }
 
 function assertStrictlyIncreasing(evs: SseEvent[]): void {
