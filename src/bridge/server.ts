@@ -112,27 +112,18 @@ export class BridgeServer {
     // One bucket per token, shared by the runtime API and blob uploads (a device token uploads too).
     const limiter = new RateLimiter(config.runtime_rate_limit.per_second, config.runtime_rate_limit.burst);
     this.streams = new StreamLimiter(config.runtime_stream_limit);
+    // What the runtime API and the MCP endpoints share: one store, one router, one token check, one rate
+    // limit and one stream cap per token.
+    const runtimeSide = { store: this.store, hub: this.hub, router: this.router, auth: tokens, limiter, streams: this.streams, maxBodyBytes: config.max_message_bytes };
     this.api = new RuntimeApi({
-      store: this.store,
-      hub: this.hub,
-      router: this.router,
-      auth: tokens,
-      limiter,
-      streams: this.streams,
-      maxBodyBytes: config.max_message_bytes,
+      ...runtimeSide,
       publicUrl: () => this.publicUrl,
       cardCheck: (d, card) => this.checkCard(d, card),
       minClientVersion: config.min_client_version,
     });
     let hosts: { url: string; set: ReadonlySet<string> } | undefined;
     this.mcp = new McpEndpoint({
-      store: this.store,
-      hub: this.hub,
-      router: this.router,
-      auth: tokens,
-      limiter,
-      streams: this.streams,
-      maxBodyBytes: config.max_message_bytes,
+      ...runtimeSide,
       config: config.mcp ?? {},
       allowedHosts: () => {
         if (hosts?.url !== this.url) hosts = { url: this.url, set: hostsFor(this.url, config.public_url) };
