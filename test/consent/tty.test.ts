@@ -3,11 +3,11 @@
  * the screen with `capture-pane` and types answers with `send-keys`.
  */
 import { test, after } from 'node:test';
+import { until } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { tempDir } from './helpers.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, 'fixtures', 'tty-prompt.ts');
@@ -37,15 +37,8 @@ function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataD
   const env = (opts.resources ? 'AIOS_TEST_RESOURCES=1 ' : '') + (opts.lang ? `LC_ALL=${opts.lang} LANG=${opts.lang} ` : 'LC_ALL=C.UTF-8 LANG=C.UTF-8 ');
   tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', '-c', process.cwd(), `sh -c "${env}${cmd.replace(/"/g, '\\"')}; echo FIXTURE-EXITED; sleep 600"`);
   const screen = (): string => tmux('capture-pane', '-p', '-t', name, '-S', '-100');
-  const waitFor = async (pred: (s: string) => boolean, what: string): Promise<string> => {
-    const deadline = Date.now() + 60_000; // generous: a wait only costs time when it fails (a loaded machine)
-    for (;;) {
-      const s = screen();
-      if (pred(s)) return s;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${s}`);
-      await sleep(50);
-    }
-  };
+  const waitFor = (pred: (s: string) => boolean, what: string): Promise<string> =>
+    until(() => { const s = screen(); return pred(s) ? s : undefined; }, 20_000, () => `${what}; screen:\n${screen()}`, 50);
   const results = async (n: number): Promise<{ prompted: boolean; confirmation: Record<string, unknown>; error: string | null }[]> => {
     await waitFor((s) => s.includes('FIXTURE-EXITED'), 'the fixture to exit');
     const lines = fs.readFileSync(result, 'utf8').trim().split('\n');

@@ -1,4 +1,5 @@
 import { test, before, after } from 'node:test';
+import { until } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { cp, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -122,7 +123,7 @@ test('a signed adapter dropped into a watched folder becomes callable and is ann
   ws.on('message', (d) => notes.push(JSON.parse(String(d)) as RpcMessage));
   await new Promise((r) => ws.on('open', r));
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'aios/registry.subscribe', params: { events: ['added', 'removed', 'updated'] } }));
-  await waitFor(() => notes.some((n) => n.id === 1));
+  await until(() => notes.some((n) => n.id === 1));
   assert.match(notes.find((n) => n.id === 1)?.result?.subscription_id ?? '', /^sub_/);
   try {
     assert.equal(reg.functions().length, 0);
@@ -134,7 +135,7 @@ test('a signed adapter dropped into a watched folder becomes callable and is ann
     // The card claims public; the level is the user's to choose, high until someone does (issue 35).
     assert.equal(fn.descriptor.permission_level, 'high');
     assert.deepEqual(await fn.run({ name: 'Ada' } as never, ctx()), { greeting: 'Hello, Ada!' });
-    await waitFor(() => notes.some((n) => n.method === 'aios/notification.tools_changed'));
+    await until(() => notes.some((n) => n.method === 'aios/notification.tools_changed'));
     assert.deepEqual(notes.find((n) => n.method === 'aios/notification.tools_changed')?.params, {
       revision: 1, added: [{ id: 'hello.greet', name: 'Greet someone' }], removed: [], updated: [],
     });
@@ -143,7 +144,7 @@ test('a signed adapter dropped into a watched folder becomes callable and is ann
     await rm(join(userDir, 'org.example.hello'), { recursive: true });
     await removed;
     assert.equal(reg.functions().some((f) => f.descriptor.id === 'hello.greet'), false);
-    await waitFor(() => notes.filter((n) => n.method === 'aios/notification.tools_changed').length >= 2);
+    await until(() => notes.filter((n) => n.method === 'aios/notification.tools_changed').length >= 2);
   } finally {
     ws.close();
     await ep.stop();
@@ -367,6 +368,3 @@ test('registry methods: shapes of search/info/refresh, params checked, subscribe
   }
 });
 
-async function waitFor(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 10));
-}

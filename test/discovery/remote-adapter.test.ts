@@ -1,4 +1,5 @@
 import { test, before, after } from 'node:test';
+import { until } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -191,7 +192,7 @@ test('an unreachable remote adapter does not hold up start(): it is fetched in t
   const reg = new AdapterRegistry({ dirs: [], desktopDirs: [], trust: TrustStore.of([]), dataDir: data, remoteCa: ca, watch: false });
   try {
     await reg.start();
-    while (!held.length) await new Promise((r) => setTimeout(r, 10));
+    await until(() => held.length, 10_000, 'the fetch to reach the silent origin');
     assert.equal(held.length, 1, 'the fetch is waiting on the silent origin');
     assert.equal(reg.getAdapter('com.example.silent'), undefined, 'start() returned before the remote answered');
     for (const s of held) s.destroy();
@@ -221,7 +222,7 @@ test('a silent remote origin neither holds up a local rescan nor stop()', { time
   try {
     await reg.start();
     void reg.remoteReady.then(() => (remoteSettled = true));
-    while (!held.length) await new Promise((r) => setTimeout(r, 10));
+    await until(() => held.length, 10_000, 'the fetch to reach the silent origin');
     // A local adapter appears; its rescan finishes while the remote fetch still waits.
     await fs.mkdir(join(adapters, 'com.example.local'));
     await fs.writeFile(join(adapters, 'com.example.local', 'tool.aios.yaml'), 'id: com.example.local\nname: Local one\nversion: 1.0.0\n');

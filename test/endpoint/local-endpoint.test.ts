@@ -1,4 +1,5 @@
 import { test, before, after } from 'node:test';
+import { until } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { createServer, request, type IncomingHttpHeaders } from 'node:http';
@@ -219,10 +220,10 @@ test('WS /rpc: authenticated clients call methods and receive broadcasts; withou
   const messages: { id?: number; method?: string }[] = [];
   ws.on('message', (d) => messages.push(JSON.parse(String(d)) as (typeof messages)[number]));
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'test.echo', params: { x: 1 } }));
-  await waitFor(() => messages.length >= 1);
+  await until(() => messages.length >= 1);
   assert.deepEqual(messages[0], { jsonrpc: '2.0', id: 1, result: { x: 1 } });
   ep.broadcast('aios/notification.tools_changed', { revision: 3, added: [], removed: [], updated: [] });
-  await waitFor(() => messages.length >= 2);
+  await until(() => messages.length >= 2);
   assert.equal(messages[1]?.method, 'aios/notification.tools_changed');
   ws.close();
 });
@@ -268,6 +269,3 @@ test('a taken port moves the endpoint to the next free one; a second agent on th
   await clash.stop();
 });
 
-async function waitFor(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 10));
-}

@@ -14,6 +14,7 @@ import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { BridgeServer, type BridgeOptions } from '../../src/bridge/server.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { until } from './wait.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const CLI = join(ROOT, 'src', 'cli', 'main.ts');
@@ -52,22 +53,7 @@ export function agentDoc(dir: string, url: string, t: ReturnType<typeof tokens>,
   };
 }
 
-/**
- * How much longer than asked a wait may take before it fails. A wait costs time only when it fails, so on a
- * busy machine (CI beside other work, `AIOS_TEST_SLACK` raises it further) a slow peer is not a failure.
- */
-const SLACK = Math.max(1, Number(process.env['AIOS_TEST_SLACK'] ?? 3) || 3);
-
-/** Polls until `fn` returns truthy or `ms` (times the slack) pass. */
-export async function until<T>(fn: () => T | Promise<T>, ms = 10_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms * SLACK;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { until };
 
 /** Bridge and agent in this process. */
 export async function inProcessStack(opts: { bridge?: Record<string, unknown>; agent?: Record<string, unknown>; agentOptions?: Partial<AgentOptions>; bridgeOptions?: Partial<BridgeOptions>; connect?: boolean } = {}) {

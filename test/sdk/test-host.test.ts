@@ -5,6 +5,7 @@
  * AbortSignal, progress, in-memory blobs, and the lifecycle hooks.
  */
 import { test, after } from 'node:test';
+import { until } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -92,7 +93,7 @@ test('a call runs with validated, typed arguments; its sentence comes from the c
     assert.deepEqual(seen.resources, [{ kind: 'kit_slot', id: 'slot-L', label: 'left' }], 'run() sees the resolved resources in ctx.resources');
     assert.ok(host.progress.some((p) => p.message === 'written'), 'progress is captured');
     for (const p of seen.temp) assert.ok(p.startsWith(join(host.dataDir, 'tmp', 'calls')), 'temp files live under the data dir');
-    await waitFor(() => seen.temp.every((p) => !existsSync(p)), 'temp files removed after success');
+    await until(() => seen.temp.every((p) => !existsSync(p)), 10_000, 'temp files removed after success');
   } finally {
     await host.close();
   }
@@ -125,19 +126,19 @@ test('temp files go however the call ends: failure, cancel, timeout; denial by t
     assert.equal(failed.error?.type, 'device_busy');
 
     const started = host.start('kit_t.save', { slot: 'left', text: 'x', mode: 'hang' });
-    await waitFor(() => seen.temp.length >= 4, 'the hanging call made its temp files');
+    await until(() => seen.temp.length >= 4, 10_000, 'the hanging call made its temp files');
     const cancel = await host.cancel(started.callId);
     assert.ok(['cancelled', 'running'].includes(cancel.state), `cancel answered ${cancel.state}`);
     assert.equal((await started.outcome).state, 'cancelled');
 
     const timedOut = await host.call('kit_t.save', { slot: 'left', text: 'x', mode: 'hang' }, { timeoutMs: 300 });
     assert.equal(timedOut.error?.type, 'timeout');
-    await waitFor(() => seen.temp.length === 6 && seen.temp.every((p) => !existsSync(p)), () => `every temp file removed: ${JSON.stringify(seen.temp.map((p) => [p, existsSync(p)]))}`);
+    await until(() => seen.temp.length === 6 && seen.temp.every((p) => !existsSync(p)), 10_000, () => `every temp file removed: ${JSON.stringify(seen.temp.map((p) => [p, existsSync(p)]))}`);
 
     const denied = await host.call('kit_t.save', { slot: 'left', text: 'x'.repeat(9) });
     assert.equal(denied.error?.type, 'user_rejected');
     assert.equal(seen.temp.length, 6, 'a denied call never ran');
-    await waitFor(() => readdirSync(join(host.dataDir, 'tmp', 'calls')).length === 0, 'the calls temp folder is empty');
+    await until(() => readdirSync(join(host.dataDir, 'tmp', 'calls')).length === 0, 10_000, 'the calls temp folder is empty');
   } finally {
     await host.close();
   }
@@ -163,10 +164,3 @@ test('lifecycle: create() may return hooks; pause, resume and dispose reach them
 });
 
 /** Polls a condition (no fixed sleeps): resolves when it holds, fails after 10 s. */
-async function waitFor(cond: () => boolean, what: string | (() => string)): Promise<void> {
-  const until = Date.now() + 10_000;
-  while (!cond()) {
-    if (Date.now() > until) assert.fail(`timed out waiting: ${typeof what === 'string' ? what : what()}`);
-    await new Promise((r) => setImmediate(r));
-  }
-}

@@ -5,6 +5,7 @@
  * closed or was replaced gets nothing more.
  */
 import { test } from 'node:test';
+import { until } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -103,10 +104,10 @@ test('a lost response goes back to the outbox and out on the session that is up;
     r.outbox.offline(first); // its close arrives late and changes nothing
     assert.equal(r.outbox.deliverable, true);
     r.outbox.responseLost('lost-1');
-    while (!second.reports.length) await new Promise((res) => setImmediate(res));
+    await until(() => second.reports.length, 10_000, 'the second report', 0);
     assert.deepEqual(second.reports, [['lost-1']]);
     assert.deepEqual(first.reports, []);
-    while (r.waiting().length) await new Promise((res) => setImmediate(res));
+    await until(() => !r.waiting().length, 10_000, 'nothing waiting', 0);
   } finally {
     r.done();
   }

@@ -5,6 +5,7 @@
  * enough of the protocol; the dispatcher and journal are not reached except for an empty outbox.
  */
 import { test, mock } from 'node:test';
+import { until } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -48,14 +49,6 @@ async function fakeBridge(onConnection: (ws: WebSocket, peer: JsonRpcPeer, n: nu
 }
 
 /** Polls a condition (an event source the test does not own), failing after a generous minute. */
-async function waitFor(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 60_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 const helloResult = { session_id: 'ses_1', protocol_version: '1.0', server_time: new Date().toISOString(), heartbeat_ms: 20_000, lease_ms: 300_000, min_client_version: '0.0.0' };
 
 function session(url: string, extra: Partial<SessionOptions> = {}) {
@@ -83,7 +76,7 @@ test('reconnect attempts wait at least their backoff ceiling (jitter pinned to t
   const { s } = session(bridge.url, { backoff, random: () => 1 });
   t.after(() => { s.stop(); return bridge.close(); });
   s.start();
-  await waitFor(() => bridge.attempts.length >= 5, 'five connection attempts');
+  await until(() => bridge.attempts.length >= 5, 20_000, 'five connection attempts');
   s.stop();
   const gaps = bridge.attempts.slice(1).map((at, i) => at - bridge.attempts[i]!);
   // Timers never fire early, so each gap is at least its ceiling however busy the machine is.
@@ -121,7 +114,7 @@ test('a replaced session (close 4001) stops for good: no retry, status offline, 
   const { s, statuses, fatals } = session(bridge.url, { backoff: { baseMs: 1, capMs: 1, resetAfterMs: 60_000 } });
   t.after(() => { s.stop(); return bridge.close(); });
   s.start();
-  await waitFor(() => fatals.length > 0, 'the fatal stop');
+  await until(() => fatals.length > 0, 20_000, 'the fatal stop');
   assert.equal(fatals[0]!.type, 'replaced');
   assert.equal(s.status, 'offline');
   // A retry would have set 'connecting' synchronously in the close handler, before the fatal stop.
@@ -138,7 +131,7 @@ test('client_outdated in hello stops for good with the minimum version', async (
   const { s, statuses, fatals } = session(bridge.url, { backoff: { baseMs: 1, capMs: 1, resetAfterMs: 60_000 } });
   t.after(() => { s.stop(); return bridge.close(); });
   s.start();
-  await waitFor(() => fatals.length > 0, 'the fatal stop');
+  await until(() => fatals.length > 0, 20_000, 'the fatal stop');
   assert.equal(fatals[0]!.type, 'client_outdated');
   assert.equal(fatals[0]!.details?.['min_client_version'], '9.0.0');
   assert.match(fatals[0]!.message, /this is \S+; the bridge needs 9\.0\.0 or newer/, 'the message names both versions');

@@ -7,6 +7,7 @@
  * - 1.0: every transition is sent when it happens, the terminal one included.
  */
 import { test } from 'node:test';
+import { until } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -94,8 +95,7 @@ function rig(version: '1.0' | '1.1') {
     dispatcher.invoke({ call_id: callId, function: fn, arguments: {}, workspace_id: ID.workspaceId, user_id: ID.userId, device_id: ID.deviceId });
   /** Resolves once the consent gate has been asked about `callId` (the dispatcher awaits it). */
   const prompted = async (callId: string) => {
-    while (!prompts.has(callId)) await new Promise((r) => setImmediate(r));
-    return prompts.get(callId)!;
+    return until(() => prompts.get(callId), 10_000, `the prompt for ${callId}`, 0);
   };
   const of = (callId: string) => notes.filter((n) => n.call_id === callId).map((n) => `${n.state}#${n.seq}`);
   return {

@@ -4,6 +4,7 @@
  * hook. lavfi stands in for the camera (no capture device on these machines).
  */
 import { test } from 'node:test';
+import { until } from '../../../test/helpers/wait.js';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,9 +67,7 @@ test('pausing the agent stops a recording at once: failed/paused, and no partial
   const host = await createTestHost(handler, { grants: { cameras: ['*'] }, options });
   try {
     const { outcome } = host.start('camera.record_clip', { duration_s: 30 });
-    const deadline = Date.now() + 20_000;
-    while (!host.progress.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    assert.ok(host.progress.length, 'the recording reported progress');
+    await until(() => host.progress.length, 20_000, 'the recording to report progress');
     await host.pause();
     const o = await outcome;
     assert.deepEqual([o.state, o.error?.type], ['failed', 'paused']);

@@ -4,6 +4,7 @@
  * picture headers, grant resolution, the provider protocol's validation, catalogues and manifest.
  */
 import { test } from 'node:test';
+import { until } from '../../../test/helpers/wait.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -161,15 +162,6 @@ test('grant resolution: * and ids and labels; not granted → permission_denied,
 });
 
 /** Polls until `f` returns something (the hub opens the output file before it notifies the page). */
-async function waitFor<T>(f: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 500; i++) {
-    const v = f();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('timed out');
-}
-
 /** One fake WebSocket connection (the notify function identifies it, as the endpoint's does). */
 function conn(): ProviderConnection & { sent: { method: string; params: Record<string, unknown> }[]; close(): void } {
   const closers: (() => void)[] = [];
@@ -191,7 +183,7 @@ test('provider protocol: attach, capture into the file in order, refuse stranger
     const out = join(dir, 'p.png');
     const ac = new AbortController();
     const p = hub.capture({ op: 'photo', format: 'png', device: { kind: 'camera', id: 'page:camera-1', label: 'Cam' }, outPath: out }, ac.signal);
-    const req = (await waitFor(() => a.sent.find((x) => x.method === 'media/notification.capture'))).params;
+    const req = (await until(() => a.sent.find((x) => x.method === 'media/notification.capture'))).params;
     assert.deepEqual([req['kind'], req['device_id'], req['op'], req['format']], ['camera', 'camera-1', 'photo', 'png']);
     assert.equal(JSON.stringify(req).includes(dir), false, 'the page never learns local paths');
     const rid = req['request_id'];
@@ -209,13 +201,13 @@ test('provider protocol: attach, capture into the file in order, refuse stranger
 
     // A page that claims another type is refused.
     const p2 = hub.capture({ op: 'photo', format: 'jpeg', device: { kind: 'camera', id: 'page:camera-1', label: 'Cam' }, outPath: join(dir, 'q.jpg') }, new AbortController().signal);
-    const rid2 = (await waitFor(() => a.sent.filter((x) => x.method === 'media/notification.capture')[1])).params['request_id'];
+    const rid2 = (await until(() => a.sent.filter((x) => x.method === 'media/notification.capture')[1])).params['request_id'];
     await m[PROVIDER_METHODS.done]!({ request_id: rid2, media_type: 'text/html' }, a);
     await assert.rejects(p2, (e: unknown) => e instanceof CaptureError && e.reason === 'wrong_format');
 
     // The page going away fails a capture in progress with device_unavailable.
     const p3 = hub.capture({ op: 'clip', format: 'webm', durationMs: 5000, device: { kind: 'camera', id: 'page:camera-1', label: 'Cam' }, outPath: join(dir, 'c.webm') }, new AbortController().signal);
-    await waitFor(() => a.sent.filter((x) => x.method === 'media/notification.capture')[2]);
+    await until(() => a.sent.filter((x) => x.method === 'media/notification.capture')[2]);
     a.close();
     await assert.rejects(p3, (e: unknown) => e instanceof CaptureError && e.type === 'device_unavailable' && e.reason === 'provider_gone');
     assert.deepEqual(hub.attached(), []);
@@ -233,7 +225,7 @@ test('provider: a cancel sends stop to the page and waits for it to close the de
   try {
     const ac = new AbortController();
     const p = hub.capture({ op: 'audio', format: 'wav', durationMs: 60_000, device: { kind: 'microphone', id: 'page:mic', label: 'm' }, outPath: join(dir, 'a.wav') }, ac.signal);
-    const rid = (await waitFor(() => a.sent[0])).params['request_id'];
+    const rid = (await until(() => a.sent[0])).params['request_id'];
     await m[PROVIDER_METHODS.event]!({ request_id: rid, event: 'opened' }, a);
     let settled = false;
     void p.catch(() => (settled = true));

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { until } from '../../../test/helpers/wait.js';
 
 /** A free TCP port on loopback. */
 export async function freePort(): Promise<number> {
@@ -19,14 +20,8 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Waits until `fn` is true (events would be better, but these peers only offer polling). */
-export async function until(fn: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** These peers only offer polling: tests wait on them with the one wait helper. */
+export { until };
 
 function exited(p: ChildProcess): Promise<void> {
   return p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', () => r()));

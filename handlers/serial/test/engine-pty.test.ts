@@ -5,6 +5,7 @@
  * mid-call (socat killed) and plugged back in.
  */
 import { test, describe, before, after } from 'node:test';
+import { until } from '../../../test/helpers/wait.js';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -175,7 +176,7 @@ describe('serial engine on a socat pty pair', () => {
     const reading = ops.request(p2, target(), { until: { delimiter: '\n', max_ms: 60_000 } }, never);
     const failed = fault(reading);
     // The read has started once its port is open in the pool: closing all then closes it under the call.
-    while (!p2.openPaths().includes(pair.a)) await new Promise((r) => setImmediate(r));
+    await until(() => p2.openPaths().includes(pair.a), 10_000, 'the port open in the pool', 0);
     await p2.closeAll();
     const f = await failed;
     assert.equal(f.type, 'device_unavailable');
