@@ -17,6 +17,7 @@ export const LAYERING_MESSAGES = {
   handlerDeepImport: 'Handlers import the handler SDK instead: ../../src/sdk/index.js is the only part of src/ a handler may use.',
   shellDeepImport: 'electron/ reaches src/ only through its shell entry: import from ../src/shell.js (add the export there if it is missing).',
   rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules (of the shell, only `import type`).',
+  loggerFromBase: 'The core imports Logger from base/logger.js, where it is defined; the SDK re-exports it for handlers only.',
   /** A file of layer `name` imports a folder of a layer above it. */
   srcLayer: (name) => `Layer "${name}" of src/ imports only from the layers below it (docs/architecture.md): move the shared piece down, or wire the two together in src/app/.`,
   /** agent/, bridge/, endpoint/ or consent/ imports one of the others. */
@@ -158,6 +159,14 @@ export default tseslint.config(
     files: ['src/**', 'handlers/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: [electronBan], patterns: [electronPatternBan] }],
+    },
+  },
+  {
+    // The core takes Logger from base/ (where it is defined); only handlers see it through the SDK.
+    files: ['src/**'],
+    ignores: ['src/sdk/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [electronBan], patterns: [electronPatternBan, { group: ['**/sdk/index.js'], importNames: ['Logger'], message: LAYERING_MESSAGES.loggerFromBase }] }],
     },
   },
   {

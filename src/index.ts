@@ -20,5 +20,5 @@ export { ANSWER_KINDS, type PromptAnswerKind, type PromptView } from './consent/
 export type { DecisionScope } from './consent/decisions-store.js';
 export { WireError, RpcError } from './protocol/errors.js';
 export { APP_VERSION, PROJECT_ROOT } from './version.js';
-export type { Logger } from './sdk/index.js';
+export type { Logger } from './base/logger.js';
 export { Catalogue, readCatalogueDir, toLocale, localeFromEnv, type Locale, type Messages } from './i18n/catalogue.js';

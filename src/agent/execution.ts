@@ -7,7 +7,8 @@ import { WireError, isCancellation, type SideEffects } from '../protocol/errors.
 import type { InvokeParams, Outcome } from '../protocol/messages.js';
 import { errorOutcome, finalOutcome } from '../protocol/outcomes.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
-import type { BlobClient, CallContext, Logger, Progress } from '../sdk/index.js';
+import type { BlobClient, CallContext, Progress } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import type { TempArea } from '../sdk/temp.js';
 import { abortedWhileRunning } from './abort.js';
 import type { InFlight } from './inflight.js';

@@ -6,7 +6,7 @@
  * (unknown_function), and `change` tells the agent to republish (tools_changed, card, skill index).
  */
 import { EventEmitter } from 'node:events';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { UserSettingsFile } from './user-settings.js';
 
 /** A switch the user may not flip (the administrator turned the function off). */

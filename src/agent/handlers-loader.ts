@@ -5,7 +5,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { GrantKind, Handler, HandlerEnv, Logger } from '../sdk/index.js';
+import type { GrantKind, Handler, HandlerEnv } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { catalogueDirs, instantiate, type LoadedHandler } from '../sdk/instance.js';
 import { BUILTIN_HANDLERS_DIR, MODULE_EXT } from '../version.js';
 import type { FunctionRegistry } from './registry.js';

@@ -3,7 +3,8 @@
  * an entry in the agent status, desktop notices. Handlers are created before the endpoint exists, so
  * methods are collected here and handed to the endpoint when it starts.
  */
-import type { HostServices, LocalMethod, Logger } from '../sdk/index.js';
+import type { HostServices, LocalMethod } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { showNotice } from '../base/user-notice.js';
 
 /** Collects what handlers contribute; the composition root (start-agent) wires it to endpoint and status. */

@@ -6,7 +6,7 @@
  * The journal stores the delivery flag; this class decides it.
  */
 import type { Outcome } from '../protocol/messages.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import type { Journal } from './journal.js';
 
 /** Outcomes per `aios/call.report`. */

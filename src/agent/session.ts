@@ -8,7 +8,7 @@ import { JsonRpcPeer, PreSerialized } from '../protocol/peer.js';
 import { WebSocketTransport, CLOSE } from '../protocol/ws-transport.js';
 import { WireError } from '../protocol/errors.js';
 import { METHODS, SUBPROTOCOL, coalescesStateNotes, type HelloParams, type HelloResult } from '../protocol/messages.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Outbox, OutboxLink } from './outbox.js';
 

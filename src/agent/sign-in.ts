@@ -13,7 +13,7 @@ import { readLoginState, type LoginState } from '../identity/login-state.js';
 import { bridgeHttpOrigin, OAuthClientError, type DeviceAuthorization } from '../identity/oauth-client.js';
 import { openSecretStore, SecretStoreUnavailableError } from '../identity/secret-store.js';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import type { RpcMethod } from '../protocol/rpc-methods.js';
 
 /** Where a sign-in stands. `denied`, `expired` and `failed` are not signed in either: the page offers to start again. */

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 
 /** The file's content (every part optional: older files lack newer parts). */

@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { AgentConfig } from '../config/agent-config.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import type { AgentOptions } from '../agent/agent.js';
 import { startAgent, type RunningAgent } from './start-agent.js';
 

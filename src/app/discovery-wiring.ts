@@ -19,7 +19,7 @@ import { defaultSocket } from '../endpoint/socket-path.js';
 import type { RpcMethod } from '../protocol/rpc-methods.js';
 import type { DeviceKey } from '../identity/device-key.js';
 import type { ToolsChanged } from '../protocol/messages.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import { rendererDir } from './renderer-bundle.js';
 import type { Agent } from '../agent/agent.js';

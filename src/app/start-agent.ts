@@ -6,7 +6,7 @@ import { ensurePrivateDir } from '../storage/private-dir.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../config/load.js';
 import { ConsentService, adminPolicyProblems } from '../consent/index.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from '../agent/agent.js';
 import type { SessionConnection } from '../agent/session.js';
 import { HttpBlobClient } from '../agent/blob-client.js';

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { ensurePrivateDir } from '../storage/private-dir.js';
 import type { BridgeConfig } from '../config/bridge-config.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { openDatabase } from '../storage/sqlite.js';
 import { OAuthService } from '../bridge/oauth/oauth-routes.js';
 import { BridgeServer } from '../bridge/server.js';

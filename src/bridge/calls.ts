@@ -10,7 +10,7 @@ import { preAcceptOutcome } from '../protocol/outcomes.js';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
 import { attestsRuntime, isTerminal, MAX_TIME_PARAM_MS, METHODS, type AttestedRuntime, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
 import { deviceKey, isStateEntry, type BridgeCallState, type BridgeStore, type ResolvedFrom, type SessionEventName, type StoredCall, type TimelineEntry } from './store.js';
 import type { DeviceIdentity } from './auth.js';

@@ -13,7 +13,7 @@ import { JsonRpcPeer } from '../protocol/peer.js';
 import { WebSocketTransport, CLOSE } from '../protocol/ws-transport.js';
 import { WireError } from '../protocol/errors.js';
 import { METHODS, SUBPROTOCOL, type HelloParams, type HelloResult } from '../protocol/messages.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { bearer, type DeviceAuthenticator, type DeviceIdentity } from './auth.js';
 import { BRIDGE_PROTOCOL_VERSIONS, isClientOutdated, negotiateProtocolVersion } from './versions.js';
 import { deviceKey, type RefusedHello } from './store.js';

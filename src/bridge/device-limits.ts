@@ -7,7 +7,7 @@
 import type { DeviceLimits } from '../config/bridge-config.js';
 import { ERRORS } from '../protocol/errors.js';
 import { METHODS, type Descriptor, type FunctionListResult } from '../protocol/messages.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import type { DeviceConnection } from './device-hub.js';
 
 /** A list may span at most this many pages (a fixed bound: every page is a round trip). */

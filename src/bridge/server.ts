@@ -14,7 +14,7 @@ import type { BridgeConfig } from '../config/bridge-config.js';
 import { METHODS } from '../protocol/messages.js';
 import { CLOSE } from '../protocol/ws-transport.js';
 import { FunctionListReader, limitsCloseReason } from './device-limits.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, RuntimeScope } from './auth.js';
 import { CallRouter } from './calls.js';

@@ -7,7 +7,7 @@ import type { Writable } from 'node:stream';
 import type { ConsentDecision, ConsentGate, ConsentRequest, CallObserver } from '../seams/call-seams.js';
 import type { ConfirmationInfo } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { openConsentDb, type Db } from './db.js';
 import { watchChanges } from '../storage/sqlite.js';
 import { DecisionsStore } from './decisions-store.js';

@@ -3,7 +3,7 @@
  * notices (`showNotice`): without a notification service it is only logged, and the prompt itself
  * still waits in the UI.
  */
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { showNotice } from '../base/user-notice.js';
 import { silentLogger } from '../base/logger.js';
 import { describeRequester } from './describe-risk.js';

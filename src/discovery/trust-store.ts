@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../version.js';
 import type { JWK } from 'jose';
 import { jcs } from '../protocol/hash.js';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { publicOnly } from '../protocol/card-sign.js';
 import { writeJsonFile } from '../base/json-file.js';
 import { AdapterProblem } from './adapter-problem.js';

@@ -8,7 +8,7 @@ import { chmod, rmdir, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Logger } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import type { Descriptor } from '../protocol/messages.js';
 import type { ErrorType } from '../protocol/errors.js';
 import { decodePathSegment, httpError } from '../protocol/http.js';

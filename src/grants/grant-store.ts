@@ -12,7 +12,8 @@ import { schemaValidator } from '../protocol/schema-validator.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 import { coreMessage } from '../i18n/index.js';
 import { renderConfigProblem, type ConfigProblem } from '../config/load.js';
-import { defaultCovers, type CallResource, type Grant, type GrantKind, type GrantsView, type Logger, type NormalizeContext } from '../sdk/index.js';
+import { defaultCovers, type CallResource, type Grant, type GrantKind, type GrantsView, type NormalizeContext } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 
 /** A grant that cannot be added or configured; `key` names it (`grants.serial[1]`). */
 export class GrantError extends Error {

@@ -23,7 +23,8 @@ import { WireError } from '../protocol/errors.js';
 import type { CallState, Outcome, ProgressNote, Requester } from '../protocol/messages.js';
 import { strings, type Locale } from '../i18n/index.js';
 import { APP_VERSION } from '../version.js';
-import type { BlobClient, BlobRef, Handler, HandlerEnv, Logger } from '../sdk/index.js';
+import type { BlobClient, BlobRef, Handler, HandlerEnv } from '../sdk/index.js';
+import type { Logger } from '../base/logger.js';
 import { catalogueDirs, instantiate, type LoadedHandler } from '../sdk/instance.js';
 import { TempArea } from '../sdk/temp.js';
 

@@ -215,3 +215,13 @@ test('an import is judged by the file it reaches, however it is spelled, and imp
   assert.equal(dynamic.length, 1, 'a dynamic import of a layer above is refused too');
   assert.match(dynamic[0]!.message, layerMessage('protocol'));
 });
+
+test('the core takes Logger from base/, not through the handler SDK (handlers and the SDK itself may)', async () => {
+  const viaSdk = "import type { Logger } from '../sdk/index.js';\nexport type L = Logger;\n";
+  const refused = await messagesFor('src/agent/probe.ts', viaSdk);
+  assert.ok(refused.some((m) => m.message.includes('base/logger.js')), JSON.stringify(refused));
+  assert.deepEqual(await messagesFor('src/agent/probe.ts', "import type { Logger } from '../base/logger.js';\nexport type L = Logger;\n"), []);
+  assert.deepEqual(await messagesFor('src/sdk/probe.ts', "import type { Logger } from './index.js';\nexport type L = Logger;\n"), []);
+  // The rule that carries it does not drop the electron ban for src/.
+  assert.ok((await messagesFor('src/agent/probe.ts', "import { app } from 'electron';\nexport const a = app;\n")).length > 0);
+});

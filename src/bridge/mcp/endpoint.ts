@@ -18,7 +18,7 @@ import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, type AttestedRuntime, type Outcome 
 import { decodePathSegment } from '../../protocol/http.js';
 import { ijsonViolation } from '../../protocol/ijson.js';
 import { coreMessage, strings, type Locale } from '../../i18n/index.js';
-import type { Logger } from '../../sdk/index.js';
+import type { Logger } from '../../base/logger.js';
 import { bearer, type RuntimeAuthenticator } from '../auth.js';
 import type { CallEvent, CallRouter } from '../calls.js';
 import type { DeviceHub } from '../device-hub.js';
