@@ -8,7 +8,7 @@ import { openDatabase, type SyncLevel } from '../storage/sqlite.js';
 import { migrate, type Migration, type Schema } from '../storage/migrations.js';
 import type { CallState } from '../protocol/messages.js';
 
-/** Journal migrations; each has a test that migrates a database holding rows (test/unit/journal-migrations.test.ts). */
+/** Journal migrations; each has a test that migrates a database holding rows (test/agent/journal-migrations.test.ts). */
 export const JOURNAL_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,

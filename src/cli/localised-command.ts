@@ -4,7 +4,7 @@
  * "(default: …)" notes (through `configureHelp`), and its parse errors (a Command whose `error()` swaps
  * commander's English sentence for the catalogue's, chosen by the error's `code`, before commander prints
  * it, shows the help after it and exits with the same code). Written against commander 14 (lib/help.js,
- * lib/command.js); test/unit/cli-help-i18n.test.ts fails if an upgrade changes those words.
+ * lib/command.js); test/cli/cli-help-i18n.test.ts fails if an upgrade changes those words.
  */
 import { Command, type Argument, type ErrorOptions, type HelpConfiguration, type Option } from 'commander';
 import stringWidth from 'string-width';

@@ -1,4 +1,4 @@
-/** The bridge login store's migrations, each on a database that holds rows (the runner: test/unit/migrations.test.ts). */
+/** The bridge login store's migrations, each on a database that holds rows (the runner: test/storage/migrations.test.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
