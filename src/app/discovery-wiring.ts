@@ -3,6 +3,7 @@
  * third-party adapters registered as functions, the signed Adapter Card, and the local endpoint with its
  * registry and control methods, metrics and events.
  */
+import { AdapterApprovals, approvalsFile } from '../discovery/adapter-approvals.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseToolYaml } from '../discovery/tool-yaml.js';
@@ -56,8 +57,9 @@ export async function startDiscovery(agent: Agent, config: AgentConfig, key: Dev
     desktopDirs: defaultDesktopDirs(),
     developerMode: config.adapters?.developer_mode === true,
     allowUnsandboxed: config.adapters?.unsandboxed === 'allow',
-    // The level of a third-party function is max(its card's claim, this), `high` unless the admin chose.
-    chosenLevel: (id, fn) => config.adapters?.approved?.[id]?.levels?.[fn],
+    // A new local adapter waits for approval (the admin config's, which wins, or the person's in the data
+    // folder); the level of its functions is max(the card's claim, the chosen one), `high` unless chosen.
+    approvals: new AdapterApprovals({ file: approvalsFile(config.data_dir), admin: config.adapters?.approved }),
     trust,
     log,
     dataDir: config.data_dir,

@@ -14,6 +14,7 @@ import type { PermissionLevel } from '../protocol/messages.js';
 import type { AdapterCandidate } from './adapter-scanner.js';
 import type { AdapterCard, CodeBinding } from '../protocol/manifest-schemas.js';
 import type { TrustStore } from './trust-store.js';
+import type { ApprovalDecision } from './adapter-approvals.js';
 import { coreMessage, strings, type CoreKey } from '../i18n/index.js';
 import { AdapterProblem, problem, problemOf, renderProblem, type ProblemMessage } from './adapter-problem.js';
 
@@ -32,6 +33,26 @@ export interface AdapterStatus {
   unsandboxed?: boolean;
   /** `warning` as a catalogue message. */
   warning_message?: ProblemMessage;
+  /** A new local adapter folder waiting for approval (`aios-device adapters approve`): verified, not started. */
+  pending?: boolean;
+}
+
+/** A function of an adapter waiting for approval, as a person choosing its level sees it. */
+export interface PendingFunction {
+  id: string;
+  name: string;
+  /** The level the card claims (the effective level is never below it). */
+  claimed_level?: PermissionLevel;
+  /** The card's risk; none means destructive. */
+  risk?: { read_only?: boolean; destructive?: boolean; idempotent?: boolean; physical?: boolean };
+}
+
+/** What an adapter waiting for approval shows: who signed it and its functions. */
+export interface PendingApproval {
+  /** The signing key id; null when unsigned (developer mode). */
+  signer: string | null;
+  /** Its functions, or null for an MCP server (its tools are listed once it runs, which needs the approval). */
+  functions: PendingFunction[] | null;
 }
 
 /** The status fields that say why an adapter is unavailable: the English reason and its message. */
@@ -50,6 +71,10 @@ export interface PreparedAdapter {
   kid?: string;
   /** The running MCP server of an `mcp` adapter (its functions change when its tools do). */
   mcp?: McpAdapter;
+  /** Set while the adapter waits for approval. */
+  pending?: PendingApproval;
+  /** The approval it runs under (undefined when the registry does not ask for approvals). */
+  approval?: ApprovalDecision;
 }
 
 /** Warning shown for an unsigned adapter loaded in developer mode. */
@@ -97,8 +122,13 @@ export async function prepareLocalAdapter(
     codeDir: () => Promise<string>;
     /** MCP adapters may run without bubblewrap where it cannot run (admin config `adapters.unsandboxed: allow`). */
     allowUnsandboxed?: boolean;
-    /** The level the user or admin chose for a function of this adapter (default `high`). */
+    /** The level the user or admin chose for a function of this adapter (default `high`); used when `approval` is not asked. */
     chosenLevel?: (fn: string) => PermissionLevel | undefined;
+    /**
+     * The approval in force for this adapter as signed by `signer` (null: unsigned), or undefined while it
+     * waits; its levels are the chosen ones. Without this function every adapter that verifies runs.
+     */
+    approval?: (signer: string | null) => ApprovalDecision | undefined;
   },
 ): Promise<PreparedAdapter> {
   const installed = await softwareInstalled(cand.card, opts.desktop);
@@ -132,6 +162,19 @@ export async function prepareLocalAdapter(
   }
   const software = card.requirements?.software?.name;
   if (!installed) return refuse(software ? problem('core.adapter.requires_software', { software }) : problem('core.adapter.requires_unnamed'), card);
+  const approval = opts.approval?.(kid ?? null);
+  if (opts.approval && !approval) {
+    // Verified, but nobody approved it yet: its code does not run and its functions are not offered.
+    const functions: PendingFunction[] | null = card.mcp
+      ? null
+      : card.skills.map((s) => ({ id: s.id, name: s.name, ...(s.permission_level && { claimed_level: s.permission_level }), ...(s.risk && { risk: s.risk }) }));
+    const out = refuse(problem('core.adapter.awaiting_approval', { id: cand.id }), card);
+    out.status.pending = true;
+    out.pending = { signer: kid ?? null, functions };
+    if (kid) out.kid = kid;
+    return out;
+  }
+  const chosenLevel = (fn: string): PermissionLevel | undefined => (approval ? approval.levels[fn] : opts.chosenLevel?.(fn));
   {
     const env = opts.env();
     const copy = await privateCopy({ id: cand.id, codeDir: await opts.codeDir(), binding, bytes });
@@ -148,7 +191,7 @@ export async function prepareLocalAdapter(
       dataDir: env.dataDir,
       allowUnsandboxed: opts.allowUnsandboxed === true,
       // The level a person chooses defaults to high: a third-party function is asked unless someone lowered it.
-      level: (fn, claimed) => effectiveLevel(claimed, opts.chosenLevel?.(fn)),
+      level: (fn, claimed) => effectiveLevel(claimed, chosenLevel(fn)),
       log: env.log,
     });
     const dispose = () => mcp.stop().then(() => rm(copy, { recursive: true, force: true })).catch(() => {});
@@ -164,6 +207,7 @@ export async function prepareLocalAdapter(
       if (warnings.length) Object.assign(status, { warning: renderProblem(warnings[0]!, 'en'), warning_message: warnings[0] });
       const out: PreparedAdapter = { card, status, functions, dispose, mcp };
       if (kid) out.kid = kid;
+      if (approval) out.approval = approval;
       return out;
     } catch (e) {
       await dispose();

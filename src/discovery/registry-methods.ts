@@ -5,6 +5,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { RPC, RpcError } from '../protocol/errors.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
+import { PermissionLevel } from '../protocol/messages.js';
 
 const Event = Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('updated')]);
 
@@ -30,9 +31,18 @@ export type SubscribeEvent = Static<typeof Event>;
 export const UnsubscribeParams = Type.Object({ subscription_id: Type.String({ minLength: 1 }) }, { additionalProperties: false });
 /** `ca`: an extra CA certificate (PEM) for the adapter's origin, as `adapters add --ca` reads it (local endpoint only). */
 export const AddRemoteParams = Type.Object({ url: Type.String({ minLength: 1 }), ca: Type.Optional(Type.String({ minLength: 1, maxLength: 65536 })) }, { additionalProperties: false });
+export const PendingParams = Type.Object({}, { additionalProperties: false });
+/** `levels`: the level chosen per function (`adapters approve --level <fn>=<level>`); functions not named are `high`. */
+export const ApproveParams = Type.Object(
+  { adapter_id: Type.String({ minLength: 1 }), levels: Type.Optional(Type.Record(Type.String({ minLength: 1 }), PermissionLevel)) },
+  { additionalProperties: false },
+);
 export const RemoveRemoteParams = Type.Object({ adapter_id: Type.String({ minLength: 1 }) }, { additionalProperties: false });
 
-/** Registry method names, including the two client extensions used by `aios-device adapters add|remove`. */
+/**
+ * Registry method names, including the client extensions of the local endpoint (never served to the
+ * bridge): `aios-device adapters add|remove|pending|approve`.
+ */
 export const REGISTRY_METHODS = {
   search: 'aios/registry.search',
   info: 'aios/registry.info',
@@ -41,6 +51,8 @@ export const REGISTRY_METHODS = {
   unsubscribe: 'aios/registry.unsubscribe',
   addRemote: 'aios/registry.add_remote',
   removeRemote: 'aios/registry.remove_remote',
+  pending: 'aios/registry.pending',
+  approve: 'aios/registry.approve',
 } as const;
 
 /** Returns `params` typed, or throws JSON-RPC -32602 with the violations. */

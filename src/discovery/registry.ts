@@ -19,11 +19,12 @@ import { DEVICE_CAPABILITIES } from './card.js';
 import { AdapterWatcher, COALESCE_MS } from './adapter-watcher.js';
 import { boundFiles, sha256Tag } from './code-binding.js';
 import { defaultDesktopDirs, processRunning, scanDesktopEntries, type DesktopEntry } from './desktop-entries.js';
-import { prepareLocalAdapter, softwareInstalled, unavailableBecause, type AdapterStatus } from './local-adapter.js';
-import { AdapterProblem, problem, problemOf } from './adapter-problem.js';
+import { prepareLocalAdapter, softwareInstalled, unavailableBecause, type AdapterStatus, type PendingApproval, type PendingFunction } from './local-adapter.js';
+import type { AdapterApprovals, ApprovalDecision } from './adapter-approvals.js';
+import { AdapterProblem, problem, problemOf, renderProblem } from './adapter-problem.js';
 import type { AdapterCard, CardSkill } from '../protocol/manifest-schemas.js';
 import {
-  AddRemoteParams, checkParams, InfoParams, RefreshParams, REGISTRY_METHODS, RemoveRemoteParams, SearchParams,
+  AddRemoteParams, ApproveParams, checkParams, InfoParams, PendingParams, RefreshParams, REGISTRY_METHODS, RemoveRemoteParams, SearchParams,
   SubscribeParams, UnsubscribeParams, type RefreshScope, type SubscribeEvent,
 } from './registry-methods.js';
 import { fetchRemoteCard, remoteFunctions, unreachableFunctions } from './remote-adapter.js';
@@ -50,6 +51,23 @@ export interface AdapterEntry {
   executable?: string;
   /** The loaded code's dispose hook (local adapters); run once the entry is replaced, removed or stopped. */
   dispose?: () => Promise<void>;
+  /** A local adapter's signing key id (null: unsigned), once its signature verified. */
+  signer?: string | null;
+  /** Set while a local adapter waits for approval. */
+  pending?: PendingApproval;
+  /** The approval a local adapter runs under (when the registry asks for approvals). */
+  approval?: ApprovalDecision;
+}
+
+/** An adapter waiting for approval, as `aios/registry.pending` lists it. */
+export interface PendingAdapter {
+  id: string;
+  name: string;
+  version: string;
+  folder: string;
+  signer: string | null;
+  /** Null for an MCP server: its tools are listed once it runs. */
+  functions: PendingFunction[] | null;
 }
 
 /** `{ id, name }` pairs of a change. */
@@ -76,8 +94,13 @@ export interface AdapterRegistryOptions {
   developerMode?: boolean;
   /** MCP adapters start without bubblewrap where it cannot run (admin config `adapters.unsandboxed: allow`). */
   allowUnsandboxed?: boolean;
-  /** The level chosen for a third-party function (admin config `adapters.approved.<id>.levels`); default `high`. */
+  /** The level chosen for a third-party function when `approvals` is not given; default `high`. */
   chosenLevel?: (adapterId: string, fn: string) => PermissionLevel | undefined;
+  /**
+   * Local adapters wait for approval unless these approve them (the admin config, then the person's
+   * `adapter-approvals.json`), and run at the levels chosen there. Without them every adapter that verifies runs.
+   */
+  approvals?: AdapterApprovals;
   trust: TrustStore;
   log?: Logger;
   /** The env a third-party handler is created with (default: no grants, no options). */
@@ -326,7 +349,48 @@ export class AdapterRegistry extends EventEmitter {
         return this.info(e.id);
       },
       [REGISTRY_METHODS.removeRemote]: async (params) => ({ removed: await this.removeRemote(checkParams(RemoveRemoteParams, params).adapter_id) }),
+      [REGISTRY_METHODS.pending]: async (params) => {
+        checkParams(PendingParams, params);
+        const problem = this.opts.approvals?.problem;
+        return { adapters: this.pendingAdapters(), ...(problem && { approvals_problem: renderProblem(problem, 'en'), approvals_problem_message: problem }) };
+      },
+      [REGISTRY_METHODS.approve]: async (params) => {
+        const p = checkParams(ApproveParams, params);
+        await this.approve(p.adapter_id, p.levels ?? {}).catch((err: Error) => {
+          throw new RpcError(RPC.invalid_params, err.message, err instanceof AdapterProblem ? { reason_message: err.said } : undefined);
+        });
+        return this.info(p.adapter_id);
+      },
     };
+  }
+
+  /** Local adapters waiting for approval, by id. */
+  pendingAdapters(): PendingAdapter[] {
+    return this.listAdapters().flatMap((e) =>
+      e.kind === 'local' && e.pending
+        ? [{ id: e.id, name: e.card.adapter.name, version: e.card.adapter.version, folder: e.source.path ?? '', signer: e.pending.signer, functions: e.pending.functions }]
+        : [],
+    );
+  }
+
+  /**
+   * A person approves a local adapter (waiting, or running under an earlier approval of theirs) with the
+   * levels they chose; `rescan` (default true) loads it at once. Throws AdapterProblem when it cannot be
+   * approved here: unknown or not local, approved by the admin config, a level for a function it does not
+   * have, or an approvals file that cannot be used.
+   */
+  async approve(id: string, levels: Record<string, PermissionLevel>, opts: { rescan?: boolean } = {}): Promise<void> {
+    const approvals = this.opts.approvals;
+    const e = this.entries.get(id);
+    if (approvals?.byAdmin(id)) throw new AdapterProblem('core.adapter.approved_by_admin', { id });
+    if (!approvals || !e || e.kind !== 'local' || e.signer === undefined || (!e.pending && e.approval?.by !== 'user')) throw new AdapterProblem('core.adapter.not_pending', { id });
+    const known = e.pending ? e.pending.functions?.map((f) => f.id) : e.functions.map((f) => f.descriptor.id);
+    for (const fn of Object.keys(levels)) {
+      if (known && !known.includes(fn)) throw new AdapterProblem('core.adapter.level_unknown_function', { id, fn, fns: known.join(', ') || '-' });
+    }
+    await approvals.approve(id, e.signer, levels);
+    this.log.info({ adapter: id, levels }, 'adapter approved');
+    if (opts.rescan !== false) await this.refresh('local');
   }
 
   private search(p: { query?: string; type?: string; capabilities?: string[]; limit?: number; cursor?: string }) {
@@ -407,7 +471,10 @@ export class AdapterRegistry extends EventEmitter {
     const installed = await softwareInstalled(c.card, this.desktop);
     // The trusted keys are an input too: a key imported since the last scan may make a refused adapter load.
     const trusted = this.opts.trust.list().map((k) => k.kid).sort();
-    const inputs = hash({ raw: c.raw ?? c.card ?? null, error: c.error ?? null, files, installed, dev: this.opts.developerMode === true, dir: c.dir, trusted });
+    const approvals = this.opts.approvals;
+    // An approval given or taken back is an input too: the adapter starts, or stops, at the next scan.
+    const approval = approvals?.inputsOf(c.id) ?? null;
+    const inputs = hash({ raw: c.raw ?? c.card ?? null, error: c.error ?? null, files, installed, dev: this.opts.developerMode === true, dir: c.dir, trusted, approval });
     if (previous?.kind === 'local' && previous.inputs === inputs) return previous;
     const p = await prepareLocalAdapter(c, {
       trust: this.opts.trust,
@@ -417,12 +484,18 @@ export class AdapterRegistry extends EventEmitter {
       codeDir: () => this.codeDir(),
       allowUnsandboxed: this.opts.allowUnsandboxed === true,
       chosenLevel: (fn) => this.opts.chosenLevel?.(c.id, fn),
+      ...(approvals && { approval: (signer: string | null) => approvals.decision(c.id, signer) }),
     });
     if (p.status.warning) this.log.warn({ adapter: c.id, dir: c.dir }, p.status.warning);
-    if (!p.status.available) this.log.warn({ adapter: c.id, dir: c.dir, reason: p.status.reason }, 'adapter unavailable');
+    if (p.pending) this.log.info({ adapter: c.id, dir: c.dir, signer: p.pending.signer }, 'new adapter waiting for approval');
+    else if (!p.status.available) this.log.warn({ adapter: c.id, dir: c.dir, reason: p.status.reason }, 'adapter unavailable');
     const { signature: _s, ...card } = p.card ?? { adapter: { id: c.id, name: c.id, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
     const entry: AdapterEntry = { id: c.id, kind: 'local', card, status: p.status, functions: p.functions, source: { kind: 'local', path: c.dir }, fingerprint: '', inputs };
     if (p.dispose) entry.dispose = p.dispose;
+    if (p.pending) entry.pending = p.pending;
+    if (p.approval) entry.approval = p.approval;
+    // Known once the signature verified (or the adapter loaded unsigned in developer mode).
+    if (p.pending || p.status.available) entry.signer = p.kid ?? null;
     const exe = card.requirements?.software?.detection?.executable;
     if (exe) entry.executable = exe;
     // `inputs` is part of it: new code behind the same descriptors is still an update the agent must pick up.
@@ -510,6 +583,12 @@ export class AdapterRegistry extends EventEmitter {
     };
     if (scope === 'local' || scope === 'all') {
       this.desktop = await scanDesktopEntries(this.desktopDirs);
+      if (this.opts.approvals) {
+        const was = this.opts.approvals.problem;
+        await this.opts.approvals.reload();
+        const now = this.opts.approvals.problem;
+        if (now && JSON.stringify(now) !== JSON.stringify(was)) this.log.error({ file: this.opts.approvals.file, reason: renderProblem(now, 'en') }, 'adapter approvals cannot be used: only the admin config approves adapters until the file is fixed');
+      }
       const { selected, shadowed } = selectByPriority(await scanAdapterDirs(this.dirs, (file) => this.warnLoose(file)));
       for (const s of shadowed) this.log.debug({ adapter: s.id, dir: s.dir }, 'adapter description shadowed by a higher-priority one');
       for (const c of selected) {

@@ -122,7 +122,8 @@ describe('MCP servers as adapters, through a CLI-started bridge and agent', () =
     process.env['ADAPTERS_TEST_SECRET'] = SECRET;
     s = await processStack({
       agent: {
-        adapters: { dirs: [adapters] },
+        // Approved by the admin config at the default level (high): the approval flow has its own test (adapter-approval.test.ts).
+        adapters: { dirs: [adapters], approved: Object.fromEntries(['everything', 'files', 'rootfs', 'fixture', 'npx', 'wronghash'].map((n) => [`org.test.${n}`, {}])) },
         trust: { keys: [join(dir, 'trusted.jwks')] },
         confirmations: { provider: 'ui', timeout_ms: 60_000 },
         policy: Object.fromEntries(['everything.get_env', 'everything.get_structured_content', 'everything.trigger_long_running_operation', 'mcpfiles.read_text_file', 'mcpfiles.write_file', 'rootfs.read_text_file', 'fixture.plain', 'fixture.crash', 'fixture.bad_output', 'fixture.grow', 'fixture.wait', 'fixture.grown_tool'].map((f) => [f, 'allow'])),

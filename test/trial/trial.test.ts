@@ -45,7 +45,7 @@ test('a healthy device passes the whole trial with --allow-effects; without it t
   const dir = tempDir();
   const adapters = join(dir, 'adapters');
   mkdirSync(adapters, { recursive: true });
-  const s = await processStack({ agent: { ...filesOnly, grants: { files: [{ path: sharedFolder(dir), access: 'read_write', name: 'Shared' }] }, adapters: { dirs: [adapters], developer_mode: true } } });
+  const s = await processStack({ agent: { ...filesOnly, grants: { files: [{ path: sharedFolder(dir), access: 'read_write', name: 'Shared' }] }, adapters: { dirs: [adapters], developer_mode: true, approved: { 'org.example.hello': {} } } } });
   try {
     // Functions with side effects (and files functions, which need a fixture of their own) are called only
     // in a scratch share the run makes and removes afterwards (here inside the user's writable share: the

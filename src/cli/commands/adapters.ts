@@ -19,6 +19,11 @@ import { CARD_ALGORITHMS, type CardAlgorithm } from '../../protocol/card-sign.js
 import { isProblemMessage, renderProblem } from '../../discovery/adapter-problem.js';
 import { localeFromEnv } from '../../i18n/index.js';
 import { RpcError } from '../../protocol/errors.js';
+import { AdapterApprovals, approvalsFile } from '../../discovery/adapter-approvals.js';
+import type { PendingAdapter } from '../../discovery/registry.js';
+import type { PendingFunction } from '../../discovery/local-adapter.js';
+import type { PermissionLevel } from '../../protocol/messages.js';
+import { AdapterProblem, type ProblemMessage } from '../../discovery/adapter-problem.js';
 
 async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
   if (o.trust?.length) {
@@ -30,6 +35,49 @@ async function trustOf(o: DirOpts & { trust?: string[] }): Promise<TrustStore> {
 }
 
 const withDirOptions = (c: Command): Command => withDataDirOptions(c, 'data_dir, adapters and trust');
+
+/**
+ * The local adapters as an agent with this config would see them, for when no agent runs: the same
+ * folders, trust and approvals (the admin config's and the person's file). `start()` loads what is approved.
+ */
+async function offlineRegistry(o: DirOpts): Promise<AdapterRegistry> {
+  const cfg = configOf(o);
+  const dataDir = dataDirOf(o);
+  return new AdapterRegistry({
+    ...(cfg?.adapters?.dirs && { dirs: cfg.adapters.dirs }),
+    developerMode: cfg?.adapters?.developer_mode === true,
+    allowUnsandboxed: cfg?.adapters?.unsandboxed === 'allow',
+    approvals: new AdapterApprovals({ file: approvalsFile(dataDir), admin: cfg?.adapters?.approved }),
+    trust: await trustOf(o),
+    dataDir,
+    watch: false,
+    inferFromDesktop: false,
+  });
+}
+
+const LEVEL_NAMES: readonly PermissionLevel[] = ['public', 'low', 'medium', 'high', 'critical'];
+
+/** `--level <fn>=<level>` options as a map; a malformed one is an error naming it. */
+function parseLevels(args: string[]): Record<string, PermissionLevel> {
+  const out: Record<string, PermissionLevel> = {};
+  for (const arg of args) {
+    const m = /^([^=\s]+)=([a-z]+)$/.exec(arg);
+    if (!m || !LEVEL_NAMES.includes(m[2] as PermissionLevel)) throw new AdapterProblem('core.adapter.level_bad', { arg });
+    out[m[1]!] = m[2] as PermissionLevel;
+  }
+  return out;
+}
+
+/** What a risk says, in the user's words ("read-only", "destructive"…); none declared means destructive. */
+function riskWords(risk: PendingFunction['risk']): string {
+  if (!risk) return say('cli.adapter.pending_risk_unknown');
+  const words: string[] = [];
+  if (risk.read_only) words.push(say('cli.adapter.pending_read_only'));
+  if (risk.destructive !== false && !risk.read_only) words.push(say('cli.adapter.pending_destructive'));
+  if (risk.idempotent) words.push(say('cli.adapter.pending_idempotent'));
+  if (risk.physical) words.push(say('cli.adapter.pending_physical'));
+  return words.join(', ');
+}
 
 /**
  * An adapter problem in the user's language: from its catalogue message when it has one (also when it came
@@ -181,15 +229,7 @@ export function registerAdapterCommands(program: Command): void {
         said.set(a.id, { reason: info.status.reason_message, warning: info.status.warning_message });
       }
     } else {
-      const cfg = configOf(o);
-      const reg = new AdapterRegistry({
-        ...(cfg?.adapters?.dirs && { dirs: cfg.adapters.dirs }),
-        developerMode: cfg?.adapters?.developer_mode === true,
-        trust: await trustOf(o),
-        dataDir,
-        watch: false,
-        inferFromDesktop: false,
-      });
+      const reg = await offlineRegistry(o);
       await reg.start();
       // Remote adapters are fetched in the background; the listing waits for them (or their failure).
       await reg.remoteReady;
@@ -212,6 +252,71 @@ export function registerAdapterCommands(program: Command): void {
       process.stdout.write(say('cli.adapter.row', { mark: r.status === 'available' ? '✓' : '✗', id: r.id, version: r.version, name: r.name, skills: r.skills_count }) + '\n');
       if (r.warning) process.stdout.write(`    ⚠ ${tell(said.get(r.id)?.warning, r.warning)}\n`);
       if (r.reason) process.stdout.write(`    ${tell(said.get(r.id)?.reason, r.reason)}\n`);
+    }
+  });
+
+  withDirOptions(adapters.command('pending').description(say('cli.help.adapters.pending')).option('--json', say('cli.help.opt.json'))).action(async (o: DirOpts & { json?: boolean }) => {
+    const dataDir = dataDirOf(o);
+    const agent = await findRunningAgent(dataDir);
+    let list: PendingAdapter[];
+    let fileProblem: { english: string; said?: unknown } | undefined;
+    if (agent) {
+      const res = (await callLocal(agent, REGISTRY_METHODS.pending, {})) as { adapters: PendingAdapter[]; approvals_problem?: string; approvals_problem_message?: unknown };
+      list = res.adapters;
+      if (res.approvals_problem) fileProblem = { english: res.approvals_problem, said: res.approvals_problem_message };
+    } else {
+      const reg = await offlineRegistry(o);
+      await reg.start();
+      list = reg.pendingAdapters();
+      const methods = reg.registryMethods();
+      const res = (await methods[REGISTRY_METHODS.pending]!({}, { authenticated: true })) as { approvals_problem?: string; approvals_problem_message?: ProblemMessage };
+      if (res.approvals_problem) fileProblem = { english: res.approvals_problem, said: res.approvals_problem_message };
+      await reg.stop();
+    }
+    if (fileProblem) process.stderr.write(`✗ ${tell(fileProblem.said, fileProblem.english)}\n`);
+    if (o.json) {
+      process.stdout.write(JSON.stringify(list, null, 2) + '\n');
+      return;
+    }
+    if (!list.length) process.stdout.write(say('cli.adapter.pending_none') + '\n');
+    for (const a of list) {
+      process.stdout.write(say('cli.adapter.pending_row', { id: a.id, version: a.version, name: a.name }) + '\n');
+      process.stdout.write(`    ${say('cli.adapter.pending_folder', { dir: a.folder })}\n`);
+      process.stdout.write(`    ${a.signer ? say('cli.adapter.pending_signer', { kid: a.signer }) : say('cli.adapter.pending_unsigned')}\n`);
+      if (!a.functions) process.stdout.write(`    ${say('cli.adapter.pending_tools_unknown')}\n`);
+      for (const f of a.functions ?? []) {
+        process.stdout.write(`    ${say('cli.adapter.pending_function', { fn: f.id, name: f.name, level: f.claimed_level ?? '-', risk: riskWords(f.risk) })}\n`);
+      }
+      process.stdout.write(`    ${say('cli.adapter.pending_how', { id: a.id })}\n`);
+    }
+  });
+
+  withDirOptions(
+    adapters
+      .command('approve <adapter-id>')
+      .description(say('cli.help.adapters.approve'))
+      .option('--level <fn=level>', say('cli.help.adapters.approve.level'), (v: string, prev: string[] = []) => [...prev, v]),
+  ).action(async (id: string, o: DirOpts & { level?: string[] }) => {
+    const dataDir = dataDirOf(o);
+    try {
+      const levels = parseLevels(o.level ?? []);
+      const agent = await findRunningAgent(dataDir);
+      if (agent) {
+        const info = (await callLocal(agent, REGISTRY_METHODS.approve, { adapter_id: id, levels }, 60_000)) as { skills: unknown[]; status: { available: boolean; reason?: string; reason_message?: unknown } };
+        const status = info.status.available ? say('cli.adapter.available') : say('cli.adapter.unavailable', { reason: tell(info.status.reason_message, String(info.status.reason)) });
+        process.stdout.write(say('cli.adapter.approved_running', { id, status, skills: info.skills.length }) + '\n');
+        return;
+      }
+      const reg = await offlineRegistry(o);
+      try {
+        await reg.start();
+        await reg.approve(id, levels, { rescan: false });
+      } finally {
+        await reg.stop();
+      }
+      process.stdout.write(say('cli.adapter.approved_stopped', { id, dir: dataDir }) + '\n');
+    } catch (e) {
+      fail(`✗ ${tellError(e)}`);
     }
   });
 
