@@ -14,6 +14,7 @@ import { PauseState } from '../../consent/pause-state.js';
 import { chooseDataDir, configOf, withDirOptions, type ChosenDataDir, type DirOpts } from '../data-dir.js';
 import { readUserGrants } from '../../grants/grant-store.js';
 import { findRunningAgent } from '../../endpoint/local-client.js';
+import { table } from '../table.js';
 
 /** Says which data folder a command acts on when the user did not name one (stderr: JSON output stays clean). */
 function sayDataDir(c: ChosenDataDir): void {
@@ -62,10 +63,6 @@ function cols(...names: ('id' | 'call' | 'function' | 'resource' | 'scope' | 'si
   return names.map((n) => say(`cli.col.${n}`));
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
-}
 
 
 /** A pause written where no agent runs changes nothing now: say so, rather than let "Paused" mislead. */

@@ -25,6 +25,7 @@ import { chooseDataDir, withDirOptions, type DirOpts } from '../data-dir.js';
 import { CONSENT_DB_FILE, openConsentDb } from '../../consent/db.js';
 import { PauseState, type PauseInfo } from '../../consent/pause-state.js';
 import { schemaValidator } from '../../protocol/schema-validator.js';
+import { table } from '../table.js';
 
 /** Default runtime profile written by the demo. */
 export const DEFAULT_PROFILE = '.demo/runtime.json';
@@ -197,7 +198,7 @@ export function registerCoreCommands(program: Command): void {
     // The bridge keeps an offline device's last list: say it is that, not what the device offers now.
     if (d['online'] === false) process.stderr.write(say('cli.functions.offline', { device: p.device_id, last_seen: String(d['last_seen'] ?? '-') }) + '\n');
     if (o['json']) process.stdout.write(JSON.stringify(fns, null, 2) + '\n');
-    else for (const f of fns) process.stdout.write(`${f.id.padEnd(24)} ${f.permission_level.padEnd(9)} ${f.name}\n`);
+    else if (fns.length) process.stdout.write(table(fns.map((f) => [f.id, f.permission_level, f.name])) + '\n');
   });
 
   runtimeOptions(
