@@ -6,7 +6,7 @@
  * it, shows the help after it and exits with the same code). Written against commander 14 (lib/help.js,
  * lib/command.js); test/cli/cli-help-i18n.test.ts fails if an upgrade changes those words.
  */
-import { Command, type Argument, type ErrorOptions, type HelpConfiguration, type Option } from 'commander';
+import { Command, Help, type Argument, type ErrorOptions, type HelpConfiguration, type Option } from 'commander';
 import stringWidth from 'string-width';
 import type { CliKey } from '../i18n/cli.js';
 import { say } from './say.js';
@@ -79,12 +79,30 @@ export function wrap(text: string, width: number): string {
     .join('\n');
 }
 
+/** commander's placeholders for "any options" and "a subcommand" in a usage, in the user's words. */
+function placeholders(usage: string): string {
+  return usage.replace('[options]', say('cli.help.word.usage_options')).replace('[command]', say('cli.help.word.usage_command'));
+}
+
 /** Help settings for every command: titles, notes and wrapping in the user's language. */
 export function localisedHelp(): HelpConfiguration {
   return {
     styleTitle: (title: string) => {
       const key = TITLES[title];
       return key ? say(key) : title;
+    },
+    // commander's placeholders for "any options" and "a subcommand", in the user's words.
+    commandUsage(this: Help, cmd: Command) {
+      return placeholders(Help.prototype.commandUsage.call(this, cmd));
+    },
+    subcommandTerm(this: Help, cmd: Command) {
+      return placeholders(Help.prototype.subcommandTerm.call(this, cmd));
+    },
+    // commander writes "<title> <usage>"; a title ending in a full-width colon carries its own spacing.
+    formatHelp(this: Help, cmd: Command, helper: Help) {
+      const text = Help.prototype.formatHelp.call(this, cmd, helper);
+      const title = say('cli.help.word.usage');
+      return title.endsWith('：') && text.startsWith(title + ' ') ? title + text.slice(title.length + 1) : text;
     },
     // Same rule as commander for when a default is worth showing: an option that takes a value, or a
     // boolean with a boolean default.

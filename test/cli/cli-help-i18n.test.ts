@@ -51,7 +51,7 @@ test('aios-device --help: Chinese titles and descriptions under zh_CN, English u
   assert.equal(en.code, 0, en.err);
   assertHas(zh.out, [cliZh['cli.help.word.usage'], cliZh['cli.help.word.options'], cliZh['cli.help.word.commands'], cliZh['cli.help.program'], cliZh['cli.help.version'], cliZh['cli.help.help_option'], cliZh['cli.help.help_command'], cliZh['cli.help.invoke'], cliZh['cli.help.trial'], cliZh['cli.help.hash_password']], 'zh --help');
   assertNoEnglish(zh.out, 'zh --help');
-  assert.match(zh.out, /^用法： aios-device \[options\] \[command\]/);
+  assert.match(zh.out, /^用法：aios-device \[选项\] \[命令\]/, 'the usage line in Chinese: no space after the full-width colon, the placeholders translated');
   assertHas(en.out, [cliEn['cli.help.word.usage'], cliEn['cli.help.word.options'], cliEn['cli.help.word.commands'], cliEn['cli.help.program'], cliEn['cli.help.version'], cliEn['cli.help.help_option'], cliEn['cli.help.invoke'], cliEn['cli.help.trial']], 'en --help');
   assert.doesNotMatch(en.out, HAN, 'no Chinese in the English help');
 });
@@ -100,7 +100,7 @@ test("commander's parse errors are in the user language, with the help after the
     assert.ok(zh.err.startsWith(c.zh + '\n'), `zh ${c.args.join(' ')}:\n${zh.err}`);
     assert.ok(en.err.startsWith(c.en + '\n'), `en ${c.args.join(' ')}:\n${en.err}`);
     assertNoEnglish(zh.err, `zh ${c.args.join(' ')}`);
-    assert.match(zh.err, /\n用法： aios-device/, 'the help follows the error');
+    assert.match(zh.err, /\n用法：aios-device/, 'the help follows the error');
     assert.equal(zh.out, '');
   }
 });
