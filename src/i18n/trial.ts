@@ -81,7 +81,7 @@ export const trialZh: Record<TrialKey, string> = {
   'trial.summary.simulated': '模拟（由试运行代替了人，或代替了它无法制造的故障）',
   'trial.summary.none': '无',
   'trial.summary.counts': '通过 {pass} · 失败 {fail} · 无法判定 {inconclusive} · 未运行 {not_run} · 已跳过 {skipped} · 模拟 {simulated}',
-  'trial.summary.outputs': '输出经过校验的函数：{m} 个中的 {n} 个',
+  'trial.summary.outputs': '输出经过校验的功能：{m} 个中的 {n} 个',
   'trial.summary.protocol': '与设备协商的协议版本：{version}（本试运行支持 {ours}）',
   'trial.summary.scratch': '临时共享：{root}，位于 {dir}（为本次运行添加，结束后已删除）',
   'trial.summary.scratch_none': '没有临时共享：{problem}',
