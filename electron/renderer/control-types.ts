@@ -21,7 +21,10 @@ export interface PromptView {
   function_id: string;
   function_name: string;
   sentence: string;
+  /** Who the runtime says it is: a claim. */
   requester: { kind?: string; id?: string; name?: string } | null;
+  /** The runtime the bridge attested (protocol 1.2 §6.1); null on a 1.1 bridge. */
+  runtime?: { id: string; name: string } | null;
   permission_level: string;
   risk: Risk | null;
   resources?: { kind: string; id: string; label?: string }[];

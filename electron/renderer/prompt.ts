@@ -24,9 +24,12 @@ function riskText(p: PromptView): string {
   return flags.length ? t('ui.risk.level_flags', { level, flags: flags.join(t('ui.risk.separator')) }) : t('ui.risk.level', { level });
 }
 
-function requesterText(r: PromptView['requester']): string {
-  if (!r) return t('ui.requester.unknown');
-  return [r.name, r.id && `(${r.id})`, r.kind && `· ${r.kind}`].filter(Boolean).join(' ');
+/** Who asks: the runtime the bridge attested first, what the runtime claims only as "says it is …". */
+function requesterText(p: PromptView): string {
+  const claimed = p.requester?.name ?? p.requester?.id;
+  const runtime = p.runtime?.name;
+  if (runtime) return claimed && claimed !== runtime ? t('ui.asker.attested_says', { runtime, claimed }) : runtime;
+  return claimed ? t('ui.asker.unverified_says', { claimed }) : t('ui.asker.unverified');
 }
 
 const secondsLeft = (p: PromptView): number => Math.max(0, Math.ceil((Date.parse(p.expires_at) - Date.now()) / 1000));
@@ -58,7 +61,7 @@ export function render(): void {
   box.dataset['level'] = p.permission_level;
   $('prompt-name').textContent = p.function_name;
   $('prompt-sentence').textContent = p.sentence;
-  $('prompt-requester').textContent = requesterText(p.requester);
+  $('prompt-requester').textContent = requesterText(p);
   $('prompt-risk').textContent = riskText(p);
   $('prompt-risk').className = guarded(p) ? 'risk-high' : '';
   // The resources by the names people know them by (a grant's alias), else their ids.

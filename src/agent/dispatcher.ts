@@ -394,6 +394,7 @@ export class Dispatcher {
       resource: resourceScope(resolved.resources),
       resources: resolved.resources,
       requester: p.requester,
+      runtime: p.runtime,
       workspaceId: p.workspace_id,
       userId: p.user_id,
       timeoutMs: p.confirm_timeout_ms ?? this.o.defaultConfirmTimeoutMs,

@@ -22,10 +22,14 @@ export function describeRisk(v: Pick<PromptView, 'permission_level' | 'risk'>, l
   return notes.length ? say('core.risk.level', locale, { level, notes: notes.join(say('core.risk.separator', locale)) }) : level;
 }
 
-/** "Front-desk assistant (agent)" or "An unnamed requester". */
-export function describeRequester(v: Pick<PromptView, 'requester'>, locale: Locale = 'en'): string {
-  const q = v.requester;
-  const name = q?.name ?? q?.id;
-  if (!q || !name) return say('core.requester.unnamed', locale);
-  return say('core.requester.named', locale, { name, kind: q.kind });
+/**
+ * Who asks, truthfully: the runtime the bridge attested first ("Front desk"), then what the runtime claims
+ * only as a claim ("Front desk (says it is \"IT admin\")"); on a 1.1 bridge nothing is attested ("An
+ * unverified runtime (says it is \"IT admin\")"). A claim equal to the attested name is not repeated.
+ */
+export function describeRequester(v: Pick<PromptView, 'requester' | 'runtime'>, locale: Locale = 'en'): string {
+  const claimed = v.requester?.name ?? v.requester?.id;
+  const runtime = v.runtime?.name;
+  if (runtime) return claimed && claimed !== runtime ? say('core.asker.attested_says', locale, { runtime, claimed }) : say('core.asker.attested', locale, { runtime });
+  return claimed ? say('core.asker.unverified_says', locale, { claimed }) : say('core.asker.unverified', locale);
 }

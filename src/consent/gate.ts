@@ -224,6 +224,7 @@ export class ConsentService implements ConsentGate, CallObserver {
       function_name: req.descriptor.name,
       sentence: req.summary,
       requester: req.requester ?? null,
+      runtime: req.runtime ?? null,
       workspace_id: req.workspaceId,
       user_id: req.userId,
       permission_level: req.descriptor.permission_level,

@@ -2,7 +2,7 @@
  * What a confirmation prompt shows and what the user can answer, shared by the queue and every
  * provider (terminal, UI, none).
  */
-import type { PermissionLevel, Risk } from '../protocol/messages.js';
+import type { AttestedRuntime, PermissionLevel, Risk } from '../protocol/messages.js';
 import type { DecisionScope } from './decisions-store.js';
 
 /** The four answers a user can give. */
@@ -30,7 +30,10 @@ export interface PromptView {
   function_name: string;
   /** One sentence built from the validated arguments. */
   sentence: string;
+  /** Who the runtime says it is: a claim, shown only as "says it is …". */
   requester: { kind: string; id?: string; name?: string } | null;
+  /** The runtime the bridge attested (protocol 1.2 §6.1), named first; null on a 1.1 bridge (an unverified runtime). */
+  runtime: AttestedRuntime | null;
   workspace_id: string;
   user_id: string;
   permission_level: PermissionLevel;

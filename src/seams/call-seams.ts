@@ -20,7 +20,10 @@ export interface ConsentRequest {
   readonly resource: string;
   /** The resources the call touches, checked against the grants before consent (empty when none). */
   readonly resources?: readonly ConsentResource[];
+  /** Who the runtime says it is (its own claim, protocol §3.3). */
   readonly requester: Requester | undefined;
+  /** The runtime the bridge attested from its token (protocol 1.2 §6.1); absent on a 1.1 session. */
+  readonly runtime?: AttestedRuntime | undefined;
   readonly workspaceId: string;
   readonly userId: string;
   /** How long a prompt may wait for the user (confirm_timeout_ms). */

@@ -32,7 +32,7 @@ class ScriptedProvider implements PromptProvider {
 
 function view(callId: string, user = 'u1'): PromptView {
   return {
-    prompt_id: `p-${callId}`, call_id: callId, function_id: 'a.b', function_name: 'A', sentence: 's', requester: null,
+    prompt_id: `p-${callId}`, call_id: callId, function_id: 'a.b', function_name: 'A', sentence: 's', requester: null, runtime: null,
     workspace_id: 'w', user_id: user, permission_level: 'high', risk: null, resource: '*', resources: [], remember_any: false, rememberable: true,
     created_at: new Date().toISOString(), expires_at: new Date(Date.now() + 60_000).toISOString(),
   };

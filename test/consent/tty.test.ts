@@ -27,14 +27,14 @@ after(() => {
 });
 
 /** Starts the fixture in a new tmux session; returns helpers bound to it. */
-function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataDir?: string; resources?: boolean; lang?: string } = {}) {
+function start(opts: { level?: string; timeoutMs?: number; calls?: number; dataDir?: string; resources?: boolean; lang?: string; runtime?: string } = {}) {
   const name = `s${++sessions}`;
   const dataDir = opts.dataDir ?? path.join(tmp.dir, `data-${name}`);
   const result = path.join(tmp.dir, `result-${name}.jsonl`);
   const cmd = ['node', '--import', 'tsx', FIXTURE, dataDir, result, opts.level ?? 'high', String(opts.timeoutMs ?? 60_000), String(opts.calls ?? 1)]
     .map((a) => `'${a}'`)
     .join(' ');
-  const env = (opts.resources ? 'AIOS_TEST_RESOURCES=1 ' : '') + (opts.lang ? `LC_ALL=${opts.lang} LANG=${opts.lang} ` : 'LC_ALL=C.UTF-8 LANG=C.UTF-8 ');
+  const env = (opts.resources ? 'AIOS_TEST_RESOURCES=1 ' : '') + (opts.runtime ? `AIOS_TEST_RUNTIME='${opts.runtime}' ` : '') + (opts.lang ? `LC_ALL=${opts.lang} LANG=${opts.lang} ` : 'LC_ALL=C.UTF-8 LANG=C.UTF-8 ');
   tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', '-c', process.cwd(), `sh -c "${env}${cmd.replace(/"/g, '\\"')}; echo FIXTURE-EXITED; sleep 600"`);
   const screen = (): string => tmux('capture-pane', '-p', '-t', name, '-S', '-100');
   const waitFor = (pred: (s: string) => boolean, what: string): Promise<string> =>
@@ -56,7 +56,8 @@ test('tty: the prompt shows who asks what, the risk and a countdown; "a" allows 
   const t = start();
   const s = await t.waitFor(PROMPT, 'the prompt');
   assert.match(s, /confirmation needed/);
-  assert.match(s, /Front-desk assistant \(agent\) in workspace ws_demo asks to:/);
+  // No runtime attested (a 1.1 bridge): the runtime's own claim is shown as a claim only.
+  assert.match(s, /An unverified runtime \(says it is "Front-desk assistant"\) in workspace ws_demo asks to:/);
   assert.match(s, /Write a text file/);
   assert.match(s, /Overwrite report\.docx in out \(14 KB\)/);
   assert.match(s, /Risk: high \(may change or delete data\)/);
@@ -66,6 +67,17 @@ test('tty: the prompt shows who asks what, the risk and a countdown; "a" allows 
   const [r] = await t.results(1);
   assert.deepEqual(r, { prompted: true, confirmation: { required: true, decision: 'allowed', decided_by: 'user', remembered: false }, error: null });
   assert.match(t.screen(), /Allowed once\./);
+});
+
+test('tty: the runtime the bridge attested is named first, the claimed requester only as "says it is", in English and Chinese', async () => {
+  const en = start({ runtime: 'Front desk' });
+  assert.match(await en.waitFor(PROMPT, 'the prompt'), /Front desk \(says it is "Front-desk assistant"\) in workspace ws_demo asks to:/);
+  en.keys('d');
+  await en.results(1);
+  const zh = start({ runtime: 'Front desk', lang: 'zh_CN.UTF-8' });
+  assert.match(await zh.waitFor((x) => x.includes('[a]'), 'the prompt'), /Front desk（自称“Front-desk assistant”）/);
+  zh.keys('d');
+  await zh.results(1);
 });
 
 test('tty: "v" shows the full arguments, "d" denies', async () => {
@@ -182,7 +194,7 @@ test('tty: in a Chinese locale the prompt speaks Chinese, from the zh-CN catalog
   const t = start({ lang: 'zh_CN.UTF-8' });
   const s = await t.waitFor((x) => x.includes('[a] 允许一次') && /剩余时间：\d+ 秒/.test(x), 'the Chinese prompt');
   assert.match(s, /AIOS Device：需要确认/);
-  assert.match(s, /工作空间 ws_demo 中的 Front-desk assistant（agent） 请求：/);
+  assert.match(s, /工作空间 ws_demo 中的 未经验证的运行时（自称“Front-desk assistant”） 请求：/);
   assert.match(s, /风险：高（可能修改或删除数据）/);
   assert.doesNotMatch(s, /Time left|allow once|Risk:/);
   t.keys('a');

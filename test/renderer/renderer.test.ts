@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RENDERER_CSP } from '../../src/endpoint/static-ui.js';
 import { setup } from './stack.js';
+import { ids } from '../helpers/stack.js';
 
 test('the page shows a confirmation prompt from a real call and Deny ends the call rejected/user_rejected', async (t) => {
   const s = await setup();
@@ -106,5 +107,25 @@ test('without the token the page asks for it, and a wrong one is refused', async
     await s.page.locator('#pause:not([disabled])').waitFor();
   } finally {
     await s.stop();
+  }
+});
+
+test('the prompt names the runtime the bridge attested first and what the runtime claims only as "says it is", in English and Chinese', async () => {
+  for (const [locale, expected] of [
+    ['en-US', 'Front desk (says it is \u201cIT admin\u201d)'],
+    ['zh-CN', 'Front desk\uff08\u81ea\u79f0\u201cIT admin\u201d\uff09'],
+  ] as const) {
+    const s = await setup({ locale, bridge: (t) => ({ runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id, name: 'Front desk' } } }) });
+    try {
+      await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+      await s.page.locator('#agent-state[data-state="connected"]').waitFor();
+      const call = s.client.call('diagnostics.confirm', {}, { wait: true, confirm_timeout_ms: 60_000, requester: { kind: 'agent', name: 'IT admin' } });
+      await s.page.getByRole('alertdialog').waitFor();
+      assert.equal(await s.page.locator('#prompt-requester').textContent(), expected);
+      await s.page.locator('[data-answer="deny"]').click();
+      assert.equal((await call).record.state, 'rejected');
+    } finally {
+      await s.stop();
+    }
   }
 });

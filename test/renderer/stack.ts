@@ -20,10 +20,10 @@ import { LOCAL_TOKEN_FILE } from '../../src/endpoint/local-token.js';
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A real bridge, a real agent with `ui` confirmations, its endpoint, the page's server and Chromium. */
-export async function setup(opts: { locale?: string; agent?: Record<string, unknown> } = {}) {
+export async function setup(opts: { locale?: string; agent?: Record<string, unknown>; bridge?: (t: ReturnType<typeof tokens>) => Record<string, unknown> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'aios-renderer-'));
   const t = tokens();
-  const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t)), { log: silentLogger() });
+  const bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t, opts.bridge?.(t))), { log: silentLogger() });
   const url = await bridge.start();
   const config = normalizeAgentConfig(agentDoc(dir, url, t, { confirmations: { provider: 'ui', timeout_ms: 60_000 }, ...opts.agent }));
   const running = await startAgent(config, silentLogger(), { backoff: { baseMs: 20, capMs: 200, resetAfterMs: 60_000 } });
