@@ -12,8 +12,8 @@ export interface CheckDef {
   title: string;
   /** The guide line (GUIDE_LINES key). */
   guide: string;
-  /** Whether a verdict short of pass fails the run (see failsRun). */
-  required: boolean | ((ctx: TrialContext) => boolean);
+  /** Whether a verdict short of pass fails the run (see failsRun); may depend on the device. */
+  required: boolean | ((ctx: TrialContext, device: string) => boolean | Promise<boolean>);
   /** Runs once per `--device` (a column per device in the report); else once, on the first device. */
   perDevice?: boolean;
   /** For a per-device check: whether it applies to this device at all (a function it publishes). */

@@ -58,6 +58,8 @@ export class TrialContext {
   /** The scratch share, once made (see scratch.ts); `scratchProblem` says why there is none. */
   scratch: Scratch | undefined;
   scratchProblem: string | undefined;
+  /** The device's grants by kind, once read (grants.ts); null when the agent would not list them. */
+  grants: Record<string, Record<string, unknown>[]> | null | undefined;
   readonly results: CheckResult[] = [];
   private readonly records = new Map<string, Record<string, unknown> | Error>();
 

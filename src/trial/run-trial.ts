@@ -124,7 +124,7 @@ async function runOne(ctx: TrialContext, def: CheckDef, device: string, precondi
     id: def.id,
     title: def.title,
     guide: def.guide,
-    required: typeof def.required === 'function' ? def.required(ctx) : def.required,
+    required: typeof def.required === 'function' ? await def.required(ctx, device) : def.required,
     ...(def.perDevice && { device }),
     ...(precondition && { precondition: true }),
   };

@@ -12,6 +12,7 @@ import type { CheckDef } from '../check.js';
 import { ONLINE } from '../check.js';
 import type { Observed, TrialContext } from '../context.js';
 import { shareScratch, type Scratch } from '../scratch.js';
+import { nothingSharedFor } from '../grants.js';
 
 const HIGH = new Set(['high', 'critical']);
 
@@ -32,7 +33,12 @@ export async function contractChecks(ctx: TrialContext): Promise<CheckDef[]> {
     id: `contract.${fn}`,
     title: `${fn}: a valid call completes and its output matches its schema; invalid arguments are refused at the right pointer`,
     guide: '3',
-    required: true,
+    // Required only where the tester can make it observable: not for an effect the trial has no scratch
+    // resource for (it never calls those), nor for a kind of resource the device shares nothing of.
+    required: async (c: TrialContext, device: string) => {
+      const f = (await c.functions(device)).find((x) => x.id === fn);
+      return !(f && outsideScratch(f)) && !(await nothingSharedFor(c, device, fn));
+    },
     perDevice: true,
     needs: ONLINE,
     appliesTo: async (c: TrialContext, device: string) => (await c.functions(device)).some((f) => f.id === fn),
@@ -43,6 +49,11 @@ export async function contractChecks(ctx: TrialContext): Promise<CheckDef[]> {
       return { verdict: r.verdict, message: r.message, ...(r.validated && { output_validated: true }) };
     },
   }));
+}
+
+/** A function with side effects that are not files: the trial has no scratch resource to call it on. */
+function outsideScratch(f: Descriptor): boolean {
+  return !(f.risk?.read_only ?? false) && !f.id.startsWith('files.');
 }
 
 async function contract(c: TrialContext, f: Descriptor, device: string, e: Parameters<CheckDef['run']>[1]): Promise<Observed & { validated?: boolean; violations?: unknown[] }> {
@@ -69,14 +80,17 @@ async function contract(c: TrialContext, f: Descriptor, device: string, e: Param
   const failed = problems.length ? { verdict: 'fail' as const, message: problems.join('; ') } : undefined;
   const refused = 'invalid arguments refused correctly; ';
   if (!valid) return failed ?? { verdict: 'inconclusive', message: `${refused}no valid call was made: ${sample.ok ? 'no arguments' : sample.reason}` };
+  const unshared = await nothingSharedFor(c, device, f.id);
+  if (outsideScratch(f)) {
+    const also = unshared ? ` (and nothing is shared for ${unshared} on this device)` : '';
+    return failed ?? { verdict: 'not_run', message: `${refused}a valid call was not made: it has side effects outside any scratch folder, which the trial never causes; try it by hand (the bridge console)${also}` };
+  }
   if ((needsShare || effects) && !scratch) {
     const why = !c.o.allowEffects
       ? needsShare
         ? 'needs a file of its own in a scratch share: run with --allow-effects --control local'
         : 'has side effects: run with --allow-effects --control local to call it on scratch resources'
-      : effects && !f.id.startsWith('files.')
-        ? 'has side effects and the trial has no scratch resource for it (only files functions get one)'
-        : `needs a scratch share, and ${c.scratchProblem ?? 'there is none'}`;
+      : `needs a scratch share, and ${c.scratchProblem ?? 'there is none'}`;
     return failed ?? { verdict: 'not_run', message: `${refused}a valid call was not made: it ${why}` };
   }
   if (HIGH.has(f.permission_level) && !c.answeringBy) return failed ?? { verdict: 'not_run', message: `${refused}a valid call needs confirmation on the device: run with --unattended --control local (confirm.high_risk checks the prompt itself)` };
@@ -86,6 +100,8 @@ async function contract(c: TrialContext, f: Descriptor, device: string, e: Param
   if (out?.error?.type === 'unknown_function' || out?.error?.type === 'function_changed') problems.push(`the device does not serve ${f.id} as published: ${out.error.type}: ${out.error.message}`);
   if (out?.state !== 'completed') {
     if (problems.length) return { verdict: 'fail', message: problems.join('; ') };
+    // Nothing shared of what it needs: it can only be refused, which is the user's choice, not a fault.
+    if (unshared && out?.error?.type === 'permission_denied') return { verdict: 'not_run', message: `${refused}nothing is shared for ${unshared} on this device, so the valid call could only end permission_denied (${out.error.message}); share one (the tray's settings, or grants.${unshared}) to test it, or turn the function off` };
     // No output, nothing validated: the contract was not observed (a denied permission, a failed execution…).
     return { verdict: 'inconclusive', message: `${refused}the valid call ended ${out?.state ?? r.state}/${out?.error?.type ?? '-'}${out?.error?.message ? `: ${out.error.message}` : ''}, so no output was validated` };
   }
