@@ -7,7 +7,9 @@ import type { CallRecord } from '../bridge/store.js';
 import type { Descriptor } from '../protocol/messages.js';
 import type { LocalControl } from './local-control.js';
 import type { Scratch } from './scratch.js';
-import type { CheckResult, Evidence, Verdict } from './types.js';
+import type { CheckResult, Trace, Verdict } from './types.js';
+import type { Message } from '../i18n/index.js';
+import { m, TrialError } from './say.js';
 import type { Locale } from '../i18n/index.js';
 
 /** What `trial` was asked to do. */
@@ -36,7 +38,7 @@ export interface TrialOptions {
 /** What a check observed. */
 export interface Observed {
   verdict: Verdict;
-  message: string;
+  message: Message;
   /** A contract check that validated a completed call's output against `output_schema` itself. */
   output_validated?: boolean;
 }
@@ -52,12 +54,14 @@ export class TrialContext {
   readonly client: RuntimeClient;
   readonly primary: string;
   control: LocalControl | undefined;
-  controlProblem = 'the trial was not given control of the device (--control local --agent-data-dir DIR)';
+  controlProblem: Message = m('trial.m.no_control');
   /** How prompts are answered by the trial itself (`--unattended`), if they are. */
   answeringBy: 'attach' | 'status' | undefined;
   /** The scratch share, once made (see scratch.ts); `scratchProblem` says why there is none. */
   scratch: Scratch | undefined;
-  scratchProblem: string | undefined;
+  scratchProblem: Message | undefined;
+  /** The device's grants by kind, once read (grants.ts); null when the agent would not list them. */
+  grants: Record<string, Record<string, unknown>[]> | null | undefined;
   readonly results: CheckResult[] = [];
   private readonly records = new Map<string, Record<string, unknown> | Error>();
 
@@ -93,7 +97,7 @@ export class TrialContext {
   }
 
   /** Runs `f` and records the request and its answer (or error) as evidence. */
-  async ev<T>(evidence: Evidence[], label: string, request: unknown, f: () => Promise<T>): Promise<T> {
+  async ev<T>(evidence: Trace[], label: Message, request: unknown, f: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     try {
       const response = await f();
@@ -106,7 +110,7 @@ export class TrialContext {
   }
 
   /** A call through the runtime API, recorded as evidence; resolves with the call's record. */
-  call(evidence: Evidence[], label: string, device: string, fn: string, args: Record<string, unknown>, opts: CallOptions = {}): Promise<CallRecord> {
+  call(evidence: Trace[], label: Message, device: string, fn: string, args: Record<string, unknown>, opts: CallOptions = {}): Promise<CallRecord> {
     return this.ev(evidence, label, { device_id: device, function: fn, arguments: args, ...opts }, async () => (await this.client.call(fn, args, { device_id: device, requester: REQUESTER, ...opts })).record);
   }
 }
@@ -117,7 +121,7 @@ export async function waitState(client: RuntimeClient, callId: string, state: st
   for (;;) {
     const r = await client.getCall(callId);
     if (r.state === state || r.timeline.some((t) => t.state === state) || r.outcome) return r;
-    if (Date.now() > end) throw new Error(`the call did not reach ${state} in ${ms} ms`);
+    if (Date.now() > end) throw new TrialError(m('trial.m.not_reached', { state, ms }));
     await new Promise((res) => setTimeout(res, 50));
   }
 }

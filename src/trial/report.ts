@@ -31,7 +31,7 @@ export function renderHtml(r: TrialReport): string {
   const cell = (c: CheckResult | undefined, span = 1): string => {
     const colspan = span > 1 ? ` colspan="${span}"` : '';
     if (!c) return `<td${colspan} class="na">—</td>`;
-    return `<td${colspan}>${badge(c.verdict)} <span lang="en">${esc(c.message)}</span>${evidenceOf(c)}</td>`;
+    return `<td${colspan}>${badge(c.verdict)} <span>${esc(c.message)}</span>${evidenceOf(c)}</td>`;
   };
 
   // One row per check id: a cell per device for a check that runs on every device, one spanning cell otherwise.
@@ -41,7 +41,7 @@ export function renderHtml(r: TrialReport): string {
       const cs = r.checks.filter((c) => c.id === id);
       const first = cs[0]!;
       const cells = first.device === undefined ? cell(first, r.devices.length) : r.devices.map((d) => cell(cs.find((c) => c.device === d))).join('');
-      return `<tr><td><code>${esc(id)}</code>${first.required ? ` <span class="req">${esc(t('trial.required'))}</span>` : ''}${first.precondition ? ` <span class="pre">${esc(t('trial.precondition'))}</span>` : ''}<div class="title" lang="en">${esc(first.title)}</div></td><td>${esc(first.guide)}</td>${cells}</tr>`;
+      return `<tr><td><code>${esc(id)}</code>${first.required ? ` <span class="req">${esc(t('trial.required'))}</span>` : ''}${first.precondition ? ` <span class="pre">${esc(t('trial.precondition'))}</span>` : ''}<div class="title">${esc(first.title)}</div></td><td>${esc(first.guide)}</td>${cells}</tr>`;
     })
     .join('');
 
@@ -60,7 +60,7 @@ export function renderHtml(r: TrialReport): string {
   const passedLines = r.lines.filter((l) => l.verdict === 'pass').map((l) => l.line);
   const notTested = r.checks.filter((c) => c.verdict === 'not_run' || c.verdict === 'inconclusive' || c.verdict === 'skipped');
   const simulated = r.checks.filter((c) => c.verdict === 'simulated');
-  const item = (c: CheckResult) => `<li>${badge(c.verdict)} <code>${esc(c.id)}</code>${c.device && r.devices.length > 1 ? ` (<code>${esc(c.device)}</code>)` : ''}: <span lang="en">${esc(c.message)}</span></li>`;
+  const item = (c: CheckResult) => `<li>${badge(c.verdict)} <code>${esc(c.id)}</code>${c.device && r.devices.length > 1 ? ` (<code>${esc(c.device)}</code>)` : ''}: <span>${esc(c.message)}</span></li>`;
   const protocols = [...new Set(r.environment.clients.map((c) => c['protocol_version']).filter((v) => typeof v === 'string'))] as string[];
   const scratch = r.scratch ? ('root' in r.scratch ? t('trial.summary.scratch', { root: r.scratch.root, dir: r.scratch.dir }) : t('trial.summary.scratch_none', { problem: r.scratch.problem })) : '';
   const answered = Number(r.options['prompts_answered_by_trial'] ?? 0);

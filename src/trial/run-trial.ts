@@ -20,7 +20,9 @@ import { faultsChecks } from './checks/faults.js';
 import { confirmChecks } from './checks/confirm.js';
 import { extraChecks } from './checks/extra.js';
 import { unshareScratch } from './scratch.js';
-import { GUIDE_LINES, VERDICTS, weakest, type CheckResult, type Evidence, type LineResult, type TrialReport, type Verdict } from './types.js';
+import { GUIDE_LINES, VERDICTS, weakest, type CheckResult, type Evidence, type LineResult, type Trace, type TrialReport, type Verdict } from './types.js';
+import { m, render, renderParams, TrialError } from './say.js';
+import type { Locale, Message } from '../i18n/index.js';
 
 export type { TrialOptions };
 
@@ -56,18 +58,18 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   const ctx = new TrialContext(o);
 
   if (o.control === 'local') {
-    if (!o.agentDataDir) ctx.controlProblem = '--control local needs --agent-data-dir (the agent\'s data folder)';
+    if (!o.agentDataDir) ctx.controlProblem = m('trial.m.control.needs_dir');
     else {
       try {
         ctx.control = await LocalControl.connect(o.agentDataDir);
       } catch (e) {
-        ctx.controlProblem = (e as Error).message;
+        ctx.controlProblem = m('trial.m.control.failed', { error: (e as Error).message });
       }
     }
   }
   if (o.unattended) {
     if (ctx.control) ctx.answeringBy = await ctx.control.answerPrompts('allow_once');
-    else ctx.controlProblem = `--unattended needs --control local: ${ctx.controlProblem}`;
+    else ctx.controlProblem = m('trial.m.control.unattended', { problem: ctx.controlProblem });
   }
 
   const table = await checkTable(ctx);
@@ -88,6 +90,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   ctx.control?.close();
 
   const checks = ctx.results;
+  const lang: Locale = o.lang ?? 'en';
   const allowed = o.allowNotRun ?? [];
   const requiredFailed = [...new Set(checks.filter((c) => c.required && failsRun(c.verdict, allowed.some((p) => matches(c.id, p)))).map((c) => c.id))];
   const count = (v: Verdict) => checks.filter((c) => c.verdict === v).length;
@@ -98,7 +101,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
   // Evidence is for reading: secrets (the runtime token, secret-named keys, key-looking strings) are redacted.
   for (const c of checks) c.evidence = c.evidence.map((x) => redactEvidence(x, o.runtimeToken) as Evidence);
   return {
-    lang: o.lang ?? 'en',
+    lang,
     tool: { name: 'aios-device trial', version: APP_VERSION, protocol_version: CLIENT_PROTOCOL_VERSION },
     started_at: started,
     finished_at: new Date().toISOString(),
@@ -111,7 +114,7 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
       required_failed: requiredFailed,
       outputs_validated: { validated: contract.filter((c) => c.output_validated).length, functions: contract.length },
     },
-    ...(ctx.scratch ? { scratch: { root: ctx.scratch.root, dir: ctx.scratch.dir } } : ctx.scratchProblem ? { scratch: { problem: ctx.scratchProblem } } : {}),
+    ...(ctx.scratch ? { scratch: { root: ctx.scratch.root, dir: ctx.scratch.dir } } : ctx.scratchProblem ? { scratch: { problem: render(ctx.scratchProblem, lang) } } : {}),
     ok: requiredFailed.length === 0 && checks.length > 0,
     lines: lineResults(checks),
     checks,
@@ -120,25 +123,35 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
 
 /** One check on one device: skipped by --skip, not run when a precondition did not pass, else what it observed. */
 async function runOne(ctx: TrialContext, def: CheckDef, device: string, precondition: boolean): Promise<CheckResult> {
+  const lang = ctx.o.lang ?? 'en';
+  const done = (verdict: Verdict, msg: Message, trace: Trace[], extra: Partial<CheckResult> = {}): CheckResult => ({
+    ...base,
+    verdict,
+    message: render(msg, lang),
+    message_key: msg.key,
+    ...(msg.params && { message_params: renderParams(msg, lang) }),
+    ...extra,
+    evidence: trace.map((x) => ({ ...x, label: render(x.label, lang) })),
+  });
   const base = {
     id: def.id,
-    title: def.title,
+    title: render(def.title, lang),
     guide: def.guide,
-    required: typeof def.required === 'function' ? def.required(ctx) : def.required,
+    required: typeof def.required === 'function' ? await def.required(ctx, device) : def.required,
     ...(def.perDevice && { device }),
     ...(precondition && { precondition: true }),
   };
-  if (ctx.o.skip?.some((p) => matches(def.id, p))) return { ...base, verdict: 'skipped', message: 'skipped by --skip', evidence: [] };
+  if (ctx.o.skip?.some((p) => matches(def.id, p))) return done('skipped', m('trial.m.skipped'), []);
   for (const n of def.needs ?? []) {
     const r = ctx.result(n, device);
-    if (r?.verdict !== 'pass') return { ...base, verdict: 'not_run', message: `needs ${n} to pass first (it was ${r ? `${r.verdict}: ${r.message}` : 'not run'})`, evidence: [] };
+    if (r?.verdict !== 'pass') return done('not_run', r ? m('trial.m.needs', { id: n, verdict: r.verdict, message: r.message }) : m('trial.m.needs_not_run', { id: n }), []);
   }
-  const evidence: Evidence[] = [];
+  const evidence: Trace[] = [];
   try {
     const r = await def.run(ctx, evidence, device);
-    return { ...base, verdict: r.verdict, message: r.message, ...(r.output_validated && { output_validated: true }), evidence };
+    return done(r.verdict, r.message, evidence, r.output_validated ? { output_validated: true } : {});
   } catch (e) {
-    return { ...base, verdict: 'fail', message: describeError(e, ctx.o.bridge), evidence };
+    return done('fail', describeError(e, ctx.o.bridge), evidence);
   }
 }
 
@@ -178,11 +191,12 @@ function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknow
 }
 
 /** One sentence for a failure the trial itself met (the bridge down, a refused request). */
-export function describeError(e: unknown, bridge: string): string {
-  if (e instanceof BridgeHttpError) return `the bridge answered HTTP ${e.status} ${e.error.type}: ${e.error.message}`;
-  if (e instanceof BridgeUnreachableError) return e.message;
-  const m = e instanceof Error ? e.message : String(e);
-  return m === 'fetch failed' ? `cannot reach the bridge at ${bridge}` : m;
+export function describeError(e: unknown, bridge: string): Message {
+  if (e instanceof TrialError) return e.msg;
+  if (e instanceof BridgeHttpError) return m('trial.m.error.http', { status: e.status, type: e.error.type, message: e.error.message });
+  if (e instanceof BridgeUnreachableError) return e.said;
+  const text = e instanceof Error ? e.message : String(e);
+  return text === 'fetch failed' ? m('trial.m.error.unreachable', { bridge }) : m('trial.m.error.other', { error: text });
 }
 
 export type { Outcome };

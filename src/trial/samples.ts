@@ -7,11 +7,20 @@
  * Pointer the device is expected to name; fakers give random instances and no pointers.
  */
 import { schemaValidator } from '../protocol/schema-validator.js';
+import { strings, type Message } from '../i18n/index.js';
+import { m } from './say.js';
 
 type Schema = Record<string, unknown>;
 
-/** A generated instance, or why none could be made. */
-export type Sample = { ok: true; value: unknown } | { ok: false; reason: string };
+/** A generated instance, or why none could be made (`why` for the report, `reason` its English text). */
+export type Sample = { ok: true; value: unknown } | { ok: false; reason: string; why: Message };
+
+/** Why no instance could be generated, as a catalogue message. */
+class CannotGenerate extends Error {
+  constructor(readonly why: Message) {
+    super(strings.render(why, 'en'));
+  }
+}
 
 const isObj = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -29,15 +38,19 @@ export function sampleValid(schema: Schema): Sample {
   try {
     value = minimal(schema, 0);
   } catch (e) {
-    return { ok: false, reason: (e as Error).message };
+    const why = e instanceof CannotGenerate ? e.why : m('trial.m.sample.error', { error: (e as Error).message });
+    return { ok: false, reason: strings.render(why, 'en'), why };
   }
   const problems = schemaValidator.validate(schema, value);
-  if (problems.length) return { ok: false, reason: `no valid instance could be generated (${problems[0]!.pointer || '/'} ${problems[0]!.message})` };
+  if (problems.length) {
+    const why = m('trial.m.sample.invalid', { pointer: problems[0]!.pointer || '/', message: problems[0]!.message });
+    return { ok: false, reason: strings.render(why, 'en'), why };
+  }
   return { ok: true, value };
 }
 
 function minimal(s: Schema, depth: number): unknown {
-  if (depth > 20) throw new Error('the schema nests too deeply to generate an instance');
+  if (depth > 20) throw new CannotGenerate(m('trial.m.sample.deep'));
   if ('const' in s) return s['const'];
   if (Array.isArray(s['enum'])) return s['enum'][0];
   if ('default' in s) return s['default'];
@@ -46,18 +59,19 @@ function minimal(s: Schema, depth: number): unknown {
     const alts = s[k];
     if (Array.isArray(alts)) {
       // The first alternative that validates on its own and against the whole schema.
-      const tried: string[] = [];
+      const tried: Message[] = [];
       for (const alt of alts) {
         if (!isObj(alt)) continue;
         try {
           const v = minimal(merge(omit(s, k), alt), depth + 1);
           if (!schemaValidator.validate(s, v).length) return v;
-          tried.push('an instance of it is refused by the whole schema');
+          tried.push(m('trial.m.sample.alt_refused'));
         } catch (e) {
-          tried.push((e as Error).message);
+          tried.push(e instanceof CannotGenerate ? e.why : m('trial.m.sample.error', { error: (e as Error).message }));
         }
       }
-      throw new Error(`no alternative of ${k} could be generated (${tried.join('; ')})`);
+      const reasons = tried.reduce<Message | undefined>((a, b) => (a ? m('trial.m.list', { a, b }) : b), undefined) ?? m('trial.m.sample.no_alternatives');
+      throw new CannotGenerate(m('trial.m.sample.no_alternative', { keyword: k, reasons }));
     }
   }
   if (Array.isArray(s['allOf'])) return minimal((s['allOf'] as Schema[]).reduce((a, b) => merge(a, b), omit(s, 'allOf')), depth + 1);
@@ -79,7 +93,7 @@ function minimal(s: Schema, depth: number): unknown {
     case 'string': {
       if (typeof s['format'] === 'string') {
         const f = FORMATS[s['format']];
-        if (f === undefined) throw new Error(`a string of format "${s['format']}" needs an example in the schema (formats generated: ${Object.keys(FORMATS).join(', ')})`);
+        if (f === undefined) throw new CannotGenerate(m('trial.m.sample.format', { format: s['format'], formats: Object.keys(FORMATS).join(', ') }));
         return f;
       }
       const n = typeof s['minLength'] === 'number' ? s['minLength'] : 1;
@@ -88,7 +102,7 @@ function minimal(s: Schema, depth: number): unknown {
         const re = new RegExp(s['pattern'], 'u');
         const max = typeof s['maxLength'] === 'number' ? s['maxLength'] : Infinity;
         const fit = PATTERN_CANDIDATES.map((c) => c.repeat(Math.max(1, Math.ceil(n / Math.max(1, c.length))))).find((c) => c.length >= n && c.length <= max && re.test(c));
-        if (fit === undefined) throw new Error(`no string for pattern ${s['pattern']} could be generated: give the property an example`);
+        if (fit === undefined) throw new CannotGenerate(m('trial.m.sample.pattern', { pattern: s['pattern'] }));
         return fit;
       }
       return 'x'.repeat(n);

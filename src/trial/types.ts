@@ -1,5 +1,5 @@
 /** The trial's results: checks, verdicts, evidence and the report they make (docs/qa-trial.md). */
-import type { Locale } from '../i18n/index.js';
+import type { Locale, Message } from '../i18n/index.js';
 
 /**
  * A check's verdict (stable names, docs/qa-trial.md): `pass` observed what the guide asks for; `fail`
@@ -34,6 +34,11 @@ export interface Evidence {
   ms?: number;
 }
 
+/** Evidence as a check records it: its label a catalogue message, rendered in the report's language. */
+export interface Trace extends Omit<Evidence, 'label'> {
+  label: Message;
+}
+
 /** One check's result. */
 export interface CheckResult {
   id: string;
@@ -46,7 +51,11 @@ export interface CheckResult {
   /** True when it ran only because a chosen check needs it (`--only`). */
   precondition?: boolean;
   verdict: Verdict;
+  /** What it observed, in the report's language. */
   message: string;
+  /** The message's catalogue key (stable) and its parameters as text: what came from the device, paths, ids. */
+  message_key: string;
+  message_params?: Record<string, string>;
   /** Contract checks: the trial validated a completed call's output against `output_schema`. */
   output_validated?: boolean;
   evidence: Evidence[];

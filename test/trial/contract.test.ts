@@ -20,11 +20,17 @@ test('every files function passes on a fixture of its own in a scratch share und
     const by = new Map(r.checks.map((c) => [c.id, c]));
     for (const id of FILES) assert.equal(by.get(id)?.verdict, 'pass', `${id}: ${by.get(id)?.message}`);
     for (const id of FILES) assert.equal(by.get(id)?.output_validated, true, id);
-    // A function whose resource is not granted ends permission_denied: nothing was validated, so it is not a pass.
+    // A function whose kind of resource has nothing shared ends permission_denied: nothing was validated, so it
+    // is not a pass; it is not run (not required: sharing a printer is the user's choice), and says how to test it.
     const printer = by.get('contract.printer.get_attributes')!;
-    assert.equal(printer.verdict, 'inconclusive', printer.message);
-    assert.match(printer.message, /permission_denied/);
-    assert.ok(r.summary.required_failed.includes('contract.printer.get_attributes'));
+    assert.equal(printer.verdict, 'not_run', printer.message);
+    assert.equal(printer.required, false);
+    assert.match(printer.message, /permission_denied.*grants\.printers/);
+    assert.ok(!r.summary.required_failed.includes('contract.printer.get_attributes'));
+    // A function with effects the trial has no scratch resource for is never called, and not required.
+    const notify = by.get('contract.device.notify')!;
+    assert.equal(notify.verdict, 'not_run', notify.message);
+    assert.equal(notify.required, false);
     const { validated, functions } = r.summary.outputs_validated;
     assert.equal(functions, r.checks.filter((c) => c.id.startsWith('contract.')).length);
     assert.equal(validated, r.checks.filter((c) => c.output_validated).length);

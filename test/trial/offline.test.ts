@@ -1,11 +1,13 @@
 /**
  * Issue #30, faults for real: with --control local the trial takes the device's link down through the new
  * control method control.session.offline and observes the bridge's 409 device_offline; the device comes back.
+ * faults.bridge_unreachable reads the device's own status while its link is down; without control it is
+ * simulated (the CLI against a closed port stands in) or not run, never a pass.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { inProcessStack, ids, until } from '../helpers/stack.js';
+import { CLI, inProcessStack, ids, until } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
 import { LocalControl } from '../../src/trial/local-control.js';
 
@@ -28,6 +30,32 @@ test('faults.device_offline takes the link down with control.session.offline and
     assert.match(c.message, /the call in flight ended/);
     assert.ok(c.evidence.some((x) => x.label.startsWith('take the link down')));
     await until(() => s.bridge.hub.isOnline(ids.device_id), 20_000, 'the device is back');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('faults.bridge_unreachable: with control the device\'s own status says it is not connected while its link is down; without control never a pass', { timeout: 180_000 }, async () => {
+  const s = await inProcessStack({});
+  try {
+    const base = { bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['faults.bridge_unreachable'] };
+    const r = await runTrial({ ...base, control: 'local', agentDataDir: join(s.dir, 'agent') });
+    const c = r.checks.find((x) => x.id === 'faults.bridge_unreachable')!;
+    assert.equal(c.verdict, 'pass', c.message);
+    assert.match(c.message, /while the link was down, the device's own status \((offline|connecting)/);
+    assert.match(c.message, /agent's bridge connection: (offline|connecting)/, 'the words aios-device status prints');
+    const seen = c.evidence.find((x) => x.label.startsWith("the device's own status"));
+    assert.ok(seen && (seen.response as { bridge?: string }).bridge !== 'connected', JSON.stringify(c.evidence));
+    await until(() => s.bridge.hub.isOnline(ids.device_id), 20_000, 'the device is back');
+
+    // Without control the trial cannot take the bridge from the device: the CLI's own error stands in.
+    const cli = { node: process.execPath, args: ['--import', 'tsx', CLI] };
+    const stood = (await runTrial({ ...base, cli })).checks.find((x) => x.id === 'faults.bridge_unreachable')!;
+    assert.equal(stood.verdict, 'simulated', stood.message);
+    assert.match(stood.message, /cannot reach the bridge at http:\/\/127\.0\.0\.1:\d+/);
+    const none = (await runTrial(base)).checks.find((x) => x.id === 'faults.bridge_unreachable')!;
+    assert.equal(none.verdict, 'not_run', none.message);
+    assert.match(none.message, /--control local/);
   } finally {
     await s.stop();
   }

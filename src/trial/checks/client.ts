@@ -2,28 +2,30 @@
 import { PROTOCOL_VERSION } from '../../protocol/messages.js';
 import { isClientOutdated } from '../../bridge/versions.js';
 import type { CheckDef } from '../check.js';
+import { m } from '../say.js';
 
 export const clientChecks = (): CheckDef[] => [
   {
     id: 'client.version',
-    title: 'The device is online and its client and protocol versions are supported',
+    title: m('trial.t.client_version'),
     guide: '1',
     required: true,
     perDevice: true,
     async run(ctx, e, id) {
-      const device = await ctx.ev(e, 'GET /v1/devices/' + id, null, () => ctx.device(id));
+      const device = await ctx.ev(e, m('trial.e.get', { path: '/v1/devices/' + id }), null, () => ctx.device(id));
       const minClient = (device['min_client_version'] as string | null | undefined) ?? null;
       const refused = device['last_refused_hello'] as { type?: string; message?: string; client_version?: string } | null | undefined;
       if (!device['online']) {
-        if (refused?.type === 'client_outdated') return { verdict: 'fail', message: `client_outdated: the device's client ${String(refused.client_version || device['client_version'] || '?')} is below the bridge's minimum ${String(minClient)}; update AIOS Device on the device` };
-        if (refused?.type) return { verdict: 'fail', message: `the bridge refused the device's last hello: ${refused.type}: ${refused.message ?? ''}` };
-        return { verdict: 'fail', message: 'the device is offline: start the agent (or the tray) on it and sign it in' };
+        if (refused?.type === 'client_outdated') return { verdict: 'fail', message: m('trial.m.client.outdated_refused', { version: String(refused.client_version || device['client_version'] || '?'), min: String(minClient) }) };
+        if (refused?.type) return { verdict: 'fail', message: m('trial.m.client.hello_refused', { type: refused.type, message: refused.message ?? '' }) };
+        return { verdict: 'fail', message: m('trial.m.client.offline') };
       }
       const v = String(device['client_version'] ?? '');
-      if (minClient && isClientOutdated(v, minClient)) return { verdict: 'fail', message: `client ${v} is below the bridge's minimum ${minClient}` };
+      if (minClient && isClientOutdated(v, minClient)) return { verdict: 'fail', message: m('trial.m.client.below_min', { version: v, min: minClient }) };
       const pv = device['protocol_version'];
-      if (pv !== undefined && pv !== null && String(pv).split('.')[0] !== PROTOCOL_VERSION.split('.')[0]) return { verdict: 'fail', message: `the session speaks protocol ${String(pv)}, this trial speaks ${PROTOCOL_VERSION}` };
-      return { verdict: 'pass', message: `online; client ${v}${minClient ? ` (bridge minimum ${minClient})` : ''}${pv ? `, protocol ${String(pv)}` : ''}` };
+      if (pv !== undefined && pv !== null && String(pv).split('.')[0] !== PROTOCOL_VERSION.split('.')[0]) return { verdict: 'fail', message: m('trial.m.client.protocol', { theirs: String(pv), ours: PROTOCOL_VERSION }) };
+      const parts = [minClient ? m('trial.m.client.min_part', { min: minClient }) : '', pv ? m('trial.m.client.protocol_part', { version: String(pv) }) : ''];
+      return { verdict: 'pass', message: m('trial.m.client.ok', { version: v, min: parts[0]!, protocol: parts[1]! }) };
     },
   },
 ];

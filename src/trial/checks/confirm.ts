@@ -9,7 +9,9 @@ import type { CallRecord } from '../../bridge/store.js';
 import type { CheckDef } from '../check.js';
 import { ONLINE } from '../check.js';
 import type { Observed, TrialContext } from '../context.js';
-import type { Evidence } from '../types.js';
+import type { Trace } from '../types.js';
+import { m, render } from '../say.js';
+import type { Message } from '../../i18n/index.js';
 import { ensureScratch } from './contract.js';
 
 /** How long the "nobody answers" step waits for the prompt to run out. */
@@ -20,7 +22,7 @@ type Step = 'allow' | 'deny' | 'timeout';
 export const confirmChecks = (): CheckDef[] => [
   {
     id: 'confirm.high_risk',
-    title: 'A high-risk call waits for the user: allowed it runs, denied or unanswered it has no effect',
+    title: m('trial.t.confirm'),
     guide: '6',
     required: true,
     needs: ONLINE,
@@ -28,57 +30,59 @@ export const confirmChecks = (): CheckDef[] => [
   },
 ];
 
-async function confirmBothWays(ctx: TrialContext, e: Evidence[], device: string): Promise<Observed> {
+async function confirmBothWays(ctx: TrialContext, e: Trace[], device: string): Promise<Observed> {
   const functions = await ctx.functions(device);
   // Prefer an effect the trial can see on disk: files.write_text in the scratch share (--allow-effects).
   const scratch = ctx.o.allowEffects && functions.some((f) => f.id === 'files.write_text') ? await ensureScratch(ctx) : undefined;
   const fn = scratch ? functions.find((f) => f.id === 'files.write_text') : functions.find((f) => f.id === 'diagnostics.confirm');
-  if (!fn) return { verdict: 'not_run', message: 'no high-risk function the trial may call: enable diagnostics (diagnostics.confirm), or run with --allow-effects --control local (files.write_text in a scratch share)' };
+  if (!fn) return { verdict: 'not_run', message: m('trial.m.confirm.no_function') };
   const dir = scratch ? mkdtempSync(join(scratch.dir, 'confirm-')) : undefined;
   const target = (step: Step) => (dir ? join(dir, `${step}.txt`) : undefined);
   const argsFor = (step: Step) => (scratch && dir ? { root: scratch.root, path: relative(scratch.dir, target(step)!).split('\\').join('/'), text: 'aios trial' } : {});
   const effect = (step: Step, r: CallRecord): boolean => (dir ? existsSync(target(step)!) : (r.outcome?.output as { ran?: unknown } | undefined)?.ran === true);
   const control = ctx.control;
   const answering = !!ctx.answeringBy && !!control;
-  const say = (text: string) => {
-    if (!answering) process.stderr.write(`trial: ${text}\n`);
+  const lang = ctx.o.lang ?? 'en';
+  const say = (msg: Message) => {
+    if (!answering) process.stderr.write(`${render(m('trial.m.confirm.tell', { text: msg }), lang)}\n`);
   };
   const run = async (step: Step): Promise<CallRecord> => {
     if (answering) control.setAnswer(step === 'allow' ? 'allow_once' : step === 'deny' ? 'deny' : 'none');
     const budget = step === 'timeout' ? SHORT_CONFIRM_MS : answering ? 30_000 : 120_000;
-    return ctx.call(e, `${fn.id} (${fn.permission_level}): ${step}`, device, fn.id, argsFor(step), { confirm_timeout_ms: budget });
+    return ctx.call(e, m('trial.e.confirm_step', { fn: fn.id, level: fn.permission_level, step }), device, fn.id, argsFor(step), { confirm_timeout_ms: budget });
   };
   const how = (r: CallRecord) => `${r.outcome?.state ?? r.state}/${r.outcome?.error?.type ?? '-'}, confirmation ${JSON.stringify(r.outcome?.confirmation ?? null)}`;
   const prompted = (r: CallRecord) => r.timeline.some((t) => t.state === 'awaiting_confirmation') || r.outcome?.confirmation?.required === true;
+  const ask = answering ? '' : m('trial.m.confirm.was_it');
 
   try {
     // 1. Allowed: the prompt comes, the user decides, the effect happens.
-    say(`a prompt for ${fn.id} appears on the device now: ALLOW it`);
+    say(m('trial.m.confirm.tell_allow', { fn: fn.id }));
     const allowed = await run('allow');
     const c1 = allowed.outcome?.confirmation;
     if (!prompted(allowed) || (c1 && c1.decided_by !== 'user')) {
-      const by = !c1?.decided_by || c1.decided_by === 'user' ? '' : c1.decided_by === 'system' ? ` (decided by system, ${c1.decision}: the device could not show a prompt)` : ` (decided by ${c1.decided_by}: a policy or a remembered decision pre-allows a high-risk function)`;
-      return { verdict: 'fail', message: `no prompt appeared for a high-risk call${by}: it ended ${how(allowed)}` };
+      const by = !c1?.decided_by || c1.decided_by === 'user' ? '' : c1.decided_by === 'system' ? m('trial.m.confirm.by_system', { decision: c1.decision }) : m('trial.m.confirm.by_other', { by: c1.decided_by });
+      return { verdict: 'fail', message: m('trial.m.confirm.no_prompt', { by, how: how(allowed) }) };
     }
-    if (allowed.outcome?.state !== 'completed' || c1?.decision !== 'allowed') return { verdict: 'fail', message: `the prompt was allowed, but the call ended ${how(allowed)}${answering ? '' : ' (was it allowed?)'}` };
-    if (!effect('allow', allowed)) return { verdict: 'fail', message: `the call was allowed and completed, but its effect is not there (${dir ? target('allow') : 'output.ran'})` };
+    if (allowed.outcome?.state !== 'completed' || c1?.decision !== 'allowed') return { verdict: 'fail', message: m('trial.m.confirm.allowed_not_run', { how: how(allowed), ask: answering ? '' : m('trial.m.confirm.was_it_allowed') }) };
+    if (!effect('allow', allowed)) return { verdict: 'fail', message: m('trial.m.confirm.no_effect', { where: dir ? target('allow')! : 'output.ran' }) };
 
     // 2. Denied: no effect.
-    say(`a second prompt for ${fn.id} appears now: DENY it`);
+    say(m('trial.m.confirm.tell_deny', { fn: fn.id }));
     const denied = await run('deny');
-    if (effect('deny', denied) || denied.outcome?.state === 'completed') return { verdict: 'fail', message: `the prompt was denied, but the call ran anyway: it ended ${how(denied)}${dir ? `; ${target('deny')} exists` : ''}` };
-    if (denied.outcome?.confirmation?.decision !== 'denied') return { verdict: 'fail', message: `expected a denied call, got ${how(denied)}${answering ? '' : ' (was it denied?)'}` };
+    if (effect('deny', denied) || denied.outcome?.state === 'completed') return { verdict: 'fail', message: m('trial.m.confirm.denied_ran', { how: how(denied), file: dir ? m('trial.m.confirm.file_exists', { file: target('deny')! }) : '' }) };
+    if (denied.outcome?.confirmation?.decision !== 'denied') return { verdict: 'fail', message: m('trial.m.confirm.not_denied', { how: how(denied), ask }) };
 
     // 3. Unanswered: the prompt runs out after the call's short confirm_timeout_ms, no effect.
-    say(`a third prompt for ${fn.id} appears now: do NOT answer it (it runs out in ${SHORT_CONFIRM_MS / 1000} s)`);
+    say(m('trial.m.confirm.tell_none', { fn: fn.id, seconds: SHORT_CONFIRM_MS / 1000 }));
     const unanswered = await run('timeout');
-    if (effect('timeout', unanswered) || unanswered.outcome?.state === 'completed') return { verdict: 'fail', message: `nobody answered, but the call ran anyway: it ended ${how(unanswered)}` };
-    if (unanswered.outcome?.error?.type !== 'confirmation_timeout') return { verdict: 'fail', message: `an unanswered prompt with confirm_timeout_ms ${SHORT_CONFIRM_MS} should end confirmation_timeout, got ${how(unanswered)}` };
+    if (effect('timeout', unanswered) || unanswered.outcome?.state === 'completed') return { verdict: 'fail', message: m('trial.m.confirm.unanswered_ran', { how: how(unanswered) }) };
+    if (unanswered.outcome?.error?.type !== 'confirmation_timeout') return { verdict: 'fail', message: m('trial.m.confirm.not_timeout', { ms: SHORT_CONFIRM_MS, how: how(unanswered) }) };
 
-    const what = `allowed: ran${dir ? ' (file written)' : ''}; denied: no effect; unanswered: confirmation_timeout after ${SHORT_CONFIRM_MS} ms`;
+    const what = m(dir ? 'trial.m.confirm.what_file' : 'trial.m.confirm.what', { ms: SHORT_CONFIRM_MS });
     // Answers the trial gave itself show the prompt works, not that a person confirms: simulated, never pass.
-    if (answering) return { verdict: 'simulated', message: `${what}: answered by the trial, not a person (attached through ${ctx.answeringBy === 'attach' ? 'control.prompts.attach' : 'the control connection'}: --unattended)` };
-    return { verdict: 'pass', message: `${what}; answered by the tester on the device` };
+    if (answering) return { verdict: 'simulated', message: m('trial.m.confirm.simulated', { what, via: ctx.answeringBy === 'attach' ? 'control.prompts.attach' : m('trial.m.confirm.via_connection') }) };
+    return { verdict: 'pass', message: m('trial.m.confirm.ok', { what }) };
   } finally {
     if (answering) control.setAnswer('allow_once');
   }

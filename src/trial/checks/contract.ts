@@ -12,6 +12,10 @@ import type { CheckDef } from '../check.js';
 import { ONLINE } from '../check.js';
 import type { Observed, TrialContext } from '../context.js';
 import { shareScratch, type Scratch } from '../scratch.js';
+import { nothingSharedFor } from '../grants.js';
+import { m } from '../say.js';
+import type { Message } from '../../i18n/index.js';
+import type { Trace } from '../types.js';
 
 const HIGH = new Set(['high', 'critical']);
 
@@ -30,23 +34,38 @@ export async function contractChecks(ctx: TrialContext): Promise<CheckDef[]> {
   for (const d of ctx.o.devices) for (const f of await ctx.functions(d)) ids.add(f.id);
   return [...ids].sort().map((fn) => ({
     id: `contract.${fn}`,
-    title: `${fn}: a valid call completes and its output matches its schema; invalid arguments are refused at the right pointer`,
+    title: m('trial.t.contract', { fn }),
     guide: '3',
-    required: true,
+    // Required only where the tester can make it observable: not for an effect the trial has no scratch
+    // resource for (it never calls those), nor for a kind of resource the device shares nothing of.
+    required: async (c: TrialContext, device: string) => {
+      const f = (await c.functions(device)).find((x) => x.id === fn);
+      return !(f && outsideScratch(f)) && !(await nothingSharedFor(c, device, fn));
+    },
     perDevice: true,
     needs: ONLINE,
     appliesTo: async (c: TrialContext, device: string) => (await c.functions(device)).some((f) => f.id === fn),
     run: async (c, e, device) => {
       const f = (await c.functions(device)).find((x) => x.id === fn)!;
       const r = await contract(c, f, device, e);
-      if (r.validated) e.push({ label: 'output validated against output_schema by the trial', response: { violations: r.violations ?? [] } });
+      if (r.validated) e.push({ label: m('trial.e.output_validated'), response: { violations: r.violations ?? [] } });
       return { verdict: r.verdict, message: r.message, ...(r.validated && { output_validated: true }) };
     },
   }));
 }
 
-async function contract(c: TrialContext, f: Descriptor, device: string, e: Parameters<CheckDef['run']>[1]): Promise<Observed & { validated?: boolean; violations?: unknown[] }> {
-  const problems: string[] = [];
+/** A function with side effects that are not files: the trial has no scratch resource to call it on. */
+function outsideScratch(f: Descriptor): boolean {
+  return !(f.risk?.read_only ?? false) && !f.id.startsWith('files.');
+}
+
+/** Problems found, as one message (`a; b; c`). */
+function joined(problems: Message[]): Message {
+  return problems.reduce((a, b) => m('trial.m.list', { a, b }));
+}
+
+async function contract(c: TrialContext, f: Descriptor, device: string, e: Trace[]): Promise<Observed & { validated?: boolean; violations?: unknown[] }> {
+  const problems: Message[] = [];
   const effects = !(f.risk?.read_only ?? false);
   const inSchema = f.input_schema as Record<string, unknown>;
   const needsShare = f.id.startsWith('files.') && 'path' in ((inSchema['properties'] as Record<string, unknown> | undefined) ?? {});
@@ -56,58 +75,59 @@ async function contract(c: TrialContext, f: Descriptor, device: string, e: Param
   const sample = sampleValid(inSchema);
   const valid = sample.ok ? (scratch && needsShare ? fixtureArgs(f, sample.value as Record<string, unknown>, scratch) : (sample.value as Record<string, unknown>)) : undefined;
   if (valid) {
-    for (const m of mutations(inSchema, valid)) {
-      const r = await c.call(e, `invalid: ${m.what}`, device, f.id, m.args);
+    for (const x of mutations(inSchema, valid)) {
+      const what = m(`trial.m.mut.${x.kind}`, { pointer: x.pointer });
+      const r = await c.call(e, m('trial.e.invalid', { what }), device, f.id, x.args);
       const err = r.outcome?.error;
-      if (err?.type !== 'invalid_arguments') problems.push(`${m.what}: expected invalid_arguments, got ${r.outcome?.state ?? r.state}${err ? '/' + err.type : ''}`);
+      if (err?.type !== 'invalid_arguments') problems.push(m('trial.m.contract.not_refused', { what, got: `${r.outcome?.state ?? r.state}${err ? '/' + err.type : ''}` }));
       else {
         const pointers = ((err.details?.['violations'] as { pointer: string }[] | undefined) ?? []).map((v) => v.pointer);
-        if (!pointers.includes(m.pointer) && (m.parent === undefined || !pointers.includes(m.parent))) problems.push(`${m.what}: invalid_arguments named ${JSON.stringify(pointers)}, expected ${JSON.stringify(m.pointer)}`);
+        if (!pointers.includes(x.pointer) && (x.parent === undefined || !pointers.includes(x.parent))) problems.push(m('trial.m.contract.wrong_pointer', { what, named: JSON.stringify(pointers), expected: JSON.stringify(x.pointer) }));
       }
     }
   }
-  const failed = problems.length ? { verdict: 'fail' as const, message: problems.join('; ') } : undefined;
-  const refused = 'invalid arguments refused correctly; ';
-  if (!valid) return failed ?? { verdict: 'inconclusive', message: `${refused}no valid call was made: ${sample.ok ? 'no arguments' : sample.reason}` };
-  if ((needsShare || effects) && !scratch) {
-    const why = !c.o.allowEffects
-      ? needsShare
-        ? 'needs a file of its own in a scratch share: run with --allow-effects --control local'
-        : 'has side effects: run with --allow-effects --control local to call it on scratch resources'
-      : effects && !f.id.startsWith('files.')
-        ? 'has side effects and the trial has no scratch resource for it (only files functions get one)'
-        : `needs a scratch share, and ${c.scratchProblem ?? 'there is none'}`;
-    return failed ?? { verdict: 'not_run', message: `${refused}a valid call was not made: it ${why}` };
+  const failed = problems.length ? { verdict: 'fail' as const, message: joined(problems) } : undefined;
+  const refused = (rest: Message): Message => m('trial.m.contract.refused_then', { rest });
+  if (!valid) return failed ?? { verdict: 'inconclusive', message: refused(m('trial.m.contract.no_valid_call', { reason: sample.ok ? m('trial.m.contract.no_arguments') : sample.why })) };
+  const unshared = await nothingSharedFor(c, device, f.id);
+  if (outsideScratch(f)) {
+    return failed ?? { verdict: 'not_run', message: refused(unshared ? m('trial.m.contract.outside_scratch_unshared', { kind: unshared }) : m('trial.m.contract.outside_scratch')) };
   }
-  if (HIGH.has(f.permission_level) && !c.answeringBy) return failed ?? { verdict: 'not_run', message: `${refused}a valid call needs confirmation on the device: run with --unattended --control local (confirm.high_risk checks the prompt itself)` };
-  const r = await c.call(e, 'valid arguments', device, f.id, valid, { confirm_timeout_ms: 30_000 });
+  if ((needsShare || effects) && !scratch) {
+    const why = !c.o.allowEffects ? (needsShare ? m('trial.m.contract.needs_fixture') : m('trial.m.contract.needs_effects')) : m('trial.m.contract.no_scratch', { problem: c.scratchProblem ?? m('trial.m.contract.none') });
+    return failed ?? { verdict: 'not_run', message: refused(why) };
+  }
+  if (HIGH.has(f.permission_level) && !c.answeringBy) return failed ?? { verdict: 'not_run', message: refused(m('trial.m.contract.needs_unattended')) };
+  const r = await c.call(e, m('trial.e.valid'), device, f.id, valid, { confirm_timeout_ms: 30_000 });
   const out = r.outcome;
-  if (out?.error?.type === 'invalid_arguments') problems.push(`valid arguments ${JSON.stringify(valid)} were refused: ${out.error.message}`);
-  if (out?.error?.type === 'unknown_function' || out?.error?.type === 'function_changed') problems.push(`the device does not serve ${f.id} as published: ${out.error.type}: ${out.error.message}`);
+  if (out?.error?.type === 'invalid_arguments') problems.push(m('trial.m.contract.valid_refused', { args: JSON.stringify(valid), message: out.error.message }));
+  if (out?.error?.type === 'unknown_function' || out?.error?.type === 'function_changed') problems.push(m('trial.m.contract.not_served', { fn: f.id, type: out.error.type, message: out.error.message }));
   if (out?.state !== 'completed') {
-    if (problems.length) return { verdict: 'fail', message: problems.join('; ') };
+    if (problems.length) return { verdict: 'fail', message: joined(problems) };
+    // Nothing shared of what it needs: it can only be refused, which is the user's choice, not a fault.
+    if (unshared && out?.error?.type === 'permission_denied') return { verdict: 'not_run', message: refused(m('trial.m.contract.unshared', { kind: unshared, message: out.error.message })) };
     // No output, nothing validated: the contract was not observed (a denied permission, a failed execution…).
-    return { verdict: 'inconclusive', message: `${refused}the valid call ended ${out?.state ?? r.state}/${out?.error?.type ?? '-'}${out?.error?.message ? `: ${out.error.message}` : ''}, so no output was validated` };
+    const ended = `${out?.state ?? r.state}/${out?.error?.type ?? '-'}${out?.error?.message ? `: ${out.error.message}` : ''}`;
+    return { verdict: 'inconclusive', message: refused(m('trial.m.contract.no_output', { ended })) };
   }
   const violations = schemaValidator.validate(f.output_schema as object, out.output);
-  for (const x of violations) problems.push(`output ${x.pointer || '/'}: ${x.message}`);
-  if (out.output_valid === false && !violations.length) problems.push('the device marked its own output invalid');
-  if (problems.length) return { verdict: 'fail', message: problems.join('; '), validated: true, violations };
-  const answered = HIGH.has(f.permission_level) && c.answeringBy ? ' (its prompt was answered by the trial, not a person: --unattended)' : '';
-  return { verdict: 'pass', message: `a valid call completed and its output matches output_schema; invalid arguments refused${answered}`, validated: true, violations };
+  for (const x of violations) problems.push(m('trial.m.contract.output_violation', { pointer: x.pointer || '/', message: x.message }));
+  if (out.output_valid === false && !violations.length) problems.push(m('trial.m.contract.marked_invalid'));
+  if (problems.length) return { verdict: 'fail', message: joined(problems), validated: true, violations };
+  return { verdict: 'pass', message: HIGH.has(f.permission_level) && c.answeringBy ? m('trial.m.contract.pass_answered') : m('trial.m.contract.pass'), validated: true, violations };
 }
 
 /** The run's scratch share, made on first use (with --allow-effects and control only); `scratchProblem` says why not. */
 export async function ensureScratch(c: TrialContext): Promise<Scratch | undefined> {
   if (c.scratch || c.scratchProblem) return c.scratch;
   if (!c.control || !c.o.agentDataDir) {
-    c.scratchProblem = `a scratch share needs control of the device: ${c.controlProblem}`;
+    c.scratchProblem = m('trial.m.scratch.needs_control', { problem: c.controlProblem });
     return undefined;
   }
   try {
     c.scratch = await shareScratch(c.control, c.o.agentDataDir);
   } catch (e) {
-    c.scratchProblem = `the agent refused the scratch share (${(e as Error).message})`;
+    c.scratchProblem = m('trial.m.scratch.refused', { error: (e as Error).message });
   }
   return c.scratch;
 }

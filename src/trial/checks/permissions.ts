@@ -12,85 +12,79 @@ import { ONLINE } from '../check.js';
 import type { Observed, TrialContext } from '../context.js';
 import { filesGrants } from '../scratch.js';
 import { ensureScratch } from './contract.js';
-
-/** The grant kind each handler's functions need, by function id prefix. */
-export const GRANT_KIND_OF: Record<string, string> = {
-  'files.': 'files',
-  'serial.': 'serial',
-  'printer.': 'printers',
-  'camera.': 'cameras',
-  'microphone.': 'microphones',
-  'screen.': 'screens',
-  'bluetooth.': 'bluetooth',
-};
+import { grantKindOf, grantsByKind } from '../grants.js';
+import { m } from '../say.js';
+import type { Message } from '../../i18n/index.js';
 
 export const permissionsChecks = (): CheckDef[] => [
   {
     id: 'permissions.granted',
-    title: 'Every kind of resource the device\'s functions need is granted (files, serial, printers, cameras, microphones, screens, bluetooth)',
+    title: m('trial.t.permissions_granted'),
     guide: '4',
     required: (ctx) => !!ctx.control,
     needs: ONLINE,
     async run(ctx, e, device) {
       const needed = new Map<string, string[]>();
       for (const f of await ctx.functions(device)) {
-        const kind = Object.entries(GRANT_KIND_OF).find(([p]) => f.id.startsWith(p))?.[1];
+        const kind = grantKindOf(f.id);
         if (kind) needed.set(kind, [...(needed.get(kind) ?? []), f.id]);
       }
-      if (!needed.size) return { verdict: 'pass', message: 'the device publishes no function that needs a grant' };
+      if (!needed.size) return { verdict: 'pass', message: m('trial.m.perm.none_needed') };
       // What the user shared is not visible through the runtime API (by design); the device's own controls say.
       const control = ctx.control;
-      if (!control) return { verdict: 'not_run', message: `what is granted is visible only on the device: ${ctx.controlProblem}` };
-      const g = await ctx.ev(e, 'control.grants.list', {}, () => control.call('control.grants.list')).catch(() => undefined);
-      if (!g) return { verdict: 'not_run', message: 'the agent offers no control.grants.list' };
-      const byKind = (g['grants'] ?? {}) as Record<string, Record<string, unknown>[] | undefined>;
+      if (!control) return { verdict: 'not_run', message: m('trial.m.perm.needs_control', { problem: ctx.controlProblem }) };
+      const byKind = await ctx.ev(e, m('trial.e.fn', { fn: 'control.grants.list' }), {}, async () => (await grantsByKind(ctx)) ?? null);
+      if (!byKind) return { verdict: 'not_run', message: m('trial.m.perm.no_list') };
       const rows = [...needed].map(([kind, fns]) => {
         const entries = (byKind[kind] ?? []).filter((x) => !(kind === 'files' && (x['alias'] === ctx.scratch?.root || x['id'] === ctx.scratch?.dir)));
         return { kind, functions: fns.length, state: entries.length ? 'granted' : 'not granted', entries: entries.length, os: 'not observable from here' };
       });
-      e.push({ label: 'grant kinds the published functions need', response: rows });
+      e.push({ label: m('trial.e.grant_kinds'), response: rows });
       const missing = rows.filter((r) => r.state !== 'granted');
-      const list = rows.map((r) => `${r.kind}: ${r.state}${r.entries ? ` (${r.entries})` : ''}`).join(', ');
-      if (missing.length) return { verdict: 'fail', message: `${list}. The functions of ${missing.map((r) => r.kind).join(', ')} can do nothing until something is shared: in the tray's settings or under grants.<kind> (or turn those functions off)` };
+      const list = rows.map((r) => (r.entries ? m('trial.m.perm.granted', { kind: r.kind, n: r.entries }) : m('trial.m.perm.not_granted', { kind: r.kind }))).reduce((a, b) => m('trial.m.and', { a, b }));
+      // Nothing shared at all: every function that needs a resource can only be refused.
+      if (missing.length === rows.length) return { verdict: 'fail', message: m('trial.m.perm.nothing', { list }) };
+      // A kind with nothing shared is the user's choice: its functions are not tested (their contract checks say so).
+      if (missing.length) return { verdict: 'pass', message: m('trial.m.perm.some', { list, kinds: missing.map((r) => r.kind).join(', ') }) };
       return { verdict: 'pass', message: list };
     },
   },
   {
     id: 'permissions.denied',
-    title: 'A real path outside every share, and a link escaping a share, end permission_denied before any prompt',
+    title: m('trial.t.permissions_denied'),
     guide: '4',
     required: true,
     perDevice: true,
     needs: ONLINE,
     async run(ctx, e, device) {
-      if (!(await ctx.functions(device)).some((f) => f.id === 'files.read_text')) return { verdict: 'not_run', message: 'no function with a resource the trial knows how to probe (files.read_text)' };
+      if (!(await ctx.functions(device)).some((f) => f.id === 'files.read_text')) return { verdict: 'not_run', message: m('trial.m.denied.no_probe') };
       // A real file outside every share (on this machine: the device's, with --control local), in a folder no files grant covers.
       const shared = await sharedFolders(ctx);
       const parent = [ctx.o.agentDataDir && join(ctx.o.agentDataDir, 'tmp'), tmpdir(), homedir()].find((p): p is string => !!p && !shared.some((s) => inside(p, s)));
-      if (!parent) return { verdict: 'inconclusive', message: `every folder the trial could use is shared (${shared.join(', ')}): no real path outside every share to try` };
+      if (!parent) return { verdict: 'inconclusive', message: m('trial.m.denied.all_shared', { folders: shared.join(', ') }) };
       mkdirSync(parent, { recursive: true });
       const outside = mkdtempSync(join(parent, 'aios-trial-outside-'));
       try {
         const secret = join(outside, 'outside.txt');
         writeFileSync(secret, 'not shared\n');
-        const refusedBefore = (r: CallRecord, what: string): Observed | undefined => {
+        const refusedBefore = (r: CallRecord, what: Message): Observed | undefined => {
           const err = r.outcome?.error;
-          if (r.outcome?.state === 'completed') return { verdict: 'fail', message: `${what} was read: the call completed` };
-          if (err?.type !== 'permission_denied') return { verdict: 'fail', message: `${what}: expected permission_denied, got ${r.outcome?.state}/${err?.type ?? 'no error'}` };
-          if (r.timeline.some((t) => t.state === 'awaiting_confirmation')) return { verdict: 'fail', message: `${what}: permission_denied, but only after asking the user` };
+          if (r.outcome?.state === 'completed') return { verdict: 'fail', message: m('trial.m.denied.read', { what }) };
+          if (err?.type !== 'permission_denied') return { verdict: 'fail', message: m('trial.m.denied.not_denied', { what, got: `${r.outcome?.state}/${err?.type ?? '-'}` }) };
+          if (r.timeline.some((t) => t.state === 'awaiting_confirmation')) return { verdict: 'fail', message: m('trial.m.denied.after_prompt', { what }) };
           return undefined;
         };
-        const a = await ctx.call(e, 'files.read_text on a real file outside every share', device, 'files.read_text', { path: secret });
-        const bad = refusedBefore(a, `a file outside every share (${secret})`);
+        const a = await ctx.call(e, m('trial.e.outside'), device, 'files.read_text', { path: secret });
+        const bad = refusedBefore(a, m('trial.m.denied.outside_file', { path: secret }));
         if (bad) return bad;
         const scratch = device === ctx.primary && ctx.o.allowEffects ? await ensureScratch(ctx) : undefined;
-        if (!scratch) return { verdict: 'pass', message: `permission_denied for a real file outside every share: ${a.outcome!.error!.message} (a link escaping a share was not tried: it needs a scratch share, --allow-effects --control local)` };
+        if (!scratch) return { verdict: 'pass', message: m('trial.m.denied.pass_outside', { message: a.outcome!.error!.message }) };
         const linkDir = mkdtempSync(join(scratch.dir, 'escape-'));
         symlinkSync(secret, join(linkDir, 'link.txt'));
-        const b = await ctx.call(e, 'files.read_text through a link in the share that points outside it', device, 'files.read_text', { root: scratch.root, path: `${relative(scratch.dir, linkDir).split('\\').join('/')}/link.txt` });
-        const bad2 = refusedBefore(b, 'a link escaping the share');
+        const b = await ctx.call(e, m('trial.e.link'), device, 'files.read_text', { root: scratch.root, path: `${relative(scratch.dir, linkDir).split('\\').join('/')}/link.txt` });
+        const bad2 = refusedBefore(b, m('trial.m.denied.link'));
         if (bad2) return bad2;
-        return { verdict: 'pass', message: `permission_denied for a real file outside every share and for a link escaping the share: ${b.outcome!.error!.message}` };
+        return { verdict: 'pass', message: m('trial.m.denied.pass_both', { message: b.outcome!.error!.message }) };
       } finally {
         rmSync(outside, { recursive: true, force: true });
       }
