@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { buildSync } from 'esbuild';
 import { EXIT_USAGE } from '../../src/cli/runtime-client.js';
 import { agentDoc, bridgeDoc, cli, cliRun, ids, Proc, ROOT, tempDir, tokens, until } from '../helpers/stack.js';
@@ -84,15 +84,19 @@ test('handler new demo_echo: its test passes, its manifest is checked, a CLI-sta
 /** Compiles the copy's src/ to dist/src/ as `npm run build` lays it out (transpiled only: the type-check is tsc's job elsewhere). */
 function buildCopy(copy: string): string {
   const files: string[] = [];
+  const json: string[] = [];
   const walk = (d: string) => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
       else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) files.push(p);
+      else if (p.endsWith('.json')) json.push(p);
     }
   };
   walk(join(copy, 'src'));
-  buildSync({ entryPoints: files, outdir: join(copy, 'dist', 'src'), outbase: join(copy, 'src'), format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
+  buildSync({ entryPoints: files, outdir: join(copy, 'dist', 'src'), outbase: join(copy, 'src'), format: 'esm', platform: 'node', target: 'node20.10', logLevel: 'error' });
+  // tsc copies the JSON modules the code imports (the catalogues); so does this.
+  for (const f of json) cpSync(f, join(copy, 'dist', 'src', relative(join(copy, 'src'), f)));
   return join(copy, 'dist', 'src', 'cli', 'main.js');
 }
 
