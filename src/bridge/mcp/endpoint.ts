@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ListToolsResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../protocol/errors.js';
@@ -25,6 +24,7 @@ import type { DeviceHub } from '../device-hub.js';
 import { HttpError, readJson, sendError, type RateLimiter, type StreamLimiter } from '../http-util.js';
 import type { BridgeStore, DeviceRecord, StoredCall } from '../store.js';
 import { BoundedEventStore } from './event-store.js';
+import { BridgeTransport } from './transport.js';
 import { deviceLabel, deviceToolName, functionOfDeviceTool, functionOfWorkspaceTool, isLeftOut, toolFor, workspaceToolName, type McpTool } from './tools.js';
 
 /** The `_meta` keys a tools/call may carry and its result carries (docs/mcp.md). */
@@ -70,7 +70,7 @@ type Sdk = {
 interface Session {
   id?: string;
   server: McpServer;
-  transport: StreamableHTTPServerTransport;
+  transport: BridgeTransport;
   token: string;
   workspace: string;
   runtime: AttestedRuntime | undefined;
@@ -99,6 +99,9 @@ const DEFAULT_RESUME_TTL_S = 600;
 const DEFAULT_RESUME_MAX_BYTES = 1024 * 1024;
 const DEFAULT_HEARTBEAT_S = 10;
 const WAIT_SLACK_MS = 10_000;
+/** A request without a progressToken answered within this long gets a JSON body, later an SSE stream (docs/mcp.md). */
+export const JSON_WITHIN_MS = 500;
+const CALL_ID_RE = new RegExp(CALL_ID_PATTERN);
 
 /** Serves `/v1/mcp` and `/v1/mcp/devices/<id>`; returns false for other paths. */
 export class McpEndpoint {
@@ -207,14 +210,16 @@ export class McpEndpoint {
 
   private open(sdk: Sdk, token: string, ws: string, runtime: AttestedRuntime | undefined, deviceId: string | undefined, release: () => void): Session {
     const c = this.o.config;
-    const transport = new sdk.Transport({
+    const store = new BoundedEventStore({ ttlMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000, maxBytes: c.resume_max_bytes ?? DEFAULT_RESUME_MAX_BYTES });
+    const inner = new sdk.Transport({
       sessionIdGenerator: () => randomUUID(),
-      eventStore: new BoundedEventStore({ ttlMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000, maxBytes: c.resume_max_bytes ?? DEFAULT_RESUME_MAX_BYTES }),
+      eventStore: store,
       onsessioninitialized: (id) => {
         s.id = id;
         this.sessions.set(id, s);
       },
     });
+    const transport = new BridgeTransport(inner, { store, jsonWithinMs: JSON_WITHIN_MS, versions: sdk.types.SUPPORTED_PROTOCOL_VERSIONS });
     const server = new sdk.Server({ name: 'aios-bridge', version: '1' }, { capabilities: { tools: { listChanged: true } } });
     const s: Session = { server, transport, token, workspace: ws, runtime, device: deviceId, release, inflight: 0, idle: undefined, closing: false };
     server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => this.listTools(s));
@@ -318,7 +323,7 @@ export class McpEndpoint {
     if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${p.name}`);
     const meta = p._meta ?? {};
     const callId = meta[META.callId];
-    if (callId !== undefined && (typeof callId !== 'string' || !new RegExp(CALL_ID_PATTERN).test(callId))) throw new McpError(ErrorCode.InvalidParams, `_meta["${META.callId}"] must be a string matching ${CALL_ID_PATTERN}.`);
+    if (callId !== undefined && (typeof callId !== 'string' || !CALL_ID_RE.test(callId))) throw new McpError(ErrorCode.InvalidParams, `_meta["${META.callId}"] must be a string matching ${CALL_ID_PATTERN}.`);
     const ms = (k: string): number | undefined => {
       const v = meta[k];
       if (v === undefined) return undefined;
