@@ -64,6 +64,7 @@ type Sdk = {
   Server: typeof import('@modelcontextprotocol/sdk/server/index.js').Server;
   Transport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport;
   types: typeof import('@modelcontextprotocol/sdk/types.js');
+  Protocol: typeof import('@modelcontextprotocol/sdk/shared/protocol.js').Protocol;
 };
 
 /** One MCP session: its SDK objects, whose it is, and what it is bound to. */
@@ -119,7 +120,8 @@ export class McpEndpoint {
       import('@modelcontextprotocol/sdk/server/index.js'),
       import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
       import('@modelcontextprotocol/sdk/types.js'),
-    ]).then(([s, t, types]) => ({ Server: s.Server, Transport: t.StreamableHTTPServerTransport, types }));
+      import('@modelcontextprotocol/sdk/shared/protocol.js'),
+    ]).then(([s, t, types, p]) => ({ Server: s.Server, Transport: t.StreamableHTTPServerTransport, types, Protocol: p.Protocol }));
     return this.sdk;
   }
 
@@ -223,11 +225,13 @@ export class McpEndpoint {
     const server = new sdk.Server({ name: 'aios-bridge', version: '1' }, { capabilities: { tools: { listChanged: true } } });
     const s: Session = { server, transport, token, workspace: ws, runtime, device: deviceId, release, inflight: 0, idle: undefined, closing: false };
     server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => this.listTools(s));
-    // The SDK parses a request with the schema it is registered with before its own tools/call check, which
-    // answers a malformed call with -32602; registered with the strict schema, a malformed call would get
-    // -32603 (internal error). So: the loose base params here, the SDK's check, then the handler.
+    // Registered with the loose base params (a malformed call must be -32602 from checkCallParams, not -32603
+    // from a failed parse), and on the Protocol rather than through Server.setRequestHandler: the Server wraps a
+    // tools/call handler to parse each request again with the strict schema and each result (the whole outcome)
+    // with zod, a copy of it per call. checkCallParams checks what that parse checked; the results are built to
+    // CallToolResult by successResult and errorResult.
     const CallTool = sdk.types.CallToolRequestSchema.extend({ params: sdk.types.RequestSchema.shape.params });
-    server.setRequestHandler(CallTool, (r, extra) => this.callTool(sdk, s, r.params as CallToolParams, extra));
+    sdk.Protocol.prototype.setRequestHandler.call(server, CallTool, (r, extra) => this.callTool(sdk, s, (r.params ?? {}) as CallToolParams, extra as Extra));
     server.onerror = (e) => this.o.log.debug({ err: String(e), session: s.id }, 'MCP session error');
     transport.onclose = () => {
       s.closing = true;
@@ -319,6 +323,7 @@ export class McpEndpoint {
     extra: Extra,
   ): Promise<CallToolResult> {
     const { McpError, ErrorCode } = sdk.types;
+    checkCallParams(p, (m) => new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${m}`));
     const target = this.resolve(s, p.name);
     if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${p.name}`);
     const meta = p._meta ?? {};
@@ -431,6 +436,14 @@ export class McpEndpoint {
     const key = state === 'awaiting_confirmation' ? 'core.mcp.progress_confirming' : state === 'running' ? 'core.mcp.progress_running' : 'core.mcp.progress_sent';
     return strings.render(coreMessage(key, { device: deviceLabel(device) }), this.o.locale);
   }
+}
+
+/** What the SDK's CallToolRequestSchema checks of a tools/call's params (the base params were parsed already). */
+function checkCallParams(p: CallToolParams, error: (message: string) => Error): void {
+  if (typeof p.name !== 'string') throw error('params.name must be a string.');
+  const a = p.arguments;
+  if (a !== undefined && (typeof a !== 'object' || a === null || Array.isArray(a))) throw error('params.arguments must be an object.');
+  // A task-augmented request never gets here: the Server refuses it (no tasks capability).
 }
 
 /** A completed call: the output as `structuredContent`, a text rendering, the whole outcome in `_meta`. */

@@ -170,9 +170,11 @@ export class BridgeTransport implements Transport {
     const stream = this.o.store.streamOf(last);
     const p = stream !== undefined ? this.byStream.get(stream) : undefined;
     if (!p) return false; // the SDK's streams, finished requests (their events replay from the store), unknown ids
+    // The old response may look open still (its client's close not seen yet): the resume takes its place.
     if (p.res) {
-      res.writeHead(409, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Conflict: Stream already has an active connection' }, id: null }));
-      return true;
+      const old = p.res;
+      this.lost(p, old);
+      old.destroy();
     }
     res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
     this.o.store.replayAfter(last, (eventId, message) => res.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`));
