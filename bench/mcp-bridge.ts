@@ -6,6 +6,7 @@
  *
  * Run: npm run bench:mcp [-- --rounds N] [--latency N] [--throughput N] [--concurrency N]
  */
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -25,6 +26,8 @@ export interface McpBenchReport {
   p50Ratio: number;
   /** MCP throughput / HTTP API throughput. */
   throughputRatio: number;
+  /** The machine's 1-minute load average before and after the measurement (other work moves the figures). */
+  load: [number, number];
 }
 
 /** Starts one bridge and one agent, measures both ways of calling `device.info`, stops them. */
@@ -45,9 +48,10 @@ export async function runMcpBench(counts: BenchCounts, settings: AgentSettings =
         close: async () => undefined,
       },
     ];
+    const before = loadavg()[0]!;
     const results = await measureTargets(targets, counts, say);
     const [h, m] = results as [BenchResult, BenchResult];
-    return { results, p50Ratio: m.latency.p50Us / h.latency.p50Us, throughputRatio: m.throughput.callsPerS / h.throughput.callsPerS };
+    return { results, p50Ratio: m.latency.p50Us / h.latency.p50Us, throughputRatio: m.throughput.callsPerS / h.throughput.callsPerS, load: [before, loadavg()[0]!] };
   } finally {
     await client.close().catch(() => undefined);
     http.close();
@@ -61,6 +65,7 @@ export function formatMcpReport(r: McpBenchReport, counts: BenchCounts): string 
   lines.push('');
   lines.push(`MCP p50 / HTTP API p50           ${r.p50Ratio.toFixed(2)}×   (target ≤ ${MCP_P50_TARGET}: ${r.p50Ratio <= MCP_P50_TARGET ? 'met' : 'not met'})`);
   lines.push(`MCP throughput / HTTP API        ${r.throughputRatio.toFixed(2)}×`);
+  lines.push(`load average (1 min)             ${r.load[0].toFixed(2)} before, ${r.load[1].toFixed(2)} after`);
   return lines.join('\n');
 }
 

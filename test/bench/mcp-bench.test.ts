@@ -18,4 +18,5 @@ test('bench:mcp runs with tiny counts and reports p50 and throughput for both wa
   }
   assert.ok(Number.isFinite(r.p50Ratio) && r.p50Ratio > 0);
   assert.match(formatMcpReport(r, counts), /MCP p50 \/ HTTP API p50 +\d+\.\d\d× +\(target ≤ 1\.3: (met|not met)\)/);
+  assert.match(formatMcpReport(r, counts), /load average \(1 min\) +\d+\.\d\d before, \d+\.\d\d after/);
 });

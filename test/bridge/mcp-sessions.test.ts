@@ -94,6 +94,55 @@ test('resumability: a client that lost its POST stream mid-call resumes it with 
   }
 });
 
+test('a request without a progressToken answered quickly is one JSON body; with a progressToken, an SSE stream', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const h = { 'mcp-session-id': sid };
+    const quick = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 7 }, _meta: { 'org.aios/call_id': 'mcp-json-1' } } }, h);
+    assert.equal(quick.status, 200);
+    assert.equal(quick.headers.get('content-type'), 'application/json');
+    assert.equal(quick.headers.get('mcp-session-id'), sid);
+    const body = (await quick.json()) as { jsonrpc: string; id: number; result: { structuredContent: unknown; _meta: Record<string, { state: string; call_id: string }> } };
+    assert.equal(body.id, 2);
+    assert.deepEqual(body.result.structuredContent, { value: 7 });
+    assert.equal(body.result._meta['org.aios/outcome']!.call_id, 'mcp-json-1');
+    const list = await post(s, path, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, h);
+    assert.equal(list.headers.get('content-type'), 'application/json');
+    assert.ok(((await list.json()) as { result: { tools: unknown[] } }).result.tools.length > 0);
+    const streamed = await post(s, path, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 8 }, _meta: { progressToken: 'p4' } } }, h);
+    assert.equal(streamed.headers.get('content-type'), 'text/event-stream');
+    const events = await readSse(streamed, (e) => e.data.includes('"result"'));
+    assert.match(events.at(-1)!.data, /"structuredContent":\{"value":8\}/);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('resumability of a slow call without a progressToken: its answer turns into a stream, which resumes mid-call with Last-Event-ID', { timeout: 60_000 }, async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const ac = new AbortController();
+    const call = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 4000 }, _meta: { 'org.aios/call_id': 'mcp-resume-live' } } }, { 'mcp-session-id': sid }, ac.signal);
+    assert.equal(call.headers.get('content-type'), 'text/event-stream');
+    const first = await readSse(call, (e) => e.id !== undefined);
+    const lastId = first.at(-1)!.id!;
+    ac.abort();
+    assert.equal(s.bridge.router.get(ids.workspace_id, 'mcp-resume-live')?.outcome, undefined, 'still running when resumed');
+    const resumed = await fetch(s.url + path, { headers: { authorization: `Bearer ${s.tokens.runtime}`, accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', 'last-event-id': lastId } });
+    assert.equal(resumed.status, 200);
+    const events = await readSse(resumed, (e) => e.data.includes('"result"'));
+    const result = JSON.parse(events.at(-1)!.data) as { id: number; result: { _meta: Record<string, { state: string }> } };
+    assert.equal(result.id, 2);
+    assert.equal(result.result._meta['org.aios/outcome']!.state, 'completed');
+  } finally {
+    await s.stop();
+  }
+});
+
 test('idle TTL: a session with no request for mcp.session_ttl_s is closed, and gives its stream slot back', async () => {
   const s = await inProcessStack({ bridge: { mcp: { session_ttl_s: 1 } } });
   try {

@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ListToolsResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../protocol/errors.js';
@@ -25,6 +24,7 @@ import type { DeviceHub } from '../device-hub.js';
 import { HttpError, readJson, sendError, type RateLimiter, type StreamLimiter } from '../http-util.js';
 import type { BridgeStore, DeviceRecord, StoredCall } from '../store.js';
 import { BoundedEventStore } from './event-store.js';
+import { BridgeTransport } from './transport.js';
 import { deviceLabel, deviceToolName, functionOfDeviceTool, functionOfWorkspaceTool, isLeftOut, toolFor, workspaceToolName, type McpTool } from './tools.js';
 
 /** The `_meta` keys a tools/call may carry and its result carries (docs/mcp.md). */
@@ -64,13 +64,14 @@ type Sdk = {
   Server: typeof import('@modelcontextprotocol/sdk/server/index.js').Server;
   Transport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport;
   types: typeof import('@modelcontextprotocol/sdk/types.js');
+  Protocol: typeof import('@modelcontextprotocol/sdk/shared/protocol.js').Protocol;
 };
 
 /** One MCP session: its SDK objects, whose it is, and what it is bound to. */
 interface Session {
   id?: string;
   server: McpServer;
-  transport: StreamableHTTPServerTransport;
+  transport: BridgeTransport;
   token: string;
   workspace: string;
   runtime: AttestedRuntime | undefined;
@@ -99,6 +100,9 @@ const DEFAULT_RESUME_TTL_S = 600;
 const DEFAULT_RESUME_MAX_BYTES = 1024 * 1024;
 const DEFAULT_HEARTBEAT_S = 10;
 const WAIT_SLACK_MS = 10_000;
+/** A request without a progressToken answered within this long gets a JSON body, later an SSE stream (docs/mcp.md). */
+export const JSON_WITHIN_MS = 500;
+const CALL_ID_RE = new RegExp(CALL_ID_PATTERN);
 
 /** Serves `/v1/mcp` and `/v1/mcp/devices/<id>`; returns false for other paths. */
 export class McpEndpoint {
@@ -116,7 +120,8 @@ export class McpEndpoint {
       import('@modelcontextprotocol/sdk/server/index.js'),
       import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
       import('@modelcontextprotocol/sdk/types.js'),
-    ]).then(([s, t, types]) => ({ Server: s.Server, Transport: t.StreamableHTTPServerTransport, types }));
+      import('@modelcontextprotocol/sdk/shared/protocol.js'),
+    ]).then(([s, t, types, p]) => ({ Server: s.Server, Transport: t.StreamableHTTPServerTransport, types, Protocol: p.Protocol }));
     return this.sdk;
   }
 
@@ -207,22 +212,26 @@ export class McpEndpoint {
 
   private open(sdk: Sdk, token: string, ws: string, runtime: AttestedRuntime | undefined, deviceId: string | undefined, release: () => void): Session {
     const c = this.o.config;
-    const transport = new sdk.Transport({
+    const store = new BoundedEventStore({ ttlMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000, maxBytes: c.resume_max_bytes ?? DEFAULT_RESUME_MAX_BYTES });
+    const inner = new sdk.Transport({
       sessionIdGenerator: () => randomUUID(),
-      eventStore: new BoundedEventStore({ ttlMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000, maxBytes: c.resume_max_bytes ?? DEFAULT_RESUME_MAX_BYTES }),
+      eventStore: store,
       onsessioninitialized: (id) => {
         s.id = id;
         this.sessions.set(id, s);
       },
     });
+    const transport = new BridgeTransport(inner, { store, jsonWithinMs: JSON_WITHIN_MS, versions: sdk.types.SUPPORTED_PROTOCOL_VERSIONS });
     const server = new sdk.Server({ name: 'aios-bridge', version: '1' }, { capabilities: { tools: { listChanged: true } } });
     const s: Session = { server, transport, token, workspace: ws, runtime, device: deviceId, release, inflight: 0, idle: undefined, closing: false };
     server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => this.listTools(s));
-    // The SDK parses a request with the schema it is registered with before its own tools/call check, which
-    // answers a malformed call with -32602; registered with the strict schema, a malformed call would get
-    // -32603 (internal error). So: the loose base params here, the SDK's check, then the handler.
+    // Registered with the loose base params (a malformed call must be -32602 from checkCallParams, not -32603
+    // from a failed parse), and on the Protocol rather than through Server.setRequestHandler: the Server wraps a
+    // tools/call handler to parse each request again with the strict schema and each result (the whole outcome)
+    // with zod, a copy of it per call. checkCallParams checks what that parse checked; the results are built to
+    // CallToolResult by successResult and errorResult.
     const CallTool = sdk.types.CallToolRequestSchema.extend({ params: sdk.types.RequestSchema.shape.params });
-    server.setRequestHandler(CallTool, (r, extra) => this.callTool(sdk, s, r.params as CallToolParams, extra));
+    sdk.Protocol.prototype.setRequestHandler.call(server, CallTool, (r, extra) => this.callTool(sdk, s, (r.params ?? {}) as CallToolParams, extra as Extra));
     server.onerror = (e) => this.o.log.debug({ err: String(e), session: s.id }, 'MCP session error');
     transport.onclose = () => {
       s.closing = true;
@@ -314,11 +323,12 @@ export class McpEndpoint {
     extra: Extra,
   ): Promise<CallToolResult> {
     const { McpError, ErrorCode } = sdk.types;
+    checkCallParams(p, (m) => new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${m}`));
     const target = this.resolve(s, p.name);
     if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${p.name}`);
     const meta = p._meta ?? {};
     const callId = meta[META.callId];
-    if (callId !== undefined && (typeof callId !== 'string' || !new RegExp(CALL_ID_PATTERN).test(callId))) throw new McpError(ErrorCode.InvalidParams, `_meta["${META.callId}"] must be a string matching ${CALL_ID_PATTERN}.`);
+    if (callId !== undefined && (typeof callId !== 'string' || !CALL_ID_RE.test(callId))) throw new McpError(ErrorCode.InvalidParams, `_meta["${META.callId}"] must be a string matching ${CALL_ID_PATTERN}.`);
     const ms = (k: string): number | undefined => {
       const v = meta[k];
       if (v === undefined) return undefined;
@@ -426,6 +436,14 @@ export class McpEndpoint {
     const key = state === 'awaiting_confirmation' ? 'core.mcp.progress_confirming' : state === 'running' ? 'core.mcp.progress_running' : 'core.mcp.progress_sent';
     return strings.render(coreMessage(key, { device: deviceLabel(device) }), this.o.locale);
   }
+}
+
+/** What the SDK's CallToolRequestSchema checks of a tools/call's params (the base params were parsed already). */
+function checkCallParams(p: CallToolParams, error: (message: string) => Error): void {
+  if (typeof p.name !== 'string') throw error('params.name must be a string.');
+  const a = p.arguments;
+  if (a !== undefined && (typeof a !== 'object' || a === null || Array.isArray(a))) throw error('params.arguments must be an object.');
+  // A task-augmented request never gets here: the Server refuses it (no tasks capability).
 }
 
 /** A completed call: the output as `structuredContent`, a text rendering, the whole outcome in `_meta`. */

@@ -38,6 +38,11 @@ export class BoundedEventStore implements EventStore {
   }
 
   async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
+    return this.store(streamId, message);
+  }
+
+  /** storeEvent without the promise (the bridge's own transport writes each event right after storing it). */
+  store(streamId: StreamId, message: JSONRPCMessage): EventId {
     const id = `${streamId}_${++this.seq}`;
     const bytes = Buffer.byteLength(JSON.stringify(message)) + id.length;
     const e: StoredEvent = { id, stream: streamId, message, bytes, at: this.now() };
@@ -49,17 +54,30 @@ export class BoundedEventStore implements EventStore {
   }
 
   async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
+    return this.streamOf(eventId);
+  }
+
+  /** The stream an event id belongs to, or undefined (unknown, expired or dropped). */
+  streamOf(eventId: EventId): StreamId | undefined {
     this.trim();
     return this.byId.get(eventId)?.stream;
   }
 
   async replayEventsAfter(lastEventId: EventId, { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> }): Promise<StreamId> {
+    const later: StoredEvent[] = [];
+    const stream = this.replayAfter(lastEventId, (id, message) => later.push({ id, message } as StoredEvent));
+    for (const e of later) await send(e.id, e.message);
+    return stream;
+  }
+
+  /** The same stream's events after `lastEventId`, synchronously; throws for an unknown or expired id. */
+  replayAfter(lastEventId: EventId, send: (eventId: EventId, message: JSONRPCMessage) => void): StreamId {
     this.trim();
     const from = this.byId.get(lastEventId);
     if (!from) throw new Error('unknown or expired event id');
     const i = this.events.indexOf(from);
     // Only the same stream's later events; priming events (empty messages) carry nothing to replay.
-    for (const e of this.events.slice(i + 1)) if (e.stream === from.stream && Object.keys(e.message).length) await send(e.id, e.message);
+    for (const e of this.events.slice(i + 1)) if (e.stream === from.stream && Object.keys(e.message).length) send(e.id, e.message);
     return from.stream;
   }
 

@@ -1,0 +1,223 @@
+/**
+ * The transport of one MCP session (docs/mcp.md "Responses: JSON or a stream"). It wraps the SDK's
+ * StreamableHTTPServerTransport, which serves initialize, the GET stream, DELETE, notifications, batches,
+ * anything malformed, and every request that carries a `progressToken` (answered with an SSE stream from the
+ * start, as before). A single well-formed request without a `progressToken` is served here, on the Node
+ * response itself (no conversion to a web `Request`/`Response` and back, no second parse of the message):
+ * - if its response is ready within `jsonWithinMs` and nothing else was sent for it first, the answer is one
+ *   `application/json` body (Streamable HTTP lets the server choose per request);
+ * - otherwise the response turns into an SSE stream at that moment: a priming event for 2025-11-25 clients,
+ *   then each message stored in the session's event store before it is written, so a client that loses the
+ *   stream resumes it with `Last-Event-ID` exactly as it resumes the SDK's streams.
+ * The transport's methods are synchronous past the SDK's `send` signature (the event store is in memory), so
+ * stored and written events keep one order.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { BoundedEventStore } from './event-store.js';
+
+/** The SDK's interval between SSE keep-alive comments (sseKeepAlive.js), used for the streams served here too. */
+const KEEP_ALIVE_MS = 15_000;
+const SSE_HEADERS = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' } as const;
+
+export interface BridgeTransportOptions {
+  store: BoundedEventStore;
+  /** How long a response may take and still be answered as JSON; later, the answer becomes an SSE stream. */
+  jsonWithinMs: number;
+  /** The protocol versions the SDK accepts in `Mcp-Protocol-Version` (its SUPPORTED_PROTOCOL_VERSIONS). */
+  versions: readonly string[];
+}
+
+/** A request served here, until its response is written (or stored, when its stream is gone). */
+interface Pending {
+  id: RequestId;
+  /** The response to write to; undefined once the client went away (a resume sets a new one). */
+  res: ServerResponse | undefined;
+  /** Whether the answer became an SSE stream (its events are stored and can be resumed). */
+  sse: boolean;
+  /** The stream id its events are stored under. */
+  stream: string;
+  /** The client's protocol version (priming events only for 2025-11-25 and later, as the SDK does). */
+  version: string;
+  timer: NodeJS.Timeout | undefined;
+  keepAlive: NodeJS.Timeout | undefined;
+}
+
+export class BridgeTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  /** Requests served here, by JSON-RPC id. */
+  private readonly pending = new Map<RequestId, Pending>();
+  /** The same, by stream id (for `Last-Event-ID`). */
+  private readonly byStream = new Map<string, Pending>();
+  private seq = 0;
+  private ended = false;
+
+  constructor(private readonly inner: StreamableHTTPServerTransport, private readonly o: BridgeTransportOptions) {
+    inner.onmessage = (m, extra) => this.onmessage?.(m, extra);
+    inner.onerror = (e) => this.onerror?.(e);
+    inner.onclose = () => {
+      this.endAll();
+      this.onclose?.();
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  /** Requests being answered here now (for tests). */
+  get servedHere(): number {
+    return this.pending.size;
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  async close(): Promise<void> {
+    this.endAll();
+    await this.inner.close();
+  }
+
+  async handleRequest(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (this.ended) return this.inner.handleRequest(req, res, body);
+    if (req.method === 'POST' && this.takes(req, body)) return this.serve(req, res, body);
+    if (req.method === 'GET' && this.resume(req, res)) return;
+    return this.inner.handleRequest(req, res, body);
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const final = !('method' in message);
+    const id = final ? (message as { id?: RequestId }).id : options?.relatedRequestId;
+    const p = id !== undefined ? this.pending.get(id) : undefined;
+    if (!p) return this.inner.send(message, options);
+    if (!p.sse) {
+      if (final) {
+        this.forget(p);
+        if (p.res && !p.res.headersSent) p.res.writeHead(200, { 'Content-Type': 'application/json', ...this.sidHeader() }).end(JSON.stringify(message));
+        return;
+      }
+      if (!p.res) return; // the client left before any event id was given: nothing can be resumed
+      this.toSse(p);
+    }
+    const eventId = this.o.store.store(p.stream, message);
+    p.res?.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`);
+    if (final) {
+      this.forget(p);
+      p.res?.end();
+    }
+  }
+
+  /** Whether this request is served here: one well-formed request, no progressToken, headers as the SDK requires. */
+  private takes(req: IncomingMessage, body: unknown): body is JSONRPCRequest {
+    if (!this.inner.sessionId || req.headers['mcp-session-id'] !== this.inner.sessionId) return false;
+    const accept = req.headers.accept;
+    if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return false;
+    if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) return false;
+    const v = req.headers['mcp-protocol-version'];
+    if (v !== undefined && !this.o.versions.includes(v as string)) return false;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+    const m = body as Record<string, unknown>;
+    for (const k in m) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return false;
+    if (m['jsonrpc'] !== '2.0' || typeof m['method'] !== 'string' || m['method'] === 'initialize') return false;
+    const id = m['id'];
+    if (!(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id))) || this.pending.has(id)) return false;
+    const params = m['params'];
+    if (params === undefined) return true;
+    if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
+    const meta = (params as Record<string, unknown>)['_meta'];
+    if (meta === undefined) return true;
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return false;
+    // Only the bridge's own keys: a progressToken (or any key the SDK checks) goes the SDK's way.
+    for (const k in meta) if (!k.startsWith('org.aios/')) return false;
+    return true;
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse, m: JSONRPCRequest): void {
+    const v = req.headers['mcp-protocol-version'];
+    const p: Pending = { id: m.id, res, sse: false, stream: `${this.inner.sessionId}-r${++this.seq}`, version: typeof v === 'string' ? v : '', timer: undefined, keepAlive: undefined };
+    p.timer = setTimeout(() => this.toSse(p), this.o.jsonWithinMs);
+    this.pending.set(p.id, p);
+    this.byStream.set(p.stream, p);
+    res.once('close', () => this.lost(p, res));
+    this.onmessage?.(m, { requestInfo: { headers: req.headers, url: new URL(req.url ?? '/', 'http://bridge') } });
+  }
+
+  /** The answer becomes an SSE stream: headers, then a priming event that gives the client a Last-Event-ID. */
+  private toSse(p: Pending): void {
+    clearTimeout(p.timer);
+    p.timer = undefined;
+    const res = p.res;
+    // A client that left before any event id was given can resume nothing: its answer is dropped when it comes.
+    if (p.sse || !res) return;
+    p.sse = true;
+    res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
+    if (p.version >= '2025-11-25') res.write(`id: ${this.o.store.store(p.stream, {} as JSONRPCMessage)}\ndata: \n\n`);
+    else res.flushHeaders();
+    this.keepAlive(p);
+  }
+
+  /** GET with a Last-Event-ID of a stream served here whose request is still running: replay, then go on live. */
+  private resume(req: IncomingMessage, res: ServerResponse): boolean {
+    const last = req.headers['last-event-id'];
+    if (typeof last !== 'string' || !req.headers.accept?.includes('text/event-stream') || req.headers['mcp-session-id'] !== this.inner.sessionId) return false;
+    const v = req.headers['mcp-protocol-version'];
+    if (v !== undefined && !this.o.versions.includes(v as string)) return false;
+    const stream = this.o.store.streamOf(last);
+    const p = stream !== undefined ? this.byStream.get(stream) : undefined;
+    if (!p) return false; // the SDK's streams, finished requests (their events replay from the store), unknown ids
+    // The old response may look open still (its client's close not seen yet): the resume takes its place.
+    if (p.res) {
+      const old = p.res;
+      this.lost(p, old);
+      old.destroy();
+    }
+    res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
+    this.o.store.replayAfter(last, (eventId, message) => res.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`));
+    p.res = res;
+    res.once('close', () => this.lost(p, res));
+    this.keepAlive(p);
+    return true;
+  }
+
+  private keepAlive(p: Pending): void {
+    clearInterval(p.keepAlive);
+    p.keepAlive = setInterval(() => p.res?.write(': keepalive\n\n'), KEEP_ALIVE_MS);
+    p.keepAlive.unref();
+  }
+
+  /** The client closed this response: events are still stored (if streamed) for a resume. */
+  private lost(p: Pending, res: ServerResponse): void {
+    if (p.res !== res) return;
+    p.res = undefined;
+    clearInterval(p.keepAlive);
+  }
+
+  private forget(p: Pending): void {
+    clearTimeout(p.timer);
+    clearInterval(p.keepAlive);
+    this.pending.delete(p.id);
+    this.byStream.delete(p.stream);
+  }
+
+  /** The session ends: every response served here ends too (as the SDK ends its streams). */
+  private endAll(): void {
+    this.ended = true;
+    for (const p of [...this.pending.values()]) {
+      this.forget(p);
+      const res = p.res;
+      if (!res || res.writableEnded) continue;
+      if (!res.headersSent) res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
+      res.end();
+    }
+  }
+
+  private sidHeader(): Record<string, string> {
+    const sid = this.inner.sessionId;
+    return sid !== undefined ? { 'mcp-session-id': sid } : {};
+  }
+}
