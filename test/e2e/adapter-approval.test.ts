@@ -81,6 +81,10 @@ describe('a new adapter folder waits for approval (CLI-started bridge and agent)
     const all = JSON.parse((await cliRun(['adapters', 'list', '--data-dir', data(), '--json'])).out) as { id: string; status: string; reason?: string }[];
     assert.equal(all.find((a) => a.id === 'org.example.hello')?.status, 'unavailable');
     assert.match(all.find((a) => a.id === 'org.example.hello')?.reason ?? '', /waiting for approval/);
+    // `status` (through the control API's status) names it too.
+    const st = await cliRun(['status', '--data-dir', data(), '--bridge', s.url, '--json']);
+    assert.deepEqual((JSON.parse(st.out) as { agent: { adapters?: unknown } }).agent.adapters, { unsandboxed: [], pending: ['org.example.hello'] });
+    assert.match((await cliRun(['status', '--data-dir', data(), '--bridge', s.url])).out, /new adapters waiting for approval: org\.example\.hello/);
     // The hello adapter's code never ran: its process would have logged "hello adapter ready".
     assert.equal(s.agentLog().match(/hello adapter ready/g)?.length ?? 0, 1, 'only the admin-approved copy started');
   });
@@ -147,5 +151,39 @@ describe('a new adapter folder waits for approval (CLI-started bridge and agent)
     const schema = await cliRun(['adapters', 'approve', 'org.example.hello', '--data-dir', data()]);
     assert.equal(schema.code, 1, schema.out);
     assert.match(schema.err, /does not match its schema \(\/adapters\/org\.example\.hello\/colour is not an allowed property\)/);
+  });
+});
+
+describe('where no sandbox can run, status says which adapters run unsandboxed (CLI-started agent, bwrap not on PATH)', () => {
+  let s: Stack;
+  const savedPath = process.env['PATH'];
+  const data = () => join(s.dir, 'agent');
+
+  before(async () => {
+    const dir = tempDir('aios-unsandboxed-');
+    cpSync(EXAMPLE, join(dir, 'adapters', 'org.example.hello'), { recursive: true });
+    // The agent inherits this PATH: its probe finds no bwrap (node itself is started by its full path).
+    process.env['PATH'] = '/nonexistent';
+    try {
+      s = await processStack({
+        agent: {
+          adapters: { dirs: [join(dir, 'adapters')], unsandboxed: 'allow', approved: { 'org.example.hello': {} } },
+          trust: { keys: [join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] },
+        },
+      });
+    } finally {
+      process.env['PATH'] = savedPath;
+    }
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('status --json lists it under agent.adapters.unsandboxed; the text warns, in Chinese too', async () => {
+    await until(async () => ((await s.client.device(ids.device_id))['functions'] as { id: string }[]).some((f) => f.id === 'hello.greet'), 20_000, 'hello.greet is offered');
+    const st = await cliRun(['status', '--data-dir', data(), '--bridge', s.url, '--json']);
+    assert.deepEqual((JSON.parse(st.out) as { agent: { adapters?: unknown } }).agent.adapters, { unsandboxed: ['org.example.hello'], pending: [] });
+    assert.match((await cliRun(['status', '--data-dir', data(), '--bridge', s.url])).out, /warning: adapters running without a sandbox \(adapters\.unsandboxed: allow\), able to read what the agent can: org\.example\.hello/);
+    assert.match((await cliRun(['status', '--data-dir', data(), '--bridge', s.url], { LC_ALL: 'zh_CN.UTF-8' })).out, /以下适配器在沙箱之外运行.*org\.example\.hello/);
   });
 });
