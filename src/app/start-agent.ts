@@ -204,13 +204,14 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     const base = createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>;
     control = {
       ...base,
-      // The sign-in state rides along with the status (not signed in / waiting with a code / signed in as … in …).
-      ...(signin
-        ? {
-            ...signInMethods(signin),
-            'control.status': (async (p, ctx) => ({ ...((await base['control.status']!(p, ctx)) as object), signin: signin.status() })) as RpcMethod,
-          }
-        : {}),
+      // Which third-party adapters run without the sandbox (adapters.unsandboxed: allow) and which wait for
+      // approval ride along with the status; so does the sign-in state (not signed in / waiting with a code / signed in as … in …).
+      'control.status': (async (p, ctx) => ({
+        ...((await base['control.status']!(p, ctx)) as object),
+        adapters: adapterStatus(discovery),
+        ...(signin ? { signin: signin.status() } : {}),
+      })) as RpcMethod,
+      ...(signin ? signInMethods(signin) : {}),
       // Drops the bridge link and reconnects at once (docs/qa-trial.md: the trial's reconnect check).
       'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
         if (p?.dry_run !== true) agent.session?.dropAndReconnect();
@@ -298,6 +299,15 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       creds?.tokens.stop();
       consent.close();
     },
+  };
+}
+
+/** The adapters part of `control.status`: ids of the local adapters running unsandboxed, and of those waiting for approval. */
+function adapterStatus(discovery: Discovery | undefined): { unsandboxed: string[]; pending: string[] } {
+  const list = discovery?.adapters.listAdapters() ?? [];
+  return {
+    unsandboxed: list.filter((e) => e.status.available && e.status.unsandboxed).map((e) => e.id),
+    pending: list.filter((e) => e.pending).map((e) => e.id),
   };
 }
 

@@ -31,7 +31,7 @@ describe('discovery on a running agent', () => {
     s = await inProcessStack({
       agent: {
         // The admin lowered hello.greet to what its card claims: it runs without a prompt.
-        adapters: { dirs: [adaptersDir], approved: { 'org.example.hello': { levels: { 'hello.greet': 'public' } }, 'org.example.renamed': { levels: { 'hello.greet': 'public' } } } },
+        adapters: { dirs: [adaptersDir], approved: { 'org.example.hello': { levels: { 'hello.greet': 'public' } }, 'org.example.renamed': { levels: { 'hello.greet': 'public' } }, 'org.example.slow': {} } },
         trust: { keys: [join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] },
       },
     });

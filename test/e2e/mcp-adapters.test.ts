@@ -18,6 +18,7 @@ import { signAdapterDir } from '../../src/discovery/adapter-tools.js';
 import type { CardSigningKey } from '../../src/protocol/card-sign.js';
 import { cliRun, ids, processStack, ROOT, tempDir, until } from '../helpers/stack.js';
 import { connectUi, type UiClient } from '../consent/fixtures/ui-client.js';
+import { sseEvents } from '../helpers/sse.js';
 
 const run = promisify(execFile);
 type Stack = Awaited<ReturnType<typeof processStack>>;
@@ -43,7 +44,7 @@ function manifest(dir: string, id: string, name: string, mcp: Record<string, unk
 /**
  * The test's own MCP server (hand-written JSON-RPC over stdio, no SDK): `plain` has no annotations,
  * `crash` exits mid-call, `bad_output` breaks its outputSchema, `grow` adds a tool and sends list_changed,
- * `wait` waits for the ms it is given.
+ * `wait` waits for the ms it is given, `images` answers one image past 256 KiB and one under it.
  */
 const FIXTURE_SERVER = String.raw`
 import { createInterface } from 'node:readline';
@@ -55,6 +56,7 @@ const tools = [
   { name: 'bad_output', inputSchema: obj, outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }, annotations: { readOnlyHint: true } },
   { name: 'grow', inputSchema: obj },
   { name: 'wait', inputSchema: { type: 'object', properties: { ms: { type: 'number' } } }, annotations: { readOnlyHint: true } },
+  { name: 'images', inputSchema: obj, annotations: { readOnlyHint: true } },
 ];
 createInterface({ input: process.stdin }).on('line', (line) => {
   const m = JSON.parse(line);
@@ -70,6 +72,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     send({ method: 'notifications/tools/list_changed' });
     return send({ id: m.id, result: { content: [{ type: 'text', text: 'grown' }] } });
   }
+  // One image past 256 KiB (decoded) and one under it.
+  if (name === 'images') return send({ id: m.id, result: { content: [{ type: 'image', mimeType: 'image/png', data: Buffer.alloc(300 * 1024, 7).toString('base64') }, { type: 'image', mimeType: 'image/png', data: Buffer.alloc(1024, 7).toString('base64') }] } });
   if (name === 'wait') return setTimeout(() => send({ id: m.id, result: { content: [{ type: 'text', text: 'waited' }] } }), m.params.arguments.ms);
 });
 `;
@@ -126,7 +130,7 @@ describe('MCP servers as adapters, through a CLI-started bridge and agent', () =
         adapters: { dirs: [adapters], approved: Object.fromEntries(['everything', 'files', 'rootfs', 'fixture', 'npx', 'wronghash'].map((n) => [`org.test.${n}`, {}])) },
         trust: { keys: [join(dir, 'trusted.jwks')] },
         confirmations: { provider: 'ui', timeout_ms: 60_000 },
-        policy: Object.fromEntries(['everything.get_env', 'everything.get_structured_content', 'everything.trigger_long_running_operation', 'mcpfiles.read_text_file', 'mcpfiles.write_file', 'rootfs.read_text_file', 'fixture.plain', 'fixture.crash', 'fixture.bad_output', 'fixture.grow', 'fixture.wait', 'fixture.grown_tool'].map((f) => [f, 'allow'])),
+        policy: Object.fromEntries(['everything.get_env', 'everything.get_structured_content', 'everything.trigger_long_running_operation', 'mcpfiles.read_text_file', 'mcpfiles.write_file', 'rootfs.read_text_file', 'fixture.plain', 'fixture.crash', 'fixture.bad_output', 'fixture.grow', 'fixture.wait', 'fixture.grown_tool', 'fixture.images'].map((f) => [f, 'allow'])),
       },
     });
     ui = await connectUi(data());
@@ -221,6 +225,30 @@ describe('MCP servers as adapters, through a CLI-started bridge and agent', () =
     const r = await call('fixture.bad_output', {});
     assert.equal(r.record.outcome?.state, 'completed', JSON.stringify(r.record.outcome));
     assert.equal(r.record.outcome?.output_valid, false);
+  });
+
+  test('notifications/progress from the server become the call\'s progress notes (the bridge\'s progress events)', async () => {
+    const started = await call('everything.trigger_long_running_operation', { duration: 2, steps: 4 }, { wait: false, timeout_ms: 60_000 });
+    const stream = sseEvents(`${s.url}/v1/calls/${started.record.call_id}/events`, s.tokens.runtime);
+    const events = await stream.done;
+    const progress = events.filter((e) => e.event === 'progress').map((e) => e.data);
+    assert.ok(progress.length >= 2, `progress events: ${JSON.stringify(events)}`);
+    assert.ok(progress.every((p) => p['total'] === 4 && typeof p['progress'] === 'number' && p['progress'] >= 1 && p['progress'] <= 4), JSON.stringify(progress));
+    assert.equal((await s.client.getCall(started.record.call_id)).outcome?.state, 'completed');
+  });
+
+  test('an image past 256 KiB goes through the blob store ({ type, mimeType, blob }); a smaller one stays inline', async () => {
+    const r = await call('fixture.images', {});
+    assert.equal(r.record.outcome?.state, 'completed', JSON.stringify(r.record.outcome?.error));
+    const [big, small] = (r.record.outcome?.output as { content: Record<string, unknown>[] }).content;
+    assert.equal(big?.['data'], undefined, 'the large image is not inline');
+    assert.equal(big?.['mimeType'], 'image/png');
+    const ref = big?.['blob'] as { size: number; sha256: string; media_type: string };
+    assert.equal(ref.size, 300 * 1024);
+    assert.equal(ref.sha256, createHash('sha256').update(Buffer.alloc(300 * 1024, 7)).digest('hex'));
+    assert.equal(ref.media_type, 'image/png');
+    assert.deepEqual(small, { type: 'image', mimeType: 'image/png', data: Buffer.alloc(1024, 7).toString('base64') });
+    assert.equal(r.record.outcome?.output_valid, true);
   });
 
   test('list_changed: a tool the server adds becomes a function on the bridge (tools_changed)', async () => {

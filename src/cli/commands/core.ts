@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
 import type { Command } from 'commander';
 import { loadAgentConfig } from '../../config/agent-config.js';
-import { findRunningAgent } from '../../endpoint/local-client.js';
+import { callLocal, findRunningAgent } from '../../endpoint/local-client.js';
 import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../base/logger.js';
 import type { RunningAgent } from '../../app/start-agent.js';
@@ -213,6 +213,11 @@ export function registerCoreCommands(program: Command): void {
     out['agent'] = agent
       ? { running: true, ...agent.endpoint, data_dir: dataDir, since: statSync(join(dataDir, 'endpoint.json')).mtime.toISOString(), bridge: agent.health['bridge'], ...(stopped ? { stopped } : {}) }
       : { running: false, data_dir: dataDir };
+    if (agent) {
+      // Adapters running without the sandbox, and new ones waiting for approval (an older agent's status has neither).
+      const st = (await callLocal(agent, 'control.status', {}).catch(() => undefined)) as { adapters?: { unsandboxed: string[]; pending: string[] } } | undefined;
+      if (st?.adapters) (out['agent'] as Record<string, unknown>)['adapters'] = st.adapters;
+    }
     const paused = readPaused(dataDir);
     if (paused) (out['agent'] as Record<string, unknown>)['paused'] = paused;
     let bridgeError = '';
@@ -234,6 +239,9 @@ export function registerCoreCommands(program: Command): void {
       const p = agent?.['paused'] as PauseInfo | undefined;
       if (p?.paused) process.stdout.write(say('cli.status.paused_yes', { since: String(p.since), by: String(p.by) }) + '\n');
       else if (p) process.stdout.write(say('cli.status.paused_no') + '\n');
+      const ad = agent?.['adapters'] as { unsandboxed: string[]; pending: string[] } | undefined;
+      if (ad?.unsandboxed.length) process.stdout.write(say('cli.status.unsandboxed', { ids: ad.unsandboxed.join(', ') }) + '\n');
+      if (ad?.pending.length) process.stdout.write(say('cli.status.adapters_pending', { ids: ad.pending.join(', ') }) + '\n');
       if (out['bridge']) process.stdout.write(say('cli.status.bridge_error', { error: bridgeError }) + '\n');
       for (const d of (out['devices'] ?? []) as Record<string, unknown>[]) {
         const fields = { id: String(d['device_id']), online: say(d['online'] ? 'cli.status.online' : 'cli.status.offline'), name: String(d['name'] ?? ''), platform: String(d['platform'] ?? '') };
