@@ -50,7 +50,17 @@ export class SchemaValidator {
     addFormats(this.ajv);
   }
 
-  /** Throws when a schema itself is invalid (used at registration, so a bad descriptor never loads). */
+  /**
+   * Throws when a schema is not a valid JSON Schema of its dialect (checked against the meta-schema, without
+   * compiling it): used at registration, so a bad descriptor never loads, while the schema itself compiles
+   * on its first use (issue 32: an agent at rest holds no validator of a function nobody called).
+   */
+  checkSchema(schema: object): void {
+    const ajv = isDraft07(schema) ? this.draft07Ajv() : this.ajv;
+    if (!ajv.validateSchema(schema)) throw new Error(ajv.errorsText(ajv.errors));
+  }
+
+  /** Compiles (once per schema object); throws when the schema cannot be compiled. */
   compile(schema: object): ValidateFunction {
     let fn = this.cache.get(schema);
     if (!fn) {
