@@ -61,7 +61,14 @@ export function admit(o: AdmissionOptions, p: InvokeParams): Admission {
   }
   const notIJson = ijsonViolation(p.arguments);
   if (notIJson) return refuse(p, reg, 'failed', new WireError('invalid_arguments', 'The arguments are not I-JSON or nest too deep.', { details: { violations: [notIJson] } }));
-  const violations = schemaValidator.validate(reg.descriptor.input_schema, p.arguments);
+  let violations;
+  try {
+    violations = schemaValidator.validate(reg.descriptor.input_schema, p.arguments);
+  } catch (e) {
+    // Schemas compile on first use; one that passed the meta-schema at registration but cannot compile
+    // (e.g. a $ref to nothing) refuses the call, before anything ran.
+    return refuse(p, reg, 'failed', new WireError('execution_failed', `The function's input schema cannot be compiled: ${(e as Error).message}`));
+  }
   if (violations.length) {
     return refuse(p, reg, 'failed', new WireError('invalid_arguments', 'The arguments do not match the function\'s input schema.', { details: { violations } }));
   }

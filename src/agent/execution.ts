@@ -103,7 +103,13 @@ type Settled = { ok: true; v: unknown } | { ok: false; e: unknown };
 
 /** A handler's result as the outcome (its size is checked once the outcome is serialized). */
 function completed(call: InFlight, output: unknown, log: Logger): Outcome {
-  const violations = schemaValidator.validate(call.reg.descriptor.output_schema, output);
+  let violations;
+  try {
+    violations = schemaValidator.validate(call.reg.descriptor.output_schema, output);
+  } catch (e) {
+    // Schemas compile on first use: one that cannot compile is the handler's defect, as a mismatch is.
+    violations = [{ pointer: '', message: `the output_schema cannot be compiled: ${(e as Error).message}` }];
+  }
   if (violations.length) log.error({ violations }, 'handler output does not match its output_schema (defect)');
   return finalOutcome(call.times, 'completed', { output, output_valid: violations.length === 0 });
 }

@@ -1,6 +1,7 @@
 /**
  * The function registry: the whitelist of callable functions (PROTOCOL.md §4). Handlers register
- * definitions; the registry checks and hashes descriptors, compiles their schemas, keeps a revision that
+ * definitions; the registry checks and hashes descriptors, checks their schemas against the
+ * meta-schema (they compile on first use: src/protocol/schema-validator.ts), keeps a revision that
  * strictly increases for the life of the data directory, and emits coalesced `tools_changed` events.
  */
 import { EventEmitter } from 'node:events';
@@ -165,7 +166,7 @@ export class FunctionRegistry extends EventEmitter {
     for (const key of ['input_schema', 'output_schema'] as const) {
       if (JSON.stringify(d[key]).includes('"$ref":"http')) throw new DescriptorError(id, `${key} has a remote $ref`);
       try {
-        schemaValidator.compile(d[key]);
+        schemaValidator.checkSchema(d[key]);
       } catch (e) {
         throw new DescriptorError(id, `${key} is not a valid JSON Schema: ${(e as Error).message}`);
       }

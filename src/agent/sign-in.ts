@@ -7,7 +7,6 @@
  */
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
-import QRCode from 'qrcode';
 import { login, LoginError, logout } from '../identity/login-client.js';
 import { readLoginState, type LoginState } from '../identity/login-state.js';
 import { bridgeHttpOrigin, OAuthClientError, type DeviceAuthorization } from '../identity/oauth-client.js';
@@ -105,6 +104,8 @@ export class SignInService extends EventEmitter<{ change: [SignInView] }> {
     let codeShown: () => void = () => undefined;
     const shown = new Promise<void>((r) => (codeShown = r));
     const done = this.run(url, http, attempt, async (g) => {
+      // qrcode (and its PNG encoder) is loaded by the first sign-in that shows a code, not at rest (issue 32).
+      const { default: QRCode } = await import('qrcode');
       const qr = await QRCode.toDataURL(g.verification_uri_complete ?? g.verification_uri, { errorCorrectionLevel: 'M', margin: 4, scale: 6 });
       if (attempt.signal.aborted) return;
       this.set({

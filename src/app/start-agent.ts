@@ -35,6 +35,7 @@ import { loadOrCreateDeviceId } from '../identity/device-id.js';
 import { existsSync } from 'node:fs';
 import { APP_VERSION } from '../version.js';
 import { RPC, RpcError } from '../protocol/errors.js';
+import { IdleCollector } from '../base/idle-gc.js';
 
 /** The longest `control.session.offline` keeps the bridge link down. */
 const MAX_OFFLINE_S = 300;
@@ -95,8 +96,11 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   const blobs = config.bridge?.url ? new HttpBlobClient({ baseUrl: config.bridge.url, token: () => tokens.getAccessToken() }) : undefined;
   // Calls feed /metrics once the endpoint exists (the observer is registered before it is built).
   let discovery: Discovery | undefined;
+  // Memory back once the agent is idle (after start-up, then after each busy period): src/base/idle-gc.ts.
+  const idle = new IdleCollector({ busy: () => agent.dispatcher.activeCount > 0 });
   const metrics: CallObserver = {
     onFinished({ outcome }) {
+      idle.touch();
       const m = discovery?.endpoint?.metrics;
       if (!m) return;
       m.observeCall(outcome.function, outcome.state, outcome.duration_ms ?? 0);
@@ -279,6 +283,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   const info = d.endpoint?.info();
   const endpointFile = agent.writeEndpointFile(info ? { http: info.http, ...(info.socket ? { socket: info.socket } : {}), ...(info.configured_port_taken !== undefined ? { configured_port_taken: info.configured_port_taken } : {}) } : {});
   log.info({ endpoint: endpointFile, http: info?.http, functions: agent.registry.ids().length }, 'agent ready');
+  idle.touch();
   return {
     agent,
     consent,
@@ -292,6 +297,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     signin,
     async stop() {
       clearTimeout(offlineTimer);
+      idle.stop();
       loginWatch?.close();
       signin?.close();
       await agent.stop();

@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import { arch, hostname, platform } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import qrcode from 'qrcode-terminal';
 import { loadOrCreateDeviceId } from './device-id.js';
 import { loadOrCreateDeviceKey } from './device-key.js';
 import { clearLoginState, readLoginState, writeLoginState, type LoginState } from './login-state.js';
@@ -88,6 +87,8 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
   );
   if (opts.qr ?? true) {
     out.write(`${say('core.login.scan', { url: openUrl })}\n`);
+    // Loaded by a sign-in that shows a code, not by the agent at rest (issue 32).
+    const { default: qrcode } = await import('qrcode-terminal');
     qrcode.generate(openUrl, { small: true }, (q) => out.write(q + '\n'));
   }
   const open = opts.openBrowser ?? hasDesktop();

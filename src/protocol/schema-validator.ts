@@ -50,7 +50,19 @@ export class SchemaValidator {
     addFormats(this.ajv);
   }
 
-  /** Throws when a schema itself is invalid (used at registration, so a bad descriptor never loads). */
+  /**
+   * Throws when a schema is not a valid JSON Schema of its dialect (checked against the meta-schema, without
+   * compiling it): used at registration, so a bad descriptor never loads, while the schema itself compiles
+   * on its first use (issue 32: an agent at rest holds no validator of a function nobody called).
+   */
+  checkSchema(schema: object): void {
+    const ajv = isDraft07(schema) ? this.draft07Ajv() : this.ajv;
+    if (!ajv.validateSchema(schema)) throw new Error(ajv.errorsText(ajv.errors));
+    // The meta-schema does not check regular expressions; compiling does (as ajv does: Unicode mode).
+    checkPatterns(schema);
+  }
+
+  /** Compiles (once per schema object); throws when the schema cannot be compiled. */
   compile(schema: object): ValidateFunction {
     let fn = this.cache.get(schema);
     if (!fn) {
@@ -82,6 +94,29 @@ export class SchemaValidator {
     return toSchemaViolations(fn.errors ?? []);
   }
 }
+
+/** Throws for the first `pattern` or `patternProperties` key that is not a regular expression. */
+function checkPatterns(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const x of node) checkPatterns(x);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const o = node as Record<string, unknown>;
+  const patterns = [typeof o['pattern'] === 'string' ? o['pattern'] : undefined, ...(o['patternProperties'] && typeof o['patternProperties'] === 'object' ? Object.keys(o['patternProperties']) : [])];
+  for (const p of patterns) {
+    if (p === undefined) continue;
+    try {
+      new RegExp(p, 'u');
+    } catch (e) {
+      throw new Error(`pattern ${JSON.stringify(p)} is not a regular expression: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  for (const [k, v] of Object.entries(o)) if (!DATA_KEYWORDS.has(k)) checkPatterns(v);
+}
+
+/** Keywords whose values are data, not schemas (a `pattern` key inside them is no regular expression). */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
 
 function escapePointer(s: string): string {
   return s.replace(/~/g, '~0').replace(/\//g, '~1');

@@ -5,6 +5,7 @@ import { alive } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { LockManager, LockAbortedError } from '../../src/agent/locks.js';
 import { FunctionRegistry, DescriptorError } from '../../src/agent/registry.js';
+import { schemaValidator } from '../../src/protocol/schema-validator.js';
 import type { FunctionDefinition, DescriptorInput } from '../../src/sdk/index.js';
 import type { ToolsChanged } from '../../src/protocol/messages.js';
 
@@ -39,6 +40,16 @@ test('bad descriptors are refused with the reason', () => {
   r.register('x', [def(desc('a.ok'))]);
   assert.throws(() => r.register('y', [def(desc('a.ok'))]), /already registered by x/);
   assert.match(r.get('a.ok')!.descriptor.descriptor_hash!, /^sha256-[A-Za-z0-9_-]{43}$/);
+});
+
+test('schemas compile on first use (issue 32): registration checks them against the meta-schema only', () => {
+  const r = new FunctionRegistry();
+  // Valid against the meta-schema, but its $ref names nothing: compiling it fails.
+  const dangling = { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } };
+  assert.throws(() => r.register('x', [def(desc('a.bad', { input_schema: { type: 'object', pattern: '(' } }))]), /not a valid JSON Schema/, 'a bad regex is still refused at registration');
+  r.register('x', [def(desc('a.lazy', { input_schema: dangling }))]);
+  const reg = r.get('a.lazy')!;
+  assert.throws(() => schemaValidator.validate(reg.descriptor.input_schema, { a: 1 }), /missing/, 'compiled (and refused) on its first use');
 });
 
 test('replacing a source announces only what changed in it', async () => {

@@ -16,7 +16,6 @@ import type { RunningAgent } from '../../app/start-agent.js';
 import { AgentHost } from '../../app/agent-host.js';
 import type { Agent } from '../../agent/agent.js';
 import { stopAdviceText, type StopAdvice } from '../../agent/stop-advice.js';
-import { startBridge } from '../../app/start-bridge.js';
 import { BridgeHttpError, EXIT_BRIDGE_ERROR, exitForOutcome, EXIT_OUTPUT_INVALID, EXIT_PENDING, readProfile, RuntimeClient, type RuntimeProfile } from '../runtime-client.js';
 import { intOption, onShutdownSignals, readUserFile, UsageError } from '../process.js';
 import { HttpBlobClient } from '../../agent/blob-client.js';
@@ -80,6 +79,8 @@ export function registerCoreCommands(program: Command): void {
     .action(async (o: { config: string }) => {
       const cfg = loadBridgeConfig(o.config);
       const log = createLogger({ name: 'aios-bridge', ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
+      // Imported here: `run` (the agent at rest) never loads the bridge (issue 32).
+      const { startBridge } = await import('../../app/start-bridge.js');
       const b = await startBridge(cfg, log);
       process.stderr.write(say('cli.bridge.listening', { url: b.url, device_url: `${b.url.replace(/^http/, 'ws')}/v1/device` }) + '\n');
       Object.values(cfg.runtime_tokens).forEach((e, i) => {

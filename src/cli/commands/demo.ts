@@ -12,7 +12,6 @@ import { loadAgentConfig } from '../../config/agent-config.js';
 import { loadBridgeConfig } from '../../config/bridge-config.js';
 import { createLogger } from '../../base/logger.js';
 import { startAgent } from '../../app/start-agent.js';
-import { startBridge } from '../../app/start-bridge.js';
 import { writeJsonFileSync } from '../../base/json-file.js';
 import { intOption, onShutdownSignals } from '../process.js';
 import { hashPassword } from '../../base/password.js';
@@ -136,6 +135,7 @@ export function registerDemoCommand(program: Command): void {
       const acfg = loadAgentConfig(files.agentConfig);
       const blog = createLogger({ name: 'aios-bridge', file: join(dir, 'bridge.log'), ownFile: true });
       const alog = createLogger({ file: join(dir, 'agent.log'), ownFile: true });
+      const { startBridge } = await import('../../app/start-bridge.js');
       const bridge = await startBridge(bcfg, blog).catch((e: Error) => {
         if ((e.cause as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') throw e;
         throw new Error(say('cli.demo.port_in_use', { port: o.port }), { cause: e });

@@ -6,8 +6,6 @@ import { writeFileSync } from 'node:fs';
 import { say } from '../say.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { runTrial } from '../../trial/run-trial.js';
-import { renderHtml } from '../../trial/report.js';
 import type { CheckResult, Verdict } from '../../trial/types.js';
 import { readProfile } from '../runtime-client.js';
 import { readUserFile, UsageError } from '../process.js';
@@ -68,6 +66,8 @@ export function registerTrialCommand(program: Command): void {
       const langOpt = o['lang'] as string | undefined;
       if (langOpt !== undefined && !isLocale(langOpt)) throw new UsageError(say('cli.trial.bad_lang', { lang: langOpt, locales: LOCALES.join(', ') }));
       const lang: Locale = langOpt ?? localeFromEnv();
+      // Imported here: the trial's checks are loaded only by `trial` (issue 32: `run` at rest does not).
+      const [{ runTrial }, { renderHtml }] = await Promise.all([import('../../trial/run-trial.js'), import('../../trial/report.js')]);
       const report = await runTrial({
         bridge,
         runtimeToken: token,
