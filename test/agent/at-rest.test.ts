@@ -36,7 +36,8 @@ test('the agent at rest has not loaded the bridge, the trial, the QR encoders or
     }),
   );
   try {
-    await until(() => /agent ready/.test(agent.err) || agent.child.exitCode !== null, 60_000, 'agent ready').catch((e: Error) => {
+    // The CLI's own line, printed after its SIGTERM handler is set (the log's JSON 'agent ready' comes earlier).
+    await until(() => /agent ready: \d+ functions/.test(agent.err) || agent.child.exitCode !== null, 60_000, 'agent ready').catch((e: Error) => {
       throw new Error(`${e.message}\n${procReport('agent', agent)}`, { cause: e });
     });
     assert.match(agent.err, /agent ready: \d+ functions/, procReport('agent', agent));
