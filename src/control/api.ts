@@ -10,7 +10,27 @@
  * Adding a method: one entry here and one handler; its IPC channel, preload function and client method
  * follow. Wire names never change (other programs call them); new ones follow the same naming.
  */
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import {
+  Array as ArrayOf,
+  Boolean as Bool,
+  Integer,
+  Intersect,
+  Literal,
+  Null,
+  Number as Num,
+  Object as Obj,
+  Optional,
+  Record as RecordOf,
+  String as Str,
+  Union,
+  Unknown,
+  type Static,
+  type TObject,
+  type TSchema,
+} from '@sinclair/typebox';
+
+/** TypeBox's builders this table uses, imported one by one: the page's bundle keeps only these. */
+const Type = { Array: ArrayOf, Boolean: Bool, Integer, Intersect, Literal, Null, Number: Num, Object: Obj, Optional, Record: RecordOf, String: Str, Union, Unknown };
 
 /** One control method: its wire name, params, result, and whether the window's IPC offers it. */
 export interface ControlMethodSpec<P extends TObject = TObject, R extends TSchema = TSchema> {
@@ -21,9 +41,12 @@ export interface ControlMethodSpec<P extends TObject = TObject, R extends TSchem
   readonly window: boolean;
 }
 
-/** Declares one control method (`window` defaults to true: the tray's window may call it). */
+/**
+ * Declares one control method (`window` defaults to true: the tray's window may call it). Its params are
+ * closed: a field the table does not name is refused (invalid params), never silently ignored.
+ */
 export function defineControlMethod<P extends TObject, R extends TSchema>(method: string, params: P, result: R, opts: { window?: boolean } = {}): ControlMethodSpec<P, R> {
-  return { method, params, result, window: opts.window ?? true };
+  return { method, params: { ...params, additionalProperties: false }, result, window: opts.window ?? true };
 }
 
 /** A table of control methods, keyed by the name callers use in code (`client.listGrants()`). */
@@ -237,7 +260,8 @@ export const CONTROL_API = {
   listActivity: defineControlMethod(
     'control.activity.list',
     Type.Object({
-      limit: Type.Optional(Type.Integer({ minimum: 1, errorMessage: 'must be a positive integer' })),
+      // Up to the audit list's own cap, so that an export holds every matching call.
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, errorMessage: 'must be an integer from 1 to 10000' })),
       function: Filter,
       state: Filter,
       requester: Filter,
