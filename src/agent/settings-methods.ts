@@ -46,7 +46,7 @@ export function loggerLevel(log: Logger): string | undefined {
 }
 
 const bad = (message: string): never => {
-  throw new RpcError(RPC.invalid_params, message, { type: 'invalid_arguments' });
+  throw new RpcError(RPC.invalid_params, message);
 };
 
 /** What the settings methods work on. */

@@ -221,9 +221,9 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       // Drops the bridge link and stays offline `seconds` (the trial's device_offline check), then connects again.
       takeSessionOffline: ({ seconds, dry_run }) => {
         if (dry_run === true) return { ok: true, status: agent.session?.status ?? 'offline' };
-        if (seconds === undefined) throw new RpcError(RPC.invalid_params, `seconds must be a whole number from 1 to ${MAX_OFFLINE_S}`, { type: 'invalid_arguments' });
+        if (seconds === undefined) throw new RpcError(RPC.invalid_params, `seconds must be a whole number from 1 to ${MAX_OFFLINE_S}`);
         const session = agent.session;
-        if (!session) throw new RpcError(RPC.invalid_params, 'the agent has no bridge session to take offline (not signed in)', { type: 'invalid_arguments' });
+        if (!session) throw new RpcError(RPC.invalid_params, 'the agent has no bridge session to take offline (not signed in)');
         clearTimeout(offlineTimer);
         session.stop();
         log.info({ seconds }, 'bridge link taken offline on request');

@@ -13,7 +13,7 @@ import { serveControlApi, type ControlHandlers, type ControlMethods } from '../c
 export type { ControlContext, ControlMethods } from '../control/server.js';
 
 function bad(message: string): never {
-  throw new RpcError(RPC.invalid_params, message, { type: 'invalid_arguments' });
+  throw new RpcError(RPC.invalid_params, message);
 }
 
 /** The `since` filter as the CLI takes it ("2h", "7d" or an ISO time); a bad one is invalid params. */
