@@ -15,8 +15,8 @@ import boundaries from 'eslint-plugin-boundaries';
 export const LAYERING_MESSAGES = {
   electronInCore: 'src/ is plain Node: put Electron code in electron/ and reach src/ through its public entry (src/index.ts).',
   handlerDeepImport: 'Handlers import the handler SDK instead: ../../src/sdk/index.js is the only part of src/ a handler may use.',
-  shellDeepImport: 'electron/ reaches src/ only through its shell entry: import from ../src/shell.js (add the export there if it is missing).',
-  rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules (of the shell, only `import type`).',
+  shellDeepImport: 'electron/ reaches src/ only through its shell entry: import from ../src/shell.js (add the export there if it is missing); the control API\'s plain modules (src/control/api.ts, client.ts, ipc.ts) are the one exception, for the preload.',
+  rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules (of src/, only the control API\'s plain modules src/control/api.ts, client.ts, ipc.ts; of the shell, only `import type`).',
   loggerFromBase: 'The core imports Logger from base/logger.js, where it is defined; the SDK re-exports it for handlers only.',
   /** A file of layer `name` imports a folder of a layer above it. */
   srcLayer: (name) => `Layer "${name}" of src/ imports only from the layers below it (docs/architecture.md): move the shared piece down, or wire the two together in src/app/.`,
@@ -31,7 +31,10 @@ export const LAYERING_MESSAGES = {
  * entry) and src/index.ts (the library surface) stand with the commands. kit/ (createTestHost, the manifest
  * generator) runs a handler the way the agent does, so it sits above agent/ (but imports none of its
  * siblings: `alsoBelow` names the folders of lower layers a layer may still not import).
- * cli/ and trial/ (the commands) are the top: no rule inside src/ binds them.
+ * cli/ and trial/ (the commands) are the top: no rule inside src/ binds them. control/ (the control API's
+ * table, its server side and its typed clients) sits just above protocol/, so consent/, agent/ and app/
+ * implement it and the trial calls it; its plain modules (CONTROL_PLAIN: TypeBox only) are also what the
+ * preload and the window's page bundle, the one part of src/ they may import.
  *
  * The check runs on the RESOLVED module graph (eslint-plugin-boundaries with eslint-import-resolver-typescript):
  * what counts is the file an import reaches, however it is spelled (`../../src/agent/x.js` from
@@ -40,6 +43,7 @@ export const LAYERING_MESSAGES = {
 export const SRC_LAYERS = [
   { name: 'base', folders: ['base', 'i18n'], files: ['src/version.ts'] },
   { name: 'protocol', folders: ['protocol'] },
+  { name: 'control API', folders: ['control'] },
   { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'] },
   { name: 'discovery and grants', folders: ['discovery', 'grants'] },
   { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
@@ -47,6 +51,9 @@ export const SRC_LAYERS = [
   { name: 'composition root', folders: ['app'] },
   { name: 'commands', folders: ['cli', 'trial'], files: ['src/shell.ts', 'src/index.ts'] },
 ];
+
+/** src/control/'s plain modules (the table, the typed client, the IPC derivation): electron/ and its page may import them. */
+export const CONTROL_PLAIN = ['src/control/api.ts', 'src/control/client.ts', 'src/control/ipc.ts'];
 
 /** The element type of a single file of SRC_LAYERS (`src/version.ts` -> `file:version`). */
 const fileType = (f) => `file:${f.replace(/^src\//, '').replace(/\.ts$/, '')}`;
@@ -60,6 +67,7 @@ function boundaryElements() {
   return [
     { type: 'sdk-entry', pattern: 'src/sdk/index.ts', mode: 'full' },
     { type: 'shell-entry', pattern: 'src/shell.ts', mode: 'full' },
+    ...CONTROL_PLAIN.map((f) => ({ type: 'control-plain', pattern: f, mode: 'full' })),
     ...SRC_LAYERS.flatMap((l) => (l.files ?? []).filter((f) => f !== 'src/shell.ts').map((f) => ({ type: fileType(f), pattern: f, mode: 'full' }))),
     ...SRC_LAYERS.flatMap((l) => l.folders.map((f) => ({ type: f, pattern: `src/${f}` }))),
     { type: 'handler-test', pattern: 'handlers/*/test' },
@@ -73,6 +81,7 @@ function boundaryElements() {
 function layerTypes(layer) {
   const types = [...layer.folders, ...(layer.files ?? []).map((f) => (f === 'src/shell.ts' ? 'shell-entry' : fileType(f)))];
   if (layer.folders.includes('sdk')) types.push('sdk-entry');
+  if (layer.folders.includes('control')) types.push('control-plain');
   return types;
 }
 
@@ -94,10 +103,10 @@ function boundaryPolicies() {
   // handlers/ reach src/ only through the SDK entry (their own tests excepted); electron/ only through its
   // shell entry; the renderer reaches nothing of src/ or of the shell.
   policies.push({ from: { element: { type: 'handler' } }, disallow: { to: { element: { type: [...srcTypes.filter((t) => t !== 'sdk-entry'), 'shell'] } } }, message: LAYERING_MESSAGES.handlerDeepImport });
-  policies.push({ from: { element: { type: 'shell' } }, disallow: { to: { element: { type: srcTypes.filter((t) => t !== 'shell-entry') } } }, message: LAYERING_MESSAGES.shellDeepImport });
-  // The renderer (a web page, bundled on its own) takes nothing of src/, and of the shell only types (the
-  // preload's API in electron/ipc-channels.ts, erased by the bundler): `import type` from ../x.js passes.
-  policies.push({ from: { element: { type: 'renderer' } }, disallow: { to: { element: { type: [...srcTypes, 'sdk-entry', 'shell-entry'] } } }, message: LAYERING_MESSAGES.rendererImport });
+  policies.push({ from: { element: { type: 'shell' } }, disallow: { to: { element: { type: srcTypes.filter((t) => t !== 'shell-entry' && t !== 'control-plain') } } }, message: LAYERING_MESSAGES.shellDeepImport });
+  // The renderer (a web page, bundled on its own) takes nothing of src/ but the control API's plain modules,
+  // and of the shell only types (the preload's API in electron/ipc-channels.ts, erased by the bundler).
+  policies.push({ from: { element: { type: 'renderer' } }, disallow: { to: { element: { type: [...srcTypes.filter((t) => t !== 'control-plain'), 'sdk-entry', 'shell-entry'] } } }, message: LAYERING_MESSAGES.rendererImport });
   policies.push({ from: { element: { type: 'renderer' } }, disallow: { to: { element: { type: 'shell' } } }, dependency: { kind: 'value' }, message: LAYERING_MESSAGES.rendererImport });
   return policies;
 }
@@ -192,7 +201,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'electron', message: LAYERING_MESSAGES.rendererImport }], patterns: [{ regex: '(^|/)src(/|$)|^electron/|^node:', message: LAYERING_MESSAGES.rendererImport }] },
+        { paths: [{ name: 'electron', message: LAYERING_MESSAGES.rendererImport }], patterns: [{ regex: '(^|/)src(/(?!control/(api|client|ipc)\\.js$)|$)|^electron/|^node:', message: LAYERING_MESSAGES.rendererImport }] },
       ],
     },
   },

@@ -1,10 +1,14 @@
 /**
  * Main-process IPC handlers: each request channel checks who sent it (the top frame of a window showing
- * our own renderer URL) and validates its arguments before calling the agent's control method in-process.
+ * our own renderer URL). A control method's channel (one per method of the control API's table the window
+ * may call) passes its argument unchanged to the agent's method in-process, which checks it (the one
+ * check, src/control/server.ts); the shell's own channels check theirs here.
  * Only type imports from `electron`, so this module runs (and is tested) in plain Node.
  */
 import type { ControlContext, ControlMethods } from '../src/shell.js';
-import { CONTROL_METHOD, IPC, SHELL_CHANNELS, type InvokeChannel, type IpcResult, type ShellChannel } from './ipc-channels.js';
+import { CONTROL_API, type ControlTable } from '../src/control/api.js';
+import { windowChannels } from '../src/control/ipc.js';
+import { SHELL_IPC as IPC, type IpcResult, type ShellChannel } from './ipc-channels.js';
 
 /** The parts of a `WebContents` this module uses. */
 export interface IpcSender {
@@ -27,8 +31,10 @@ export interface IpcMainLike {
 
 /** What the handlers need from the running agent and the shell. */
 export interface IpcDeps {
-  /** `createControlMethods(running.consent)`. */
+  /** The agent's control methods by wire name (`running.control`). */
   methods: ControlMethods;
+  /** The control API's table the channels are derived from (a test passes an extended one). */
+  table?: ControlTable;
   /** Same shape as the local endpoint's `GET /health`. */
   health(): { status: 'ok'; bridge: string; version: string; stopped?: { type: string; message: string; action: string; action_key?: string } };
   /** True for a URL of our own renderer (see renderer-protocol.ts). */
@@ -81,104 +87,19 @@ const only = (p: Record<string, unknown>, keys: string[]): Record<string, unknow
   return p;
 };
 
-const promptId = (v: unknown): string => {
-  if (typeof v !== 'string' || v.length === 0 || v.length > 200) throw new BadArgument('prompt_id must be a non-empty string.');
-  return v;
-};
-
-/** The activity filters the page may pass on (control.activity.list checks their values). */
-const ACTIVITY_FILTERS = ['function', 'state', 'requester', 'since', 'until'] as const;
-
 const none: Validator = (arg) => only(record(arg), []);
 
-/** A short identifier-like string field (kind, grant id or alias, function id, level). */
-const str = (p: Record<string, unknown>, key: string, max = 1024): string => {
-  const v = p[key];
-  if (typeof v !== 'string' || v.length === 0 || v.length > max) throw new BadArgument(`${key} must be a non-empty string.`);
-  return v;
-};
-const kindOnly: Validator = (arg) => ({ kind: str(only(record(arg), ['kind']), 'kind', 64) });
+/** The shell channels that take an argument other than none, with its check. */
+type ShellInvokeChannel = ShellChannel | typeof IPC.openExternal;
 
-/** Argument checks per request channel (`health` takes none). */
-const VALIDATORS: Record<InvokeChannel, Validator> = {
+/** Argument checks of the shell's own channels (the control methods check their own params). */
+const SHELL_VALIDATORS: Record<ShellInvokeChannel, Validator> = {
   [IPC.health]: none,
-  [IPC.status]: none,
-  [IPC.pause]: none,
-  [IPC.resume]: none,
-  [IPC.listPrompts]: none,
-  [IPC.listDecisions]: none,
-  [IPC.promptArguments]: (arg) => {
-    const p = only(record(arg), ['prompt_id']);
-    return { prompt_id: promptId(p['prompt_id']) };
-  },
-  [IPC.answerPrompt]: (arg) => {
-    const p = only(record(arg), ['prompt_id', 'answer', 'scope']);
-    const answer = p['answer'];
-    if (!['allow_once', 'allow_remember', 'deny', 'deny_remember', 'close'].includes(answer as string)) throw new BadArgument('answer is not one of the offered answers.');
-    const scope = p['scope'];
-    if (scope !== undefined && scope !== 'session' && scope !== 'always') throw new BadArgument('scope must be session or always.');
-    return scope === undefined ? { prompt_id: promptId(p['prompt_id']), answer } : { prompt_id: promptId(p['prompt_id']), answer, scope };
-  },
-  [IPC.setFocused]: (arg) => {
-    const p = only(record(arg), ['focused']);
-    if (typeof p['focused'] !== 'boolean') throw new BadArgument('focused must be true or false.');
-    return { focused: p['focused'] };
-  },
-  [IPC.revokeDecision]: (arg) => {
-    const p = only(record(arg), ['id']);
-    if (!Number.isSafeInteger(p['id']) || (p['id'] as number) < 1) throw new BadArgument('id must be a positive integer.');
-    return { id: p['id'] };
-  },
-  [IPC.signinStatus]: none,
-  [IPC.signinCancel]: none,
-  [IPC.signout]: none,
-  [IPC.signinStart]: (arg) => {
-    const p = only(record(arg), ['bridge_url']);
-    const url = p['bridge_url'];
-    if (url === undefined) return {};
-    if (typeof url !== 'string' || url.length > 2000) throw new BadArgument('bridge_url must be a string of at most 2000 characters.');
-    return { bridge_url: url };
-  },
   [IPC.openExternal]: (arg) => {
     const p = only(record(arg), ['url']);
     if (typeof p['url'] !== 'string' || p['url'].length > 2000) throw new BadArgument('url must be a string of at most 2000 characters.');
     return { url: p['url'] };
   },
-  [IPC.listActivity]: (arg) => {
-    const p = only(record(arg), ['limit', ...ACTIVITY_FILTERS]);
-    const limit = p['limit'] ?? 50;
-    // Up to the audit list's own cap, so that an export holds every matching call.
-    if (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > 10_000) throw new BadArgument('limit must be an integer from 1 to 10000.');
-    const out: Record<string, unknown> = { limit };
-    for (const k of ACTIVITY_FILTERS) {
-      const v = p[k];
-      if (v === undefined) continue;
-      if (typeof v !== 'string' || v.length > 200) throw new BadArgument(`${k} must be a string of at most 200 characters.`);
-      out[k] = v;
-    }
-    return out;
-  },
-  [IPC.listGrants]: none,
-  // The entry's own shape is the grant kind's schema, checked by the grant store.
-  [IPC.addGrant]: (arg) => {
-    const p = only(record(arg), ['kind', 'entry']);
-    if (p['entry'] === undefined) throw new BadArgument('entry is required.');
-    if (JSON.stringify(p['entry']).length > 8192) throw new BadArgument('entry is too large.');
-    return { kind: str(p, 'kind', 64), entry: p['entry'] };
-  },
-  [IPC.removeGrant]: (arg) => {
-    const p = only(record(arg), ['kind', 'id']);
-    return { kind: str(p, 'kind', 64), id: str(p, 'id') };
-  },
-  [IPC.grantCandidates]: kindOnly,
-  [IPC.listFunctions]: none,
-  [IPC.setFunction]: (arg) => {
-    const p = only(record(arg), ['id', 'enabled']);
-    if (typeof p['enabled'] !== 'boolean') throw new BadArgument('enabled must be true or false.');
-    return { id: str(p, 'id', 128), enabled: p['enabled'] };
-  },
-  [IPC.getSettings]: none,
-  [IPC.setLogLevel]: (arg) => ({ level: str(only(record(arg), ['level']), 'level', 16) }),
   [IPC.pickFolder]: none,
   [IPC.getLoginItem]: none,
   [IPC.setLoginItem]: (arg) => {
@@ -225,7 +146,7 @@ export interface IpcRegistration {
   dispose(): void;
 }
 
-/** Registers one handler per request channel of ipc-channels.ts. */
+/** Registers one handler per shell channel of ipc-channels.ts and per control method the window may call. */
 export function registerIpc(ipcMain: IpcMainLike, deps: IpcDeps): IpcRegistration {
   // One context per window, so the consent service counts each window once as an attached UI, and
   // forgets it when the window is destroyed.
@@ -250,7 +171,8 @@ export function registerIpc(ipcMain: IpcMainLike, deps: IpcDeps): IpcRegistratio
     return ctx;
   };
 
-  const channels = Object.keys(VALIDATORS) as InvokeChannel[];
+  const control = windowChannels(deps.table ?? CONTROL_API);
+  const channels = [...(Object.keys(SHELL_VALIDATORS) as ShellInvokeChannel[]), ...control.keys()];
   for (const channel of channels) {
     ipcMain.handle(channel, async (event, arg): Promise<IpcResult> => {
       const frame = event.senderFrame;
@@ -260,19 +182,21 @@ export function registerIpc(ipcMain: IpcMainLike, deps: IpcDeps): IpcRegistratio
         return { ok: false, error: { type: 'unauthorized', message: 'This page may not talk to the agent.' } };
       }
       try {
-        const params = VALIDATORS[channel](arg);
-        if (channel === IPC.health) return { ok: true, value: deps.health() };
-        if (channel === IPC.openExternal) {
+        const spec = control.get(channel);
+        if (spec) {
+          const method = deps.methods[spec.method];
+          if (!method) return { ok: false, error: { type: 'device_unavailable', message: 'The agent does not offer this operation.' } };
+          return { ok: true, value: await method(arg ?? {}, contextOf(event.sender)) };
+        }
+        const shellChannel = channel as ShellInvokeChannel;
+        const params = SHELL_VALIDATORS[shellChannel](arg);
+        if (shellChannel === IPC.health) return { ok: true, value: deps.health() };
+        if (shellChannel === IPC.openExternal) {
           const opened = (await deps.openExternal?.(params['url'] as string)) ?? false;
           return opened ? { ok: true, value: { opened } } : { ok: false, error: { type: 'permission_denied', message: 'Only the sign-in address can be opened.' } };
         }
-        if ((SHELL_CHANNELS as readonly string[]).includes(channel)) {
-          if (!deps.shell) return { ok: false, error: { type: 'device_unavailable', message: 'The shell does not offer this operation.' } };
-          return { ok: true, value: await runShell(channel as Exclude<ShellChannel, typeof IPC.health>, deps.shell, params) };
-        }
-        const method = deps.methods[CONTROL_METHOD[channel as Exclude<InvokeChannel, ShellChannel | typeof IPC.openExternal>]];
-        if (!method) return { ok: false, error: { type: 'device_unavailable', message: 'The agent does not offer this operation.' } };
-        return { ok: true, value: await method(params, contextOf(event.sender)) };
+        if (!deps.shell) return { ok: false, error: { type: 'device_unavailable', message: 'The shell does not offer this operation.' } };
+        return { ok: true, value: await runShell(shellChannel, deps.shell, params) };
       } catch (e) {
         return { ok: false, error: toPlainError(e) };
       }

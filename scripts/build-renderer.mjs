@@ -25,12 +25,17 @@ const COPIED = /\.(html|css|json)$/;
 /** Written last: its time is the build's (a hidden name, so the /ui/ route never serves it). */
 const STAMP = '.built';
 
+/** The part of src/ the pages bundle: the control API's plain modules (its table and typed client). */
+const SHARED_SOURCE_DIR = join(root, 'src', 'control');
+
 /** The newest modification time of the sources (and of this script, which says how they are built). */
 function newestSource() {
   let newest = statSync(fileURLToPath(import.meta.url)).mtimeMs;
-  for (const n of readdirSync(RENDERER_SOURCE_DIR, { recursive: true })) {
-    const s = statSync(join(RENDERER_SOURCE_DIR, String(n)));
-    if (s.isFile()) newest = Math.max(newest, s.mtimeMs);
+  for (const dir of [RENDERER_SOURCE_DIR, SHARED_SOURCE_DIR]) {
+    for (const n of readdirSync(dir, { recursive: true })) {
+      const s = statSync(join(dir, String(n)));
+      if (s.isFile()) newest = Math.max(newest, s.mtimeMs);
+    }
   }
   return newest;
 }

@@ -16,6 +16,8 @@ export { LocalEndpoint, LOCAL_RPC_SUBPROTOCOL, type BridgeState, type EndpointIn
 export { findRunningAgent, callLocal } from './endpoint/local-client.js';
 export { RENDERER_CSP, UI_TYPES } from './endpoint/static-ui.js';
 export { ConsentService, createControlMethods, CONTROL_EVENTS, type ConsentStatus, type ControlMethods, type ControlContext } from './consent/index.js';
+// The control API (PROTOCOL.md §8): its one table, the typed client and the server side's types.
+export { CONTROL_API, defineControlMethod, controlClient, serveControl, type ControlApi, type ControlClient, type ControlHandlers, type ControlTable, type ParamsOf, type ResultOf } from './control/index.js';
 export { ANSWER_KINDS, type PromptAnswerKind, type PromptView } from './consent/prompt.js';
 export type { DecisionScope } from './consent/decisions-store.js';
 export { WireError, RpcError } from './protocol/errors.js';

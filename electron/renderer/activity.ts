@@ -7,7 +7,7 @@ import { has, t } from './catalogue.js';
 import type { ActivityFilter, CallRow } from './control-types.js';
 import { $, input, select } from './dom.js';
 import { formatCount, formatDuration, formatSize, formatTime } from './format.js';
-import { act, call } from './page.js';
+import { act, control } from './page.js';
 
 const ACTIVITY_PAGE = 100;
 /** The audit list's own cap (src/consent/audit-log.ts): an export asks for all of it. */
@@ -140,14 +140,14 @@ function fillSuggestions(calls: CallRow[]): void {
 
 /** Lists the calls the filters match again. */
 export async function refresh(): Promise<void> {
-  const r = await call('control.activity.list', { ...activityFilter(), limit: ACTIVITY_PAGE });
+  const r = await control.listActivity({ ...activityFilter(), limit: ACTIVITY_PAGE });
   activity.calls = r.calls;
   if (activity.selected && !r.calls.some((c) => c.call_id === activity.selected)) activity.selected = undefined;
   renderList();
   renderCount();
   renderDetails();
   // Suggestions come from everything recent, not only what the filters let through.
-  const all = Object.keys(activityFilter()).length ? (await call('control.activity.list', { limit: 500 })).calls : r.calls;
+  const all = Object.keys(activityFilter()).length ? (await control.listActivity({ limit: 500 })).calls : r.calls;
   fillSuggestions(all);
   // For tests and scripts: how many refreshes have finished (a submit's answer is the next one).
   const list = $('activity');
@@ -176,7 +176,7 @@ function toCsv(calls: CallRow[]): string {
 }
 
 async function exportActivity(format: 'json' | 'csv'): Promise<void> {
-  const r = await call('control.activity.list', { ...activityFilter(), limit: EXPORT_LIMIT });
+  const r = await control.listActivity({ ...activityFilter(), limit: EXPORT_LIMIT });
   const body = format === 'csv' ? toCsv(r.calls) : JSON.stringify(r.calls, null, 2) + '\n';
   const blob = new Blob([body], { type: format === 'csv' ? 'text/csv;charset=utf-8' : 'application/json' });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z');

@@ -11,10 +11,11 @@
  * status.ts) and connects; scripts/build-renderer.mjs bundles it into app.js.
  */
 import { LOCALE_KEY, applyStaticStrings, currentLocale, intlLocale, loadLocale, pickLocale, type PageLocale } from './catalogue.js';
-import { ControlClient, type Transport } from './control-client.js';
+import { CONTROL_API } from '../../src/control/api.js';
+import type { Transport } from './control-client.js';
 import type { ControlEvents } from './control-types.js';
 import { $, input, select } from './dom.js';
-import { act, call, currentClient, renderError, showError, useClient } from './page.js';
+import { act, control, currentTransport, renderError, showError, useTransport } from './page.js';
 import * as activity from './activity.js';
 import * as decisions from './decisions.js';
 import * as prompt from './prompt.js';
@@ -66,11 +67,11 @@ function onEvent(method: string, params: unknown): void {
  */
 const answerer: { id?: string; timer?: ReturnType<typeof setInterval> } = {};
 async function attachAnswerer(): Promise<void> {
-  const r = await call('control.prompts.attach', { name: 'web page' });
+  const r = await control.attachAnswerer({ name: 'web page' });
   answerer.id = r.answerer_id;
   clearInterval(answerer.timer);
   answerer.timer = setInterval(() => {
-    call('control.prompts.heartbeat', { answerer_id: r.answerer_id }).then(
+    control.heartbeat({ answerer_id: r.answerer_id }).then(
       (h) => {
         if (!h.ok) void attachAnswerer().catch(() => undefined);
       },
@@ -85,7 +86,7 @@ function stopAnswerer(): void {
 }
 
 function connect(transport: Transport): void {
-  useClient(new ControlClient(transport));
+  useTransport(transport);
   transport.start(
     onEvent,
     (s) => {
@@ -154,13 +155,13 @@ async function main(): Promise<void> {
   settings.wire(api);
   // The agent skips the desktop notification while this page is in front.
   const focus = (): void => {
-    if (currentClient()) void call('control.ui.focus', { focused: document.visibilityState === 'visible' && document.hasFocus() }).catch(() => undefined);
+    if (currentTransport()) void control.setFocused({ focused: document.visibilityState === 'visible' && document.hasFocus() }).catch(() => undefined);
   };
   window.addEventListener('focus', focus);
   window.addEventListener('blur', focus);
   document.addEventListener('visibilitychange', focus);
-  setInterval(() => currentClient() && void status.refreshHealth(), 10_000);
-  if (api) connect(ipcTransport(api));
+  setInterval(() => currentTransport() && void status.refreshHealth(), 10_000);
+  if (api) connect(ipcTransport(api, CONTROL_API));
   else {
     const token = takeToken();
     if (token) connect(wsTransport(location.origin, token));

@@ -1,10 +1,11 @@
 /**
  * The pages' one client of the agent: JSON-RPC 2.0 over the local endpoint's `WS /rpc` (`RpcSocket`, used
- * by the tray page in a browser and by the capture page) and the typed control client over a transport
- * (that socket, or the preload's `window.aiosDevice` in the Electron window: transports.ts). Errors come
- * back as plain data with their wire `type` and are revived here (never `instanceof` across a boundary).
+ * by the tray page in a browser and by the capture page) and the transports the typed control client
+ * (src/control/client.ts, page.ts) calls through (that socket, or the preload's `window.aiosDevice` in the
+ * Electron window: transports.ts). Errors come back as plain data with their wire `type` and are revived
+ * here (never `instanceof` across a boundary).
  */
-import type { ControlMethod, Health, ParamsOf, ResultOf } from './control-types.js';
+import type { Health } from './control-types.js';
 
 /** An error answer from the agent, with its wire type. */
 export interface RemoteError extends Error {
@@ -84,21 +85,7 @@ export interface Transport {
   readonly needsToken: boolean;
   /** Starts: `onEvent` for each notification, `onState` on each change, `onRefused` when the token is refused. */
   start(onEvent: (method: string, params: unknown) => void, onState: (s: ConnectionState) => void, onRefused: () => void): void;
-  call(method: ControlMethod, params: object): Promise<unknown>;
+  /** Sends one control call (its wire name, as the control API's typed client passes it). */
+  call(method: string, params: object): Promise<unknown>;
   health(): Promise<Health>;
-}
-
-/** The typed control client: one method per call, typed by the control methods' table (control-types.ts). */
-export class ControlClient {
-  constructor(readonly transport: Transport) {}
-
-  /** Calls the control method `method`. */
-  call<M extends ControlMethod>(method: M, ...params: keyof ParamsOf<M> extends never ? [params?: ParamsOf<M>] : [params: ParamsOf<M>]): Promise<ResultOf<M>> {
-    return this.transport.call(method, params[0] ?? {}) as Promise<ResultOf<M>>;
-  }
-
-  /** The agent's `/health`. */
-  health(): Promise<Health> {
-    return this.transport.health();
-  }
 }

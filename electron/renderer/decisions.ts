@@ -2,7 +2,7 @@
 import { t } from './catalogue.js';
 import type { Decision } from './control-types.js';
 import { $ } from './dom.js';
-import { act, call } from './page.js';
+import { act, control } from './page.js';
 
 let decisions: Decision[] = [];
 
@@ -20,7 +20,7 @@ function row(d: Decision): HTMLLIElement {
   revoke.textContent = t('ui.decisions.revoke');
   revoke.addEventListener('click', () =>
     act(async () => {
-      await call('control.decisions.revoke', { id: d.id });
+      await control.revokeDecision({ id: d.id });
       await refresh();
     }),
   );
@@ -36,6 +36,6 @@ export function render(): void {
 
 /** Lists the remembered decisions again. */
 export async function refresh(): Promise<void> {
-  decisions = (await call('control.decisions.list')).decisions;
+  decisions = (await control.listDecisions()).decisions;
   render();
 }

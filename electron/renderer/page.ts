@@ -1,29 +1,32 @@
 /**
- * What the tray page's screens share: the control client of the current connection, running a person's
+ * What the tray page's screens share: the typed control client over the current connection, running a person's
  * action with its error shown, and the error line.
  */
 import { has, t } from './catalogue.js';
-import type { ControlClient, RemoteError } from './control-client.js';
-import type { ControlMethod, ParamsOf, ResultOf } from './control-types.js';
+import { controlClient } from '../../src/control/client.js';
+import type { RemoteError, Transport } from './control-client.js';
 import { $ } from './dom.js';
 
-let client: ControlClient | undefined;
+let transport: Transport | undefined;
 /** The error shown last (shown again in a new language). */
 let lastError: Partial<RemoteError> | undefined;
 
-/** Uses `c` for every call from now on (a new connection). */
-export function useClient(c: ControlClient): void {
-  client = c;
+/** Uses `t` for every call from now on (a new connection). */
+export function useTransport(t: Transport): void {
+  transport = t;
 }
 
-/** The current client, if connected once. */
-export const currentClient = (): ControlClient | undefined => client;
+/** The current transport, if connected once. */
+export const currentTransport = (): Transport | undefined => transport;
 
-/** Calls a control method on the current connection. */
-export function call<M extends ControlMethod>(method: M, ...params: keyof ParamsOf<M> extends never ? [params?: ParamsOf<M>] : [params: ParamsOf<M>]): Promise<ResultOf<M>> {
-  if (!client) return Promise.reject(Object.assign(new Error('Not connected to the agent.'), { type: 'disconnected' }));
-  return client.call(method, ...params);
-}
+/**
+ * The control API on the current connection: one function per method of its table
+ * (`control.listGrants()`, src/control/api.ts), typed by it.
+ */
+export const control = controlClient((method, params) => {
+  if (!transport) return Promise.reject(Object.assign(new Error('Not connected to the agent.'), { type: 'disconnected' }));
+  return transport.call(method, params);
+});
 
 /** Shows `e` on the error line in the page's language (its key, else the sentence for its wire type), or clears it. */
 export function showError(e: Partial<RemoteError> | undefined): void {

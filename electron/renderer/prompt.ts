@@ -8,7 +8,7 @@ import { has, t } from './catalogue.js';
 import type { Answer, ParamsOf, PromptView } from './control-types.js';
 import { $, input } from './dom.js';
 import { formatCount, formatCountdown } from './format.js';
-import { act, call } from './page.js';
+import { act, control } from './page.js';
 
 const state: { prompts: PromptView[]; shownArgsFor?: string; armed?: string } = { prompts: [] };
 
@@ -93,7 +93,7 @@ export function render(): void {
 
 /** Lists the prompts again: the one on screen first, the rest in their turn. */
 export async function refresh(): Promise<void> {
-  const r = await call('control.prompts.list');
+  const r = await control.listPrompts();
   state.prompts = [...r.prompts].sort((a, b) => Number(b.active) - Number(a.active) || a.position - b.position);
   render();
 }
@@ -106,12 +106,12 @@ export function wire(): void {
         const p = state.prompts[0];
         if (!p) return;
         const answer = b.dataset['answer'] as Answer;
-        const params: ParamsOf<'control.prompts.answer'> = { prompt_id: p.prompt_id, answer };
+        const params: ParamsOf<'answerPrompt'> = { prompt_id: p.prompt_id, answer };
         if (answer.endsWith('_remember')) params.scope = input('prompt-always').checked ? 'always' : 'session';
         if (answer.endsWith('_remember') && p.remember_any && input('prompt-any').checked) params.resource_scope = 'any';
         for (const x of answerButtons()) x.disabled = true;
         try {
-          await call('control.prompts.answer', params);
+          await control.answerPrompt(params);
         } finally {
           await refresh();
         }
@@ -143,7 +143,7 @@ export function wire(): void {
         state.shownArgsFor = undefined;
         return;
       }
-      const r = await call('control.prompts.arguments', { prompt_id: p.prompt_id });
+      const r = await control.promptArguments({ prompt_id: p.prompt_id });
       pre.textContent = JSON.stringify(r.arguments, null, 2);
       pre.hidden = false;
       state.shownArgsFor = p.prompt_id;

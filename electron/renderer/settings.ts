@@ -5,16 +5,16 @@
  */
 import type { DeviceApi } from '../ipc-channels.js';
 import { has, t } from './catalogue.js';
-import type { Candidate, FunctionView, GrantView, ResultOf, SettingsView } from './control-types.js';
+import type { Candidate, FunctionView, GrantView, LogLevel, ResultOf, SettingsView } from './control-types.js';
 import { $, input, select } from './dom.js';
-import { act, call } from './page.js';
+import { act, control } from './page.js';
 import { unwrap } from './transports.js';
 
 /** The shell's own operations (Electron only): the folder picker, start at login, open logs. */
 type Shell = Pick<DeviceApi, 'pickFolder' | 'getLoginItem' | 'setLoginItem' | 'openLogs'>;
 let shell: Shell | undefined;
 const data: {
-  grants?: ResultOf<'control.grants.list'>;
+  grants?: ResultOf<'listGrants'>;
   functions?: FunctionView[];
   about?: SettingsView;
   candidates: Candidate[];
@@ -51,7 +51,7 @@ function grantRow(g: GrantView): HTMLLIElement {
   remove.setAttribute('aria-label', t('ui.settings.remove_named', { name: g.alias ?? g.id }));
   remove.addEventListener('click', () =>
     act(async () => {
-      await call('control.grants.remove', { kind: g.kind, id: g.id });
+      await control.removeGrant({ kind: g.kind, id: g.id });
       await refreshGrants();
       $('device-kind').focus();
     }),
@@ -101,7 +101,7 @@ function renderCandidates(): void {
 }
 
 async function refreshGrants(): Promise<void> {
-  data.grants = await call('control.grants.list');
+  data.grants = await control.listGrants();
   renderGrants();
 }
 
@@ -128,7 +128,7 @@ function functionRow(f: FunctionView): HTMLLIElement {
   box.addEventListener('change', () =>
     act(async () => {
       try {
-        const r = await call('control.functions.set', { id: f.id, enabled: box.checked });
+        const r = await control.setFunction({ id: f.id, enabled: box.checked });
         f.enabled = r.function.enabled;
       } finally {
         box.checked = f.enabled;
@@ -144,7 +144,7 @@ function renderFunctions(): void {
 }
 
 async function refreshFunctions(): Promise<void> {
-  data.functions = (await call('control.functions.list')).functions;
+  data.functions = (await control.listFunctions()).functions;
   renderFunctions();
 }
 
@@ -168,7 +168,7 @@ function renderGeneral(): void {
 }
 
 async function refreshAbout(): Promise<void> {
-  data.about = await call('control.settings.get');
+  data.about = await control.getSettings();
   data.kinds = Object.keys(data.about.grant_id_keys ?? {});
   renderKinds();
   if (shell) data.loginItem = await unwrap(shell.getLoginItem());
@@ -207,7 +207,7 @@ export function wire(shellApi: Shell | undefined): void {
       const entry: { path: string; access: string; alias?: string } = { path: input('share-path').value.trim(), access: select('share-access').value };
       const alias = input('share-alias').value.trim();
       if (alias) entry.alias = alias;
-      await call('control.grants.add', { kind: 'files', entry });
+      await control.addGrant({ kind: 'files', entry });
       input('share-path').value = '';
       input('share-alias').value = '';
       await refreshGrants();
@@ -225,7 +225,7 @@ export function wire(shellApi: Shell | undefined): void {
       status.hidden = false;
       status.textContent = t('ui.settings.device.finding');
       try {
-        data.candidates = (await call('control.grants.candidates', { kind })).candidates;
+        data.candidates = (await control.grantCandidates({ kind })).candidates;
       } finally {
         status.hidden = true;
         renderCandidates();
@@ -246,7 +246,7 @@ export function wire(shellApi: Shell | undefined): void {
       const id = input('device-id').value.trim();
       const alias = input('device-alias').value.trim();
       const key = data.about?.grant_id_keys?.[kind] ?? 'id';
-      await call('control.grants.add', { kind, entry: alias ? { [key]: id, alias } : id });
+      await control.addGrant({ kind, entry: alias ? { [key]: id, alias } : id });
       input('device-id').value = '';
       input('device-alias').value = '';
       await refreshGrants();
@@ -255,7 +255,7 @@ export function wire(shellApi: Shell | undefined): void {
   $('log-level').addEventListener('change', () =>
     act(async () => {
       try {
-        const r = await call('control.settings.log_level', { level: select('log-level').value });
+        const r = await control.setLogLevel({ level: select('log-level').value as LogLevel });
         if (data.about) data.about.log_level = r.log_level;
       } finally {
         renderGeneral();

@@ -5,10 +5,10 @@
  */
 import { has, t } from './catalogue.js';
 import type { RemoteError } from './control-client.js';
-import type { ControlMethod, ParamsOf, ResultOf, SignInView } from './control-types.js';
+import type { SignInView } from './control-types.js';
 import { $, input } from './dom.js';
 import { formatTime } from './format.js';
-import { act, call } from './page.js';
+import { act, control } from './page.js';
 
 /** The last view, or undefined while the agent offers no sign-in (a device provisioned by its config). */
 let view: SignInView | undefined;
@@ -68,9 +68,9 @@ export function update(v: SignInView | undefined): void {
 }
 
 /** A sign-in call whose error is shown in the sign-in's own sentence for its type, when there is one. */
-async function signinCall<M extends ControlMethod>(method: M, params?: ParamsOf<M>): Promise<ResultOf<M>> {
+async function signinCall<T>(run: () => Promise<T>): Promise<T> {
   try {
-    return await (call as (m: M, p?: ParamsOf<M>) => Promise<ResultOf<M>>)(method, params);
+    return await run();
   } catch (e) {
     const err = e as RemoteError;
     if (has(`ui.signin.error.${err.type}`)) throw Object.assign(new Error(err.message), { type: err.type, key: `ui.signin.error.${err.type}` });
@@ -81,7 +81,7 @@ async function signinCall<M extends ControlMethod>(method: M, params?: ParamsOf<
 /** Asks the agent for the current state (after each (re)connect). */
 export async function refresh(): Promise<void> {
   try {
-    update(await call('control.signin.status'));
+    update(await control.signinStatus());
   } catch {
     // No sign-in methods (provisioned device) or no connection yet: nothing to show.
     update(undefined);
@@ -94,17 +94,17 @@ export function wire(openExternal: (url: string) => void): void {
     e.preventDefault();
     void act(async () => {
       notRevoked = false;
-      update(await signinCall('control.signin.start', { bridge_url: input('signin-bridge').value.trim() }));
+      update(await signinCall(() => control.signinStart({ bridge_url: input('signin-bridge').value.trim() })));
       if (view?.state === 'waiting') $('signin-open').focus();
     });
   });
-  $('signin-cancel').addEventListener('click', () => act(async () => update(await signinCall('control.signin.cancel'))));
+  $('signin-cancel').addEventListener('click', () => act(async () => update(await signinCall(() => control.signinCancel()))));
   $('signin-open').addEventListener('click', () => {
     if (view?.state === 'waiting' && view.verification_uri_complete) openExternal(view.verification_uri_complete);
   });
   $('signout').addEventListener('click', () =>
     act(async () => {
-      const r = await signinCall('control.signout');
+      const r = await signinCall(() => control.signout());
       notRevoked = r.revoked === false;
       update(r);
       input('signin-bridge').focus();

@@ -5,7 +5,7 @@
 import { has, t } from './catalogue.js';
 import type { ConsentStatus, StopAdvice } from './control-types.js';
 import { $ } from './dom.js';
-import { act, call, currentClient } from './page.js';
+import { act, control, currentTransport } from './page.js';
 
 const state: { status?: ConsentStatus; stopped?: StopAdvice } = {};
 /** Each pill's template and raw state, to render it again in another language. */
@@ -38,12 +38,12 @@ function renderStatus(): void {
 }
 
 export async function refreshStatus(): Promise<void> {
-  setStatus(await call('control.status'));
+  setStatus(await control.status());
 }
 
 /** The bridge's state from `/health` (unless paused, which the pill shows instead), and whether it stopped for good. */
 export async function refreshHealth(): Promise<void> {
-  const client = currentClient();
+  const client = currentTransport();
   try {
     if (!client) throw new Error('not connected');
     const h = await client.health();
@@ -93,7 +93,7 @@ export function render(): void {
 export function wire(): void {
   $('pause').addEventListener('click', () =>
     act(async () => {
-      setStatus(await call(isPaused() ? 'control.resume' : 'control.pause'));
+      setStatus(await (isPaused() ? control.resume() : control.pause()));
       if (!isPaused()) await refreshHealth();
     }),
   );

@@ -5,7 +5,8 @@
  */
 import type { DeviceApi, IpcResult } from '../ipc-channels.js';
 import { RpcSocket, remoteError, type Transport } from './control-client.js';
-import type { ControlMethod, Health } from './control-types.js';
+import type { Health } from './control-types.js';
+import type { ControlTable } from '../../src/control/api.js';
 
 declare global {
   interface Window {
@@ -24,37 +25,15 @@ export async function unwrap<T>(p: Promise<IpcResult<T>>): Promise<T> {
   throw remoteError(r?.error);
 }
 
-type P = Record<string, unknown>;
-
-/** Electron: each control method through the preload's function for it. */
-export function ipcTransport(api: DeviceApi): Transport {
-  const byMethod: Record<ControlMethod, ((p: P) => Promise<IpcResult>) | undefined> = {
-    'control.status': () => api.status(),
-    'control.pause': () => api.pause(),
-    'control.resume': () => api.resume(),
-    'control.prompts.list': () => api.listPrompts(),
-    'control.prompts.arguments': (p) => api.promptArguments(p['prompt_id'] as string),
-    'control.prompts.answer': (p) => api.answerPrompt(p['prompt_id'] as string, p['answer'] as never, p['scope'] as never),
-    // The tray's main process is the answerer in Electron: the page never attaches.
-    'control.prompts.attach': undefined,
-    'control.prompts.heartbeat': undefined,
-    'control.ui.focus': (p) => api.setFocused(p['focused'] as boolean),
-    'control.decisions.list': () => api.listDecisions(),
-    'control.decisions.revoke': (p) => api.revokeDecision(p['id'] as number),
-    'control.activity.list': (p) => api.listActivity(p),
-    'control.signin.status': () => api.signinStatus(),
-    'control.signin.start': (p) => api.signinStart(p['bridge_url'] as string | undefined),
-    'control.signin.cancel': () => api.signinCancel(),
-    'control.signout': () => api.signout(),
-    'control.grants.list': () => api.listGrants(),
-    'control.grants.add': (p) => api.addGrant(p['kind'] as string, p['entry']),
-    'control.grants.remove': (p) => api.removeGrant(p['kind'] as string, p['id'] as string),
-    'control.grants.candidates': (p) => api.grantCandidates(p['kind'] as string),
-    'control.functions.list': () => api.listFunctions(),
-    'control.functions.set': (p) => api.setFunction(p['id'] as string, p['enabled'] as boolean),
-    'control.settings.get': () => api.getSettings(),
-    'control.settings.log_level': (p) => api.setLogLevel(p['level'] as string),
-  };
+/**
+ * Electron: each control method through the preload's function for it (`window.aiosDevice.control`, derived
+ * from the same table); one the window is not offered (attaching as the answerer: the tray's main process is
+ * the answerer in Electron) is refused here. `table`: the control API's (passed in, so that the capture
+ * page, which takes only the token helpers from here, does not bundle it).
+ */
+export function ipcTransport(api: DeviceApi, table: ControlTable): Transport {
+  const keyOf = new Map(Object.entries(table).map(([key, spec]) => [spec.method, key]));
+  const fns = api.control as unknown as Record<string, ((params: object) => Promise<IpcResult>) | undefined>;
   return {
     needsToken: false,
     start(onEvent, onState) {
@@ -62,9 +41,9 @@ export function ipcTransport(api: DeviceApi): Transport {
       onState('connected');
     },
     call(method, params) {
-      const fn = byMethod[method];
+      const fn = fns[keyOf.get(method) ?? ''];
       if (!fn) return Promise.reject(remoteError({ type: 'invalid_request', message: `${method} is not offered in the window.` }));
-      return unwrap(fn(params as P));
+      return unwrap(fn(params));
     },
     health: () => unwrap(api.health()) as Promise<Health>,
   };

@@ -1,7 +1,7 @@
 /**
  * The Settings screen's control methods (local endpoint `/rpc`, local token required; the tray's IPC
  * calls the same functions): functions on and off, what the device lists for a grant kind, the log
- * level, and About. Grants themselves change through `control.grants.*` (src/consent/control-api.ts).
+ * level, and About. Grants themselves change through the consent handlers (src/consent/control-api.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
@@ -10,14 +10,13 @@ import { CLIENT_PROTOCOL_VERSION } from '../protocol/messages.js';
 import type { CallContext, GrantCandidate, GrantListing } from '../sdk/index.js';
 import type { Logger } from '../base/logger.js';
 import { APP_VERSION } from '../version.js';
+import { LOG_LEVELS, type LogLevel } from '../control/api.js';
+import { serveControlApi, type ControlHandlers, type ControlMethods } from '../control/server.js';
 import type { Agent } from './agent.js';
 import { SwitchError, type FunctionSwitches } from './function-switches.js';
 import type { UserSettingsFile } from './user-settings.js';
 
-/** The log levels Settings offers, quietest last. */
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-/** One of LOG_LEVELS. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type LogLevel } from '../control/api.js';
 const isLogLevel = (v: unknown): v is LogLevel => typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v);
 
 /** Something a grant could be given for (declared with the grant kind's `listing`, src/sdk/grants.ts). */
@@ -50,8 +49,6 @@ export function loggerLevel(log: Logger): string | undefined {
 const bad = (message: string): never => {
   throw new RpcError(RPC.invalid_params, message);
 };
-const obj = (p: unknown): Record<string, unknown> =>
-  p === undefined || p === null ? {} : typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : bad('params must be an object');
 
 /** What the settings methods work on. */
 export interface SettingsDeps {
@@ -111,10 +108,10 @@ export async function listGrantCandidates(agent: Agent, kind: string, log: Logge
   }
 }
 
-/** The Settings methods, each requiring the local token. */
-export function createSettingsMethods(d: SettingsDeps): Record<string, (params: unknown, ctx: { authenticated: boolean }) => Promise<unknown>> {
-  const methods: Record<string, (p: Record<string, unknown>) => unknown> = {
-    'control.functions.list': () => ({
+/** The Settings handlers of the control API (src/control/api.ts), by its keys; params arrive checked. */
+export function settingsControlHandlers(d: SettingsDeps): ControlHandlers {
+  return {
+    listFunctions: () => ({
       functions: d.agent.registry.descriptors().map((f) => ({
         id: f.id,
         name: f.name,
@@ -127,22 +124,17 @@ export function createSettingsMethods(d: SettingsDeps): Record<string, (params: 
         admin_disabled: d.switches.isAdminDisabled(f.id),
       })),
     }),
-    'control.functions.set': (p) => {
-      const id = typeof p['id'] === 'string' ? p['id'] : bad('id is required (a function id)');
-      if (typeof p['enabled'] !== 'boolean') bad('enabled must be true or false');
+    setFunction: ({ id, enabled }) => {
       if (!d.agent.registry.get(id)) bad(`no function is registered as ${id}`);
       try {
-        return { function: d.switches.set(id, p['enabled'] as boolean) };
+        return { function: d.switches.set(id, enabled) };
       } catch (e) {
         if (e instanceof SwitchError) throw new WireError('permission_denied', e.message, { details: { reason: 'admin_disabled' } });
         throw e;
       }
     },
-    'control.grants.candidates': async (p) => {
-      const kind = typeof p['kind'] === 'string' ? p['kind'] : bad('kind is required');
-      return { kind, candidates: await listGrantCandidates(d.agent, kind, d.log) };
-    },
-    'control.settings.get': () => ({
+    grantCandidates: async ({ kind }) => ({ kind, candidates: await listGrantCandidates(d.agent, kind, d.log) }),
+    getSettings: () => ({
       version: APP_VERSION,
       // The version the current bridge session speaks (null without one) and the one this client offers.
       protocol_version: d.agent.session?.protocolVersion ?? null,
@@ -151,25 +143,20 @@ export function createSettingsMethods(d: SettingsDeps): Record<string, (params: 
       log_file: d.logFile ?? null,
       logs_dir: d.logFile ? dirname(d.logFile) : null,
       log_level: loggerLevel(d.log) ?? null,
-      log_levels: LOG_LEVELS,
+      log_levels: [...LOG_LEVELS],
       // Per grant kind with a listing: the key of an object entry that holds the id (`files` takes `path`).
       grant_id_keys: Object.fromEntries(Object.entries(grantListings(d.agent)).map(([k, l]) => [k, l.idKey])),
     }),
-    'control.settings.log_level': (p) => {
-      const level = p['level'];
-      if (!isLogLevel(level)) bad(`level must be one of ${LOG_LEVELS.join(', ')}`);
-      if (!setLoggerLevel(d.log, level as LogLevel)) throw new WireError('device_unavailable', 'This agent\'s logger has no level to change.');
-      d.settings.update((doc) => ({ ...doc, log_level: level as LogLevel }));
+    setLogLevel: ({ level }) => {
+      if (!setLoggerLevel(d.log, level)) throw new WireError('device_unavailable', 'This agent\'s logger has no level to change.');
+      d.settings.update((doc) => ({ ...doc, log_level: level }));
       d.log.info({ level }, 'log level changed in Settings');
-      return { log_level: loggerLevel(d.log) };
+      return { log_level: loggerLevel(d.log) ?? null };
     },
   };
-  const out: Record<string, (params: unknown, ctx: { authenticated: boolean }) => Promise<unknown>> = {};
-  for (const [name, fn] of Object.entries(methods)) {
-    out[name] = async (params, ctx) => {
-      if (!ctx?.authenticated) throw new WireError('unauthorized', 'The local token is missing or wrong.');
-      return fn(obj(params));
-    };
-  }
-  return out;
+}
+
+/** The Settings methods by wire name, each requiring the local token (src/control/server.ts). */
+export function createSettingsMethods(d: SettingsDeps): ControlMethods {
+  return serveControlApi(settingsControlHandlers(d));
 }

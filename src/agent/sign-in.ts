@@ -11,9 +11,10 @@ import { login, LoginError, logout } from '../identity/login-client.js';
 import { readLoginState, type LoginState } from '../identity/login-state.js';
 import { bridgeHttpOrigin, OAuthClientError, type DeviceAuthorization } from '../identity/oauth-client.js';
 import { openSecretStore, SecretStoreUnavailableError } from '../identity/secret-store.js';
-import { RPC, RpcError, WireError } from '../protocol/errors.js';
+import { RPC, RpcError } from '../protocol/errors.js';
 import type { Logger } from '../base/logger.js';
 import type { RpcMethod } from '../protocol/rpc-methods.js';
+import { serveControlApi, type ControlHandlers } from '../control/server.js';
 
 /** Where a sign-in stands. `denied`, `expired` and `failed` are not signed in either: the page offers to start again. */
 export type SignInState = 'not_signed_in' | 'waiting' | 'signed_in' | 'denied' | 'expired' | 'failed';
@@ -236,22 +237,17 @@ export class SignInService extends EventEmitter<{ change: [SignInView] }> {
   }
 }
 
-/** The local endpoint's sign-in methods (local token required, like every control method). */
-export function signInMethods(svc: SignInService): Record<string, RpcMethod> {
-  const gate = (fn: (p: Record<string, unknown>) => unknown): RpcMethod => async (params, ctx) => {
-    if (!ctx?.authenticated) throw new WireError('unauthorized', 'The local token is missing or wrong.');
-    const p = params === undefined || params === null ? {} : params;
-    if (typeof p !== 'object' || Array.isArray(p)) throw new RpcError(RPC.invalid_params, 'params must be an object', { type: 'invalid_arguments' });
-    return fn(p as Record<string, unknown>);
-  };
+/** The sign-in handlers of the control API (src/control/api.ts), by its keys. */
+export function signInControlHandlers(svc: SignInService): ControlHandlers {
   return {
-    'control.signin.status': gate(() => svc.status()),
-    'control.signin.start': gate((p) => {
-      const url = p['bridge_url'];
-      if (url !== undefined && typeof url !== 'string') throw new RpcError(RPC.invalid_params, 'bridge_url must be a string', { type: 'invalid_arguments' });
-      return svc.start(url);
-    }),
-    'control.signin.cancel': gate(() => svc.cancel()),
-    'control.signout': gate(() => svc.signOut()),
+    signinStatus: () => svc.status(),
+    signinStart: ({ bridge_url }) => svc.start(bridge_url),
+    signinCancel: () => svc.cancel(),
+    signout: () => svc.signOut(),
   };
+}
+
+/** The local endpoint's sign-in methods by wire name (local token required, like every control method). */
+export function signInMethods(svc: SignInService): Record<string, RpcMethod> {
+  return serveControlApi(signInControlHandlers(svc));
 }

@@ -14,7 +14,9 @@ import { loadDeviceCredentials, tokenProvider, type DeviceCredentials } from '..
 import { isSecretFile } from '../identity/secret-store.js';
 import { loadOrCreateDeviceKey, type DeviceKey } from '../identity/device-key.js';
 import { FileSecretStore } from '../identity/secret-store.js';
-import { createControlMethods, CONTROL_EVENTS } from '../consent/index.js';
+import { consentControlHandlers, CONTROL_EVENTS } from '../consent/index.js';
+import { MAX_OFFLINE_S } from '../control/api.js';
+import { serveControlApi } from '../control/server.js';
 import { METHODS } from '../protocol/messages.js';
 import type { RpcMethod } from '../protocol/rpc-methods.js';
 import type { LocalEndpoint } from '../endpoint/local-endpoint.js';
@@ -28,17 +30,14 @@ import { showNotice } from '../base/user-notice.js';
 import { GrantStore } from '../grants/grant-store.js';
 import { FunctionSwitches } from '../agent/function-switches.js';
 import { UserSettingsFile } from '../agent/user-settings.js';
-import { applyStoredLogLevel, createSettingsMethods } from '../agent/settings-methods.js';
+import { applyStoredLogLevel, settingsControlHandlers } from '../agent/settings-methods.js';
 import type { CallObserver } from '../seams/call-seams.js';
-import { SignInService, signInMethods } from '../agent/sign-in.js';
+import { SignInService, signInControlHandlers } from '../agent/sign-in.js';
 import { loadOrCreateDeviceId } from '../identity/device-id.js';
 import { existsSync } from 'node:fs';
 import { APP_VERSION } from '../version.js';
 import { RPC, RpcError } from '../protocol/errors.js';
 import { IdleCollector } from '../base/idle-gc.js';
-
-/** The longest `control.session.offline` keeps the bridge link down. */
-const MAX_OFFLINE_S = 300;
 
 /** A running agent and how to stop it. */
 export interface RunningAgent {
@@ -205,43 +204,42 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.isPaused());
-    const base = createControlMethods(consent, grants) as unknown as Record<string, RpcMethod>;
-    control = {
-      ...base,
+    const consentHandlers = consentControlHandlers(consent, grants);
+    // The whole control API, by key (src/control/api.ts): the consent service's, Settings', the sign-in's
+    // and the session's handlers, served with one params check (src/control/server.ts).
+    control = serveControlApi({
+      ...consentHandlers,
+      ...settingsControlHandlers({ agent, switches: functions, settings: userSettings, log, logFile: config.log?.file }),
+      ...(signin ? signInControlHandlers(signin) : {}),
       // Which third-party adapters run without the sandbox (adapters.unsandboxed: allow) and which wait for
       // approval ride along with the status; so does the sign-in state (not signed in / waiting with a code / signed in as … in …).
-      'control.status': (async (p, ctx) => ({
-        ...((await base['control.status']!(p, ctx)) as object),
+      status: async (p, ctx) => ({
+        ...(await consentHandlers.status!(p, ctx)),
         adapters: adapterStatus(discovery),
         ...(signin ? { signin: signin.status() } : {}),
-      })) as RpcMethod,
-      ...(signin ? signInMethods(signin) : {}),
+      }),
       // Drops the bridge link and reconnects at once (docs/qa-trial.md: the trial's reconnect check).
-      'control.session.reconnect': ((p: { dry_run?: unknown } | undefined) => {
-        if (p?.dry_run !== true) agent.session?.dropAndReconnect();
+      reconnectSession: ({ dry_run }) => {
+        if (dry_run !== true) agent.session?.dropAndReconnect();
         return { ok: true, status: agent.session?.status ?? 'offline' };
-      }) as unknown as RpcMethod,
+      },
       // Drops the bridge link and stays offline `seconds` (the trial's device_offline check), then connects again.
-      'control.session.offline': ((p: { seconds?: unknown; dry_run?: unknown } | undefined) => {
-        if (p?.dry_run === true) return { ok: true, status: agent.session?.status ?? 'offline' };
-        const seconds = p?.seconds;
-        if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_OFFLINE_S) {
-          throw new RpcError(RPC.invalid_params, `seconds must be a whole number from 1 to ${MAX_OFFLINE_S}`);
-        }
+      takeSessionOffline: ({ seconds, dry_run }) => {
+        if (dry_run === true) return { ok: true, status: agent.session?.status ?? 'offline' };
+        if (seconds === undefined) throw new RpcError(RPC.invalid_params, `seconds must be a whole number from 1 to ${MAX_OFFLINE_S}`);
         const session = agent.session;
         if (!session) throw new RpcError(RPC.invalid_params, 'the agent has no bridge session to take offline (not signed in)');
         clearTimeout(offlineTimer);
         session.stop();
-        log.info({ seconds }, 'bridge link taken offline on request (control.session.offline)');
+        log.info({ seconds }, 'bridge link taken offline on request');
         offlineTimer = setTimeout(() => {
           offlineTimer = undefined;
           if (agent.session === session) session.start();
         }, seconds * 1000);
         offlineTimer.unref();
         return { ok: true, status: session.status, back_at: new Date(Date.now() + seconds * 1000).toISOString() };
-      }) as unknown as RpcMethod,
-      ...(createSettingsMethods({ agent, switches: functions, settings: userSettings, log, logFile: config.log?.file }) as Record<string, RpcMethod>),
-    };
+      },
+    });
     discovery = await startDiscovery(agent, config, key, log, [control, agent.hostServices.methods() as Record<string, RpcMethod>]);
     const endpoint = discovery.endpoint;
     // The bridge keeps the card it got in hello: after a function was turned off or on (tools_changed

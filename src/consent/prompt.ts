@@ -4,11 +4,12 @@
  */
 import type { AttestedRuntime, PermissionLevel, Risk } from '../protocol/messages.js';
 import type { DecisionScope } from './decisions-store.js';
+import { ANSWERS, type Answer } from '../control/api.js';
 
-/** The four answers a user can give. */
-export type PromptAnswerKind = 'allow_once' | 'allow_remember' | 'deny' | 'deny_remember';
-/** The answer kinds, for validating control-API input. */
-export const ANSWER_KINDS: readonly PromptAnswerKind[] = ['allow_once', 'allow_remember', 'deny', 'deny_remember'];
+/** The four answers a user can give (the control API's answers but `close`, which dismisses). */
+export type PromptAnswerKind = Exclude<Answer, 'close'>;
+/** The answer kinds, in the control API's order. */
+export const ANSWER_KINDS: readonly PromptAnswerKind[] = ANSWERS.filter((a): a is PromptAnswerKind => a !== 'close');
 
 /** A user's answer; `scope` applies to the remember answers (default `session`). */
 export interface PromptAnswer {

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { listenerIsTheAgent } from '../endpoint/local-client.js';
+import { controlClient } from '../control/client.js';
 
 /** A connected control client. */
 export class LocalControl {
@@ -47,7 +48,10 @@ export class LocalControl {
     return new LocalControl(ws);
   }
 
-  /** Calls a control method; rejects with the agent's message on an error answer. */
+  /** The control API, typed by its table (src/control/api.ts): `control.api.listGrants({ kind })`. */
+  readonly api = controlClient((method, params) => this.call(method, params as Record<string, unknown>));
+
+  /** Calls a control method by wire name; rejects with the agent's message on an error answer. Prefer `api`. */
   call(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
       this.pending.set(++this.id, { resolve, reject });
@@ -73,19 +77,19 @@ export class LocalControl {
     this.answering = true;
     let how: 'attach' | 'status' = 'attach';
     try {
-      const a = await this.call('control.prompts.attach', { name: 'aios-device trial' });
-      const id = a['answerer_id'];
-      const every = typeof a['heartbeat_ms'] === 'number' ? a['heartbeat_ms'] : 2000;
-      this.heartbeat = setInterval(() => void this.call('control.prompts.heartbeat', { answerer_id: id }).catch(() => undefined), every);
+      const a = await this.api.attachAnswerer({ name: 'aios-device trial' });
+      const id = a.answerer_id;
+      const every = typeof a.heartbeat_ms === 'number' ? a.heartbeat_ms : 2000;
+      this.heartbeat = setInterval(() => void this.api.heartbeat({ answerer_id: id }).catch(() => undefined), every);
       this.heartbeat.unref();
     } catch {
       how = 'status';
-      await this.call('control.status');
+      await this.api.status();
     }
     this.promptAnswer = answer;
     // Prompts raised before the attach are answered too.
-    const list = await this.call('control.prompts.list');
-    for (const p of (list['prompts'] as { prompt_id: string; function_id?: string }[] | undefined) ?? []) void this.answer(p);
+    const list = await this.api.listPrompts();
+    for (const p of list.prompts ?? []) void this.answer(p);
     return how;
   }
 
@@ -100,7 +104,7 @@ export class LocalControl {
     const answer = this.promptAnswer;
     if (answer === 'none') return;
     try {
-      await this.call('control.prompts.answer', { prompt_id: p.prompt_id, answer });
+      await this.api.answerPrompt({ prompt_id: p.prompt_id, answer });
       this.answered.push({ prompt_id: p.prompt_id, ...(p.function_id && { function: p.function_id }), answer });
     } catch {
       // withdrawn or answered elsewhere

@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { serveControlApi } from '../../src/control/server.js';
 import { isSignInAddress, registerIpc, type IpcInvokeEvent, type IpcMainLike } from '../../electron/ipc.js';
 import { IPC, type IpcResult } from '../../electron/ipc-channels.js';
 import { RENDERER_URL, isRendererUrl } from '../../electron/renderer-url.js';
@@ -71,12 +72,13 @@ test('the sign-in IPC channels: validated, typed errors, Open browser refused fo
   const opened: string[] = [];
   const seen: unknown[] = [];
   const reg = registerIpc(ipcMain, {
-    methods: {
-      'control.signin.start': async (p) => {
+    // The agent's method as the agent serves it: params checked once, by the control API's table.
+    methods: serveControlApi({
+      signinStart: async (p) => {
         seen.push(p);
         throw new RpcError(-32602, 'This device is signed in; sign out first.', { type: 'signed_in' });
       },
-    },
+    }),
     health: () => ({ status: 'ok', bridge: 'offline', version: '0' }),
     isTrustedUrl: isRendererUrl,
     openExternal: (url) => {

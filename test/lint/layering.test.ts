@@ -86,6 +86,13 @@ test('electron/ reaches src/ only through src/shell.ts; the renderer imports not
   assert.equal(value.length, 1);
   assert.match(value[0]!.message, /The renderer is a web page/);
   assert.deepEqual(await messagesFor('electron/renderer/app.ts', "import { t } from './catalogue.js';\nexport const a = t;\n"), [], "the page's own modules");
+  // The control API's plain modules (TypeBox only) are bundled by the preload and the page; its server side is not.
+  for (const f of ['api', 'client', 'ipc']) {
+    assert.deepEqual(await messagesFor('electron/preload.ts', `import * as m from '../src/control/${f}.js';\nexport const a = m;\n`), [], `the preload may import src/control/${f}.ts`);
+    assert.deepEqual(await messagesFor('electron/renderer/app.ts', `import * as m from '../../src/control/${f}.js';\nexport const a = m;\n`), [], `the page may import src/control/${f}.ts`);
+  }
+  assert.equal((await messagesFor('electron/preload.ts', "import * as m from '../src/control/server.js';\nexport const a = m;\n")).length, 1, 'not the server side');
+  assert.ok((await messagesFor('electron/renderer/app.ts', "import * as m from '../../src/control/server.js';\nexport const a = m;\n")).length >= 1, 'not the server side');
 });
 
 test('the config keeps the layering rules at error level for src/**, handlers/** and electron/**', async () => {
@@ -141,6 +148,7 @@ test('the tree as it stands has no layering violations', async () => {
 const LAYERS: { name: string; folders: string[]; siblings?: boolean; alsoBelow?: string[] }[] = [
   { name: 'base', folders: ['base', 'i18n'] },
   { name: 'protocol', folders: ['protocol'] },
+  { name: 'control API', folders: ['control'] },
   { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'] },
   { name: 'discovery and grants', folders: ['discovery', 'grants'] },
   { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
