@@ -24,7 +24,7 @@ export function grantKindOf(fn: string): string | undefined {
 export async function grantsByKind(ctx: TrialContext): Promise<Record<string, Record<string, unknown>[]> | undefined> {
   if (!ctx.control) return undefined;
   if (ctx.grants === undefined) {
-    const g = await ctx.control.call('control.grants.list').catch(() => null);
+    const g = (await ctx.control.api.listGrants({}).catch(() => null)) as Record<string, unknown> | null;
     ctx.grants = g ? ((g['grants'] ?? {}) as Record<string, Record<string, unknown>[]>) : null;
   }
   return ctx.grants ?? undefined;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { listenerIsTheAgent } from '../endpoint/local-client.js';
 import { controlClient } from '../control/client.js';
+import { CONTROL_API, type ControlApi } from '../control/api.js';
 
 /** A connected control client. */
 export class LocalControl {
@@ -59,10 +60,10 @@ export class LocalControl {
     });
   }
 
-  /** Whether the agent serves `method` (a -32601 answer means no). */
-  async has(method: string, params: Record<string, unknown> = {}): Promise<boolean> {
+  /** Whether the agent serves the control method `key` (a -32601 answer means no: an older agent). */
+  async has(key: keyof ControlApi, params: Record<string, unknown> = {}): Promise<boolean> {
     try {
-      await this.call(method, params);
+      await this.call(CONTROL_API[key].method, params);
       return true;
     } catch (e) {
       return !/method not found/i.test((e as Error).message);

@@ -33,7 +33,7 @@ export async function shareScratch(control: LocalControl, agentDataDir: string):
     mkdirSync(parent, { recursive: true, mode: 0o700 });
     const dir = mkdtempSync(join(parent, 'aios-trial-scratch-'));
     try {
-      await control.call('control.grants.add', { kind: 'files', entry: { path: dir, access: 'read_write', name: root } });
+      await control.api.addGrant({ kind: 'files', entry: { path: dir, access: 'read_write', name: root } });
     } catch (e) {
       rmSync(dir, { recursive: true, force: true });
       throw e;
@@ -43,7 +43,7 @@ export async function shareScratch(control: LocalControl, agentDataDir: string):
   try {
     return await tryIn(tempParent);
   } catch (first) {
-    const listed = await control.call('control.grants.list', { kind: 'files' });
+    const listed = (await control.api.listGrants({ kind: 'files' })) as unknown as Record<string, unknown>;
     const writable = filesGrants(listed).find((g) => g['access'] === 'read_write' && typeof g['id'] === 'string' && existsSync(g['id']));
     if (!writable) throw first;
     return await tryIn(writable['id'] as string);
@@ -53,7 +53,7 @@ export async function shareScratch(control: LocalControl, agentDataDir: string):
 /** Removes the scratch grant and folder. */
 export async function unshareScratch(control: LocalControl, s: Scratch): Promise<void> {
   try {
-    await control.call('control.grants.remove', { kind: 'files', id: s.root });
+    await control.api.removeGrant({ kind: 'files', id: s.root });
   } finally {
     rmSync(s.dir, { recursive: true, force: true });
   }

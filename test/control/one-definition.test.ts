@@ -14,11 +14,6 @@ import { CONTROL_API } from '../../src/control/api.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 /** A control method's wire name (or its IPC channel): the whole string is the name. */
 const METHOD_NAME = /^(aios:)?control\.[a-z_]+(\.[a-z_]+)*$/;
-/**
- * Files still spelling names until the parallel work on the trial's checks is merged (they call
- * `LocalControl.call('control.…')`; `LocalControl.api` is the typed way). Empty this list then.
- */
-const PENDING = new Set(['src/trial/scratch.ts', 'src/trial/checks/confirm.ts', 'src/trial/checks/extra.ts', 'src/trial/checks/faults.ts', 'src/trial/checks/permissions.ts']);
 
 function sources(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -50,7 +45,7 @@ test('no source file outside src/control/ spells a control method name as a stri
   const spelled: string[] = [];
   for (const f of files) {
     const rel = relative(ROOT, f).split('\\').join('/');
-    if (rel.startsWith('src/control/') || PENDING.has(rel)) continue;
+    if (rel.startsWith('src/control/')) continue;
     for (const s of methodNamesSpelled(rel, readFileSync(f, 'utf8'))) spelled.push(`${rel}:${s.line} ${s.name}`);
   }
   assert.deepEqual(spelled, [], 'call through the typed client (src/control/client.ts) or the table, not by name');

@@ -28,7 +28,7 @@ test('the tray menu says who is signed in where', () => {
 
 test('the sign-in line in Chinese', () => {
   const zh = trayText('zh-CN');
-  assert.equal(traySignInLine({ state: 'signed_in', user_id: 'usr_alice', workspace_id: 'ws_b', bridge_url: 'https://b' }, zh), '已以 usr_alice 身份登录到工作区 ws_b（https://b）');
+  assert.equal(traySignInLine({ state: 'signed_in', user_id: 'usr_alice', workspace_id: 'ws_b', bridge_url: 'https://b' }, zh), '已以 usr_alice 身份登录到工作空间 ws_b（https://b）');
   const item = trayMenuTemplate({ ...base, signin: { state: 'not_signed_in' }, signInNeeded: true }, actions().a, zh).find((i) => i.label === '登录…');
   assert.ok(item && item.enabled !== false, '"Sign in…" in Chinese, enabled');
 });

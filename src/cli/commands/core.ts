@@ -25,6 +25,7 @@ import { CONSENT_DB_FILE, openConsentDb } from '../../consent/db.js';
 import { PauseState, type PauseInfo } from '../../consent/pause-state.js';
 import { schemaValidator } from '../../protocol/schema-validator.js';
 import { table } from '../table.js';
+import { controlClient } from '../../control/client.js';
 
 /** Default runtime profile written by the demo. */
 export const DEFAULT_PROFILE = '.demo/runtime.json';
@@ -216,7 +217,7 @@ export function registerCoreCommands(program: Command): void {
       : { running: false, data_dir: dataDir };
     if (agent) {
       // Adapters running without the sandbox, and new ones waiting for approval (an older agent's status has neither).
-      const st = (await callLocal(agent, 'control.status', {}).catch(() => undefined)) as { adapters?: { unsandboxed: string[]; pending: string[] } } | undefined;
+      const st = await controlClient((method, params) => callLocal(agent, method, params as Record<string, unknown>)).status().catch(() => undefined);
       if (st?.adapters) (out['agent'] as Record<string, unknown>)['adapters'] = st.adapters;
     }
     const paused = readPaused(dataDir);

@@ -11,6 +11,7 @@ import { ONLINE } from '../check.js';
 import type { Observed, TrialContext } from '../context.js';
 import type { Trace } from '../types.js';
 import { m, render } from '../say.js';
+import { CONTROL_API } from '../../control/api.js';
 import type { Message } from '../../i18n/index.js';
 import { ensureScratch } from './contract.js';
 
@@ -81,7 +82,7 @@ async function confirmBothWays(ctx: TrialContext, e: Trace[], device: string): P
 
     const what = m(dir ? 'trial.m.confirm.what_file' : 'trial.m.confirm.what', { ms: SHORT_CONFIRM_MS });
     // Answers the trial gave itself show the prompt works, not that a person confirms: simulated, never pass.
-    if (answering) return { verdict: 'simulated', message: m('trial.m.confirm.simulated', { what, via: ctx.answeringBy === 'attach' ? 'control.prompts.attach' : m('trial.m.confirm.via_connection') }) };
+    if (answering) return { verdict: 'simulated', message: m('trial.m.confirm.simulated', { what, via: ctx.answeringBy === 'attach' ? CONTROL_API.attachAnswerer.method : m('trial.m.confirm.via_connection') }) };
     return { verdict: 'pass', message: m('trial.m.confirm.ok', { what }) };
   } finally {
     if (answering) control.setAnswer('allow_once');

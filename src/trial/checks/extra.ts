@@ -54,10 +54,10 @@ export const extraChecks = (): CheckDef[] => [
       const control = ctx.control;
       if (!control) return { verdict: 'not_run', message: ctx.controlProblem };
       if (!(await ctx.functions(device)).some((f) => f.id === 'diagnostics.wait')) return NO_WAIT;
-      if (!(await control.has('control.session.reconnect', { dry_run: true }))) return { verdict: 'not_run', message: m('trial.m.reconnect.no_method') };
+      if (!(await control.has('reconnectSession', { dry_run: true }))) return { verdict: 'not_run', message: m('trial.m.reconnect.no_method') };
       const first = await ctx.call(e, m('trial.e.start_wait', { ms: 1500 }), device, 'diagnostics.wait', { ms: 1500 }, { wait: false });
       await ctx.ev(e, m('trial.e.until_running'), null, () => waitState(ctx.client, first.call_id, 'running', 30_000));
-      await ctx.ev(e, m('trial.e.cut'), {}, () => control.call('control.session.reconnect'));
+      await ctx.ev(e, m('trial.e.cut'), {}, () => control.api.reconnectSession({}));
       const fin = await ctx.ev(e, m('trial.e.outcome'), null, () => ctx.client.waitTerminal(first.call_id, 60_000));
       if (fin.outcome?.state === 'completed') return { verdict: 'pass', message: m('trial.m.reconnect.ok') };
       return { verdict: 'fail', message: m('trial.m.reconnect.not', { got: fin.outcome?.state ?? fin.state }) };

@@ -73,7 +73,7 @@ const OFFLINE_S = 4;
  */
 async function takeOffline(ctx: TrialContext, e: Trace[], device: string): Promise<Observed> {
   const control = ctx.control!;
-  if (!(await control.has('control.session.offline', { dry_run: true }))) return { verdict: 'not_run', message: m('trial.m.no_offline_method') };
+  if (!(await control.has('takeSessionOffline', { dry_run: true }))) return { verdict: 'not_run', message: m('trial.m.no_offline_method') };
   const hasWait = (await ctx.functions(device)).some((f) => f.id === 'diagnostics.wait');
   const inFlight = hasWait ? await ctx.call(e, m('trial.e.in_flight'), device, 'diagnostics.wait', { ms: 1000 }, { wait: false }) : undefined;
   if (inFlight) await ctx.ev(e, m('trial.e.until_running'), null, () => waitState(ctx.client, inFlight.call_id, 'running', 30_000));
@@ -102,7 +102,7 @@ async function takeOffline(ctx: TrialContext, e: Trace[], device: string): Promi
 
 /** Takes the device's link down for `seconds` (`control.session.offline`). */
 async function linkDown(ctx: TrialContext, e: Trace[], seconds = OFFLINE_S): Promise<void> {
-  await ctx.ev(e, m('trial.e.link_down', { seconds }), { seconds }, () => ctx.control!.call('control.session.offline', { seconds }));
+  await ctx.ev(e, m('trial.e.link_down', { seconds }), { seconds }, () => ctx.control!.api.takeSessionOffline({ seconds }));
 }
 
 
@@ -117,7 +117,7 @@ async function comeBack(ctx: TrialContext, e: Trace[], device: string, seconds =
  * what `aios-device status` and the tray show) must say the bridge is not connected while the link is down.
  */
 async function deviceSeesBridgeDown(ctx: TrialContext, e: Trace[], device: string, dataDir: string): Promise<Observed> {
-  if (!(await ctx.control!.has('control.session.offline', { dry_run: true }))) return { verdict: 'not_run', message: m('trial.m.no_offline_method') };
+  if (!(await ctx.control!.has('takeSessionOffline', { dry_run: true }))) return { verdict: 'not_run', message: m('trial.m.no_offline_method') };
   await linkDown(ctx, e);
   try {
     await ctx.ev(e, m('trial.e.bridge_sees_offline'), null, () => waitOnline(ctx, device, false, 20_000));

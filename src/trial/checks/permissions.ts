@@ -14,6 +14,7 @@ import { filesGrants } from '../scratch.js';
 import { ensureScratch } from './contract.js';
 import { grantKindOf, grantsByKind } from '../grants.js';
 import { m } from '../say.js';
+import { CONTROL_API } from '../../control/api.js';
 import type { Message } from '../../i18n/index.js';
 
 export const permissionsChecks = (): CheckDef[] => [
@@ -33,7 +34,7 @@ export const permissionsChecks = (): CheckDef[] => [
       // What the user shared is not visible through the runtime API (by design); the device's own controls say.
       const control = ctx.control;
       if (!control) return { verdict: 'not_run', message: m('trial.m.perm.needs_control', { problem: ctx.controlProblem }) };
-      const byKind = await ctx.ev(e, m('trial.e.fn', { fn: 'control.grants.list' }), {}, async () => (await grantsByKind(ctx)) ?? null);
+      const byKind = await ctx.ev(e, m('trial.e.fn', { fn: CONTROL_API.listGrants.method }), {}, async () => (await grantsByKind(ctx)) ?? null);
       if (!byKind) return { verdict: 'not_run', message: m('trial.m.perm.no_list') };
       const rows = [...needed].map(([kind, fns]) => {
         const entries = (byKind[kind] ?? []).filter((x) => !(kind === 'files' && (x['alias'] === ctx.scratch?.root || x['id'] === ctx.scratch?.dir)));
@@ -94,7 +95,7 @@ export const permissionsChecks = (): CheckDef[] => [
 
 /** The folders shared as files grants (from the device's controls; none known without control). */
 async function sharedFolders(ctx: TrialContext): Promise<string[]> {
-  const g = await ctx.control?.call('control.grants.list', { kind: 'files' }).catch(() => undefined);
+  const g = (await ctx.control?.api.listGrants({ kind: 'files' }).catch(() => undefined)) as Record<string, unknown> | undefined;
   return g ? filesGrants(g).map((x) => x['id']).filter((x): x is string => typeof x === 'string') : [];
 }
 
