@@ -16,6 +16,8 @@ let shell: Shell | undefined;
 const data: {
   grants?: ResultOf<'listGrants'>;
   functions?: FunctionView[];
+  /** Local adapters waiting for approval, and those running without the sandbox (control.status). */
+  adapters?: { pending: string[]; unsandboxed: string[] } | undefined;
   about?: SettingsView;
   candidates: Candidate[];
   kinds: string[];
@@ -139,12 +141,27 @@ function functionRow(f: FunctionView): HTMLLIElement {
   return li;
 }
 
+/** One line about a local adapter: a new one waiting for approval, or one running without the sandbox. */
+function adapterLine(key: 'ui.settings.adapters.waiting' | 'ui.settings.adapters.unsandboxed', id: string): HTMLLIElement {
+  const li = document.createElement('li');
+  li.dataset['adapter'] = id;
+  li.dataset['state'] = key === 'ui.settings.adapters.waiting' ? 'waiting' : 'unsandboxed';
+  li.textContent = t(key, { id });
+  return li;
+}
+
 function renderFunctions(): void {
   if (data.functions) $('functions').replaceChildren(...data.functions.map(functionRow));
+  const a = data.adapters;
+  const lines = a ? [...a.pending.map((id) => adapterLine('ui.settings.adapters.waiting', id)), ...a.unsandboxed.map((id) => adapterLine('ui.settings.adapters.unsandboxed', id))] : [];
+  $('adapters-waiting').replaceChildren(...lines);
+  $('adapters-box').hidden = lines.length === 0;
 }
 
 async function refreshFunctions(): Promise<void> {
-  data.functions = (await control.listFunctions()).functions;
+  const [fns, status] = await Promise.all([control.listFunctions(), control.status()]);
+  data.functions = fns.functions;
+  data.adapters = status.adapters;
   renderFunctions();
 }
 

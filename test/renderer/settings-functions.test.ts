@@ -7,13 +7,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { CLIENT_PROTOCOL_VERSION } from '../../src/protocol/messages.js';
 import { APP_VERSION } from '../../src/version.js';
 import { callLocal } from '../../src/endpoint/local-client.js';
-import { ids, until } from '../helpers/stack.js';
+import { ids, ROOT, tempDir, until } from '../helpers/stack.js';
 import { setup } from './stack.js';
 import { seriousViolations } from './page-checks.js';
 
@@ -81,5 +81,37 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
     assert.deepEqual(s.problems, []);
   } finally {
     await s.stop();
+  }
+});
+
+test('a new local adapter folder shows on the Functions screen as waiting for approval, in English and Chinese, and goes once approved', async () => {
+  const example = join(ROOT, 'examples/hello-adapter/org.example.hello');
+  for (const [locale, words] of [
+    ['en-US', 'New adapter waiting for your approval: org.example.hello'],
+    ['zh-CN', '新的适配器等待你批准：org.example.hello'],
+  ] as const) {
+    const dir = tempDir('aios-renderer-adapters-');
+    const adapters = join(dir, 'adapters');
+    cpSync(example, join(adapters, 'org.example.hello'), { recursive: true });
+    const s = await setup({ locale, agent: { adapters: { dirs: [adapters] }, trust: { keys: [join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] } } });
+    try {
+      await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+      const line = s.page.locator('#adapters-waiting li[data-adapter="org.example.hello"][data-state="waiting"]');
+      await line.waitFor();
+      assert.match((await line.textContent()) ?? '', new RegExp(words.replace(/[.]/g, '\\.')));
+      assert.equal(await s.page.locator('#functions li[data-function-id="hello.greet"]').count(), 0, 'its functions are not offered while it waits');
+      if (locale === 'en-US') {
+        assert.deepEqual(await seriousViolations(s.page), []);
+        // Approved through the running agent (as `aios-device adapters approve` does): the line goes on the next refresh.
+        await callLocal({ http: s.endpoint.http, token: s.endpoint.token }, 'aios/registry.approve', { adapter_id: 'org.example.hello' });
+        await until(async () => ((await callLocal({ http: s.endpoint.http, token: s.endpoint.token }, 'control.functions.list', {})) as { functions: { id: string }[] }).functions.some((f) => f.id === 'hello.greet'), 30_000, 'hello.greet offered');
+        await s.page.reload();
+        await s.page.locator('#functions li[data-function-id="hello.greet"]').waitFor();
+        assert.equal(await s.page.locator('#adapters-box').isHidden(), true, 'nothing waits any more');
+      }
+    } finally {
+      await s.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 });
