@@ -415,7 +415,8 @@ describe('tty provider: the agent runs in a real terminal (tmux); the person rea
   test('the terminal prompt shows the requester, workspace, risk and countdown, and no argument values until asked', async () => {
     const { call_id } = await submit(st, 'files.write_text', { root: 'Shared', path: 'peek.txt', text: 'private words' }, { wait: false });
     const s = await harness.p.shown(call_id);
-    assert.match(s, /QA runner \(agent\) in workspace ws_t asks to:/);
+    // The bridge attests the runtime (its token entry has no name: runtime-1); what the runtime claims is only a claim.
+    assert.match(s, /runtime-1 \(says it is "QA runner"\) in workspace ws_t asks to:/);
     assert.match(s, /Risk: high \(may change or delete data\)/);
     await st.waitFor((x) => /Time left: \d+ s/.test(last(x)), 'the countdown');
     assert.doesNotMatch(s, /private words/);

@@ -71,7 +71,7 @@ test('in a terminal the demo asks before a write: the prompt names the requester
     const write = cliRun(['invoke', 'files.write_text', '--args', '{"root":"Demo","path":"note.txt","text":"hi"}', '--requester', 'Tour guide', '--runtime', profile]);
     await until(() => /Time left: \d+ s/.test(screen()), 20_000, 'the prompt');
     const s = screen();
-    assert.match(s, /Tour guide \(user\) in workspace ws_demo asks to:/);
+    assert.match(s, /demo runtime \(says it is "Tour guide"\) in workspace ws_demo asks to:/);
     assert.match(s, /Create note\.txt in Demo \(2 bytes\)/);
     tmux('send-keys', '-t', 'demo', 'a');
     const r = await write;

@@ -20,8 +20,9 @@ await runOnNotificationBus(async (bus, result) => {
     await s.stop();
   }
   // The notice that a confirmation prompt waits: who asks and what, no argument values.
-  notifyPromptWaiting({ function_name: 'Write a text file', requester: { kind: 'agent', id: 'planner-1', name: 'Trip planner' } } as unknown as PromptView);
-  result['prompt_notice'] = (await bus.seen('Trip planner (agent) asks to: Write a text file')) && bus.log().includes('AIOS Device: confirmation needed');
+  // Who asks, truthfully: the runtime the bridge attested first, what it claims only as a claim.
+  notifyPromptWaiting({ function_name: 'Write a text file', requester: { kind: 'agent', id: 'planner-1', name: 'Trip planner' }, runtime: { id: 'rt_front', name: 'Front desk' } } as unknown as PromptView);
+  result['prompt_notice'] = (await bus.seen('Front desk (says it is "Trip planner") asks to: Write a text file')) && bus.log().includes('AIOS Device: confirmation needed');
   // An outdated client stops reconnecting and tells the user an update is needed.
   const old = await inProcessStack({ bridge: { min_client_version: '99.0.0' }, connect: false });
   try {

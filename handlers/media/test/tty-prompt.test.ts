@@ -63,7 +63,7 @@ test('tty: the capture prompt names the camera; "d" denies, the call is rejected
     const text = screen();
     return text.includes('[a] allow once') && /Time left: \d+ s/.test(text) ? text : undefined;
   }, 30_000, 'the prompt on the terminal');
-  assert.match(s!, /Shelf assistant \(agent\)/);
+  assert.match(s!, /runtime-1 \(says it is "Shelf assistant"\)/);
   assert.match(s!, /Take a photo with Test camera \(lavfi testsrc\) \(its own size, PNG\)/);
   tmux('send-keys', '-t', 'agent', 'd');
   const o = (await call).record.outcome!;
