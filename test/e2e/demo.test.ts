@@ -9,14 +9,8 @@ import { join } from 'node:path';
 import { readFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { CLI, ROOT, cli, cliRun, tempDir, until } from '../helpers/stack.js';
+import { freePort } from '../helpers/net.js';
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 test('demo starts both, prints what to run, and the printed invoke works; Ctrl-C stops cleanly', async () => {
   const dir = tempDir();

@@ -7,11 +7,11 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { cli, cliRun, processStack, tempDir, until, type Proc } from '../helpers/stack.js';
 import { PageClient, testUsers } from '../login/helpers.js';
 import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { freePort } from '../helpers/net.js';
 
 /** Runs `login` with a token file, approves its code on the bridge's page as `user`, and waits for it to end. */
 async function loginApproved(bridge: string, dataDir: string, user: string, password: string, workspace: string): Promise<Proc> {
@@ -27,13 +27,6 @@ async function loginApproved(bridge: string, dataDir: string, user: string, pass
   return run;
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 describe('a signed-in agent that is revoked, then signed in again', () => {
   let dir: string;

@@ -7,12 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLI, Proc, ROOT, procReport, tempDir, until } from '../helpers/stack.js';
 import type { TrialReport } from '../../src/trial/types.js';
+import { freePort } from '../helpers/net.js';
 
 /** The README's trial command, as argv (its `sh` block that runs `trial`, continuation lines joined). */
 function readmeTrialCommand(): string[] {
@@ -23,13 +23,6 @@ function readmeTrialCommand(): string[] {
   return lines[0]!.trim().split(/\s+/);
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 /** The CLI run from `cwd` (the demo's paths are relative to where it starts), through tsx as the other e2e tests run it. */
 function cliIn(cwd: string, args: string[]): Proc {

@@ -9,14 +9,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { cli, cliRun, tempDir, until } from '../helpers/stack.js';
+import { freePort } from '../helpers/net.js';
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 test('an agent that cannot start stops the demo: non-zero exit, the reason, the port free again', async () => {
   const dir = join(tempDir(), 'demo');

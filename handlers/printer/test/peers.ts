@@ -10,15 +10,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { until } from '../../../test/helpers/wait.js';
+import { freePort } from '../../../test/helpers/net.js';
 
-/** A free TCP port on loopback. */
-export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
+export { freePort };
 
 /** These peers only offer polling: tests wait on them with the one wait helper. */
 export { until };
