@@ -156,6 +156,8 @@ export class McpAdapter {
   private restartTimer: NodeJS.Timeout | undefined;
   private tools = new Map<string, Tool>();
   private fns: FunctionDefinition<never, unknown>[] = [];
+  /** Whether the tools were listed once (the start); later listings report changes. */
+  private listed = false;
   /** Told when the tools changed (list_changed, or another list after a restart). */
   onChange: ((fns: FunctionDefinition<never, unknown>[]) => void) | undefined;
   /** Whether the process runs under bubblewrap (known after the first start). */
@@ -273,7 +275,10 @@ export class McpAdapter {
     const before = JSON.stringify([...this.tools.values()]);
     const fns = this.build(tools);
     this.tools = new Map(tools.map((t) => [t.name, t]));
-    const changed = before !== '[]' && before !== JSON.stringify(tools);
+    // The first listing is the adapter's start (the registry reads `fns` then); every later one, a
+    // list_changed or a restart, tells the registry when the tools differ, from none to some as well.
+    const changed = this.listed && before !== JSON.stringify(tools);
+    this.listed = true;
     this.fns = fns;
     if (changed) this.onChange?.(fns);
   }
