@@ -11,7 +11,7 @@ import type { CallContext, GrantCandidate, GrantListing } from '../sdk/index.js'
 import type { Logger } from '../base/logger.js';
 import { APP_VERSION } from '../version.js';
 import { LOG_LEVELS, type LogLevel } from '../control/api.js';
-import { serveControlApi, type ControlHandlers, type ControlMethods } from '../control/server.js';
+import type { ControlHandlers } from '../control/server.js';
 import type { Agent } from './agent.js';
 import { SwitchError, type FunctionSwitches } from './function-switches.js';
 import type { UserSettingsFile } from './user-settings.js';
@@ -156,7 +156,3 @@ export function settingsControlHandlers(d: SettingsDeps): ControlHandlers {
   };
 }
 
-/** The Settings methods by wire name, each requiring the local token (src/control/server.ts). */
-export function createSettingsMethods(d: SettingsDeps): ControlMethods {
-  return serveControlApi(settingsControlHandlers(d));
-}

@@ -5,7 +5,7 @@
  * language. `cli.help.*` is the `--help` of every command and commander's own words (titles, "(default: …)",
  * parse errors), used through src/cli/localised-command.ts. The tables are JSON (src/i18n/cli/<locale>.json,
  * the format of the handlers' and the window's catalogues); the zh-CN one is typed against the en one, so a
- * key missing from either fails the type-check.
+ * key missing from zh-CN fails the type-check (test/sdk/catalogues.test.ts also refuses a key only in zh-CN).
  */
 import type { Messages } from './catalogue.js';
 import enTable from './cli/en.json' with { type: 'json' };

@@ -1,7 +1,7 @@
 /**
  * The core's own sentences (src/), in every locale. Handlers keep theirs in handlers/<name>/i18n/*.json.
  * The tables are JSON (src/i18n/core/<locale>.json, the format of the handlers' and the window's
- * catalogues); the zh-CN one is typed against the en one, so a key missing from either fails the type-check.
+ * catalogues); the zh-CN one is typed against the en one, so a key missing from zh-CN fails the type-check (test/sdk/catalogues.test.ts also refuses a key only in zh-CN).
  */
 import type { Messages } from './catalogue.js';
 import enTable from './core/en.json' with { type: 'json' };

@@ -4,7 +4,7 @@
  * own words are keyed by kind: titles `trial.t.*`, evidence labels `trial.e.*`, messages `trial.m.*` (what came
  * from elsewhere is a parameter). The tables are JSON (src/i18n/trial/<locale>.json, the format of the
  * handlers' and the window's catalogues); the zh-CN one is typed against the en one, so a key missing from
- * either fails the type-check.
+ * zh-CN fails the type-check (test/sdk/catalogues.test.ts also refuses a key only in zh-CN).
  */
 import type { Messages } from './catalogue.js';
 import enTable from './trial/en.json' with { type: 'json' };

@@ -99,7 +99,6 @@ const DEFAULT_SESSION_TTL_S = 1800;
 const DEFAULT_RESUME_TTL_S = 600;
 const DEFAULT_RESUME_MAX_BYTES = 1024 * 1024;
 const DEFAULT_HEARTBEAT_S = 10;
-const WAIT_SLACK_MS = 10_000;
 /** A request without a progressToken answered within this long gets a JSON body, later an SSE stream (docs/mcp.md). */
 export const JSON_WITHIN_MS = 500;
 const CALL_ID_RE = new RegExp(CALL_ID_PATTERN);
@@ -405,7 +404,8 @@ export class McpEndpoint {
       };
       const beat = progressToken !== undefined ? setInterval(() => send(last), (this.o.config.heartbeat_s ?? DEFAULT_HEARTBEAT_S) * 1000) : undefined;
       beat?.unref();
-      const budget = call.deadline_ms - Date.now() + WAIT_SLACK_MS;
+      // As long as `POST /v1/calls` with `wait` waits: until the bridge's verdict (deadline, then the cancel's answer).
+      const budget = this.o.router.untilVerdict(call);
       const done = (c?: StoredCall) => {
         clearInterval(beat);
         clearTimeout(timer);

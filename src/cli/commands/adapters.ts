@@ -258,21 +258,21 @@ export function registerAdapterCommands(program: Command): void {
   withDirOptions(adapters.command('pending').description(say('cli.help.adapters.pending')).option('--json', say('cli.help.opt.json'))).action(async (o: DirOpts & { json?: boolean }) => {
     const dataDir = dataDirOf(o);
     const agent = await findRunningAgent(dataDir);
-    let list: PendingAdapter[];
-    let fileProblem: { english: string; said?: unknown } | undefined;
-    if (agent) {
-      const res = (await callLocal(agent, REGISTRY_METHODS.pending, {})) as { adapters: PendingAdapter[]; approvals_problem?: string; approvals_problem_message?: unknown };
-      list = res.adapters;
-      if (res.approvals_problem) fileProblem = { english: res.approvals_problem, said: res.approvals_problem_message };
-    } else {
+    type PendingAnswer = { adapters: PendingAdapter[]; approvals_problem?: string; approvals_problem_message?: ProblemMessage };
+    // The same registry method answers, from the running agent or from a registry started here.
+    let res: PendingAnswer;
+    if (agent) res = (await callLocal(agent, REGISTRY_METHODS.pending, {})) as PendingAnswer;
+    else {
       const reg = await offlineRegistry(o);
       await reg.start();
-      list = reg.pendingAdapters();
-      const methods = reg.registryMethods();
-      const res = (await methods[REGISTRY_METHODS.pending]!({}, { authenticated: true })) as { approvals_problem?: string; approvals_problem_message?: ProblemMessage };
-      if (res.approvals_problem) fileProblem = { english: res.approvals_problem, said: res.approvals_problem_message };
-      await reg.stop();
+      try {
+        res = (await reg.registryMethods()[REGISTRY_METHODS.pending]!({}, { authenticated: true })) as PendingAnswer;
+      } finally {
+        await reg.stop();
+      }
     }
+    const list = res.adapters;
+    const fileProblem = res.approvals_problem ? { english: res.approvals_problem, said: res.approvals_problem_message } : undefined;
     if (fileProblem) process.stderr.write(`✗ ${tell(fileProblem.said, fileProblem.english)}\n`);
     if (o.json) {
       process.stdout.write(JSON.stringify(list, null, 2) + '\n');
