@@ -72,22 +72,25 @@ export async function runTrial(o: TrialOptions): Promise<TrialReport> {
     else ctx.controlProblem = m('trial.m.control.unattended', { problem: ctx.controlProblem });
   }
 
-  const table = await checkTable(ctx);
-  const chosen = selectChecks(table, o.only);
-  for (const def of table) {
-    const how = chosen.get(def.id);
-    if (!how) continue;
-    const devices = def.perDevice ? o.devices : [ctx.primary];
-    for (const device of devices) {
-      if (def.appliesTo && !(await def.appliesTo(ctx, device))) continue;
-      const r = await runOne(ctx, def, device, how.precondition);
-      ctx.results.push(r);
-      o.onCheck?.(r);
+  try {
+    const table = await checkTable(ctx);
+    const chosen = selectChecks(table, o.only);
+    for (const def of table) {
+      const how = chosen.get(def.id);
+      if (!how) continue;
+      const devices = def.perDevice ? o.devices : [ctx.primary];
+      for (const device of devices) {
+        if (def.appliesTo && !(await def.appliesTo(ctx, device))) continue;
+        const r = await runOne(ctx, def, device, how.precondition);
+        ctx.results.push(r);
+        o.onCheck?.(r);
+      }
     }
+  } finally {
+    // Whatever happens, the temporary read-write share leaves the device and the control link closes.
+    if (ctx.scratch && ctx.control) await unshareScratch(ctx.control, ctx.scratch).catch(() => undefined);
+    ctx.control?.close();
   }
-
-  if (ctx.scratch && ctx.control) await unshareScratch(ctx.control, ctx.scratch).catch(() => undefined);
-  ctx.control?.close();
 
   const checks = ctx.results;
   const lang: Locale = o.lang ?? 'en';
