@@ -8,7 +8,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, mkdirSync, readFileSync, writeFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
@@ -58,6 +58,15 @@ function chownTree(p: string, uid: number): void {
   if (statSync(p).isDirectory()) for (const e of readdirSync(p)) chownTree(join(p, e), uid);
 }
 
+/**
+ * The unprivileged agent runs this checkout's code: every folder above it must be searchable by uid 65534.
+ * A clone inside `mktemp -d` (mode 0700) is not; say so instead of failing later with "Cannot find package 'tsx'".
+ */
+function assertReadableByNobody(): void {
+  const probe = spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, '-e', `require('fs').accessSync(${JSON.stringify(join(ROOT, 'node_modules', 'tsx', 'package.json'))})`], { encoding: 'utf8' });
+  assert.equal(probe.status, 0, `uid ${NOBODY} cannot read this checkout (${ROOT}); a folder above it is not searchable by others (e.g. a mktemp -d folder, mode 0700): chmod o+x it to run this test.\n${probe.stderr}`);
+}
+
 for (const as of ['root', 'unprivileged'] as const) {
   describe(`a signed adapter cannot read the agent's secrets (agent as ${as})`, () => {
     let s: Stack;
@@ -79,6 +88,7 @@ for (const as of ['root', 'unprivileged'] as const) {
       chmodSync(dir, 0o755);
       s = await processStack({ agent: { adapters: { dirs: [adapters], approved: { 'org.example.hello': { levels: { 'hello.greet': 'public' } }, 'org.test.attack': { levels: { 'attack.read': 'public' } } } }, trust: { keys: [join(dir, 'trusted.jwks'), join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] } } });
       if (as === 'unprivileged') {
+        assertReadableByNobody();
         // The same agent again, as uid 65534 with no capabilities: its data folder, log and config are its own.
         await s.agent.kill('SIGTERM');
         await s.online(false);
