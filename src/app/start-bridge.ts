@@ -33,6 +33,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
       users: config.users,
       public_url: () => late.server!.publicUrl,
       reserved_device_ids: Object.values(config.device_tokens).map((d) => d.device_id),
+      is_online: (d) => late.server?.hub.isOnline(d.device_id, d.workspace_id) ?? false,
       ...(config.access_token_ttl_s ? { access_token_ttl_s: config.access_token_ttl_s } : {}),
       ...(config.refresh_token_ttl_s ? { refresh_token_ttl_s: config.refresh_token_ttl_s } : {}),
       ...(config.device_code_ttl_s !== undefined ? { device_code_ttl_s: config.device_code_ttl_s } : {}),

@@ -6,6 +6,7 @@ import { Catalogue, type Message } from './catalogue.js';
 import { en, zhCN, type CoreKey } from './core.js';
 import { cliEn, cliZh } from './cli.js';
 import { trialEn, trialZh } from './trial.js';
+import { bridgeEn, bridgeZh } from './bridge.js';
 
 export * from './catalogue.js';
 export type { CoreKey };
@@ -18,6 +19,8 @@ strings.add('cli', 'en', cliEn);
 strings.add('cli', 'zh-CN', cliZh);
 strings.add('trial', 'en', trialEn);
 strings.add('trial', 'zh-CN', trialZh);
+strings.add('bridge', 'en', bridgeEn);
+strings.add('bridge', 'zh-CN', bridgeZh);
 
 /** A core message, with its key checked at compile time. */
 export function coreMessage(key: CoreKey, params?: Message['params']): Message {

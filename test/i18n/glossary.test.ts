@@ -11,6 +11,7 @@ import { readCatalogueDir, type Messages } from '../../src/i18n/index.js';
 import { zhCN as coreZh } from '../../src/i18n/core.js';
 import { cliZh } from '../../src/i18n/cli.js';
 import { trialZh } from '../../src/i18n/trial.js';
+import { bridgeZh } from '../../src/i18n/bridge.js';
 import { ROOT } from '../helpers/stack.js';
 
 type Row = { en: string; zh: string; avoid: string[] };
@@ -27,7 +28,7 @@ function glossary(): Row[] {
 
 /** Every zh-CN catalogue: [owner, messages]. */
 function zhCatalogues(): [string, Messages][] {
-  const out: [string, Messages][] = [['core', coreZh], ['cli', cliZh], ['trial', trialZh]];
+  const out: [string, Messages][] = [['core', coreZh], ['cli', cliZh], ['trial', trialZh], ['bridge', bridgeZh]];
   out.push(['window', JSON.parse(readFileSync(join(ROOT, 'electron', 'renderer', 'zh-CN.json'), 'utf8')) as Messages]);
   for (const h of readdirSync(join(ROOT, 'handlers'))) {
     const dir = join(ROOT, 'handlers', h, 'i18n');

@@ -65,7 +65,7 @@ describe('login, then the agent connects and serves calls', () => {
     await page.selectOption('#workspace_id', 'ws_b');
     await page.click('#approve');
     // Close only once the approval's answer page is there: closing mid-navigation can hang Playwright.
-    assert.match((await page.textContent('#result')) ?? '', new RegExp(`${name} is now connected to workspace ws_b`));
+    assert.match((await page.textContent('#result')) ?? '', new RegExp(`${name} is approved for workspace ws_b; it connects when its agent runs`));
     await page.close();
     assert.equal(await run.exit, 0, run.stderr());
 

@@ -48,7 +48,7 @@ describe('device login in Chromium', () => {
     await page.screenshot({ path: join(shots, `${deviceName}-approve.png`) });
     await page.selectOption('#workspace_id', workspace);
     await page.click('#approve');
-    assert.match((await page.textContent('#result')) ?? '', new RegExp(`${deviceName} is now connected to workspace ${workspace}`));
+    assert.match((await page.textContent('#result')) ?? '', new RegExp(`${deviceName} is approved for workspace ${workspace}; it connects when its agent runs`));
     await page.screenshot({ path: join(shots, `${deviceName}-done.png`) });
     await page.close();
     assert.equal(await run.exit, 0, run.stderr());

@@ -92,12 +92,20 @@ export async function startOAuthBridge(opts: Partial<Omit<OAuthServiceOptions, '
 
 /** A minimal cookie-keeping form client for the approval page (the browser test uses a real browser instead). */
 export class PageClient {
-  private cookie = '';
-  constructor(private readonly base: string) {}
+  private readonly cookies = new Map<string, string>();
+  /** `headers` ride on every request (e.g. `accept-language`). */
+  constructor(
+    private readonly base: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  private get cookie(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
 
   /** GETs a page; returns status and body. */
   async get(path: string): Promise<{ status: number; body: string }> {
-    const res = await fetch(this.base + path, { headers: { cookie: this.cookie }, redirect: 'manual' });
+    const res = await fetch(this.base + path, { headers: { ...this.headers, cookie: this.cookie }, redirect: 'manual' });
     this.keep(res);
     return { status: res.status, body: await res.text() };
   }
@@ -106,7 +114,7 @@ export class PageClient {
   async post(path: string, form: Record<string, string>): Promise<{ status: number; body: string }> {
     const res = await fetch(this.base + path, {
       method: 'POST',
-      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { ...this.headers, cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(form).toString(),
       redirect: 'manual',
     });
@@ -123,8 +131,11 @@ export class PageClient {
   }
 
   private keep(res: Response): void {
-    const set = res.headers.get('set-cookie');
-    if (set) this.cookie = set.split(';')[0]!;
+    for (const set of res.headers.getSetCookie()) {
+      const [pair] = set.split(';');
+      const i = pair!.indexOf('=');
+      this.cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
+    }
   }
 
   /** Signs in and approves (or denies) a user code; returns the final page. */

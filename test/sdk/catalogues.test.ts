@@ -11,6 +11,7 @@ import { Catalogue, LOCALES, placeholders, readCatalogueDir, toLocale, localeFro
 import { en as coreEn, zhCN as coreZh } from '../../src/i18n/core.js';
 import { cliEn, cliZh } from '../../src/i18n/cli.js';
 import { trialEn, trialZh } from '../../src/i18n/trial.js';
+import { bridgeEn, bridgeZh } from '../../src/i18n/bridge.js';
 import { PROJECT_ROOT } from '../../src/version.js';
 
 const HANDLERS = join(PROJECT_ROOT, 'handlers');
@@ -32,6 +33,7 @@ function allCatalogues(): [string, Partial<Record<(typeof LOCALES)[number], Mess
     ['core', { en: coreEn, 'zh-CN': coreZh }],
     ['cli', { en: cliEn, 'zh-CN': cliZh }],
     ['trial', { en: trialEn, 'zh-CN': trialZh }],
+    ['bridge', { en: bridgeEn, 'zh-CN': bridgeZh }],
   ];
   for (const name of handlerNames()) {
     const dir = join(HANDLERS, name, 'i18n');

@@ -12,7 +12,8 @@ import type { OAuthStore, WebSessionRow } from './oauth-store.js';
 import { verifyPassword } from '../../base/password.js';
 import { AttemptLimiter } from './rate-limit.js';
 import { hashToken, newToken } from './tokens.js';
-import { approveView, doneView, enterCodeView, messageView, signInView } from './approval-views.js';
+import { approveView, doneView, enterCodeView, messageView, signInView, type ListedDevice, type ViewLocale } from './approval-views.js';
+import { pageLocale } from './page-locale.js';
 import { readParams, redirect, sendHtml, str } from './http-io.js';
 
 const COOKIE = 'aios_device_session';
@@ -28,6 +29,8 @@ export interface ApprovalPageOptions {
   secureCookies: () => boolean;
   /** Called after the signed-in owner revoked one of their devices, so the bridge can drop its session. */
   onDeviceRevoked: (identity: DeviceIdentity) => void;
+  /** Whether the device has a live session now (the device list says so); default: never. */
+  isOnline?: (identity: DeviceIdentity) => boolean;
   /** Failed user-code lookups allowed per window, per client address and per page session. Default 5 per 10 minutes. */
   codeAttempts?: { max: number; windowMs: number };
   /**
@@ -79,106 +82,112 @@ export class ApprovalPage {
     keys.forEach((k, i) => limiters[i]!.fail(k));
   }
 
-  private tooMany(res: ServerResponse, waitMin: number, headers: Record<string, string> = {}): void {
-    sendHtml(res, 429, messageView('Too many attempts', `Too many wrong codes; try again in ${waitMin} minute(s).`), { ...headers, 'retry-after': String(waitMin * 60) });
+  private tooMany(v: ViewLocale, res: ServerResponse, waitMin: number, headers: Record<string, string | string[]> = {}): void {
+    sendHtml(res, 429, messageView(v, v.t('bridge.msg.too_many_title'), v.t('bridge.msg.too_many_codes', { minutes: waitMin })), { ...headers, 'retry-after': String(waitMin * 60) });
+  }
+
+  /** The user's devices as the list shows them. */
+  private listed(userId: string): ListedDevice[] {
+    const online = this.opts.isOnline ?? (() => false);
+    return this.opts.store.devicesOfUser(userId).map((d) => ({ ...d, online: d.revoked_at === null && online({ workspace_id: d.workspace_id, user_id: d.user_id, device_id: d.id }) }));
   }
 
   /** Serves the request when it is one of the page's routes; false otherwise. */
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     const path = url.pathname;
     if (path !== '/device' && !path.startsWith('/device/')) return false;
+    const loc = pageLocale(req, url);
+    const v: ViewLocale = { locale: loc.locale, t: loc.t };
     if (req.method === 'GET' && path === '/device') {
-      this.show(req, res, url);
+      this.show(v, req, res, url, loc.setCookie);
       return true;
     }
     if (req.method !== 'POST') {
-      sendHtml(res, 405, messageView('Not allowed', 'This address only accepts the approval forms.'), { allow: 'GET, POST' });
+      sendHtml(res, 405, messageView(v, v.t('bridge.msg.not_allowed_title'), v.t('bridge.msg.not_allowed')), { allow: 'GET, POST' });
       return true;
     }
     const params = await readParams(req);
     const session = this.session(req);
     if (!params || !session || !this.csrfOk(session.row, str(params, 'csrf'))) {
-      sendHtml(res, 403, messageView('Session expired', 'Your page session expired or the form was not sent from this page; please start again.'));
+      sendHtml(res, 403, messageView(v, v.t('bridge.msg.expired_title'), v.t('bridge.msg.expired')));
       return true;
     }
     switch (path) {
       case '/device/signin':
-        return this.signIn(req, res, session, params).then(() => true);
+        return this.signIn(v, req, res, session, params).then(() => true);
       case '/device/decision':
-        this.decide(req, res, session, params);
+        this.decide(v, req, res, session, params);
         return true;
       case '/device/revoke':
-        this.revoke(res, session, params);
+        this.revoke(v, res, session, params);
         return true;
       case '/device/signout':
         this.opts.store.deleteWebSession(session.row.id_hash);
         redirect(res, '/device', { 'set-cookie': this.cookie('', 0) });
         return true;
       default:
-        sendHtml(res, 404, messageView('Not found', 'There is no such page.'));
+        sendHtml(res, 404, messageView(v, v.t('bridge.msg.not_found_title'), v.t('bridge.msg.not_found')));
         return true;
     }
   }
 
-  private show(req: IncomingMessage, res: ServerResponse, url: URL): void {
+  private show(v: ViewLocale, req: IncomingMessage, res: ServerResponse, url: URL, langCookie?: string): void {
     let session = this.session(req);
+    const userCodeAsked = url.searchParams.get('user_code')?.trim() ?? '';
+    v = { ...v, here: userCodeAsked ? `/device?user_code=${encodeURIComponent(userCodeAsked)}` : '/device' };
     if (!session) {
       // A visit without a cookie stores a row: limited per address, and anonymous rows are capped.
       const who = `ip:${clientAddress(req)}`;
       if (this.sessionLimiter.blocked(who)) {
-        sendHtml(res, 429, messageView('Too many attempts', 'Too many new page sessions from this address; try again in a few minutes.'), { 'retry-after': '600' });
+        sendHtml(res, 429, messageView(v, v.t('bridge.msg.too_many_title'), v.t('bridge.msg.too_many_sessions')), { 'retry-after': '600' });
         return;
       }
       this.sessionLimiter.fail(who);
       session = this.newSession(null);
       this.opts.store.capAnonymousSessions(MAX_ANONYMOUS_SESSIONS);
     }
-    const headers: Record<string, string> = session.cookie ? { 'set-cookie': session.cookie } : {};
-    const userCode = url.searchParams.get('user_code')?.trim() ?? '';
+    const cookies = [session.cookie, langCookie].filter((c): c is string => c !== undefined);
+    const headers: Record<string, string | string[]> = cookies.length ? { 'set-cookie': cookies } : {};
+    const userCode = userCodeAsked;
     const userId = session.row.user_id;
     if (!userId) {
-      sendHtml(res, 200, signInView({ csrf: session.row.csrf, userCode }), headers);
+      sendHtml(res, 200, signInView(v, { csrf: session.row.csrf, userCode }), headers);
       return;
     }
     const userName = this.opts.store.userName(userId) ?? userId;
     if (!userCode) {
-      sendHtml(res, 200, enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId) }), headers);
+      sendHtml(res, 200, enterCodeView(v, { csrf: session.row.csrf, userName, devices: this.listed(userId) }), headers);
       return;
     }
     const waitMin = this.codeWaitMin(req, session);
     if (waitMin) {
-      this.tooMany(res, waitMin, headers);
+      this.tooMany(v, res, waitMin, headers);
       return;
     }
     const request = this.opts.flow.pendingRequest(userCode);
     if (!request) {
       this.codeFailed(req, session);
-      const view = enterCodeView({
-        csrf: session.row.csrf,
-        userName,
-        devices: this.opts.store.devicesOfUser(userId),
-        error: 'That code is unknown, expired or already used. Check the code shown on the device.',
-      });
+      const view = enterCodeView(v, { csrf: session.row.csrf, userName, devices: this.listed(userId), error: v.t('bridge.error.unknown_code') });
       sendHtml(res, 404, view, headers);
       return;
     }
-    sendHtml(res, 200, approveView({ csrf: session.row.csrf, userName, request, workspaces: this.opts.store.workspacesOf(userId) }), headers);
+    sendHtml(res, 200, approveView(v, { csrf: session.row.csrf, userName, request, workspaces: this.opts.store.workspacesOf(userId) }), headers);
   }
 
-  private async signIn(req: IncomingMessage, res: ServerResponse, session: Session, params: Record<string, unknown>): Promise<void> {
+  private async signIn(v: ViewLocale, req: IncomingMessage, res: ServerResponse, session: Session, params: Record<string, unknown>): Promise<void> {
     const username = (str(params, 'username') ?? '').trim();
     const password = str(params, 'password') ?? '';
     const userCode = (str(params, 'user_code') ?? '').trim();
     const keys = [`ip:${clientAddress(req)}`, `user:${username.toLowerCase()}`];
     if (keys.some((k) => this.signInLimiter.blocked(k))) {
-      sendHtml(res, 429, signInView({ csrf: session.row.csrf, userCode, error: 'Too many failed sign-ins; wait a few minutes and try again.' }));
+      sendHtml(res, 429, signInView(v, { csrf: session.row.csrf, userCode, error: v.t('bridge.signin.too_many') }));
       return;
     }
     const user = username ? this.opts.store.userByName(username) : undefined;
     const ok = await verifyPassword(password, user?.password_hash ?? null);
     if (!ok || !user) {
       for (const k of keys) this.signInLimiter.fail(k);
-      sendHtml(res, 401, signInView({ csrf: session.row.csrf, userCode, error: 'Wrong user name or password.' }));
+      sendHtml(res, 401, signInView(v, { csrf: session.row.csrf, userCode, error: v.t('bridge.signin.wrong') }));
       return;
     }
     // A fresh session id at sign-in, so a session planted before sign-in cannot ride on it.
@@ -187,7 +196,7 @@ export class ApprovalPage {
     redirect(res, userCode ? `/device?user_code=${encodeURIComponent(userCode)}` : '/device', { 'set-cookie': fresh.cookie! });
   }
 
-  private decide(req: IncomingMessage, res: ServerResponse, session: Session, params: Record<string, unknown>): void {
+  private decide(v: ViewLocale, req: IncomingMessage, res: ServerResponse, session: Session, params: Record<string, unknown>): void {
     const userId = session.row.user_id;
     if (!userId) {
       redirect(res, '/device');
@@ -198,35 +207,36 @@ export class ApprovalPage {
     // The decision takes a code too: the same budgets as the lookup, or it would be a way around them.
     const waitMin = this.codeWaitMin(req, session);
     if (waitMin) {
-      this.tooMany(res, waitMin);
+      this.tooMany(v, res, waitMin);
       return;
     }
     const request = this.opts.flow.pendingRequest(userCode);
     const userName = this.opts.store.userName(userId) ?? userId;
     try {
-      if (!request) throw new ApprovalError('This code is unknown, expired or already used.');
+      if (!request) throw new ApprovalError('This code is unknown, expired or already used.', 'unknown_code');
       if (action === 'deny') {
         this.opts.flow.deny(userCode, userId);
-        sendHtml(res, 200, doneView({ approved: false, deviceName: request.device_name }));
+        sendHtml(res, 200, doneView(v, { approved: false, deviceName: request.device_name }));
       } else if (action === 'approve') {
         const workspaceId = str(params, 'workspace_id') ?? '';
         const device = this.opts.flow.approve(userCode, userId, workspaceId);
-        sendHtml(res, 200, doneView({ approved: true, deviceName: device.name, workspaceId }));
+        sendHtml(res, 200, doneView(v, { approved: true, deviceName: device.name, workspaceId }));
       } else {
-        throw new ApprovalError('Choose Approve or Deny.');
+        throw new ApprovalError('Choose Approve or Deny.', 'choose');
       }
     } catch (e) {
       if (!(e instanceof ApprovalError)) throw e;
       this.codeFailed(req, session);
       const still = this.opts.flow.pendingRequest(userCode);
+      const error = v.t(`bridge.error.${e.reason}`, e.params);
       const view = still
-        ? approveView({ csrf: session.row.csrf, userName, request: still, workspaces: this.opts.store.workspacesOf(userId), error: e.message })
-        : enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId), error: e.message });
+        ? approveView(v, { csrf: session.row.csrf, userName, request: still, workspaces: this.opts.store.workspacesOf(userId), error })
+        : enterCodeView(v, { csrf: session.row.csrf, userName, devices: this.listed(userId), error });
       sendHtml(res, 409, view);
     }
   }
 
-  private revoke(res: ServerResponse, session: Session, params: Record<string, unknown>): void {
+  private revoke(v: ViewLocale, res: ServerResponse, session: Session, params: Record<string, unknown>): void {
     const userId = session.row.user_id;
     if (!userId) {
       redirect(res, '/device');
@@ -237,12 +247,12 @@ export class ApprovalPage {
     const userName = this.opts.store.userName(userId) ?? userId;
     let message: string | undefined;
     let error: string | undefined;
-    if (!device || device.user_id !== userId) error = 'That device is not one of yours.';
+    if (!device || device.user_id !== userId) error = v.t('bridge.devices.not_yours');
     else {
       if (this.opts.flow.revokeDevice(deviceId)) this.opts.onDeviceRevoked({ workspace_id: device.workspace_id, user_id: device.user_id, device_id: device.id });
-      message = `${device.name} was revoked; it is disconnected and must be approved again to reconnect.`;
+      message = v.t('bridge.devices.revoked_msg', { name: device.name });
     }
-    const view = enterCodeView({ csrf: session.row.csrf, userName, devices: this.opts.store.devicesOfUser(userId), ...(error ? { error } : {}), ...(message ? { message } : {}) });
+    const view = enterCodeView(v, { csrf: session.row.csrf, userName, devices: this.listed(userId), ...(error ? { error } : {}), ...(message ? { message } : {}) });
     sendHtml(res, error ? 404 : 200, view);
   }
 

@@ -35,7 +35,15 @@ export class OAuthError extends Error {
 
 /** Why an approval could not be recorded; shown to the signed-in user. */
 export class ApprovalError extends Error {
-  constructor(message: string) {
+  /**
+   * @param message English, for logs and machines.
+   * @param reason The bridge catalogue's key of the sentence the approval page shows (`bridge.error.<reason>`).
+   */
+  constructor(
+    message: string,
+    readonly reason: 'unknown_code' | 'not_member' | 'provisioned' | 'other_user' | 'key_mismatch' | 'decided' | 'choose',
+    readonly params: Readonly<Record<string, string>> = {},
+  ) {
     super(message);
     this.name = 'ApprovalError';
   }
@@ -285,14 +293,14 @@ export class DeviceFlow {
   /** Approves a pending request into one of the user's workspaces and pins the device's key. */
   approve(userCode: string, userId: string, workspaceId: string): DeviceRow {
     const row = this.pendingRequest(userCode);
-    if (!row) throw new ApprovalError('This code is unknown, expired or already used.');
-    if (!this.store.isMember(userId, workspaceId)) throw new ApprovalError('You are not a member of that workspace.');
-    if (this.reserved.has(row.device_id)) throw new ApprovalError(`The device id "${row.device_id}" is provisioned on this bridge and cannot be approved by sign-in.`);
+    if (!row) throw new ApprovalError('This code is unknown, expired or already used.', 'unknown_code');
+    if (!this.store.isMember(userId, workspaceId)) throw new ApprovalError('You are not a member of that workspace.', 'not_member');
+    if (this.reserved.has(row.device_id)) throw new ApprovalError(`The device id "${row.device_id}" is provisioned on this bridge and cannot be approved by sign-in.`, 'provisioned', { device_id: row.device_id });
     const existing = this.store.device(row.device_id);
     if (existing && existing.revoked_at === null) {
-      if (existing.user_id !== userId) throw new ApprovalError('This device is registered to another user; that registration must be revoked first.');
+      if (existing.user_id !== userId) throw new ApprovalError('This device is registered to another user; that registration must be revoked first.', 'other_user');
       if (existing.jwk_thumbprint !== row.jwk_thumbprint) {
-        throw new ApprovalError('This device presents a different key than the one pinned for it; revoke the old registration first.');
+        throw new ApprovalError('This device presents a different key than the one pinned for it; revoke the old registration first.', 'key_mismatch');
       }
     }
     const now = this.now();
@@ -311,7 +319,7 @@ export class DeviceFlow {
     };
     this.store.db.transaction(() => {
       if (!this.store.decideDeviceCode(row.device_code_hash, 'approved', userId, workspaceId)) {
-        throw new ApprovalError('This code was decided meanwhile.');
+        throw new ApprovalError('This code was decided meanwhile.', 'decided');
       }
       this.store.upsertDevice(device);
       if (existing && existing.revoked_at === null && existing.workspace_id !== workspaceId) this.store.revokeDeviceTokens(existing.id, now);
@@ -326,7 +334,7 @@ export class DeviceFlow {
   deny(userCode: string, userId: string): void {
     const row = this.pendingRequest(userCode);
     if (!row || !this.store.decideDeviceCode(row.device_code_hash, 'denied', userId, null)) {
-      throw new ApprovalError('This code is unknown, expired or already used.');
+      throw new ApprovalError('This code is unknown, expired or already used.', 'unknown_code');
     }
   }
 

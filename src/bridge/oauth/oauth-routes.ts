@@ -43,6 +43,8 @@ export interface OAuthServiceOptions {
   clock?: () => number;
   /** Device ids provisioned in the config (`device_tokens`): never registered by login. */
   reserved_device_ids?: string[];
+  /** Whether a device has a live session now: the approval page's device list shows it. */
+  is_online?: (identity: DeviceIdentity) => boolean;
 }
 
 /** What the bridge knows about an approved device (no secrets). */
@@ -110,6 +112,7 @@ export class OAuthService implements DeviceAuthenticator {
       store: this.store,
       secureCookies: () => this.publicUrl().startsWith('https:'),
       onDeviceRevoked: (identity) => this.events.emit('revoked', identity),
+      ...(opts.is_online ? { isOnline: opts.is_online } : {}),
       ...(opts.wrong_codes_per_minute !== undefined ? { wrongCodesPerMinute: opts.wrong_codes_per_minute } : {}),
       ...(opts.code_attempts ? { codeAttempts: { max: opts.code_attempts.max, windowMs: opts.code_attempts.window_s * 1000 } } : {}),
       clock,
