@@ -15,18 +15,19 @@ export const SIGN_IN_ENABLE = 'The administrator enables it by adding `users` to
 /** The page, in the language the request asks for (the bridge catalogue's `bridge.disabled.*`). */
 function disabledPage(req: IncomingMessage, url: URL): string {
   const { locale, t } = pageLocale(req, url);
-  const code = (s: string): string => `\u0001${s}\u0002`;
-  // Parameters are identifiers typed as they are; they are marked, escaped with the sentence, then wrapped in <code>.
-  const html = (s: string): string => esc(s).replace(/\u0001([^\u0002]*)\u0002/g, '<code>$1</code>');
+  // Parameters are identifiers typed as they are: the sentence is escaped with its {placeholders} still in it,
+  // then each placeholder becomes a <code> element.
+  const html = (key: Parameters<typeof t>[0], codes: Record<string, string>): string =>
+    esc(t(key)).replace(/\{([a-z_]+)\}/g, (whole, name: string) => (codes[name] !== undefined ? `<code>${esc(codes[name])}</code>` : whole));
   return `<!doctype html>
 <html lang="${locale}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(t('bridge.disabled.title'))}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem}code{background:#eee;padding:0 .2em}</style>
 </head><body>
 <h1 id="disabled">${esc(t('bridge.disabled.title'))}</h1>
-<p>${html(t('bridge.disabled.what', { login: code('aios-device login') }))}</p>
-<p>${html(t('bridge.disabled.how', { users: code('users'), id: code('id'), hash: code('password_hash'), hash_cmd: code('aios-device hash-password'), workspaces: code('workspaces') }))}</p>
-<p>${html(t('bridge.disabled.until', { device_tokens: code('device_tokens') }))}</p>
+<p>${html('bridge.disabled.what', { login: 'aios-device login' })}</p>
+<p>${html('bridge.disabled.how', { users: 'users', id: 'id', hash: 'password_hash', hash_cmd: 'aios-device hash-password', workspaces: 'workspaces' })}</p>
+<p>${html('bridge.disabled.until', { device_tokens: 'device_tokens' })}</p>
 </body></html>
 `;
 }
