@@ -5,10 +5,51 @@
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'aios-console-token';
+const LANG_KEY = 'aios-console-lang';
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'rejected', 'expired', 'unknown']);
 let devices = [];
 let current = null; // the device shown
 let running = null; // { callId, abort }
+let words = {}; // the console's catalogue in the page's language (/console/i18n/<locale>.json)
+
+// A sentence from the catalogue with its {params} filled; the key itself when the catalogue lacks it.
+function t(key, params) {
+  const template = words[key] || key;
+  return template.replace(/\{([A-Za-z_]+)\}/g, (whole, name) => (params && name in params ? String(params[name]) : whole));
+}
+
+// A call state in words (the wire name stays in data-state for programs and tests).
+function stateWord(state) {
+  return words['bridge.console.state.' + state] ? t('bridge.console.state.' + state) : state;
+}
+
+// The language: the page's switch when it was used, else the browser's first Chinese or English language.
+function pickLanguage() {
+  const saved = localStorage.getItem(LANG_KEY);
+  if (saved === 'en' || saved === 'zh-CN') return saved;
+  for (const l of navigator.languages || [navigator.language]) {
+    if (/^zh(-|$)/i.test(l)) return 'zh-CN';
+    if (/^en(-|$)/i.test(l)) return 'en';
+  }
+  return 'en';
+}
+
+async function setLanguage(lang) {
+  const res = await fetch('i18n/' + lang + '.json');
+  if (!res.ok) return;
+  words = await res.json();
+  document.documentElement.lang = lang;
+  $('lang').value = lang;
+  for (const n of document.querySelectorAll('[data-t]')) n.textContent = t(n.getAttribute('data-t'));
+  for (const n of document.querySelectorAll('[data-t-label]')) n.setAttribute('aria-label', t(n.getAttribute('data-t-label')));
+  if (!$('devices').hidden) renderDevices();
+  if (current) renderDevice(current);
+  if (running) {
+    for (const li of $('call-events').children) renderEvent(li);
+    const s = $('call-state');
+    if (s.dataset.state) s.textContent = stateWord(s.dataset.state) + (s.dataset.error ? ' (' + s.dataset.error + ')' : '');
+  }
+}
 
 function token() {
   return sessionStorage.getItem(TOKEN_KEY);
@@ -25,7 +66,7 @@ async function api(method, path, body) {
   try {
     data = text ? JSON.parse(text) : {};
   } catch {
-    throw new Error('The bridge answered ' + res.status + ' with a body that is not JSON.');
+    throw new Error(t('bridge.console.err.not_json', { status: res.status }));
   }
   if (res.status >= 400) {
     const e = new Error(data.error ? data.error.type + ': ' + data.error.message : 'HTTP ' + res.status);
@@ -47,18 +88,18 @@ function el(tag, attrs, ...children) {
 }
 
 async function signIn() {
-  const t = $('token').value.trim();
-  if (!t) {
-    $('signin-error').textContent = 'Enter a runtime token.';
+  const typed = $('token').value.trim();
+  if (!typed) {
+    $('signin-error').textContent = t('bridge.console.signin.empty');
     return;
   }
-  sessionStorage.setItem(TOKEN_KEY, t);
+  sessionStorage.setItem(TOKEN_KEY, typed);
   try {
     await loadDevices();
     $('signin-error').textContent = '';
   } catch (e) {
     sessionStorage.removeItem(TOKEN_KEY);
-    $('signin-error').textContent = e.status === 401 ? 'This token is not a valid runtime token for this bridge.' : e.message;
+    $('signin-error').textContent = e.status === 401 ? t('bridge.console.signin.refused') : e.message;
   }
 }
 
@@ -76,17 +117,21 @@ async function loadDevices() {
   devices = data.devices || [];
   $('signin').hidden = true;
   $('devices').hidden = false;
+  renderDevices();
+}
+
+function renderDevices() {
   const ws = devices[0] ? devices[0].workspace_id : '';
-  $('who').textContent = ws ? 'workspace ' + ws : 'signed in';
+  $('who').textContent = ws ? t('bridge.console.who.workspace', { workspace: ws }) : t('bridge.console.who.signed_in');
   const rows = $('device-rows');
   rows.replaceChildren();
-  if (!devices.length) rows.append(el('tr', {}, el('td', { colspan: '6' }, 'No devices in this workspace yet.')));
+  if (!devices.length) rows.append(el('tr', {}, el('td', { colspan: '6' }, t('bridge.console.devices.none'))));
   for (const d of devices) {
     const open = () => void showDevice(d.device_id);
     const row = el('tr', { class: 'device-row', tabindex: '0', 'data-device': d.device_id, onclick: open, onkeydown: (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); open(); } } },
       el('td', {}, el('code', {}, d.device_id)),
       el('td', {}, d.name || ''),
-      el('td', { class: d.online ? 'online' : 'offline' }, d.online ? 'online' : 'offline'),
+      el('td', { class: d.online ? 'online' : 'offline' }, t(d.online ? 'bridge.console.online' : 'bridge.console.offline')),
       el('td', {}, d.client_version || ''),
       el('td', {}, [d.platform, d.arch].filter(Boolean).join('/')),
       el('td', {}, String((d.functions || []).length)));
@@ -98,21 +143,27 @@ async function showDevice(id) {
   const d = await api('GET', '/v1/devices/' + encodeURIComponent(id));
   current = d;
   $('device').hidden = false;
-  $('device-h').textContent = 'Device ' + (d.name ? d.name + ' (' + d.device_id + ')' : d.device_id);
+  renderDevice(d);
+  $('fn').focus();
+}
+
+function renderDevice(d) {
+  $('device-h').textContent = t('bridge.console.device.title', { device: d.name ? d.name + ' (' + d.device_id + ')' : d.device_id });
   const facts = $('device-facts');
   facts.replaceChildren();
-  const fact = (k, v) => facts.append(el('dt', {}, k), el('dd', {}, v === null || v === undefined || v === '' ? '—' : String(v)));
-  fact('state', d.online ? 'online' : 'offline');
-  fact('client version', d.client_version);
-  fact('protocol', d.protocol_version);
-  fact('bridge minimum client', d.min_client_version);
-  fact('last refused hello', d.last_refused_hello ? d.last_refused_hello.type + ': ' + d.last_refused_hello.message : '');
-  fact('user', d.user_id);
+  const fact = (k, v) => facts.append(el('dt', {}, t(k)), el('dd', {}, v === null || v === undefined || v === '' ? '—' : String(v)));
+  fact('bridge.console.fact.state', t(d.online ? 'bridge.console.online' : 'bridge.console.offline'));
+  fact('bridge.console.fact.client', d.client_version);
+  fact('bridge.console.fact.protocol', d.protocol_version);
+  fact('bridge.console.fact.min_client', d.min_client_version);
+  fact('bridge.console.fact.refused', d.last_refused_hello ? d.last_refused_hello.type + ': ' + d.last_refused_hello.message : '');
+  fact('bridge.console.fact.user', d.user_id);
   const sel = $('fn');
+  const chosen = sel.value;
   sel.replaceChildren();
   for (const f of d.functions || []) sel.append(el('option', { value: f.id }, f.id + ' — ' + f.name + ' (' + f.permission_level + ')'));
+  if (chosen && (d.functions || []).some((f) => f.id === chosen)) sel.value = chosen;
   buildForm();
-  sel.focus();
 }
 
 function fnDescriptor() {
@@ -131,13 +182,14 @@ function buildForm() {
   const required = new Set(schema.required || []);
   for (const [name, p] of Object.entries(props)) {
     const id = 'arg-' + name;
-    const label = el('label', { for: id }, name + (required.has(name) ? ' (required)' : ''));
+    // The schema's title names the field when it has one; the argument's own name follows as code.
+    const label = el('label', { for: id }, p.title ? p.title + ' ' : '', p.title ? el('code', {}, name) : name, required.has(name) ? ' ' + t('bridge.console.arg.required') : '');
     let input;
-    const type = Array.isArray(p.type) ? p.type.find((t) => t !== 'null') : p.type;
+    const type = Array.isArray(p.type) ? p.type.find((ty) => ty !== 'null') : p.type;
     if (Array.isArray(p.enum)) {
-      input = el('select', { id, 'data-arg': name, 'data-kind': 'enum' }, el('option', { value: '' }, '(not set)'), ...p.enum.map((v) => el('option', { value: JSON.stringify(v) }, String(v))));
+      input = el('select', { id, 'data-arg': name, 'data-kind': 'enum' }, el('option', { value: '' }, t('bridge.console.arg.not_set')), ...p.enum.map((v) => el('option', { value: JSON.stringify(v) }, String(v))));
     } else if (type === 'boolean') {
-      input = el('select', { id, 'data-arg': name, 'data-kind': 'enum' }, el('option', { value: '' }, '(not set)'), el('option', { value: 'true' }, 'true'), el('option', { value: 'false' }, 'false'));
+      input = el('select', { id, 'data-arg': name, 'data-kind': 'enum' }, el('option', { value: '' }, t('bridge.console.arg.not_set')), el('option', { value: 'true' }, t('bridge.console.arg.yes')), el('option', { value: 'false' }, t('bridge.console.arg.no')));
     } else if (type === 'integer' || type === 'number') {
       input = el('input', { id, type: 'number', 'data-arg': name, 'data-kind': type, ...(p.minimum !== undefined ? { min: String(p.minimum) } : {}), ...(p.maximum !== undefined ? { max: String(p.maximum) } : {}) });
     } else if (type === 'string') {
@@ -149,7 +201,7 @@ function buildForm() {
     form.append(label, input);
     if (p.description) form.append(el('div', { class: 'hint' }, p.description));
   }
-  if (!Object.keys(props).length) form.append(el('p', { class: 'hint' }, 'This function takes no arguments.'));
+  if (!Object.keys(props).length) form.append(el('p', { class: 'hint' }, t('bridge.console.fn.no_args')));
   syncJson();
 }
 
@@ -172,7 +224,7 @@ function syncJson() {
     $('args-json').value = JSON.stringify(formArgs(), null, 2);
     $('run-error').textContent = '';
   } catch {
-    $('run-error').textContent = 'A JSON field does not parse yet.';
+    $('run-error').textContent = t('bridge.console.err.json_field');
   }
 }
 
@@ -183,12 +235,12 @@ async function run() {
   try {
     args = JSON.parse($('args-json').value || '{}');
   } catch {
-    $('run-error').textContent = 'The arguments are not valid JSON.';
+    $('run-error').textContent = t('bridge.console.err.json');
     return;
   }
   const body = { workspace_id: current.workspace_id, device_id: current.device_id, function: f.id, arguments: args, wait: false, requester: { kind: 'qa', id: 'bridge-console', name: 'Bridge console' } };
-  const t = Number($('timeout').value);
-  if (t > 0) body.timeout_ms = t;
+  const timeoutMs = Number($('timeout').value);
+  if (timeoutMs > 0) body.timeout_ms = timeoutMs;
   $('run-error').textContent = '';
   let record;
   try {
@@ -207,7 +259,7 @@ async function watch(callId) {
   running = { callId, abort };
   $('call').hidden = false;
   $('call-id').textContent = callId;
-  $('call-state').textContent = 'submitted';
+  setState('submitted');
   $('call-events').replaceChildren();
   $('call-outcome').textContent = '';
   $('cancel').disabled = false;
@@ -230,7 +282,7 @@ async function watch(callId) {
       }
     }
   } catch (e) {
-    if (e.name !== 'AbortError') $('run-error').textContent = 'Lost the live view: ' + e.message;
+    if (e.name !== 'AbortError') $('run-error').textContent = t('bridge.console.err.live', { error: e.message });
   }
   if (running && running.callId === callId) {
     const rec = await api('GET', '/v1/calls/' + encodeURIComponent(callId));
@@ -238,14 +290,34 @@ async function watch(callId) {
   }
 }
 
+// The call's state in words; the wire state and error type stay in data-* attributes.
+function setState(state, errorType) {
+  const s = $('call-state');
+  s.dataset.state = state;
+  if (errorType) s.dataset.error = errorType;
+  else delete s.dataset.error;
+  s.textContent = stateWord(state) + (errorType ? ' (' + errorType + ')' : '');
+}
+
+// One line of the live list, from the event it keeps in data-* (so a language switch can re-render it).
+function renderEvent(li) {
+  const d = li.dataset;
+  if (d.kind === 'state') li.textContent = t('bridge.console.call.at', { state: stateWord(d.state), at: d.at });
+  else li.textContent = t('bridge.console.call.progress', { progress: d.progress }) + (d.message ? ' — ' + d.message : '');
+}
+
 function onEvent(type, data) {
   if (type === 'state') {
-    $('call-state').textContent = data.state;
-    $('call-events').append(el('li', {}, data.state + ' at ' + data.at));
+    setState(data.state);
+    const li = el('li', { 'data-kind': 'state', 'data-state': data.state, 'data-at': data.at });
+    renderEvent(li);
+    $('call-events').append(li);
   } else if (type === 'progress') {
-    $('call-events').append(el('li', {}, 'progress ' + [data.progress, data.total].filter((x) => x !== undefined).join('/') + (data.message ? ' — ' + data.message : '')));
+    const li = el('li', { 'data-kind': 'progress', 'data-progress': [data.progress, data.total].filter((x) => x !== undefined).join('/'), ...(data.message ? { 'data-message': data.message } : {}) });
+    renderEvent(li);
+    $('call-events').append(li);
   } else if (type === 'outcome') {
-    $('call-state').textContent = data.state + (data.error ? ' (' + data.error.type + ')' : '');
+    setState(data.state, data.error ? data.error.type : undefined);
     $('call-outcome').textContent = JSON.stringify(data, null, 2);
     $('cancel').disabled = TERMINAL.has(data.state);
   }
@@ -261,6 +333,12 @@ async function cancel() {
 }
 
 document.addEventListener('DOMContentLoaded', () => {
+  $('lang').addEventListener('change', () => {
+    localStorage.setItem(LANG_KEY, $('lang').value);
+    void setLanguage($('lang').value);
+  });
+  // The words arrive while the page already works (its English text is the fallback until then).
+  void setLanguage(pickLanguage());
   $('signin-btn').addEventListener('click', signIn);
   $('token').addEventListener('keydown', (e) => { if (e.key === 'Enter') void signIn(); });
   $('signout').addEventListener('click', signOut);

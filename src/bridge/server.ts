@@ -22,7 +22,8 @@ import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { RuntimeApi, type CardCheck } from './http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
 import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
-import { localeFromEnv } from '../i18n/index.js';
+import { isLocale, localeFromEnv } from '../i18n/index.js';
+import { bridgeEn, bridgeZh } from '../i18n/bridge.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, cardDigest } from './store.js';
 import { BlobStore } from './blob-store.js';
@@ -32,6 +33,17 @@ import { bearer } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
+
+/**
+ * The console's words in one locale (`/console/i18n/<locale>.json`): the `bridge.console.*` keys of the bridge
+ * catalogue, so the page and the approval page share one catalogue and one glossary.
+ */
+function sendConsoleWords(res: ServerResponse, locale: string): void {
+  if (!isLocale(locale)) return sendError(res, 404, 'not_found', `No console catalogue for "${locale}".`);
+  const table: Record<string, string> = locale === 'en' ? bridgeEn : bridgeZh;
+  const words = Object.fromEntries(Object.entries(table).filter(([k]) => k.startsWith('bridge.console.')));
+  sendJson(res, 200, words, { 'cache-control': 'no-cache' });
+}
 
 /** The bridge console's page (resources/console). */
 const CONSOLE_DIR = join(PROJECT_ROOT, 'resources', 'console');
@@ -224,6 +236,8 @@ export class BridgeServer {
     try {
       if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok', version: APP_VERSION });
       // The QA console: a static page that signs in with a runtime token and uses the runtime API.
+      const consoleWords = /^\/console\/i18n\/([A-Za-z-]+)\.json$/.exec(url.pathname);
+      if (consoleWords && req.method === 'GET') return sendConsoleWords(res, consoleWords[1]!);
       if (underMount(url.pathname, '/console')) return await serveStaticDir(req, res, url.pathname, '/console', CONSOLE_DIR);
       if (await this.api.handle(req, res, url)) return;
       if (await this.mcp.handle(req, res, url)) return;
