@@ -3,6 +3,8 @@
  * zh-CN, the page's switch overrides it and is remembered, every screen of a whole sign-in → approve → revoke
  * pass reads in one language (no Latin phrase of three words in zh-CN, no Chinese in en), the device list tells
  * devices apart (id, platform, last seen, online), and approval says the device connects when its agent runs.
+ * In Chromium, each screen in each language passes axe-core and is screenshotted to
+ * test-artifacts/screens/<locale>/approval-*.png.
  */
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
@@ -15,6 +17,9 @@ import { localeFromAcceptLanguage } from '../../src/bridge/oauth/page-locale.js'
 import { signInDisabledMount } from '../../src/bridge/sign-in-disabled.js';
 import { hanRuns, latinPhrases, readableText } from '../helpers/script-check.js';
 import { PageClient, startOAuthBridge, tempDir, type OAuthBridge } from './helpers.js';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS } from './login-process.js';
+import { axe, shot } from '../renderer/page-checks.js';
 
 /** Starts a login and resolves the user code it prints. */
 function startLogin(bridgeUrl: string, dir: string, deviceName: string): { code: Promise<string>; done: Promise<unknown> } {
@@ -102,6 +107,38 @@ describe('the approval page speaks the person’s language', () => {
       assertOneLanguage(unknown.body, locale, params.concat('BCDF-GHJK'), 'unknown code');
     });
   }
+
+  it('in Chromium, every approval screen in en and zh-CN passes axe-core and is screenshotted', { timeout: 180_000 }, async () => {
+    for (const locale of ['en', 'zh-CN'] as const) {
+      const context = await chromium.launchPersistentContext(`${tmp.dir}/profile-${locale}`, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale });
+      try {
+        const page = await context.newPage();
+        const l = startLogin(bridge.url, `${tmp.dir}/shots-${locale}`, `desk-${locale}`);
+        const code = await l.code;
+        await page.goto(`${bridge.url}/device?user_code=${code}`);
+        assert.equal(await page.getAttribute('html', 'lang'), locale);
+        await axe(page, `${locale} sign-in`);
+        await shot(page, `${locale}/approval-signin`);
+        await page.fill('#username', 'bob');
+        await page.fill('#password', 'bob-pw');
+        await page.click('#signin');
+        await page.waitForSelector('#approve');
+        await axe(page, `${locale} approve`);
+        await shot(page, `${locale}/approval-approve`);
+        await page.click('#approve');
+        await page.waitForSelector('#result');
+        await axe(page, `${locale} approved`);
+        await shot(page, `${locale}/approval-done`);
+        await l.done;
+        await page.goto(`${bridge.url}/device`);
+        await page.waitForSelector('#devices');
+        await axe(page, `${locale} devices`);
+        await shot(page, `${locale}/approval-devices`);
+      } finally {
+        await context.close();
+      }
+    }
+  });
 
   it('the switch overrides the browser and is remembered; a bridge without sign-in says so in the language asked', async () => {
     const page = new PageClient(bridge.url, { 'accept-language': 'zh-CN' });

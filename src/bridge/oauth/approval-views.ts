@@ -14,7 +14,7 @@ export function esc(s: string): string {
 
 const CSS = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
-main{max-width:30rem;margin:3rem auto;background:#fff;padding:2rem;border-radius:8px;box-shadow:0 1px 4px #0002}
+main{max-width:44rem;margin:3rem auto;background:#fff;padding:2rem;border-radius:8px;box-shadow:0 1px 4px #0002}
 h1{font-size:1.35rem;margin-top:0}
 label{display:block;margin:.8rem 0 .2rem;font-weight:600}
 input,select{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;border:1px solid #9aa3b2;border-radius:4px}
@@ -25,7 +25,7 @@ button.danger{background:#fff;color:#b3261e;border-color:#b3261e}
 .error{color:#b3261e;background:#fdecea;padding:.6rem;border-radius:4px}
 .ok{color:#1e6b34;background:#e7f6ec;padding:.6rem;border-radius:4px}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0;word-break:break-all}
-table{width:100%;border-collapse:collapse;font-size:.9rem}td,th{text-align:left;padding:.3rem;border-top:1px solid #e2e5ea}
+table{width:100%;border-collapse:collapse;font-size:.9rem}td,th{text-align:left;padding:.3rem;border-top:1px solid #e2e5ea;word-break:keep-all}td button{white-space:nowrap}
 .lang{font-size:.85rem;text-align:right;margin:-1rem 0 .5rem}.lang a{margin-left:.6rem}.lang a[aria-current]{font-weight:700;color:inherit;text-decoration:none}
 code{font-size:.85em;word-break:break-all}
 .who{font-size:.9rem;color:#5a6272;display:flex;justify-content:space-between;align-items:center}.who button{margin:0;padding:.1rem .6rem}
