@@ -25,8 +25,11 @@ const CANCEL_WAIT_MS = 7000;
  * session that stayed open) after it gave up: as long as it re-asks reconnecting devices about its `unknown`s (§6.8).
  */
 const LATE_LISTEN_MS = 24 * 3600_000;
-/** The bridge re-asks a reconnecting device about the calls it ended `unknown` on it in this window (§6.8). */
-const RESOLVE_WINDOW_MS = 24 * 3600_000;
+/**
+ * How long the bridge waits for the device's own outcome to resolve an `unknown` it issued (§6.8): it re-asks
+ * a reconnecting device about those calls in this window, and SSE streams waiting for `resolved` end with it.
+ */
+export const RESOLVE_WINDOW_MS = 24 * 3600_000;
 
 /** What a runtime submits (POST /v1/calls). */
 export interface SubmitRequest {
@@ -112,8 +115,17 @@ export class CallRouter extends EventEmitter {
   private commit: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private closed = false;
 
-  constructor(private readonly store: BridgeStore, private readonly hub: DeviceHub, private readonly log: Logger) {
+  /** The §6.8 resolution window (RESOLVE_WINDOW_MS; shorter only in tests). */
+  private readonly resolveWindowMs: number;
+
+  constructor(
+    private readonly store: BridgeStore,
+    private readonly hub: DeviceHub,
+    private readonly log: Logger,
+    opts: { resolveWindowMs?: number } = {},
+  ) {
     super();
+    this.resolveWindowMs = opts.resolveWindowMs ?? RESOLVE_WINDOW_MS;
     this.setMaxListeners(0);
     hub.onDeviceRequest(METHODS.callReport, (conn, p) => this.onReport(conn, p as { outcomes: Outcome[] }));
     hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
@@ -484,6 +496,17 @@ export class CallRouter extends EventEmitter {
     this.deadlines.delete(key);
   }
 
+  /**
+   * When the call ended in the bridge's own `unknown` and the device's outcome may still resolve it (§6.8):
+   * the time (ms since the epoch) the resolution window closes; undefined for every other call, and once the
+   * window has passed. The one rule for every reader (the SSE stream's replay and live paths, reconcile).
+   */
+  resolvableUntil(call: StoredCall, now = Date.now()): number | undefined {
+    if (call.state !== 'unknown' || !call.bridge_outcome || call.resolved_from) return undefined;
+    const until = Date.parse(call.updated_at) + this.resolveWindowMs;
+    return until > now ? until : undefined;
+  }
+
   /** Tells subscribers and waiters about a committed outcome. */
   private announce(call: StoredCall): void {
     const key = `${call.workspace_id}/${call.call_id}`;
@@ -595,7 +618,7 @@ export class CallRouter extends EventEmitter {
     const { device_id: dev, workspace_id: ws } = conn.identity;
     let calls: StoredCall[];
     try {
-      calls = this.store.unresolvedUnknowns(ws, dev, new Date(Date.now() - RESOLVE_WINDOW_MS).toISOString());
+      calls = this.store.unresolvedUnknowns(ws, dev, new Date(Date.now() - this.resolveWindowMs).toISOString());
     } catch (e) {
       this.log.warn({ device_id: dev, err: String(e) }, 'could not list the calls to resolve');
       return;

@@ -13,7 +13,7 @@ import type { DeviceHub } from './device-hub.js';
 import { HttpError, RateLimiter, readJson, sendError, statusForWireError, type StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
-import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type StoredCall, type TimelineEntry } from './store.js';
+import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type TimelineEntry } from './store.js';
 
 /** What the bridge found when it checked a device's Adapter Card. */
 export interface CardCheck {
@@ -218,7 +218,8 @@ export class RuntimeApi {
    * Every event carries `id: <seq>`, and states, progress and session events `seq` in their data too: 0, 1, 2,
    * … strictly increasing over this stream. Derived timeline states are never sent: they would be back-dated
    * events (§6.2). A call the bridge ended `unknown` (§6.4) keeps its stream open until the device's own
-   * outcome resolves it: then a `resolved` event and the end (§6.8); a resolved call replays up to its
+   * outcome resolves it: then a `resolved` event and the end (§6.8), or until the resolution window closes
+   * (`router.resolvableUntil`, 24 h after the `unknown`): then the end. A resolved call replays up to its
    * `unknown`, then `resolved`.
    */
   private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string): void {
@@ -235,8 +236,6 @@ export class RuntimeApi {
       if (isStateEntry(t)) write('state', { call_id: id, state: t.state, at: t.at, replay: true }, true);
       else write(t.event, { call_id: id, event: t.event, at: t.at, replay: true }, true);
     };
-    /** True while the call ends in the bridge's own `unknown`, which the device's outcome may still resolve. */
-    const awaitsResolution = (r: StoredCall) => r.state === 'unknown' && r.bridge_outcome && !r.resolved_from;
     const learned = c.timeline.filter((t) => !t.derived);
     if (c.outcome && c.resolved_from) {
       const upTo = learned.findLastIndex((t) => t.state === 'unknown');
@@ -252,7 +251,7 @@ export class RuntimeApi {
       for (const t of terminal ? learned.slice(0, -1) : learned) replay(t);
       write('state', { call_id: id, state: c.outcome.state, at: terminal?.at ?? c.outcome.finished_at ?? c.updated_at, replay: true }, true);
       write('outcome', c.outcome, false);
-      if (!awaitsResolution(c)) {
+      if (this.o.router.resolvableUntil(c) === undefined) {
         res.end();
         return;
       }
@@ -267,21 +266,37 @@ export class RuntimeApi {
         live = false;
         write('state', { call_id: id, state: e.data.state, at: e.data.finished_at ?? new Date().toISOString() }, true);
         write('outcome', e.data, false);
-        // The bridge's own `unknown` (it says so in `details.source`) may still be resolved: stay.
-        if (!(e.data.state === 'unknown' && e.data.error?.details?.['source'] === 'bridge')) cleanup(true);
+        // The bridge's own `unknown` may still be resolved: stay until it is, or until its window closes.
+        const rec = this.o.router.get(ws, id);
+        const until = rec && this.o.router.resolvableUntil(rec);
+        if (until === undefined) cleanup(true);
+        else closeAt(until);
       } else if (e.type === 'resolved') {
         write('resolved', { ...e.data }, true);
         cleanup(true);
       } else if (live) write(e.type, { ...e.data }, true);
     };
     const ping = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    let windowEnd: NodeJS.Timeout | undefined;
+    /** Ends the stream when the §6.8 resolution window closes (timers cap at 2^31-1 ms: re-armed until then). */
+    const closeAt = (until: number) => {
+      clearTimeout(windowEnd);
+      const ms = until - Date.now();
+      windowEnd = ms <= 0 ? undefined : setTimeout(() => (Date.now() >= until ? cleanup(true) : closeAt(until)), Math.min(ms, 2 ** 31 - 1));
+      if (!windowEnd) cleanup(true);
+    };
     const cleanup = (end: boolean) => {
       clearInterval(ping);
+      clearTimeout(windowEnd);
       this.o.router.off(key, onEvent);
       if (end) res.end();
     };
     this.o.router.on(key, onEvent);
     req.on('close', () => cleanup(false));
+    if (!live && c.outcome) {
+      const until = this.o.router.resolvableUntil(c);
+      if (until !== undefined) closeAt(until);
+    }
   }
 
   private skills(res: ServerResponse, url: URL, ws: string): void {

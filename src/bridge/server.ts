@@ -56,6 +56,8 @@ export interface BridgeOptions {
   mounts?: HttpMount[];
   /** The public key pinned at login for exactly this identity, to verify the Adapter Card it sends in hello. */
   pinnedKey?: (identity: DeviceIdentity) => JWK | null;
+  /** The §6.8 resolution window in ms (default 24 h); tests shorten it. */
+  resolveWindowMs?: number;
 }
 
 /** Tokens from the config file. */
@@ -107,7 +109,7 @@ export class BridgeServer {
     this.store.transaction(() => {
       for (const id of Object.values(config.device_tokens)) this.store.upsertDevice({ ...id }, false);
     });
-    this.router = new CallRouter(this.store, this.hub, opts.log);
+    this.router = new CallRouter(this.store, this.hub, opts.log, opts.resolveWindowMs !== undefined ? { resolveWindowMs: opts.resolveWindowMs } : {});
     this.functionLists = new FunctionListReader({
       limits: config.device_limits,
       log: opts.log,

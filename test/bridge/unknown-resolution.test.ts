@@ -26,7 +26,7 @@ type Rec = {
   device_outcome?: Outcome;
 };
 
-async function setup() {
+async function setup(opts: { resolveWindowMs?: number } = {}) {
   const dir = tempDir();
   const t = tokens();
   const cfg = normalizeBridgeConfig(bridgeDoc(dir, t));
@@ -34,12 +34,12 @@ async function setup() {
     dir,
     t,
     cfg,
-    bridge: new BridgeServer(cfg, { log: silentLogger() }),
+    bridge: new BridgeServer(cfg, { log: silentLogger(), ...opts }),
     url: '',
     async restart() {
       const port = Number(new URL(s.url).port);
       await s.bridge.stop();
-      s.bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t, { listen: { host: '127.0.0.1', port } })), { log: silentLogger() });
+      s.bridge = new BridgeServer(normalizeBridgeConfig(bridgeDoc(dir, t, { listen: { host: '127.0.0.1', port } })), { log: silentLogger(), ...opts });
       s.url = await s.bridge.start();
     },
     sim(answer?: (p: InvokeParams) => Promise<Outcome> | Outcome) {
@@ -185,6 +185,31 @@ test('an invoke never written to a live session ends expired/device_offline, sid
     assert.equal(after.state, 'expired', 'not resolved: only the bridge\'s unknown is');
     assert.equal(after.resolved_from, undefined);
     assert.equal(after.device_outcome?.state, 'completed');
+  } finally {
+    sim.close();
+    await s.stop();
+  }
+});
+
+test('an events stream waiting for the device to resolve the bridge\'s unknown ends when the resolution window closes, live and replayed', { timeout: 60_000 }, async () => {
+  const s = await setup({ resolveWindowMs: 1500 });
+  const h = held();
+  const sim = s.sim(h.answer);
+  try {
+    await sim.connect();
+    const { rec } = await s.post({ timeout_ms: 100, confirm_timeout_ms: 1, wait: false });
+    // Live: the stream opened before the bridge gave up sees the unknown, stays for a resolution, then ends.
+    const live = sseEvents(`${s.url}/v1/calls/${rec.call_id}/events`, s.t.runtime);
+    const events = await live.done;
+    const outcome = events.find((e) => e.event === 'outcome');
+    assert.equal(outcome?.data['state'], 'unknown', events.map((e) => e.event).join(','));
+    assert.equal(events.at(-1)?.event, 'outcome', 'no resolved event: the window closed');
+    const got = await s.get(rec.call_id);
+    assert.equal(got.state, 'unknown');
+    assert.ok(Date.now() >= Date.parse((got as unknown as { updated_at: string }).updated_at) + 1500, 'ended no earlier than the window');
+    // Replayed after the window: the whole story, then the end at once.
+    const replay = await sseEvents(`${s.url}/v1/calls/${rec.call_id}/events`, s.t.runtime).done;
+    assert.deepEqual(replay.slice(-2).map((e) => e.event), ['state', 'outcome']);
   } finally {
     sim.close();
     await s.stop();
