@@ -9,6 +9,7 @@ import { ERRORS } from '../protocol/errors.js';
 import { METHODS, type Descriptor, type FunctionListResult } from '../protocol/messages.js';
 import type { Logger } from '../base/logger.js';
 import type { DeviceConnection } from './device-hub.js';
+import { TokenBucket } from './token-bucket.js';
 
 /** A list may span at most this many pages (a fixed bound: every page is a round trip). */
 export const MAX_LIST_PAGES = 100;
@@ -26,8 +27,7 @@ interface SessionState {
   again: boolean;
   closed: boolean;
   /** The tools_changed bucket. */
-  tokens: number;
-  at: number;
+  bucket: TokenBucket;
 }
 
 export interface FunctionListReaderOptions {
@@ -52,7 +52,7 @@ export class FunctionListReader {
   private state(c: DeviceConnection): SessionState {
     let s = this.sessions.get(c);
     if (!s) {
-      s = { again: false, closed: false, tokens: this.burst, at: Date.now() };
+      s = { again: false, closed: false, bucket: new TokenBucket(this.o.limits.tools_changed_per_s, this.burst) };
       this.sessions.set(c, s);
     }
     return s;
@@ -67,14 +67,10 @@ export class FunctionListReader {
   toolsChanged(c: DeviceConnection, now = Date.now()): void {
     const s = this.state(c);
     if (s.closed) return;
-    const rate = this.o.limits.tools_changed_per_s;
-    s.tokens = Math.min(this.burst, s.tokens + ((now - s.at) / 1000) * rate);
-    s.at = now;
-    if (s.tokens < 1) {
-      this.exceed(c, s, 'tools_changed_per_s', `The device sent tools_changed more often than ${rate} per second.`);
+    if (s.bucket.take(now) > 0) {
+      this.exceed(c, s, 'tools_changed_per_s', `The device sent tools_changed more often than ${this.o.limits.tools_changed_per_s} per second.`);
       return;
     }
-    s.tokens -= 1;
     void this.refresh(c);
   }
 

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WireError, type ErrorType } from '../protocol/errors.js';
 import { httpError } from '../protocol/http.js';
 import { BodyTooLargeError, readBody, sendJson } from '../base/http-body.js';
+import { TokenBucket } from './token-bucket.js';
 
 /** An HTTP-level failure with its status and §2 error body. */
 export class HttpError extends Error {
@@ -60,20 +61,14 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
 
 /** A token bucket per key, for `rate_limited`. */
 export class RateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly buckets = new Map<string, TokenBucket>();
   constructor(private readonly perSecond: number, private readonly burst: number) {}
 
-  /** Takes one token; returns 0 when allowed, else the milliseconds until one is available. */
+  /** Takes one token from `key`'s bucket; returns 0 when allowed, else the milliseconds until one is available. */
   take(key: string, now = Date.now()): number {
-    const b = this.buckets.get(key) ?? { tokens: this.burst, at: now };
-    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
-    b.at = now;
-    this.buckets.set(key, b);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return 0;
-    }
-    return Math.ceil(((1 - b.tokens) / this.perSecond) * 1000);
+    let b = this.buckets.get(key);
+    if (!b) this.buckets.set(key, (b = new TokenBucket(this.perSecond, this.burst, now)));
+    return b.take(now);
   }
 }
 
