@@ -450,7 +450,7 @@ export class CallRouter extends EventEmitter {
     if (this.closed || !isTerminal(o.state)) return;
     const pending = this.finishing.get(call);
     if (pending && (byBridge || !pending.byBridge)) return;
-    if (call.outcome && (byBridge || !call.bridge_outcome || call.resolved_from || call.device_outcome)) return;
+    if (call.outcome && outcomeIsFinal(call, byBridge)) return;
     this.finishing.set(call, { o, byBridge, derive });
     const key = `${call.workspace_id}/${call.call_id}`;
     if (call.outcome && !this.live.has(key)) this.resolving.set(key, call);
@@ -462,7 +462,7 @@ export class CallRouter extends EventEmitter {
     const { o, byBridge, derive } = p;
     const now = new Date().toISOString();
     if (call.outcome) {
-      if (byBridge || !call.bridge_outcome || call.resolved_from || call.device_outcome) return false;
+      if (outcomeIsFinal(call, byBridge)) return false;
       if (call.state !== 'unknown') {
         call.device_outcome = { ...o, replayed: false };
         call.updated_at = now;
@@ -588,31 +588,14 @@ export class CallRouter extends EventEmitter {
     for (const call of [...this.open.values()].filter((c) => c.device_id === dev && c.workspace_id === ws && owns(conn.identity, c))) {
       if (this.closed) return;
       if (this.hasOutcome(call)) continue; // finished while an earlier one was being asked about
-      try {
-        const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
-        if ('error' in r) {
-          this.accept(conn, call, r, 'call.get result');
-        } else {
-          // Still running on the device: its outcome comes as the response to a re-sent invoke (attach) or by report.
-          this.forward(call);
-        }
-      } catch (e) {
-        if (e instanceof RpcError && e.code === RPC.invalid_params) {
-          // The device never saw it: send it again while its deadline allows (the device deduplicates).
-          if (call.deadline_ms > Date.now()) this.forward(call);
-          else this.finish(call, this.bridgeOutcome(call, 'expired', new WireError('call_expired', 'The call could not reach the device before its deadline.')), true);
-        } else {
-          this.log.warn({ call_id: call.call_id, err: String(e) }, 'could not re-ask the device about a call');
-        }
-      }
+      await this.askDevice(conn, call, 'open');
     }
     await this.resolveUnknowns(conn);
   }
 
   /**
-   * After a reconnect: asks `call.get` about every call the bridge ended `unknown` on this device in the last
-   * 24 h (§6.8). A terminal answer resolves it; a call still running there is attached to again (a re-sent
-   * invoke, which the device deduplicates), so its outcome comes as that invoke's response.
+   * After a reconnect: asks `call.get` about every call the bridge ended `unknown` on this device in the
+   * resolution window (§6.8).
    */
   private async resolveUnknowns(conn: DeviceConnection): Promise<void> {
     const { device_id: dev, workspace_id: ws } = conn.identity;
@@ -626,16 +609,30 @@ export class CallRouter extends EventEmitter {
     for (const stored of calls) {
       if (this.closed || this.hub.get(dev, ws) !== conn) return;
       if (!owns(conn.identity, stored)) continue;
-      try {
-        const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: stored.call_id }, 10_000);
-        const latest = this.lookup(ws, stored.call_id);
-        if (!latest || latest.resolved_from) continue;
-        if ('error' in r) this.accept(conn, latest, r, 'call.get result for an unknown');
-        else this.forward(latest);
-      } catch (e) {
-        if (e instanceof RpcError && e.code === RPC.invalid_params) await this.tombstone(conn, stored);
-        else this.log.warn({ call_id: stored.call_id, err: String(e) }, 'could not resolve a call the bridge ended unknown');
-      }
+      await this.askDevice(conn, stored, 'unknown');
+    }
+  }
+
+  /**
+   * Asks the reconnected device `call.get` about one call and acts on the answer: a terminal outcome is taken
+   * (for an `unknown`, it resolves it); a call still running there is attached to again (a re-sent invoke,
+   * which the device deduplicates), so its outcome comes as that invoke's response. A call the device never
+   * saw is sent again while its deadline allows, else ends `expired` (`open`); an `unknown` it never saw is
+   * cancelled there so it can never run (`tombstone`).
+   */
+  private async askDevice(conn: DeviceConnection, call: StoredCall, kind: 'open' | 'unknown'): Promise<void> {
+    try {
+      const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
+      const latest = kind === 'open' ? call : this.lookup(call.workspace_id, call.call_id);
+      if (!latest || latest.resolved_from) return;
+      if ('error' in r) this.accept(conn, latest, r, kind === 'open' ? 'call.get result' : 'call.get result for an unknown');
+      else this.forward(latest);
+    } catch (e) {
+      if (!(e instanceof RpcError && e.code === RPC.invalid_params)) {
+        this.log.warn({ call_id: call.call_id, err: String(e) }, kind === 'open' ? 'could not re-ask the device about a call' : 'could not resolve a call the bridge ended unknown');
+      } else if (kind === 'unknown') await this.tombstone(conn, call);
+      else if (call.deadline_ms > Date.now()) this.forward(call);
+      else this.finish(call, this.bridgeOutcome(call, 'expired', new WireError('call_expired', 'The call could not reach the device before its deadline.')), true);
     }
   }
 
@@ -661,6 +658,14 @@ export class CallRouter extends EventEmitter {
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.removeAllListeners();
   }
+}
+
+/**
+ * True when a call that already has an outcome takes no other: a second bridge outcome, a device outcome for a
+ * call the device already answered, a resolved `unknown`, or one already keeping a device outcome beside.
+ */
+function outcomeIsFinal(call: StoredCall, byBridge: boolean): boolean {
+  return byBridge || !call.bridge_outcome || Boolean(call.resolved_from) || Boolean(call.device_outcome);
 }
 
 /** How a taken outcome changed its record: a first outcome, a resolved `unknown`, or a device outcome kept beside. */
