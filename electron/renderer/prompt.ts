@@ -4,7 +4,8 @@
  * behind it. High and critical prompts have no default answer (Enter does nothing until the person has
  * moved to a button with Tab or used the pointer).
  */
-import { has, t } from './catalogue.js';
+import { has, t, tm } from './catalogue.js';
+import { riskMessage } from '../../src/control/words.js';
 import type { Answer, ParamsOf, PromptView } from './control-types.js';
 import { $, input } from './dom.js';
 import { formatCount, formatCountdown } from './format.js';
@@ -12,17 +13,8 @@ import { act, control } from './page.js';
 
 const state: { prompts: PromptView[]; shownArgsFor?: string; armed?: string } = { prompts: [] };
 
-function riskText(p: PromptView): string {
-  const flags: string[] = [];
-  if (p.risk) {
-    if (p.risk.destructive) flags.push(t('ui.risk.destructive'));
-    if (p.risk.physical) flags.push(t('ui.risk.physical'));
-    if (p.risk.read_only) flags.push(t('ui.risk.read_only'));
-    if (!p.risk.idempotent) flags.push(t('ui.risk.not_idempotent'));
-  }
-  const level = has(`ui.risk.${p.permission_level}`) ? t(`ui.risk.${p.permission_level}`) : p.permission_level;
-  return flags.length ? t('ui.risk.level_flags', { level, flags: flags.join(t('ui.risk.separator')) }) : t('ui.risk.level', { level });
-}
+/** The level and what the risk flags mean, in the page's language (the agent's core catalogue). */
+const riskText = (p: PromptView): string => tm(riskMessage(p, has));
 
 /** Who asks: the runtime the bridge attested first, what the runtime claims only as "says it is …". */
 function requesterText(p: PromptView): string {

@@ -184,8 +184,12 @@ export const CandidateSchema = Type.Object({ id: Type.String(), label: Type.Opti
 /** A function as Settings shows it (control.functions.list). */
 export const FunctionViewSchema = Type.Object({
   id: Type.String(),
+  /** The descriptor's English name and description (a third-party adapter's own words). */
   name: Type.String(),
   description: Type.String(),
+  /** A built-in function's title and one-line description as keys of the catalogue control.catalogue.get serves. */
+  title_key: Type.Optional(Type.String()),
+  description_key: Type.Optional(Type.String()),
   permission_level: Type.String(),
   confirmation: Type.Unknown(),
   risk: Type.Optional(Risk),
@@ -299,6 +303,16 @@ export const CONTROL_API = {
     Type.Object({ function: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: Type.Unknown() }) }),
   ),
   getSettings: defineControlMethod('control.settings.get', None, SettingsViewSchema),
+  /**
+   * The agent's sentences a screen renders in its own language: the core catalogue and every loaded
+   * handler's, merged for `locale` (English where a key has no translation). What the agent sends as keys
+   * (a function's title_key, a prompt's sentence_message) is looked up here.
+   */
+  i18nCatalogue: defineControlMethod(
+    'control.catalogue.get',
+    Type.Object({ locale: Type.Union([Type.Literal('en'), Type.Literal('zh-CN')]) }),
+    Type.Object({ locale: Type.String(), messages: Type.Record(Type.String(), Type.String()) }),
+  ),
   setLogLevel: defineControlMethod('control.settings.log_level', Type.Object({ level: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l))) }), Type.Object({ log_level: Nullable(Type.String()) })),
   // The trial's link checks (docs/qa-trial.md): drop the bridge link and reconnect at once, or stay offline
   // `seconds`. `dry_run` only asks whether the agent offers it.

@@ -4,6 +4,7 @@
 import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
 import { errorLine, say } from '../say.js';
 import { errorText } from '../../i18n/said.js';
+import { functionWords } from '../../i18n/functions.js';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
@@ -200,7 +201,12 @@ export function registerCoreCommands(program: Command): void {
     // The bridge keeps an offline device's last list: say it is that, not what the device offers now.
     if (d['online'] === false) process.stderr.write(say('cli.functions.offline', { device: p.device_id, last_seen: String(d['last_seen'] ?? '-') }) + '\n');
     if (o['json']) process.stdout.write(JSON.stringify(fns, null, 2) + '\n');
-    else if (fns.length) process.stdout.write(table(fns.map((f) => [f.id, f.permission_level, f.name])) + '\n');
+    else if (fns.length) {
+      // Titles and levels in the user's language (a built-in function's from its handler's catalogue); --json keeps the descriptors.
+      const locale = localeFromEnv();
+      const level = (l: string): string => (strings.has(`core.level.${l}`) ? strings.render({ key: `core.level.${l}` }, locale) : l);
+      process.stdout.write(table(fns.map((f) => [f.id, level(f.permission_level), functionWords(f, locale).title])) + '\n');
+    }
   });
 
   runtimeOptions(
