@@ -15,7 +15,7 @@ import type { ControlHandlers } from '../control/server.js';
 import type { Agent } from './agent.js';
 import { SwitchError, type FunctionSwitches } from './function-switches.js';
 import type { UserSettingsFile } from './user-settings.js';
-import { functionWordKeys } from '../i18n/functions.js';
+import { functionWordKeys } from '../sdk/function-words.js';
 import { strings } from '../i18n/index.js';
 
 export { LOG_LEVELS, type LogLevel } from '../control/api.js';

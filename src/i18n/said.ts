@@ -5,7 +5,6 @@
  * has one, so deep code needs no knowledge of the CLI.
  */
 import { strings, type Locale, type Message } from './index.js';
-import { errorMessage } from '../control/words.js';
 
 /** An error whose sentence is a catalogue message. */
 export class SaidError extends Error {
@@ -34,17 +33,9 @@ function plainMessage(m: unknown): m is Message {
   return Object.values((m as Message).params ?? {}).every((v) => typeof v !== 'object' || plainMessage(v));
 }
 
-/**
- * An error's sentence in `locale`: its catalogue message when it has one; outside English, a wire error
- * (one with a `type` the core catalogue explains) says what its type means, with its params; else its
- * (English) message.
- */
+/** An error's sentence in `locale`: its catalogue message when it has one, else its (English) message. */
 export function errorText(e: unknown, locale: Locale): string {
   const said = saidOf(e);
   if (said) return strings.render(said, locale);
-  const type = (e as { type?: unknown } | null | undefined)?.type;
-  if (locale !== 'en' && typeof type === 'string' && strings.has(`core.error.${type}`)) {
-    return strings.render(errorMessage(e as { type: string; details?: unknown }, (k) => strings.has(k)), locale);
-  }
   return e instanceof Error ? e.message : String(e);
 }

@@ -3,8 +3,8 @@
  */
 import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
 import { errorLine, say } from '../say.js';
-import { errorText } from '../../i18n/said.js';
-import { functionWords } from '../../i18n/functions.js';
+import { personErrorText } from '../../app/error-text.js';
+import { functionWords } from '../../sdk/function-words.js';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
@@ -234,7 +234,7 @@ export function registerCoreCommands(program: Command): void {
     } catch (e) {
       // --json keeps the English message; the line for a person says it in their language.
       out['bridge'] = { error: (e as Error).message };
-      bridgeError = e instanceof BridgeHttpError ? errorLine(e.error) : errorText(e, localeFromEnv());
+      bridgeError = e instanceof BridgeHttpError ? errorLine(e.error) : personErrorText(e, localeFromEnv());
     }
     if (o['json']) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
     else {

@@ -4,11 +4,10 @@
  * descriptor's English `name` / `description` (a third-party adapter's own words).
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { functionKeys } from '../control/words.js';
-import { catalogueDirs, loadHandlerCatalogue } from '../sdk/instance.js';
+import { catalogueDirs, loadHandlerCatalogue } from './instance.js';
 import { BUILTIN_HANDLERS_DIR } from '../version.js';
-import { strings, type Locale, type Message } from './index.js';
+import { strings, type Locale, type Message } from '../i18n/index.js';
 
 let builtinNames: string[] | undefined;
 
