@@ -4,6 +4,7 @@
 import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
 import { errorLine, say } from '../say.js';
 import { personErrorText } from '../../app/error-text.js';
+import { renderViolation } from '../../discovery/adapter-problem.js';
 import { functionWords } from '../../sdk/function-words.js';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -145,7 +146,10 @@ export function registerCoreCommands(program: Command): void {
         ...(o['confirmTimeoutMs'] ? { confirm_timeout_ms: o['confirmTimeoutMs'] as number } : {}),
       });
       if (o['json']) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
-      else printRecord(record);
+      else {
+        printRecord(record);
+        if (record.outcome?.error?.type === 'invalid_arguments') await printArgumentViolations(client, record.device_id, fn, args, record.outcome.error.details);
+      }
       process.exitCode = record.outcome ? exitForOutcome(record.outcome) : EXIT_PENDING;
       if (record.outcome?.state === 'completed' && record.outcome.output_valid === false) {
         await printOutputViolations(client, record.device_id, fn, record.outcome.output);
@@ -276,6 +280,26 @@ async function printOutputViolations(client: RuntimeClient, deviceId: string, fn
   }
 }
 
+/**
+ * Says where the arguments break the function's input schema, in the user's language: the wire's
+ * `details.violations` are English (PROTOCOL §2), so outside English the arguments are checked again
+ * against the descriptor the device published and each violation is said with ajv-i18n's words
+ * (renderViolation). When the descriptor cannot be read, the wire's details are printed as they came.
+ */
+async function printArgumentViolations(client: RuntimeClient, deviceId: string, fn: string, args: unknown, details: unknown): Promise<void> {
+  const locale = localeFromEnv();
+  const asCame = (): void => void (details !== undefined && process.stdout.write(say('cli.invoke.details', { details: JSON.stringify(details) }) + '\n'));
+  if (locale === 'en') return asCame();
+  try {
+    const schema = (await client.descriptor(deviceId, fn))['input_schema'];
+    const found = schema && typeof schema === 'object' ? schemaValidator.check(schema, args) : [];
+    if (!found.length) return asCame();
+    for (const v of found) process.stdout.write(`  ${renderViolation(v, locale)}\n`);
+  } catch {
+    asCame();
+  }
+}
+
 /** Tells the agent's console why the bridge session stopped for good and what to do, and when a new sign-in is picked up. */
 export function tellConsole(agent: Agent): void {
   agent.on('fatal', () => {
@@ -334,7 +358,8 @@ export function printRecord(r: { call_id: string; function: string; state: strin
   process.stdout.write(head + '\n');
   if (o.error) {
     process.stdout.write(`  ${errorLine(o.error)}\n`);
-    if (o.error.details) process.stdout.write(say('cli.invoke.details', { details: JSON.stringify(o.error.details) }) + '\n');
+    // invalid_arguments: its violations are said by printArgumentViolations, in the user's language.
+    if (o.error.details && o.error.type !== 'invalid_arguments') process.stdout.write(say('cli.invoke.details', { details: JSON.stringify(o.error.details) }) + '\n');
   }
   if (o.output !== undefined) process.stdout.write(JSON.stringify(o.output, null, 2) + '\n');
 }
