@@ -10,7 +10,7 @@ import { cliRun, ids, processStack } from '../helpers/stack.js';
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 const EN = { LC_ALL: 'C.UTF-8' };
 
-test('invalid_arguments: the violations in Chinese under zh_CN, the wire details in English otherwise', { timeout: 180_000 }, async () => {
+test('invalid_arguments: the violations in Chinese under zh_CN, the wire details in English otherwise; functions lists titles and levels in the user language', { timeout: 180_000 }, async () => {
   const s = await processStack({ agent: { handlers: { diagnostics: { enabled: true } } } });
   try {
     const rt = { AIOS_RUNTIME_TOKEN: s.tokens.runtime };
@@ -24,6 +24,14 @@ test('invalid_arguments: the violations in Chinese under zh_CN, the wire details
     assert.match(en.out, /must be integer/, en.out);
     const json = await cliRun([...inv, '--json'], { ...ZH, ...rt });
     assert.match(json.out, /must be integer/, 'the --json record keeps the wire details');
+
+    // `functions`: the level in words and a built-in function's title from its handler's catalogue.
+    const fns = ['functions', '--bridge', s.url, '--workspace', ids.workspace_id, '--device', ids.device_id];
+    const zhFns = await cliRun(fns, { ...ZH, ...rt });
+    assert.match(zhFns.out, /^diagnostics\.wait +公开 +等待$/m, zhFns.out);
+    assert.match(zhFns.out, /^device\.info +公开 +设备信息$/m, zhFns.out);
+    const enFns = await cliRun(fns, { ...EN, ...rt });
+    assert.match(enFns.out, /^device\.info +public +Device information$/m, enFns.out);
   } finally {
     await s.stop();
   }
