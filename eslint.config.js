@@ -16,7 +16,7 @@ export const LAYERING_MESSAGES = {
   electronInCore: 'src/ is plain Node: put Electron code in electron/ and reach src/ through its public entry (src/index.ts).',
   handlerDeepImport: 'Handlers import the handler SDK instead: ../../src/sdk/index.js is the only part of src/ a handler may use.',
   shellDeepImport: 'electron/ reaches src/ only through its shell entry: import from ../src/shell.js (add the export there if it is missing); the control API\'s plain modules (src/control/api.ts, client.ts, ipc.ts) are the one exception, for the preload.',
-  rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules (of src/, only the control API\'s plain modules src/control/api.ts, client.ts, ipc.ts; of the shell, only `import type`).',
+  rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules (of src/, only the control API\'s plain modules src/control/api.ts, client.ts, ipc.ts, words.ts; of the shell, only `import type`).',
   loggerFromBase: 'The core imports Logger from base/logger.js, where it is defined; the SDK re-exports it for handlers only.',
   /** A file of layer `name` imports a folder of a layer above it. */
   srcLayer: (name) => `Layer "${name}" of src/ imports only from the layers below it (docs/architecture.md): move the shared piece down, or wire the two together in src/app/.`,
@@ -53,7 +53,7 @@ export const SRC_LAYERS = [
 ];
 
 /** src/control/'s plain modules (the table, the typed client, the IPC derivation): electron/ and its page may import them. */
-export const CONTROL_PLAIN = ['src/control/api.ts', 'src/control/client.ts', 'src/control/ipc.ts'];
+export const CONTROL_PLAIN = ['src/control/api.ts', 'src/control/client.ts', 'src/control/ipc.ts', 'src/control/words.ts'];
 
 /** The element type of a single file of SRC_LAYERS (`src/version.ts` -> `file:version`). */
 const fileType = (f) => `file:${f.replace(/^src\//, '').replace(/\.ts$/, '')}`;
@@ -201,7 +201,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'electron', message: LAYERING_MESSAGES.rendererImport }], patterns: [{ regex: '(^|/)src(/(?!control/(api|client|ipc)\\.js$)|$)|^electron/|^node:', message: LAYERING_MESSAGES.rendererImport }] },
+        { paths: [{ name: 'electron', message: LAYERING_MESSAGES.rendererImport }], patterns: [{ regex: '(^|/)src(/(?!control/(api|client|ipc|words)\\.js$)|$)|^electron/|^node:', message: LAYERING_MESSAGES.rendererImport }] },
       ],
     },
   },

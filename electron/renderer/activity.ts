@@ -3,7 +3,8 @@
  * control.activity.list, one call's details below the list, and exports of every call the filters match,
  * as JSON and as CSV (RFC 4180).
  */
-import { has, t } from './catalogue.js';
+import { has, t, tm } from './catalogue.js';
+import type { WordsMessage } from '../../src/control/words.js';
 import type { ActivityFilter, CallRow } from './control-types.js';
 import { $, input, select } from './dom.js';
 import { formatCount, formatDuration, formatSize, formatTime } from './format.js';
@@ -13,6 +14,12 @@ const ACTIVITY_PAGE = 100;
 /** The audit list's own cap (src/consent/audit-log.ts): an export asks for all of it. */
 const EXPORT_LIMIT = 10_000;
 const activity: { calls: CallRow[]; selected?: string; opener?: string; exported?: { count: number; format: 'json' | 'csv'; size: number } } = { calls: [] };
+
+/** The sentence its prompt showed, in the page's language when the agent sent it as a key ('' when none). */
+function sentenceOf(c: CallRow): string {
+  const m = c.sentence_message as WordsMessage | undefined;
+  return m && has(m.key) ? tm(m) : (c.sentence ?? '');
+}
 
 const callStateText = (s: string): string => (has(`ui.activity.state.${s}`) ? t(`ui.activity.state.${s}`) : t('ui.state.other', { state: s }));
 const byText = (c: CallRow): string => c.requester_name || c.requester_id || c.requester_kind || t('ui.requester.unknown');
@@ -43,7 +50,7 @@ function activityRow(c: CallRow): HTMLLIElement {
   text.id = `activity-row-${c.call_id}`;
   const on = (c.resources ?? []).map((r) => r.label).join(', ');
   // The sentence the prompt showed, when the call was put to the user; else the function and resources.
-  const what = c.sentence || (on ? t('ui.activity.on', { function: c.function_id, resources: on }) : c.function_id);
+  const what = sentenceOf(c) || (on ? t('ui.activity.on', { function: c.function_id, resources: on }) : c.function_id);
   const by = byText(c);
   const callState = callStateText(c.state);
   text.textContent = c.error_type ? t('ui.activity.row_error', { what, state: callState, error: c.error_type, by }) : t('ui.activity.row', { what, state: callState, by });
@@ -78,7 +85,7 @@ function renderDetails(): void {
     $(id).textContent = text;
   };
   const dash = t('ui.activity.details.none');
-  put('ad-sentence', c.sentence ?? '');
+  put('ad-sentence', sentenceOf(c));
   $('ad-sentence').hidden = !c.sentence;
   put('ad-function', c.function_id);
   put('ad-state', callStateText(c.state));

@@ -15,7 +15,7 @@ import { CONTROL_API } from '../../src/control/api.js';
 import type { Transport } from './control-client.js';
 import type { ControlEvents } from './control-types.js';
 import { $, input, select } from './dom.js';
-import { act, control, currentTransport, renderError, showError, useTransport } from './page.js';
+import { act, control, currentTransport, loadAgentWords, renderError, showError, useTransport } from './page.js';
 import * as activity from './activity.js';
 import * as decisions from './decisions.js';
 import * as prompt from './prompt.js';
@@ -93,7 +93,10 @@ function connect(transport: Transport): void {
       status.setPill('agent-state', 'ui.pill.agent', s);
       if (s === 'connected') {
         if (transport.needsToken) void act(attachAnswerer);
-        void act(refreshAll);
+        void act(async () => {
+          await loadAgentWords();
+          await refreshAll();
+        });
       } else stopAnswerer();
     },
     () => {
@@ -139,6 +142,7 @@ async function main(): Promise<void> {
       const locale = select('lang').value as PageLocale;
       localStorage.setItem(LOCALE_KEY, locale);
       await loadLocale(locale);
+      await loadAgentWords();
       applyLocale();
     }),
   );

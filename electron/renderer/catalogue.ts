@@ -4,6 +4,8 @@
  * `?lang=pseudo` renders every string as ⟦…⟧ (the tests' check that no visible text bypasses the catalogue).
  */
 
+import type { WordsMessage } from '../../src/control/words.js';
+
 /** The languages the page offers, and the pseudo-locale of the tests. */
 export type PageLocale = 'en' | 'zh-CN' | 'pseudo';
 /** Parameters of a catalogue sentence (`{name}` placeholders). */
@@ -12,7 +14,11 @@ type Table = Record<string, string>;
 
 /** Where the tray page keeps the language chosen (same origin for both pages, so the same storage). */
 export const LOCALE_KEY = 'aios-locale';
-const state: { locale: PageLocale; table: Table; en: Table } = { locale: 'en', table: {}, en: {} };
+/**
+ * `table`/`en`: the page's own catalogue; `agent`: the agent's sentences (core and handlers,
+ * control.catalogue.get) in the page's language, for what the agent sends as keys.
+ */
+const state: { locale: PageLocale; table: Table; en: Table; agent: Table } = { locale: 'en', table: {}, en: {}, agent: {} };
 
 /** The locale: ?lang=…, else the one chosen before, else the browser's/OS's first language (Chinese → zh-CN, else en). */
 export function pickLocale(): PageLocale {
@@ -39,14 +45,37 @@ export async function loadLocale(locale: PageLocale): Promise<void> {
   Object.assign(state, { locale, table, en });
 }
 
-/** The sentence for `key` with `{param}`s filled; fallback en, then the key itself. */
-export function t(key: string, params: Params = {}): string {
-  const template = state.table[key] ?? state.en[key] ?? key;
-  return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
+/**
+ * Takes the agent's sentences in the page's language (the pseudo-locale wraps them like its own); `{}`
+ * from an agent that serves none (its functions then show the descriptor's English words).
+ */
+export function setAgentTable(messages: Table): void {
+  state.agent = state.locale === 'pseudo' ? Object.fromEntries(Object.entries(messages).map(([k, v]) => [k, `⟦${v}⟧`])) : messages;
 }
 
-/** True when the en catalogue holds `key`. */
-export const has = (key: string): boolean => Object.hasOwn(state.en, key);
+/** The language to ask the agent's sentences in. */
+export const agentLocale = (): 'zh-CN' | 'en' => (state.locale === 'zh-CN' ? 'zh-CN' : 'en');
+
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const template = (key: string): string => state.table[key] ?? state.agent[key] ?? state.en[key] ?? key;
+
+/** The sentence for `key` with `{param}`s filled; fallback en, then the key itself (the page's or the agent's key). */
+export function t(key: string, params: Params = {}): string {
+  return template(key).replace(PLACEHOLDER, (whole, name: string) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
+}
+
+/** A message the agent sent (key + params, nested messages in params), in the page's language. */
+export function tm(m: WordsMessage): string {
+  const params = m.params ?? {};
+  return template(m.key).replace(PLACEHOLDER, (whole, name: string) => {
+    if (!Object.hasOwn(params, name)) return whole;
+    const v = params[name]!;
+    return typeof v === 'object' ? tm(v) : String(v);
+  });
+}
+
+/** True when the page's en catalogue or the agent's holds `key`. */
+export const has = (key: string): boolean => Object.hasOwn(state.en, key) || Object.hasOwn(state.agent, key);
 
 /** The locale loaded last. */
 export const currentLocale = (): PageLocale => state.locale;

@@ -2,7 +2,7 @@
  * What the tray page's screens share: the typed control client over the current connection, running a person's
  * action with its error shown, and the error line.
  */
-import { has, t } from './catalogue.js';
+import { agentLocale, has, setAgentTable, t } from './catalogue.js';
 import { controlClient } from '../../src/control/client.js';
 import type { RemoteError, Transport } from './control-client.js';
 import { $ } from './dom.js';
@@ -57,5 +57,18 @@ export async function act(fn: () => Promise<unknown>): Promise<void> {
     await fn();
   } catch (e) {
     showError(e as RemoteError);
+  }
+}
+
+/**
+ * Loads the agent's sentences (function titles, levels, prompt sentences sent as keys) in the page's
+ * language; an agent without control.catalogue.get leaves them in the words it sends.
+ */
+export async function loadAgentWords(): Promise<void> {
+  if (!transport) return;
+  try {
+    setAgentTable((await control.i18nCatalogue({ locale: agentLocale() })).messages);
+  } catch {
+    setAgentTable({});
   }
 }

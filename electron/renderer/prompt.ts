@@ -4,7 +4,8 @@
  * behind it. High and critical prompts have no default answer (Enter does nothing until the person has
  * moved to a button with Tab or used the pointer).
  */
-import { has, t } from './catalogue.js';
+import { has, t, tm } from './catalogue.js';
+import { riskMessage, type WordsMessage } from '../../src/control/words.js';
 import type { Answer, ParamsOf, PromptView } from './control-types.js';
 import { $, input } from './dom.js';
 import { formatCount, formatCountdown } from './format.js';
@@ -12,16 +13,20 @@ import { act, control } from './page.js';
 
 const state: { prompts: PromptView[]; shownArgsFor?: string; armed?: string } = { prompts: [] };
 
-function riskText(p: PromptView): string {
-  const flags: string[] = [];
-  if (p.risk) {
-    if (p.risk.destructive) flags.push(t('ui.risk.destructive'));
-    if (p.risk.physical) flags.push(t('ui.risk.physical'));
-    if (p.risk.read_only) flags.push(t('ui.risk.read_only'));
-    if (!p.risk.idempotent) flags.push(t('ui.risk.not_idempotent'));
-  }
-  const level = has(`ui.risk.${p.permission_level}`) ? t(`ui.risk.${p.permission_level}`) : p.permission_level;
-  return flags.length ? t('ui.risk.level_flags', { level, flags: flags.join(t('ui.risk.separator')) }) : t('ui.risk.level', { level });
+/** The level and what the risk flags mean, in the page's language (the agent's core catalogue). */
+const riskText = (p: PromptView): string => tm(riskMessage(p, has));
+
+/** The function's title in the page's language (the agent's words when it sent no key the catalogue has). */
+const titleOf = (p: PromptView): string => (p.title_key && has(p.title_key) ? t(p.title_key) : p.function_name);
+
+/**
+ * What will happen, in the page's language: the agent sends the sentence as a key and params too; an
+ * adapter's plain sentence is shown as written, marked as its own words.
+ */
+function sentenceOf(p: PromptView): string {
+  if (p.sentence_own_words) return t('ui.prompt.own_words', { sentence: p.sentence });
+  const m = p.sentence_message as WordsMessage | undefined;
+  return m && has(m.key) ? tm(m) : p.sentence;
 }
 
 /** Who asks: the runtime the bridge attested first, what the runtime claims only as "says it is …". */
@@ -59,8 +64,8 @@ export function render(): void {
   const fresh = box.dataset['promptId'] !== p.prompt_id;
   box.dataset['promptId'] = p.prompt_id;
   box.dataset['level'] = p.permission_level;
-  $('prompt-name').textContent = p.function_name;
-  $('prompt-sentence').textContent = p.sentence;
+  $('prompt-name').textContent = titleOf(p);
+  $('prompt-sentence').textContent = sentenceOf(p);
   $('prompt-requester').textContent = requesterText(p);
   $('prompt-risk').textContent = riskText(p);
   $('prompt-risk').className = guarded(p) ? 'risk-high' : '';

@@ -4,7 +4,8 @@
  * About. Everything the agent sends is shown with textContent; every sentence comes from the catalogues.
  */
 import type { DeviceApi } from '../ipc-channels.js';
-import { has, t } from './catalogue.js';
+import { has, t, tm } from './catalogue.js';
+import { riskMessage } from '../../src/control/words.js';
 import type { Candidate, FunctionView, GrantView, LogLevel, ResultOf, SettingsView } from './control-types.js';
 import { $, input, select } from './dom.js';
 import { act, control } from './page.js';
@@ -108,10 +109,9 @@ async function refreshGrants(): Promise<void> {
 }
 
 // ------------------------------------------------------------ functions
-function riskLine(f: FunctionView): string {
-  const level = has(`ui.risk.${f.permission_level}`) ? t(`ui.risk.${f.permission_level}`) : f.permission_level;
-  return t('ui.risk.level', { level });
-}
+/** The function's title in the page's language (the descriptor's own words for an adapter without a catalogue). */
+const titleOf = (f: FunctionView): string => (f.title_key && has(f.title_key) ? t(f.title_key) : f.name);
+const descriptionOf = (f: FunctionView): string => (f.description_key && has(f.description_key) ? t(f.description_key) : f.description);
 
 function functionRow(f: FunctionView): HTMLLIElement {
   const li = document.createElement('li');
@@ -124,9 +124,12 @@ function functionRow(f: FunctionView): HTMLLIElement {
   box.disabled = f.admin_disabled;
   const text = document.createElement('span');
   text.className = `risk-${f.permission_level}`;
-  const params = { name: f.name, id: f.id, risk: riskLine(f) };
+  const params = { name: titleOf(f), id: f.id, risk: tm(riskMessage(f, has)) };
   text.textContent = t(f.admin_disabled ? 'ui.settings.functions.row_admin_off' : 'ui.settings.functions.row', params);
-  label.append(box, text);
+  const about = document.createElement('span');
+  about.className = 'muted function-description';
+  about.textContent = descriptionOf(f);
+  label.append(box, text, about);
   box.addEventListener('change', () =>
     act(async () => {
       try {

@@ -193,7 +193,8 @@ type ScreenArgs = Static<typeof ScreenIn>;
 
 /** Every media function, for one handler instance. */
 export function mediaFunctions(env: HandlerEnv, svc: MediaService): FunctionDefinition<never, unknown>[] {
-  const size = (a: { width?: number; height?: number }) => (a.width || a.height ? `${a.width ?? 'auto'}×${a.height ?? 'auto'}` : render({ key: 'media.size.native', params: {} }));
+  // "its own size" as a message, so the prompt says it in the reader's language (not the agent's English).
+  const size = (a: { width?: number; height?: number }): string | Message => (a.width || a.height ? `${a.width ?? 'auto'}×${a.height ?? 'auto'}` : { key: 'media.size.native', params: {} });
   const fns = [
     listFunction(env, svc, 'camera', 'camera.list', 'List cameras', 'Lists the cameras this device has, with id, label, the alias the user gave and whether it is shared. Use before camera.capture_photo or camera.record_clip to pick one.'),
     captureFunction<PhotoArgs, Json>(env, svc, 'camera', base('camera.capture_photo', 'Take a photo', 'Takes one still picture with a shared camera; the person at the device confirms every photo. The picture comes back as a blob (JPEG or PNG) with its size and SHA-256.', 'high', PhotoIn, PhotoOut, [30_000, 60_000], ['Take a photo of the shelf']), {

@@ -9,14 +9,18 @@ import zhCN from './i18n/zh-CN.json' with { type: 'json' };
 /** The catalogues by locale. */
 export const CATALOGUES: Readonly<Record<string, Readonly<Record<string, string>>>> = { en, 'zh-CN': zhCN };
 
-/** A message key and its parameters (what the kit's describe() returns). */
+/** A message key and its parameters (what the kit's describe() returns); a parameter may be a message (rendered in the same locale). */
 export interface Message {
   key: string;
-  params: Record<string, string | number>;
+  params: Record<string, string | number | Message>;
 }
 
 /** Renders a message in a locale (English when the locale or key is missing). */
 export function render(m: Message, locale = 'en'): string {
   const text = CATALOGUES[locale]?.[m.key] ?? CATALOGUES['en']![m.key] ?? m.key;
-  return text.replace(/\{(\w+)\}/g, (all, k: string) => (k in m.params ? String(m.params[k]) : all));
+  return text.replace(/\{(\w+)\}/g, (all, k: string) => {
+    if (!(k in m.params)) return all;
+    const v = m.params[k]!;
+    return typeof v === 'object' ? render(v, locale) : String(v);
+  });
 }

@@ -13,6 +13,7 @@ import type { BlobClient, Progress } from '../sdk/index.js';
 import type { Logger } from '../base/logger.js';
 import type { GrantStore } from '../grants/grant-store.js';
 import { TempArea } from '../sdk/temp.js';
+import { functionWordKeys } from '../sdk/function-words.js';
 import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { Journal } from './journal.js';
 import { callLineWriter, type CallLineWriter } from '../base/logger.js';
@@ -406,11 +407,19 @@ export class Dispatcher {
       await this.accept(call, 'accepted', null);
       this.setState(call, 'accepted', t.acceptedAt);
       const locale = this.o.locale ?? 'en';
-      req.summary = strings.render(coreMessage('core.call.generic', { name: d.name }), locale);
+      const titleKey = functionWordKeys(d.id, call.reg.source)?.title;
+      if (titleKey) req.titleKey = titleKey;
+      // The generic sentence names the function by its title when its catalogue has one.
+      const generic = coreMessage('core.call.generic', { name: titleKey ? { key: titleKey } : d.name });
+      req.summary = strings.render(generic, locale);
+      req.said = generic;
       if (def.describe) {
         try {
           const said = await def.describe(args, resolved.resources);
           req.summary = typeof said === 'string' ? said : strings.render(said, locale);
+          // Keys travel to every surface, which renders them in its own language; a plain string is the adapter's own words.
+          req.said = typeof said === 'string' ? undefined : said;
+          req.ownWords = typeof said === 'string';
         } catch (e) {
           log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
         }

@@ -15,6 +15,8 @@ import type { ControlHandlers } from '../control/server.js';
 import type { Agent } from './agent.js';
 import { SwitchError, type FunctionSwitches } from './function-switches.js';
 import type { UserSettingsFile } from './user-settings.js';
+import { functionWordKeys } from '../sdk/function-words.js';
+import { strings } from '../i18n/index.js';
 
 export { LOG_LEVELS, type LogLevel } from '../control/api.js';
 const isLogLevel = (v: unknown): v is LogLevel => typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v);
@@ -112,17 +114,23 @@ export async function listGrantCandidates(agent: Agent, kind: string, log: Logge
 export function settingsControlHandlers(d: SettingsDeps): ControlHandlers {
   return {
     listFunctions: () => ({
-      functions: d.agent.registry.descriptors().map((f) => ({
-        id: f.id,
-        name: f.name,
-        description: f.description,
-        permission_level: f.permission_level,
-        confirmation: f.confirmation,
-        ...(f.risk ? { risk: f.risk } : {}),
-        source: d.agent.registry.get(f.id)?.source,
-        enabled: !d.switches.isDisabled(f.id),
-        admin_disabled: d.switches.isAdminDisabled(f.id),
-      })),
+      functions: d.agent.registry.descriptors().map((f) => {
+        const source = d.agent.registry.get(f.id)?.source;
+        const words = source ? functionWordKeys(f.id, source) : undefined;
+        return {
+          id: f.id,
+          name: f.name,
+          description: f.description,
+          ...(words ? { title_key: words.title } : {}),
+          ...(words?.description ? { description_key: words.description } : {}),
+          permission_level: f.permission_level,
+          confirmation: f.confirmation,
+          ...(f.risk ? { risk: f.risk } : {}),
+          source,
+          enabled: !d.switches.isDisabled(f.id),
+          admin_disabled: d.switches.isAdminDisabled(f.id),
+        };
+      }),
     }),
     setFunction: ({ id, enabled }) => {
       if (!d.agent.registry.get(id)) bad(`no function is registered as ${id}`);
@@ -134,6 +142,8 @@ export function settingsControlHandlers(d: SettingsDeps): ControlHandlers {
       }
     },
     grantCandidates: async ({ kind }) => ({ kind, candidates: await listGrantCandidates(d.agent, kind, d.log) }),
+    // The window's own chrome is its catalogue; the agent's command-line and trial sentences are not for it.
+    i18nCatalogue: ({ locale }) => ({ locale, messages: strings.table(locale, (k) => !k.startsWith('cli.') && !k.startsWith('trial.')) }),
     getSettings: () => ({
       version: APP_VERSION,
       // The version the current bridge session speaks (null without one) and the one this client offers.

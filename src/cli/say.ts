@@ -7,17 +7,24 @@ import { localeFromEnv, strings, type MessageParams } from '../i18n/index.js';
 import type { CliKey } from '../i18n/cli.js';
 import { ConfigError } from '../config/load.js';
 import { personErrorText } from '../app/error-text.js';
+import { errorMessage } from '../control/words.js';
 
 /** A command-line sentence in the user's locale. */
 export function say(key: CliKey, params?: MessageParams): string {
   return strings.render(params ? { key, params } : { key }, localeFromEnv());
 }
 
-/** "type: message" in English; in Chinese the error's name, then its type and the wire message. */
-export function errorLine(e: { type: string; message: string }): string {
+/**
+ * "type: message" in English (the wire's English sentence, the most precise one); in Chinese the error's
+ * name, its type and what it means from the core catalogue, with its params (the path, the limit, the
+ * versions), never the English wire message.
+ */
+export function errorLine(e: { type: string; message: string; details?: unknown }): string {
+  const locale = localeFromEnv();
   const named = `cli.error.${e.type}`;
-  const typeText = strings.has(named) ? strings.render({ key: named }, localeFromEnv()) : e.type;
-  return say('cli.error.line', { type: e.type, message: e.message, type_text: typeText });
+  const typeText = strings.has(named) ? strings.render({ key: named }, locale) : e.type;
+  const explanation = strings.render(errorMessage(e, (k) => strings.has(k)), locale);
+  return say('cli.error.line', { type: e.type, message: e.message, type_text: typeText, explanation });
 }
 
 /**

@@ -115,7 +115,8 @@ export function consentControlHandlers(svc: ConsentService, grants?: GrantStore)
         .list({ functionId: p.function, state: p.state, since: sinceOf(p.since), until: untilOf(p.until), requester: p.requester, limit: p.limit })
         .map((c) => {
           const sentence = svc.sentenceOf(c.call_id);
-          return sentence ? { ...c, sentence } : c;
+          const message = svc.sentenceMessageOf(c.call_id);
+          return sentence ? { ...c, sentence, ...(message ? { sentence_message: message } : {}) } : c;
         }),
     }),
   };

@@ -33,3 +33,15 @@ export function describeRequester(v: Pick<PromptView, 'requester' | 'runtime'>, 
   if (runtime) return claimed && claimed !== runtime ? say('core.asker.attested_says', locale, { runtime, claimed }) : say('core.asker.attested', locale, { runtime });
   return claimed ? say('core.asker.unverified_says', locale, { claimed }) : say('core.asker.unverified', locale);
 }
+
+/**
+ * The prompt's title and sentence in `locale`: rendered from the keys the view carries (a built-in
+ * function's title, the sentence describe() gave), so a surface speaks its own language whatever the
+ * agent's; a third-party adapter's plain sentence is shown as written, marked as its own words.
+ */
+export function promptWords(v: Pick<PromptView, 'function_name' | 'sentence' | 'title_key' | 'sentence_message' | 'sentence_own_words'>, locale: Locale = 'en'): { title: string; sentence: string } {
+  const title = v.title_key && strings.has(v.title_key) ? strings.render({ key: v.title_key }, locale) : v.function_name;
+  if (v.sentence_own_words) return { title, sentence: say('core.prompt.own_words', locale, { sentence: v.sentence }) };
+  const sentence = v.sentence_message && strings.has(v.sentence_message.key) ? strings.render(v.sentence_message, locale) : v.sentence;
+  return { title, sentence };
+}

@@ -7,6 +7,7 @@ import type { Writable } from 'node:stream';
 import type { ConsentDecision, ConsentGate, ConsentRequest, CallObserver } from '../seams/call-seams.js';
 import type { ConfirmationInfo } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
+import type { Message } from '../i18n/catalogue.js';
 import type { Logger } from '../base/logger.js';
 import { openConsentDb, type Db } from './db.js';
 import { watchChanges } from '../storage/sqlite.js';
@@ -107,7 +108,7 @@ export class ConsentService implements ConsentGate, CallObserver {
   private readonly granted: (functionId: string, resource: string) => boolean;
   private readonly log: Logger | undefined;
   /** The prompt sentences of recent calls, for the activity list; in memory only (never in the audit). */
-  private readonly sentences = new Map<string, string>();
+  private readonly sentences = new Map<string, { sentence: string; message?: Message }>();
   private lastPaused: boolean;
   private poll: NodeJS.Timeout | undefined;
   private readonly unwatch: () => void;
@@ -223,6 +224,9 @@ export class ConsentService implements ConsentGate, CallObserver {
       function_id: req.descriptor.id,
       function_name: req.descriptor.name,
       sentence: req.summary,
+      ...(req.titleKey ? { title_key: req.titleKey } : {}),
+      ...(req.said ? { sentence_message: req.said } : {}),
+      ...(req.ownWords ? { sentence_own_words: true } : {}),
       requester: req.requester ?? null,
       runtime: req.runtime ?? null,
       workspace_id: req.workspaceId,
@@ -237,7 +241,7 @@ export class ConsentService implements ConsentGate, CallObserver {
       created_at: new Date(now).toISOString(),
       expires_at: new Date(now + timeoutMs).toISOString(),
     };
-    this.rememberSentence(req.callId, req.summary);
+    this.rememberSentence(req.callId, { sentence: req.summary, ...(req.said ? { message: req.said } : {}) });
     const r = await this.queue.ask(view, req.args, timeoutMs, signal);
     const decision = this.fromPrompt(r, req, v.rememberable, view.remember_any);
     this.log?.info(
@@ -299,10 +303,15 @@ export class ConsentService implements ConsentGate, CallObserver {
 
   /** The sentence the prompt of a call showed, while it is among the last SENTENCES_KEPT prompted calls. */
   sentenceOf(callId: string): string | undefined {
-    return this.sentences.get(callId);
+    return this.sentences.get(callId)?.sentence;
   }
 
-  private rememberSentence(callId: string, sentence: string): void {
+  /** The same sentence as a catalogue message (absent for an adapter's own words). */
+  sentenceMessageOf(callId: string): Message | undefined {
+    return this.sentences.get(callId)?.message;
+  }
+
+  private rememberSentence(callId: string, sentence: { sentence: string; message?: Message }): void {
     this.sentences.set(callId, sentence);
     if (this.sentences.size > SENTENCES_KEPT) this.sentences.delete(this.sentences.keys().next().value!);
   }

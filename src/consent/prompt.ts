@@ -4,6 +4,7 @@
  */
 import type { AttestedRuntime, PermissionLevel, Risk } from '../protocol/messages.js';
 import type { DecisionScope } from './decisions-store.js';
+import type { Message } from '../i18n/catalogue.js';
 import { ANSWERS, type Answer } from '../control/api.js';
 
 /** The four answers a user can give (the control API's answers but `close`, which dismisses). */
@@ -29,8 +30,14 @@ export interface PromptView {
   function_id: string;
   /** The function's plain-language name. */
   function_name: string;
-  /** One sentence built from the validated arguments. */
+  /** One sentence built from the validated arguments, in the agent's locale. */
   sentence: string;
+  /** The function's title as a catalogue key (a built-in function's), for each surface to render in its language. */
+  title_key?: string;
+  /** The sentence as a catalogue message (key + params), for each surface to render in its language. */
+  sentence_message?: Message;
+  /** True when `sentence` is a third-party adapter's plain string: shown as written, marked as its own words. */
+  sentence_own_words?: boolean;
   /** Who the runtime says it is: a claim, shown only as "says it is …". */
   requester: { kind: string; id?: string; name?: string } | null;
   /** The runtime the bridge attested (protocol 1.2 §6.1), named first; null on a 1.1 bridge (an unverified runtime). */

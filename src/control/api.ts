@@ -72,6 +72,9 @@ const Risk = Type.Object({
   idempotent: Type.Optional(Type.Boolean()),
 });
 
+/** A catalogue message: a key and its params (a param may itself be a message). */
+export const SaidMessageSchema = Type.Object({ key: Type.String(), params: Type.Optional(Type.Record(Type.String(), Type.Unknown())) });
+
 /** A prompt waiting for the person (control.prompts.list). */
 export const PromptViewSchema = Type.Object({
   prompt_id: Type.String(),
@@ -79,6 +82,12 @@ export const PromptViewSchema = Type.Object({
   function_id: Type.String(),
   function_name: Type.String(),
   sentence: Type.String(),
+  /** The function's title as a key of control.catalogue.get's catalogue (a built-in function's). */
+  title_key: Type.Optional(Type.String()),
+  /** The sentence as a catalogue message: each screen renders it in its own language (`sentence` is the agent's). */
+  sentence_message: Type.Optional(SaidMessageSchema),
+  /** True when `sentence` is a third-party adapter's plain string (its own words, shown as written). */
+  sentence_own_words: Type.Optional(Type.Boolean()),
   /** Who the runtime says it is: a claim, shown only as "says it is …". */
   requester: Type.Union([Type.Object({ kind: Type.String(), id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) }), Type.Null()]),
   /** The runtime the bridge attested (protocol 1.2 §6.1), named first; null on a 1.1 bridge. */
@@ -122,6 +131,8 @@ export const CallRowSchema = Type.Object(
     user_id: Nullable(Type.String()),
     /** The sentence its prompt showed, for a call that was put to the person (kept in memory only). */
     sentence: Type.Optional(Type.String()),
+    /** The same sentence as a catalogue message, for the screen to render in its own language. */
+    sentence_message: Type.Optional(SaidMessageSchema),
     resources: Nullable(Type.Array(Type.Object({ kind: Type.String(), label: Type.String() }))),
     args_summary: Type.Unknown(),
     accepted_at: Nullable(Type.String()),
@@ -184,8 +195,12 @@ export const CandidateSchema = Type.Object({ id: Type.String(), label: Type.Opti
 /** A function as Settings shows it (control.functions.list). */
 export const FunctionViewSchema = Type.Object({
   id: Type.String(),
+  /** The descriptor's English name and description (a third-party adapter's own words). */
   name: Type.String(),
   description: Type.String(),
+  /** A built-in function's title and one-line description as keys of the catalogue control.catalogue.get serves. */
+  title_key: Type.Optional(Type.String()),
+  description_key: Type.Optional(Type.String()),
   permission_level: Type.String(),
   confirmation: Type.Unknown(),
   risk: Type.Optional(Risk),
@@ -299,6 +314,16 @@ export const CONTROL_API = {
     Type.Object({ function: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: Type.Unknown() }) }),
   ),
   getSettings: defineControlMethod('control.settings.get', None, SettingsViewSchema),
+  /**
+   * The agent's sentences a screen renders in its own language: the core catalogue and every loaded
+   * handler's, merged for `locale` (English where a key has no translation). What the agent sends as keys
+   * (a function's title_key, a prompt's sentence_message) is looked up here.
+   */
+  i18nCatalogue: defineControlMethod(
+    'control.catalogue.get',
+    Type.Object({ locale: Type.Union([Type.Literal('en'), Type.Literal('zh-CN')]) }),
+    Type.Object({ locale: Type.String(), messages: Type.Record(Type.String(), Type.String()) }),
+  ),
   setLogLevel: defineControlMethod('control.settings.log_level', Type.Object({ level: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l))) }), Type.Object({ log_level: Nullable(Type.String()) })),
   // The trial's link checks (docs/qa-trial.md): drop the bridge link and reconnect at once, or stay offline
   // `seconds`. `dry_run` only asks whether the agent offers it.

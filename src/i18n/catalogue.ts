@@ -88,6 +88,17 @@ export class Catalogue {
     return this.byLocale.get('en')!.has(key);
   }
 
+  /**
+   * Every key `include` accepts with its template in `locale` (en where `locale` has none): the table a
+   * screen renders from in its own language (control.catalogue.get).
+   */
+  table(locale: Locale, include: (key: string) => boolean = () => true): Record<string, string> {
+    const out: Record<string, string> = {};
+    const own = this.byLocale.get(locale)!;
+    for (const [key, text] of this.byLocale.get('en')!) if (include(key)) out[key] = own.get(key) ?? text;
+    return out;
+  }
+
   /** The sentence for `msg` in `locale` (fallback en, then the key itself). */
   render(msg: Message, locale: Locale = 'en'): string {
     const template = this.byLocale.get(locale)!.get(msg.key) ?? this.byLocale.get('en')!.get(msg.key) ?? msg.key;

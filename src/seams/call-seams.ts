@@ -4,6 +4,7 @@
  */
 import type { AttestedRuntime, Descriptor, Requester, ConfirmationInfo, Outcome } from '../protocol/messages.js';
 import { WireError } from '../protocol/errors.js';
+import type { Message as SaidMessage } from '../i18n/catalogue.js';
 
 /** What the dispatcher asks the consent gate about one accepted call. */
 export interface ConsentRequest {
@@ -11,8 +12,17 @@ export interface ConsentRequest {
   readonly descriptor: Descriptor;
   /** Validated arguments (the prompt may show them on demand; never logged). */
   readonly args: Record<string, unknown>;
-  /** One sentence from the handler's `describe()` (or a generic one). */
+  /** One sentence from the handler's `describe()` (or a generic one), rendered in the agent's locale. */
   readonly summary: string;
+  /**
+   * The same sentence as a catalogue message (key + params) for each surface to render in its own
+   * language; absent when `describe()` returned a plain string (a third-party adapter's own words).
+   */
+  readonly said?: SaidMessage | undefined;
+  /** True when the sentence is a third-party adapter's plain string, shown as written. */
+  readonly ownWords?: boolean | undefined;
+  /** The catalogue key of the function's title (a built-in function's; absent for an adapter's). */
+  readonly titleKey?: string | undefined;
   /**
    * Scope for remembered decisions: the resource set the prompt shows (`resourceScope`), '*' when the
    * call has none.

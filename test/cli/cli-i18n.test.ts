@@ -18,7 +18,8 @@ test('every cli string has a Chinese translation with the same placeholders', ()
   for (const [k, en] of Object.entries(cliEn)) {
     const zh = cliZh[k as keyof typeof cliEn];
     assert.ok(zh, `${k} has a zh-CN string`);
-    assert.deepEqual(placeholders(zh).filter((p) => p !== 'type_text'), placeholders(en).filter((p) => p !== 'type_text'), k);
+    // cli.error.line: English shows the wire's English message; Chinese names the error and says what it means (core.error.*).
+    if (k !== 'cli.error.line') assert.deepEqual(placeholders(zh), placeholders(en), k);
     if (/[a-z]{4,}/.test(en.replace(/\{[^}]+\}|`[^`]*`|--[\w-]+|aios-device|[\w./-]+\.(md|json|yaml|ts)|AIOS Device|[A-Z_]{2,}|https?:\S+/g, ''))) {
       assert.match(zh, /[\u4e00-\u9fff]/, `${k} is translated, not copied`);
     }

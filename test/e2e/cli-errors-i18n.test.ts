@@ -139,16 +139,17 @@ test('with a running stack: socket in use, bridge port in use, unknown function 
 
     const rt = { AIOS_RUNTIME_TOKEN: s.tokens.runtime };
     const base = ['--bridge', s.url, '--workspace', ids.workspace_id];
-    // An unknown function id: the call fails with the wire type named in the user's language, its message as it came.
+    // An unknown function id: the call fails with the wire type named in the user's language and what it
+    // means from the core catalogue (English: the wire's message as it came).
     const zhFn = await cliRun(['invoke', 'no_such.fn', ...base, '--device', ids.device_id], { ...ZH, ...rt });
     assert.equal(zhFn.code, 8, zhFn.err); // a contract error the device reports (docs/cli.md)
-    assert.match(zhFn.out, /未知功能（unknown_function）：No enabled function is registered as no_such\.fn\./);
+    assert.match(zhFn.out, /未知功能（unknown_function）：这台设备没有提供这个功能：它没有安装，或者已被关闭。/);
     const enFn = await cliRun(['invoke', 'no_such.fn', ...base, '--device', ids.device_id], { ...EN, ...rt });
     assert.match(enFn.out, /unknown_function: No enabled function is registered as no_such\.fn\./);
     // An unknown device: the bridge's 404 names its type in the user's language.
     const zhDev = await cliRun(['functions', ...base, '--device', 'dev_nobody'], { ...ZH, ...rt });
     assert.equal(zhDev.code, 1, zhDev.err);
-    assert.match(zhDev.err, /aios-device：未找到（not_found）：No such device in this workspace\./);
+    assert.match(zhDev.err, /aios-device：未找到（not_found）：要找的对象不存在，或者不在这个工作空间里。/);
     // The running agent's bridge connection in the user's words.
     const zhStatus = await cliRun(['status', ...base, '--data-dir', join(s.dir, 'agent')], { ...ZH, ...rt });
     assert.equal(zhStatus.code, 0, zhStatus.err);

@@ -36,7 +36,7 @@ test('the page shows a confirmation prompt from a real call and Deny ends the ca
     await prompt.waitFor();
     assert.equal(await s.page.locator('#prompt-name').textContent(), 'Confirmed no-op');
     assert.equal(await s.page.locator('#prompt-sentence').textContent(), 'Run a diagnostic no-op that needs your confirmation.');
-    assert.match((await s.page.locator('#prompt-risk').textContent()) ?? '', /^high permission/);
+    assert.match((await s.page.locator('#prompt-risk').textContent()) ?? '', /^permission level: high/);
     assert.ok(((await s.page.locator('#prompt-requester').textContent()) ?? '').length > 0, 'the requester is shown');
     const countdown = Number(/^(\d+) sec$/.exec((await s.page.locator('#prompt-countdown').textContent()) ?? '')?.[1]);
     assert.ok(countdown > 50 && countdown <= 60, `the countdown shows the time left (${countdown})`);

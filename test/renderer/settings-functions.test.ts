@@ -40,11 +40,12 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
     await row.waitFor();
     const box = row.getByRole('checkbox');
     assert.equal(await box.isChecked(), true);
-    assert.match((await row.textContent()) ?? '', /^Echo \(diagnostics\.echo\) · public permission$/);
+    assert.equal(await row.locator('label > span').first().textContent(), 'Echo (diagnostics.echo) · permission level: public · only reads');
+    assert.equal(await row.locator('.function-description').textContent(), 'Sends back what it was given, to check that calls reach this device.');
 
     // The admin's switch: shown, and its checkbox cannot be used.
     const adminRow = s.page.locator('#functions li[data-function-id="diagnostics.wait"]');
-    assert.match((await adminRow.textContent()) ?? '', /turned off by your administrator$/);
+    assert.match((await adminRow.locator('label > span').first().textContent()) ?? '', /turned off by your administrator$/);
     assert.equal(await adminRow.getByRole('checkbox').isDisabled(), true);
     assert.equal(await adminRow.getByRole('checkbox').isChecked(), false);
 

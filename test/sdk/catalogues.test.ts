@@ -23,7 +23,8 @@ function handlerNames(): string[] {
 
 /**
  * Keys whose languages may use different {params}, each with its reason. cli.error.line: English prints the
- * wire type alone (already English words); Chinese names the error in words before it ({type_text}).
+ * wire type and the wire's English message; Chinese names the error in words ({type_text}) and says what it
+ * means from the core catalogue ({explanation}), never the English message.
  */
 const PARAMS_DIFFER = new Set(['cli.error.line']);
 

@@ -3,7 +3,9 @@
  */
 import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
 import { errorLine, say } from '../say.js';
-import { errorText } from '../../i18n/said.js';
+import { personErrorText } from '../../app/error-text.js';
+import { renderViolation } from '../../discovery/adapter-problem.js';
+import { functionWords } from '../../sdk/function-words.js';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { osUserName } from '../../identity/os-user.js';
@@ -144,7 +146,10 @@ export function registerCoreCommands(program: Command): void {
         ...(o['confirmTimeoutMs'] ? { confirm_timeout_ms: o['confirmTimeoutMs'] as number } : {}),
       });
       if (o['json']) process.stdout.write(JSON.stringify(record, null, 2) + '\n');
-      else printRecord(record);
+      else {
+        printRecord(record);
+        if (record.outcome?.error?.type === 'invalid_arguments') await printArgumentViolations(client, record.device_id, fn, args, record.outcome.error.details);
+      }
       process.exitCode = record.outcome ? exitForOutcome(record.outcome) : EXIT_PENDING;
       if (record.outcome?.state === 'completed' && record.outcome.output_valid === false) {
         await printOutputViolations(client, record.device_id, fn, record.outcome.output);
@@ -200,7 +205,12 @@ export function registerCoreCommands(program: Command): void {
     // The bridge keeps an offline device's last list: say it is that, not what the device offers now.
     if (d['online'] === false) process.stderr.write(say('cli.functions.offline', { device: p.device_id, last_seen: String(d['last_seen'] ?? '-') }) + '\n');
     if (o['json']) process.stdout.write(JSON.stringify(fns, null, 2) + '\n');
-    else if (fns.length) process.stdout.write(table(fns.map((f) => [f.id, f.permission_level, f.name])) + '\n');
+    else if (fns.length) {
+      // Titles and levels in the user's language (a built-in function's from its handler's catalogue); --json keeps the descriptors.
+      const locale = localeFromEnv();
+      const level = (l: string): string => (strings.has(`core.level.${l}`) ? strings.render({ key: `core.level.${l}` }, locale) : l);
+      process.stdout.write(table(fns.map((f) => [f.id, level(f.permission_level), functionWords(f, locale).title])) + '\n');
+    }
   });
 
   runtimeOptions(
@@ -228,7 +238,7 @@ export function registerCoreCommands(program: Command): void {
     } catch (e) {
       // --json keeps the English message; the line for a person says it in their language.
       out['bridge'] = { error: (e as Error).message };
-      bridgeError = e instanceof BridgeHttpError ? errorLine(e.error) : errorText(e, localeFromEnv());
+      bridgeError = e instanceof BridgeHttpError ? errorLine(e.error) : personErrorText(e, localeFromEnv());
     }
     if (o['json']) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
     else {
@@ -267,6 +277,26 @@ async function printOutputViolations(client: RuntimeClient, deviceId: string, fn
     for (const v of found) process.stderr.write(`  ${v.pointer || '/'}: ${v.message}\n`);
   } catch (e) {
     process.stderr.write(say('cli.output.schema_unreadable', { error: (e as Error).message }) + '\n');
+  }
+}
+
+/**
+ * Says where the arguments break the function's input schema, in the user's language: the wire's
+ * `details.violations` are English (PROTOCOL §2), so outside English the arguments are checked again
+ * against the descriptor the device published and each violation is said with ajv-i18n's words
+ * (renderViolation). When the descriptor cannot be read, the wire's details are printed as they came.
+ */
+async function printArgumentViolations(client: RuntimeClient, deviceId: string, fn: string, args: unknown, details: unknown): Promise<void> {
+  const locale = localeFromEnv();
+  const asCame = (): void => void (details !== undefined && process.stdout.write(say('cli.invoke.details', { details: JSON.stringify(details) }) + '\n'));
+  if (locale === 'en') return asCame();
+  try {
+    const schema = (await client.descriptor(deviceId, fn))['input_schema'];
+    const found = schema && typeof schema === 'object' ? schemaValidator.check(schema, args) : [];
+    if (!found.length) return asCame();
+    for (const v of found) process.stdout.write(`  ${renderViolation(v, locale)}\n`);
+  } catch {
+    asCame();
   }
 }
 
@@ -328,7 +358,8 @@ export function printRecord(r: { call_id: string; function: string; state: strin
   process.stdout.write(head + '\n');
   if (o.error) {
     process.stdout.write(`  ${errorLine(o.error)}\n`);
-    if (o.error.details) process.stdout.write(say('cli.invoke.details', { details: JSON.stringify(o.error.details) }) + '\n');
+    // invalid_arguments: its violations are said by printArgumentViolations, in the user's language.
+    if (o.error.details && o.error.type !== 'invalid_arguments') process.stdout.write(say('cli.invoke.details', { details: JSON.stringify(o.error.details) }) + '\n');
   }
   if (o.output !== undefined) process.stdout.write(JSON.stringify(o.output, null, 2) + '\n');
 }

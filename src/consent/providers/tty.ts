@@ -6,7 +6,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { PromptAnswer, PromptProvider, PromptView } from '../prompt.js';
-import { describeRequester, describeRisk } from '../describe-risk.js';
+import { describeRequester, describeRisk, promptWords } from '../describe-risk.js';
 import { coreMessage, localeFromEnv, strings, type CoreKey, type Locale } from '../../i18n/index.js';
 
 /** A readable terminal (process.stdin or a tty.ReadStream). */
@@ -22,7 +22,7 @@ export class TtyPromptProvider implements PromptProvider {
   constructor(
     private readonly input: TtyInput = process.stdin,
     private readonly output: Writable = process.stdout,
-    /** The language of the prompt's own words (the call's sentence comes already rendered). */
+    /** The language of the prompt: its own words, and the title and sentence the view carries as keys. */
     private readonly locale: Locale = localeFromEnv(),
   ) {}
 
@@ -42,6 +42,7 @@ export class TtyPromptProvider implements PromptProvider {
       // What a remembered answer covers: the resources shown, or (only when offered and chosen) any.
       let resourceScope: 'shown' | 'any' = 'shown';
       const shown = view.resources.map((r) => r.label ?? r.id).join(', ');
+      const words = promptWords(view, this.locale);
 
       const choices = (): string =>
         step === 'what'
@@ -118,8 +119,8 @@ export class TtyPromptProvider implements PromptProvider {
       out(
         `\n${t('core.prompt.title')}\n` +
           `  ${t('core.prompt.asks', { requester: describeRequester(view, this.locale), workspace: view.workspace_id })}\n` +
-          `    ${view.function_name}\n` +
-          `    ${view.sentence}\n` +
+          `    ${words.title}\n` +
+          `    ${words.sentence}\n` +
           (shown ? `  ${t('core.prompt.applies_to', { resources: shown })}\n` : '') +
           `  ${t('core.prompt.risk', { risk: describeRisk(view, this.locale) })}\n` +
           `  ${choices()}\n`,
