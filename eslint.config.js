@@ -30,7 +30,9 @@ export const LAYERING_MESSAGES = {
  * `files` places single files: src/version.ts is at the bottom with base/; src/shell.ts (electron/'s one
  * entry) and src/index.ts (the library surface) stand with the commands. kit/ (createTestHost, the manifest
  * generator) runs a handler the way the agent does, so it sits above agent/ (but imports none of its
- * siblings: `alsoBelow` names the folders of lower layers a layer may still not import).
+ * siblings: `alsoBelow` names the folders of lower layers a layer may still not import). runtime-client/ (the
+ * bridge runtime API's HTTP client) stands below the commands so that cli/ and trial/ both call the bridge
+ * through it; it takes the bridge's record types, never the other services.
  * cli/ and trial/ (the commands) are the top: no rule inside src/ binds them. control/ (the control API's
  * table, its server side and its typed clients) sits just above protocol/, so consent/, agent/ and app/
  * implement it and the trial calls it; its plain modules (CONTROL_PLAIN: TypeBox only) are also what the
@@ -47,6 +49,7 @@ export const SRC_LAYERS = [
   { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'] },
   { name: 'discovery and grants', folders: ['discovery', 'grants'] },
   { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
+  { name: 'runtime client', folders: ['runtime-client'], alsoBelow: ['agent', 'endpoint', 'consent'] },
   { name: 'kit tools', folders: ['kit'], alsoBelow: ['bridge', 'endpoint', 'consent'] },
   { name: 'composition root', folders: ['app'] },
   { name: 'commands', folders: ['cli', 'trial'], files: ['src/shell.ts', 'src/index.ts'] },

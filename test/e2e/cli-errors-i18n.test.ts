@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { agentDoc, cli, cliRun, ids, processStack, procReport, tempDir } from '../helpers/stack.js';
-import { EXIT_USAGE } from '../../src/cli/runtime-client.js';
+import { EXIT_USAGE } from '../../src/cli/exit-codes.js';
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 const EN = { LC_ALL: 'C.UTF-8' };

@@ -152,6 +152,7 @@ const LAYERS: { name: string; folders: string[]; siblings?: boolean; alsoBelow?:
   { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'] },
   { name: 'discovery and grants', folders: ['discovery', 'grants'] },
   { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
+  { name: 'runtime client', folders: ['runtime-client'], alsoBelow: ['agent', 'endpoint', 'consent'] },
   { name: 'kit tools', folders: ['kit'], alsoBelow: ['bridge', 'endpoint', 'consent'] },
   { name: 'composition root', folders: ['app'] },
   { name: 'commands', folders: ['cli', 'trial'] },
@@ -232,4 +233,20 @@ test('the core takes Logger from base/, not through the handler SDK (handlers an
   assert.deepEqual(await messagesFor('src/sdk/probe.ts', "import type { Logger } from './index.js';\nexport type L = Logger;\n"), []);
   // The rule that carries it does not drop the electron ban for src/.
   assert.ok((await messagesFor('src/agent/probe.ts', "import { app } from 'electron';\nexport const a = app;\n")).length > 0);
+});
+
+test('the runtime client stands below both commands: it imports neither cli/ nor trial/, and both import it', async () => {
+  for (const target of ['cli/say.js', 'cli/process.js', 'trial/context.js']) {
+    const msgs = await messagesFor('src/runtime-client/__layering_probe.ts', `import { x } from '../${target}';\nexport const y = x;\n`);
+    assert.equal(msgs.length, 1, `runtime-client -> ${target} must be refused`);
+    assert.match(msgs[0]!.message, layerMessage('runtime client'));
+  }
+  const dynamic = await messagesFor('src/runtime-client/__layering_probe.ts', "export const load = () => import('../cli/say.js');\n");
+  assert.equal(dynamic.length, 1, 'a dynamic import of cli/ from the runtime client is refused too');
+  // It takes the bridge's record types, never the other services.
+  assert.deepEqual(await messagesFor('src/runtime-client/__layering_probe.ts', "import type { CallRecord } from '../bridge/store.js';\nexport type C = CallRecord;\n"), []);
+  assert.equal((await messagesFor('src/runtime-client/__layering_probe.ts', "import { x } from '../agent/abort.js';\nexport const y = x;\n")).length, 1);
+  for (const probe of ['src/cli/__layering_probe.ts', 'src/trial/__layering_probe.ts']) {
+    assert.deepEqual(await messagesFor(probe, "import { RuntimeClient } from '../runtime-client/client.js';\nexport const c = RuntimeClient;\n"), [], `${probe} may import the runtime client`);
+  }
 });
