@@ -52,7 +52,7 @@ test('handlers import only the handler SDK entry (their own tests excepted) and 
   assert.deepEqual(entry, [], 'the SDK entry is allowed');
   const otherSdk = await messagesFor('handlers/probe/index.ts', "import { x } from '../../src/sdk/grants.js';\nexport const f = x;\n");
   assert.equal(otherSdk.length, 1, 'only the SDK entry, not other files in src/sdk');
-  const publicEntry = await messagesFor('handlers/probe/index.ts', "import { Agent } from '../../src/index.js';\nexport const a = Agent;\n");
+  const publicEntry = await messagesFor('handlers/probe/index.ts', "import { startAgent } from '../../src/index.js';\nexport const a = startAgent;\n");
   assert.equal(publicEntry.length, 1, "the app's public entry is not the handler SDK");
   const el = await messagesFor('handlers/probe/index.ts', "import { app } from 'electron';\nexport const a = app;\n");
   assert.equal(el.length, 1);
@@ -70,7 +70,7 @@ test('electron/ reaches src/ only through src/shell.ts; the renderer imports not
   assert.match(deep[0]!.message, /only through its shell entry: import from \.\.\/src\/shell\.js/);
   assert.deepEqual(await messagesFor('electron/main.ts', "import { AgentHost } from '../src/shell.js';\nexport const a = AgentHost;\n"), []);
   // The library surface is not the shell's entry: one named entry, so what the shell uses is listed in one place.
-  const library = await messagesFor('electron/main.ts', "import { Agent } from '../src/index.js';\nexport const a = Agent;\n");
+  const library = await messagesFor('electron/main.ts', "import { startAgent } from '../src/index.js';\nexport const a = startAgent;\n");
   assert.equal(library.length, 1, 'src/index.ts is not the shell entry');
   assert.match(library[0]!.message, /src\/shell\.js/);
   const dynamic = await messagesFor('electron/ipc.ts', "export const m = await import('../src/consent/index.js');\n");
