@@ -13,7 +13,7 @@ import boundaries from 'eslint-plugin-boundaries';
 
 /** Messages of the layering rules (the layering test looks for them). */
 export const LAYERING_MESSAGES = {
-  electronInCore: 'src/ is plain Node: put Electron code in electron/ and reach src/ through its public entry (src/index.ts).',
+  electronInCore: 'src/ is plain Node: put Electron code in electron/ and reach src/ through its public entry (src/shell.ts, the shell\'s entry).',
   handlerDeepImport: 'Handlers import the handler SDK instead: ../../src/sdk/index.js is the only part of src/ a handler may use.',
   shellDeepImport: 'electron/ reaches src/ only through its shell entry: import from ../src/shell.js (add the export there if it is missing); the control API\'s plain modules (src/control/api.ts, client.ts, ipc.ts) are the one exception, for the preload.',
   rendererImport: 'The renderer is a web page: it talks to the agent through the preload API or the local endpoint, never by importing modules (of src/, only the control API\'s plain modules src/control/api.ts, client.ts, ipc.ts, words.ts; of the shell, only `import type`).',
@@ -30,7 +30,9 @@ export const LAYERING_MESSAGES = {
  * `files` places single files: src/version.ts is at the bottom with base/; src/shell.ts (electron/'s one
  * entry) and src/index.ts (the library surface) stand with the commands. kit/ (createTestHost, the manifest
  * generator) runs a handler the way the agent does, so it sits above agent/ (but imports none of its
- * siblings: `alsoBelow` names the folders of lower layers a layer may still not import).
+ * siblings: `alsoBelow` names the folders of lower layers a layer may still not import). runtime-client/ (the
+ * bridge runtime API's HTTP client) stands below the commands so that cli/ and trial/ both call the bridge
+ * through it; it takes the bridge's record types, never the other services.
  * cli/ and trial/ (the commands) are the top: no rule inside src/ binds them. control/ (the control API's
  * table, its server side and its typed clients) sits just above protocol/, so consent/, agent/ and app/
  * implement it and the trial calls it; its plain modules (CONTROL_PLAIN: TypeBox only) are also what the
@@ -47,6 +49,7 @@ export const SRC_LAYERS = [
   { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'] },
   { name: 'discovery and grants', folders: ['discovery', 'grants'] },
   { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
+  { name: 'runtime client', folders: ['runtime-client'], alsoBelow: ['agent', 'endpoint', 'consent'] },
   { name: 'kit tools', folders: ['kit'], alsoBelow: ['bridge', 'endpoint', 'consent'] },
   { name: 'composition root', folders: ['app'] },
   { name: 'commands', folders: ['cli', 'trial'], files: ['src/shell.ts', 'src/index.ts'] },
@@ -171,9 +174,10 @@ export default tseslint.config(
     },
   },
   {
-    // The core takes Logger from base/ (where it is defined); only handlers see it through the SDK.
+    // The core takes Logger from base/ (where it is defined); only handlers see it through the SDK, and
+    // embedders through the library surface, which re-exports the SDK whole (src/index.ts).
     files: ['src/**'],
-    ignores: ['src/sdk/**'],
+    ignores: ['src/sdk/**', 'src/index.ts'],
     rules: {
       'no-restricted-imports': ['error', { paths: [electronBan], patterns: [electronPatternBan, { group: ['**/sdk/index.js'], importNames: ['Logger'], message: LAYERING_MESSAGES.loggerFromBase }] }],
     },

@@ -11,7 +11,8 @@ import { renderViolation } from '../discovery/adapter-problem.js';
 import { ConfigError } from '../config/load.js';
 import { UsageError } from './process.js';
 import { buildProgram } from './program.js';
-import { BridgeHttpError, BridgeUnreachableError, EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './runtime-client.js';
+import { BridgeHttpError, BridgeUnreachableError, NoDeviceError } from '../runtime-client/client.js';
+import { EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './exit-codes.js';
 
 // A reader that stops early (`aios-device functions | head -1`) closes the pipe: that ends the command
 // quietly, as any Unix tool does, instead of with an EPIPE stack trace.
@@ -46,8 +47,8 @@ async function main(): Promise<void> {
       process.exitCode = 1;
       return;
     }
-    if (e instanceof UsageError) {
-      process.stderr.write(say('cli.main.error', { error: e.message }) + '\n');
+    if (e instanceof UsageError || e instanceof NoDeviceError) {
+      process.stderr.write(say('cli.main.error', { error: errorText(e, localeFromEnv()) }) + '\n');
       process.exitCode = EXIT_USAGE;
       return;
     }

@@ -7,7 +7,7 @@ import type { FunctionDefinition, HandlerEnv } from '../sdk/index.js';
 import { verifyCard } from '../protocol/card-sign.js';
 import { readCheckedCode, readCodeBinding, type CodeBytes } from './code-binding.js';
 import { executableExists, type DesktopEntry } from './desktop-entries.js';
-import { privateCopy } from './adapter-loader.js';
+import { privateCopy } from './private-copy.js';
 import { mkdir, rm } from 'node:fs/promises';
 import { effectiveLevel, McpAdapter } from './mcp-adapter.js';
 import type { PermissionLevel } from '../protocol/messages.js';

@@ -1,88 +1,31 @@
 /**
- * The adapter registry (PROTOCOL.md §7.3, §7.4): built-in handlers, local third-party adapters, remote
- * adapters and `.desktop` inferences in one list; the functions of loaded third-party adapters; change
- * events; and the `aios/registry.*` methods with their subscribers.
+ * The adapter catalogue (PROTOCOL.md §7.3): built-in handlers, local third-party adapters, remote adapters
+ * and `.desktop` inferences in one list; the functions of loaded third-party adapters; change events. Its
+ * remote adapters are kept by remote-store.ts, its `aios/registry.*` methods served by registry-rpc.ts.
  */
-import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { jcs } from '../protocol/hash.js';
+import { join } from 'node:path';
 import { PROTOCOL_VERSION, type PermissionLevel, type ToolsChanged } from '../protocol/messages.js';
-import { RPC, RpcError } from '../protocol/errors.js';
 import { NO_GRANTS, type DescriptorInput, type FunctionDefinition, type HandlerEnv } from '../sdk/index.js';
 import type { Logger } from '../base/logger.js';
-import type { RpcContext, RpcMethod } from '../protocol/rpc-methods.js';
+import type { RpcMethod } from '../protocol/rpc-methods.js';
 import { defaultAdapterDirs, LOOSE_MANIFEST_REASON, scanAdapterDirs, selectByPriority, type AdapterCandidate } from './adapter-scanner.js';
 import { DEVICE_CAPABILITIES } from './card.js';
 import { AdapterWatcher, COALESCE_MS } from './adapter-watcher.js';
 import { boundFiles, sha256Tag } from './code-binding.js';
-import { defaultDesktopDirs, processRunning, scanDesktopEntries, type DesktopEntry } from './desktop-entries.js';
-import { prepareLocalAdapter, softwareInstalled, unavailableBecause, type AdapterStatus, type PendingApproval, type PendingFunction } from './local-adapter.js';
-import type { AdapterApprovals, ApprovalDecision } from './adapter-approvals.js';
-import { AdapterProblem, problem, problemOf, renderProblem } from './adapter-problem.js';
+import { defaultDesktopDirs, scanDesktopEntries, type DesktopEntry } from './desktop-entries.js';
+import { prepareLocalAdapter, softwareInstalled, unavailableBecause, type AdapterStatus } from './local-adapter.js';
+import type { AdapterApprovals } from './adapter-approvals.js';
+import { AdapterProblem, problem, renderProblem, type ProblemMessage } from './adapter-problem.js';
 import type { AdapterCard, CardSkill } from '../protocol/manifest-schemas.js';
-import {
-  AddRemoteParams, ApproveParams, checkParams, InfoParams, PendingParams, RefreshParams, REGISTRY_METHODS, RemoveRemoteParams, SearchParams,
-  SubscribeParams, UnsubscribeParams, type RefreshScope, type SubscribeEvent,
-} from './registry-methods.js';
-import { fetchRemoteCard, remoteFunctions, unreachableFunctions } from './remote-adapter.js';
+import type { RefreshScope } from './registry-methods.js';
 import type { TrustStore } from './trust-store.js';
-import { writeJsonFile } from '../base/json-file.js';
 import { silentLogger } from '../base/logger.js';
-
-/** How an adapter came to be known. */
-export type AdapterKind = 'builtin' | 'local' | 'remote' | 'inferred';
-
-/** One adapter as the registry holds it. */
-export interface AdapterEntry {
-  id: string;
-  kind: AdapterKind;
-  card: Omit<AdapterCard, 'signature'>;
-  status: AdapterStatus;
-  functions: FunctionDefinition<never, unknown>[];
-  source: { kind: AdapterKind; path?: string; url?: string };
-  /** Changes when anything a user would notice changes. */
-  fingerprint: string;
-  /** Fingerprint of the inputs (manifest, files, environment) that produced it; reused when unchanged. */
-  inputs?: string;
-  /** Executable to look for when asked whether the software runs. */
-  executable?: string;
-  /** The loaded code's dispose hook (local adapters); run once the entry is replaced, removed or stopped. */
-  dispose?: () => Promise<void>;
-  /** A local adapter's signing key id (null: unsigned), once its signature verified. */
-  signer?: string | null;
-  /** Set while a local adapter waits for approval. */
-  pending?: PendingApproval;
-  /** The approval a local adapter runs under (when the registry asks for approvals). */
-  approval?: ApprovalDecision;
-}
-
-/** An adapter waiting for approval, as `aios/registry.pending` lists it. */
-export interface PendingAdapter {
-  id: string;
-  name: string;
-  version: string;
-  folder: string;
-  signer: string | null;
-  /** Null for an MCP server: its tools are listed once it runs. */
-  functions: PendingFunction[] | null;
-}
-
-/** `{ id, name }` pairs of a change. */
-export interface IdName {
-  id: string;
-  name: string;
-}
-
-/** What the 'changed' event carries: function-level lists (for tools_changed) and adapter-level lists. */
-export interface RegistryChange {
-  added: IdName[];
-  removed: IdName[];
-  updated: IdName[];
-  adapters: { added: IdName[]; removed: IdName[]; updated: IdName[] };
-}
+import { hash, type AdapterEntry, type AdapterKind, type PendingAdapter, type RegistryChange } from './adapter-entry.js';
+import { RemoteAdapterStore } from './remote-store.js';
+import { RegistryRpc, type RegistryCatalogue } from './registry-rpc.js';
 
 /** Constructor options. */
 export interface AdapterRegistryOptions {
@@ -123,45 +66,32 @@ export interface AdapterRegistryOptions {
   coalesceMs?: number;
 }
 
-interface RemoteRecord {
-  url: string;
-  id: string;
-  name: string;
-  added_at: string;
-  /** An extra CA (PEM) trusted for this adapter's origin (`adapters add --ca`), kept so every later fetch and call uses it. */
-  ca?: string;
-  /** The verified card as it was when added (unsigned): its skills stay listed, answering unavailable, while the origin is down. */
-  card?: Omit<AdapterCard, 'signature'>;
+/** A local adapter's fingerprint: what a user would notice, and `inputs`: new code behind the same descriptors is still an update the agent must pick up. */
+function localFingerprint(card: AdapterEntry['card'], status: AdapterStatus, fns: readonly FunctionDefinition<never, unknown>[], inputs: string | undefined): string {
+  return hash({ card, status, fns: fns.map((f) => f.descriptor), inputs });
 }
 
-const hash = (v: unknown) => createHash('sha256').update(jcs(v)).digest('base64url');
-
-function descriptorOf(f: FunctionDefinition<never, unknown>): DescriptorInput {
-  return f.descriptor;
-}
-
-/** The registry. Emits `'changed'` (RegistryChange) after every scan that changed something. */
-export class AdapterRegistry extends EventEmitter {
+/**
+ * The registry. Emits `'changed'` (RegistryChange) after every scan that changed something, and when a
+ * running adapter's functions changed.
+ */
+export class AdapterRegistry extends EventEmitter implements RegistryCatalogue {
   private readonly opts: AdapterRegistryOptions;
   private readonly log: Logger;
   private readonly dirs: string[];
   private readonly desktopDirs: string[];
   private entries = new Map<string, AdapterEntry>();
   private readonly builtins = new Map<string, AdapterEntry>();
-  private readonly subscribers = new Map<string, { events: Set<SubscribeEvent>; notify: (m: string, p: unknown) => void }>();
   private desktop = new Map<string, DesktopEntry>();
   private watcher: AdapterWatcher | undefined;
-  /** Scans and the application of their results, one at a time. */
+  /** Scans and the application of their results, one at a time (remote ones are fetched before, outside it). */
   private chain: Promise<unknown> = Promise.resolve();
-  /**
-   * Remote refreshes, one at a time among themselves (so a later one is applied after an earlier one),
-   * but fetched outside `chain`: an unreachable origin must not hold up a local rescan.
-   */
-  private remoteChain: Promise<unknown> = Promise.resolve();
   /** Fires at `stop()`: remote fetches in flight are abandoned. */
   private readonly stopping = new AbortController();
-  /** Edits of the stored remote list, one at a time (two concurrent adds must both be kept). */
-  private storeEdits: Promise<unknown> = Promise.resolve();
+  /** The remote adapters: their stored list, and their entries fetched in turn. */
+  private readonly remote: RemoteAdapterStore;
+  /** The `aios/registry.*` methods and their subscribers. */
+  private readonly rpc = new RegistryRpc(this);
 
   constructor(opts: AdapterRegistryOptions) {
     super();
@@ -169,10 +99,13 @@ export class AdapterRegistry extends EventEmitter {
     this.log = (opts.log ?? silentLogger()).child({ component: 'adapters' });
     this.dirs = [...new Set(opts.dirs ?? defaultAdapterDirs())];
     this.desktopDirs = [...new Set(opts.desktopDirs ?? defaultDesktopDirs())];
+    this.remote = new RemoteAdapterStore({
+      file: opts.remoteStoreFile ?? join(opts.dataDir ?? tmpdir(), 'remote-adapters.json'),
+      trust: opts.trust,
+      ca: opts.remoteCa,
+      signal: this.stopping.signal,
+    });
   }
-
-  /** The last card each remote adapter served (for when its origin is down). */
-  private readonly lastRemoteCards = new Map<string, Omit<AdapterCard, 'signature'>>();
 
   /** Loose manifests already reported (each is said once, not at every rescan). */
   private readonly looseSeen = new Set<string>();
@@ -223,8 +156,8 @@ export class AdapterRegistry extends EventEmitter {
     this.stopping.abort(new Error('the adapter registry is stopping'));
     this.watcher?.stop();
     this.watcher = undefined;
-    this.subscribers.clear();
-    await this.remoteChain.catch(() => undefined);
+    this.rpc.close();
+    await this.remote.idle();
     await this.chain.catch(() => undefined);
     await Promise.all([...this.entries.values()].map((e) => e.dispose?.()));
   }
@@ -250,13 +183,7 @@ export class AdapterRegistry extends EventEmitter {
    */
   refresh(scope: RefreshScope): Promise<RegistryChange['adapters']> {
     if (scope === 'local') return this.enqueue(async () => this.doRefresh(scope, await this.withTrustReloaded([])));
-    const run = this.remoteChain.then(async () => {
-      await this.opts.trust.reloadImported();
-      const remote = await this.remoteEntries();
-      return this.enqueue(() => this.doRefresh(scope, remote));
-    });
-    this.remoteChain = run.catch(() => undefined);
-    return run;
+    return this.remote.refresh((remote) => this.enqueue(() => this.doRefresh(scope, remote)));
   }
 
   /** Picks up keys imported by another process (`keys import`) before a scan; passes `v` through. */
@@ -274,12 +201,11 @@ export class AdapterRegistry extends EventEmitter {
 
   /** Fetches, verifies and registers a remote adapter, and remembers it. Throws RemoteAdapterError. */
   async addRemote(url: string, ca?: string): Promise<AdapterEntry> {
-    const remote = await fetchRemoteCard(url, { trust: this.opts.trust, ca: ca ?? this.opts.remoteCa, signal: this.stopping.signal });
+    const remote = await this.remote.fetch(url, ca);
     const id = remote.card.adapter.id;
     const clash = this.entries.get(id);
     if (clash && clash.kind !== 'remote') throw new AdapterProblem('core.adapter.id_taken', { id, kind: clash.kind });
-    const { signature: _sig, ...card } = remote.card;
-    await this.editRemoteStore((records) => [...records.filter((r) => r.id !== id), { url: remote.url, id, name: remote.card.adapter.name, added_at: new Date().toISOString(), card, ...(ca ? { ca } : {}) }]);
+    await this.remote.add(remote, ca);
     await this.refresh('remote');
     const entry = this.entries.get(id);
     if (!entry) throw new AdapterProblem('core.adapter.stored_stopping', { id });
@@ -288,80 +214,24 @@ export class AdapterRegistry extends EventEmitter {
 
   /** Forgets a remote adapter. Returns false when it was not registered. */
   async removeRemote(id: string): Promise<boolean> {
-    let removed = false;
-    await this.editRemoteStore((records) => {
-      const kept = records.filter((r) => r.id !== id);
-      removed = kept.length < records.length;
-      return removed ? kept : undefined;
-    });
+    const removed = await this.remote.remove(id);
     if (removed) await this.refresh('remote');
     return removed;
   }
 
-  /** Reads, changes and writes the stored remote list, one edit at a time; `edit` returns undefined to leave it. */
-  private editRemoteStore(edit: (records: RemoteRecord[]) => RemoteRecord[] | undefined): Promise<void> {
-    const run = this.storeEdits.then(async () => {
-      const next = edit(await this.readRemoteStore());
-      if (next) await this.writeRemoteStore(next);
-    });
-    this.storeEdits = run.catch(() => undefined);
-    return run;
-  }
-
-  /**
-   * Sends a tools_changed notification to local subscribers (filtered by the events they asked for). The agent
-   * calls it with the same params it sends to the bridge, so the revision is the one of §4.
-   */
+  /** Sends a tools_changed notification to the local subscribers of `aios/registry.subscribe` (registry-rpc.ts). */
   publish(params: ToolsChanged): void {
-    for (const [id, s] of this.subscribers) {
-      const p = {
-        revision: params.revision,
-        added: s.events.has('added') ? params.added : [],
-        removed: s.events.has('removed') ? params.removed : [],
-        updated: s.events.has('updated') ? params.updated : [],
-      };
-      if (!p.added.length && !p.removed.length && !p.updated.length) continue;
-      try {
-        s.notify('aios/notification.tools_changed', p);
-      } catch {
-        this.subscribers.delete(id);
-      }
-    }
+    this.rpc.publish(params);
   }
 
   /** The `aios/registry.*` methods, for the local endpoint (`addMethods`) and the bridge session. */
   registryMethods(): Record<string, RpcMethod> {
-    return {
-      [REGISTRY_METHODS.search]: async (params) => this.search(checkParams(SearchParams, params)),
-      [REGISTRY_METHODS.info]: async (params) => this.info(checkParams(InfoParams, params).adapter_id),
-      [REGISTRY_METHODS.refresh]: async (params) => this.refresh(checkParams(RefreshParams, params).scope ?? 'all'),
-      [REGISTRY_METHODS.subscribe]: async (params, ctx) => this.subscribe(checkParams(SubscribeParams, params).events, ctx),
-      [REGISTRY_METHODS.unsubscribe]: async (params) => {
-        this.subscribers.delete(checkParams(UnsubscribeParams, params).subscription_id);
-        return {};
-      },
-      [REGISTRY_METHODS.addRemote]: async (params) => {
-        const p = checkParams(AddRemoteParams, params);
-        const e = await this.addRemote(p.url, p.ca).catch((err: Error) => {
-          // The English reason is the wire message; its catalogue message lets the CLI say it in its user's language.
-          throw new RpcError(RPC.invalid_params, err.message, err instanceof AdapterProblem ? { reason_message: err.said } : undefined);
-        });
-        return this.info(e.id);
-      },
-      [REGISTRY_METHODS.removeRemote]: async (params) => ({ removed: await this.removeRemote(checkParams(RemoveRemoteParams, params).adapter_id) }),
-      [REGISTRY_METHODS.pending]: async (params) => {
-        checkParams(PendingParams, params);
-        const problem = this.opts.approvals?.problem;
-        return { adapters: this.pendingAdapters(), ...(problem && { approvals_problem: renderProblem(problem, 'en'), approvals_problem_message: problem }) };
-      },
-      [REGISTRY_METHODS.approve]: async (params) => {
-        const p = checkParams(ApproveParams, params);
-        await this.approve(p.adapter_id, p.levels ?? {}).catch((err: Error) => {
-          throw new RpcError(RPC.invalid_params, err.message, err instanceof AdapterProblem ? { reason_message: err.said } : undefined);
-        });
-        return this.info(p.adapter_id);
-      },
-    };
+    return this.rpc.methods();
+  }
+
+  /** Why the person's approvals file cannot be used, when it cannot (only the admin config approves then). */
+  approvalsProblem(): ProblemMessage | undefined {
+    return this.opts.approvals?.problem;
   }
 
   /** Local adapters waiting for approval, by id. */
@@ -391,48 +261,6 @@ export class AdapterRegistry extends EventEmitter {
     await approvals.approve(id, e.signer, levels);
     this.log.info({ adapter: id, levels }, 'adapter approved');
     if (opts.rescan !== false) await this.refresh('local');
-  }
-
-  private search(p: { query?: string; type?: string; capabilities?: string[]; limit?: number; cursor?: string }) {
-    const q = p.query?.toLowerCase();
-    const matches = this.listAdapters().filter((e) => {
-      const skills = e.card.skills;
-      if (q) {
-        const hay = [e.id, e.card.adapter.name, e.card.adapter.description ?? '', ...skills.flatMap((s) => [s.id, s.name, s.description ?? ''])].join('\n').toLowerCase();
-        if (!hay.includes(q)) return false;
-      }
-      // `type` matches a skill's capability_type or the adapter's kind (builtin, local, remote, inferred).
-      if (p.type && p.type !== e.kind && !skills.some((s) => (s.capability_type ?? 'api') === p.type)) return false;
-      const caps = e.card.capabilities as Record<string, boolean | undefined>;
-      if (p.capabilities?.some((c) => caps[c] !== true)) return false;
-      return true;
-    });
-    const start = Number(p.cursor ?? 0);
-    const limit = p.limit ?? 50;
-    const page = matches.slice(start, start + limit);
-    const out: { adapters: unknown[]; total: number; next_cursor?: string } = {
-      adapters: page.map((e) => ({ id: e.id, name: e.card.adapter.name, version: e.card.adapter.version, skills_count: e.card.skills.length, status: e.status.available ? 'available' : 'unavailable' })),
-      total: matches.length,
-    };
-    if (start + limit < matches.length) out.next_cursor = String(start + limit);
-    return out;
-  }
-
-  private async info(id: string) {
-    const e = this.entries.get(id);
-    if (!e) throw new RpcError(RPC.invalid_params, 'Unknown adapter id.', { adapter_id: id });
-    const status: AdapterStatus = { ...e.status };
-    if (e.kind !== 'builtin') status.software_running = e.executable ? await processRunning(e.executable) : false;
-    const skills = e.functions.length ? e.functions.map(descriptorOf) : e.card.skills;
-    return { adapter: e.card.adapter, capabilities: e.card.capabilities, skills, status, source: e.source };
-  }
-
-  private subscribe(events: SubscribeEvent[], ctx: RpcContext) {
-    if (!ctx.notify) throw new RpcError(RPC.invalid_request, 'Subscribing needs a connection that carries notifications (WS /rpc or the bridge session).');
-    const id = `sub_${randomUUID()}`;
-    this.subscribers.set(id, { events: new Set(events), notify: ctx.notify });
-    ctx.onClose?.(() => this.subscribers.delete(id));
-    return { subscription_id: id };
   }
 
   private codeDirReady: Promise<string> | undefined;
@@ -498,25 +326,25 @@ export class AdapterRegistry extends EventEmitter {
     if (p.pending || p.status.available) entry.signer = p.kid ?? null;
     const exe = card.requirements?.software?.detection?.executable;
     if (exe) entry.executable = exe;
-    // `inputs` is part of it: new code behind the same descriptors is still an update the agent must pick up.
-    entry.fingerprint = hash({ card, status: p.status, fns: p.functions.map(descriptorOf), inputs });
+    entry.fingerprint = localFingerprint(card, p.status, p.functions, inputs);
     // An MCP server's tools change while it runs (list_changed, or a restart that lists others).
-    if (p.mcp) p.mcp.onChange = (fns) => void this.enqueue(async () => this.functionsChanged(c.id, entry.dispose, fns)).catch((e: unknown) => this.log.error({ adapter: c.id, reason: (e as Error).message }, 'adapter tools could not be updated'));
+    if (p.mcp) p.mcp.onChange = (fns) => void this.enqueue(async () => this.functionsChanged(c.id, p.dispose, fns)).catch((e: unknown) => this.log.error({ adapter: c.id, reason: (e as Error).message }, 'adapter tools could not be updated'));
     return entry;
   }
 
-  /** New functions of a running local adapter (its MCP server listed other tools): applied like a scan. */
-  private async functionsChanged(id: string, dispose: AdapterEntry['dispose'], fns: FunctionDefinition<never, unknown>[]): Promise<void> {
+  /**
+   * New functions of a running local adapter (its MCP server listed other tools), applied as a scan is (one
+   * path, `commit`): clashes resolved, and an adapter refused for them lets its code go. Ignored once the
+   * entry no longer holds this code (replaced, removed or refused since).
+   */
+  private functionsChanged(id: string, dispose: AdapterEntry['dispose'], fns: FunctionDefinition<never, unknown>[]): void {
     const cur = this.entries.get(id);
-    if (this.stopping.signal.aborted || !cur || cur.dispose !== dispose) return;
-    const before = this.entries;
-    const next = new Map(before);
-    const entry: AdapterEntry = { ...cur, functions: fns, fingerprint: hash({ card: cur.card, status: cur.status, fns: fns.map(descriptorOf), inputs: cur.inputs }) };
-    next.set(id, entry);
-    this.resolveClashes(next);
-    this.entries = next;
-    const change = diff(before, next);
+    if (this.stopping.signal.aborted || !cur || !dispose || cur.dispose !== dispose) return;
+    const next = new Map(this.entries);
+    next.set(id, { ...cur, functions: fns, fingerprint: localFingerprint(cur.card, cur.status, fns, cur.inputs) });
+    const change = this.commit(next);
     this.log.info({ adapter: id, added: change.added.length, removed: change.removed.length, updated: change.updated.length }, 'adapter tools changed');
+    // Announced even when no descriptor changed: the functions were swapped, and the agent takes the new ones.
     this.emit('changed', change);
   }
 
@@ -536,40 +364,6 @@ export class AdapterRegistry extends EventEmitter {
       out.push(entry);
     }
     return out;
-  }
-
-  private async remoteEntries(): Promise<AdapterEntry[]> {
-    // All at once: one unreachable origin costs its timeout once, not once per adapter before it.
-    return Promise.all((await this.readRemoteStore()).map((r) => this.remoteEntry(r)));
-  }
-
-  private async remoteEntry(r: RemoteRecord): Promise<AdapterEntry> {
-    const base = { id: r.id, kind: 'remote' as const, source: { kind: 'remote' as const, url: r.url } };
-    try {
-      const ca = r.ca ?? this.opts.remoteCa;
-      const remote = await fetchRemoteCard(r.url, { trust: this.opts.trust, ca, signal: this.stopping.signal });
-      if (remote.card.adapter.id !== r.id) throw new AdapterProblem('core.adapter.remote_renamed', { id: remote.card.adapter.id });
-      const { signature: _s, ...card } = remote.card;
-      const functions = remoteFunctions(remote, { ca });
-      const status: AdapterStatus = { available: true, software_installed: true, software_running: true };
-      this.lastRemoteCards.set(r.id, card);
-      return { ...base, card, status, functions, fingerprint: hash({ card, status }) };
-    } catch (e) {
-      // Down (or no longer verifying): its known skills stay, answering device_unavailable with the reason.
-      const known = this.lastRemoteCards.get(r.id) ?? r.card;
-      if (Array.isArray(known?.skills) && known.skills.length && known.adapter?.id === r.id) {
-        const reason = (e as Error).message;
-        const status: AdapterStatus = { available: false, software_installed: true, software_running: false, ...unavailableBecause(problemOf(e)) };
-        try {
-          return { ...base, card: known, status, functions: unreachableFunctions(known, reason), fingerprint: hash({ card: known, status }) };
-        } catch {
-          // A stored card damaged by hand: listed without its skills, as if it had never been fetched.
-        }
-      }
-      const card = { adapter: { id: r.id, name: r.name, version: '0.0.0', protocol_version: PROTOCOL_VERSION }, capabilities: {}, skills: [] };
-      const status: AdapterStatus = { available: false, software_installed: true, software_running: false, ...unavailableBecause(problemOf(e)) };
-      return { ...base, card, status, functions: [], fingerprint: hash({ card, status }) };
-    }
   }
 
   /** Applies a scan; `remote` holds the remote entries already fetched (used unless the scope is local). */
@@ -607,18 +401,28 @@ export class AdapterRegistry extends EventEmitter {
       }
       for (const e of this.inferredEntries(new Set(next.keys()), claimed)) next.set(e.id, e);
     }
-    this.resolveClashes(next);
-    this.entries = next;
-    // Code no entry uses any more (replaced, removed, or refused for a clash) is told to let go.
-    const live = new Set([...next.values()].filter((e) => e.functions.length).map((e) => e.dispose));
-    for (const e of before.values()) if (e.dispose && !live.has(e.dispose)) void e.dispose();
-    const change = diff(before, next);
+    const change = this.commit(next);
     this.watcher?.resync();
     if (change.adapters.added.length || change.adapters.removed.length || change.adapters.updated.length) {
       this.log.info({ added: change.adapters.added.length, removed: change.adapters.removed.length, updated: change.adapters.updated.length }, 'adapters changed');
       this.emit('changed', change);
     }
     return change.adapters;
+  }
+
+  /**
+   * Puts a new list in force, for a scan and for a running adapter's new functions alike: clashes resolved,
+   * code that no entry holds any more released, and the change from the list before returned.
+   */
+  private commit(next: Map<string, AdapterEntry>): RegistryChange {
+    const before = this.entries;
+    const held = new Set([...before.values(), ...next.values()].map((e) => e.dispose));
+    this.resolveClashes(next);
+    this.entries = next;
+    // Code no entry holds any more (replaced, removed, or refused for a clash) is told to let go.
+    const live = new Set([...next.values()].map((e) => e.dispose));
+    for (const dispose of held) if (dispose && !live.has(dispose)) void dispose();
+    return diff(before, next);
   }
 
   /**
@@ -639,42 +443,13 @@ export class AdapterRegistry extends EventEmitter {
           ? problem('core.adapter.already_provided', { skill: taken.descriptor.id, adapter: owner.get(taken.descriptor.id) ?? '?' })
           : problem('core.adapter.functions_refused', { detail: String(refused) });
         const status: AdapterStatus = { ...e.status, available: false, ...unavailableBecause(reason) };
-        // Without its `inputs` the next scan builds it again: the clash may be gone by then.
-        const { inputs: _inputs, ...rest } = e;
+        // Without its `inputs` the next scan builds it again: the clash may be gone by then. Its code is let go.
+        const { inputs: _inputs, dispose: _dispose, ...rest } = e;
         next.set(e.id, { ...rest, status, functions: [], fingerprint: hash({ card: e.card, status }) });
         continue;
       }
       for (const f of e.functions) owner.set(f.descriptor.id, e.id);
     }
-  }
-
-  private storeFile(): string {
-    return this.opts.remoteStoreFile ?? join(this.opts.dataDir ?? tmpdir(), 'remote-adapters.json');
-  }
-
-  /** The stored remote list; none when the file does not exist. A file that cannot be read or parsed is an error, never an empty list (the next edit would overwrite it). */
-  private async readRemoteStore(): Promise<RemoteRecord[]> {
-    const file = this.storeFile();
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new AdapterProblem('core.adapter.remote_list_unreadable', { file, detail: (e as Error).message }, undefined, { cause: e });
-    }
-    try {
-      const v = JSON.parse(text) as { adapters?: unknown };
-      if (Array.isArray(v.adapters)) return v.adapters as RemoteRecord[];
-    } catch {
-      // reported below
-    }
-    throw new AdapterProblem('core.adapter.remote_list_invalid', { file });
-  }
-
-  private async writeRemoteStore(records: RemoteRecord[]): Promise<void> {
-    const file = this.storeFile();
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    await writeJsonFile(file, { adapters: records }, 0o600);
   }
 }
 

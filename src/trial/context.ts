@@ -2,7 +2,7 @@
  * What every trial check works with: the runtime client, the devices as the bridge knows them, the local
  * control (when given), the scratch share, the results so far, and the helpers that record evidence.
  */
-import { RuntimeClient, BridgeHttpError, type RuntimeProfile } from '../cli/runtime-client.js';
+import { RuntimeClient, BridgeHttpError, type RuntimeProfile } from '../runtime-client/client.js';
 import type { CallRecord } from '../bridge/store.js';
 import type { Descriptor } from '../protocol/messages.js';
 import type { LocalControl } from './local-control.js';

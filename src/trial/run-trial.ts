@@ -4,7 +4,7 @@
  * one file per group); each records its evidence and a verdict, and passes only on behaviour it observed.
  * docs/qa-trial.md explains each check, its line in the guide and the run's rule.
  */
-import { BridgeHttpError, BridgeUnreachableError } from '../cli/runtime-client.js';
+import { BridgeHttpError, BridgeUnreachableError } from '../runtime-client/client.js';
 import type { Outcome } from '../protocol/messages.js';
 import { CLIENT_PROTOCOL_VERSION } from '../protocol/messages.js';
 import { APP_VERSION } from '../version.js';

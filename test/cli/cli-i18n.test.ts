@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { cliRun } from '../helpers/stack.js';
 import { cliEn, cliZh } from '../../src/i18n/cli.js';
 import { placeholders } from '../../src/i18n/catalogue.js';
-import { EXIT_BRIDGE_UNREACHABLE } from '../../src/cli/runtime-client.js';
+import { EXIT_BRIDGE_UNREACHABLE } from '../../src/cli/exit-codes.js';
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallRecord } from '../../src/bridge/store.js';
-import type { RuntimeClient } from '../../src/cli/runtime-client.js';
+import type { RuntimeClient } from '../../src/runtime-client/client.js';
 import { cliRun, ids, processStack, tempDir, until } from '../helpers/stack.js';
 import { connectUi, type UiClient } from './fixtures/ui-client.js';
 import { tmuxStack } from './fixtures/tmux-stack.js';

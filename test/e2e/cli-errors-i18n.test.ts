@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { agentDoc, cli, cliRun, ids, processStack, procReport, tempDir } from '../helpers/stack.js';
-import { EXIT_USAGE } from '../../src/cli/runtime-client.js';
+import { EXIT_USAGE } from '../../src/cli/exit-codes.js';
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 const EN = { LC_ALL: 'C.UTF-8' };
@@ -205,4 +205,16 @@ test('logout when not signed in, login with a bad or silent bridge: said in the 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('invoke with no device named (not in the profile, no --device): what to do, in the user\'s language, exit 64', async () => {
+  const url = await closedUrl();
+  const args = ['invoke', 'diagnostics.echo', '--bridge', url, '--token', 'rt_x', '--workspace', ids.workspace_id];
+  const noDevice = { AIOS_DEVICE: '', AIOS_RUNTIME_TOKEN: '' };
+  const zh = await cliRun(args, { ...ZH, ...noDevice });
+  assert.equal(zh.code, EXIT_USAGE, zh.err);
+  assert.match(zh.err, /没有设备：运行时配置文件中没有 device_id；请传入 --device ID/);
+  const en = await cliRun(args, { ...EN, ...noDevice });
+  assert.equal(en.code, EXIT_USAGE, en.err);
+  assert.match(en.err, /no device: the runtime profile has no device_id; pass --device ID/);
 });

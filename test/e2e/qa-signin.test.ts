@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { cli, cliRun, processStack, tempDir, until, type Proc } from '../helpers/stack.js';
 import { PageClient, testUsers } from '../login/helpers.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { freePort } from '../helpers/net.js';
 
 /** Runs `login` with a token file, approves its code on the bridge's page as `user`, and waits for it to end. */

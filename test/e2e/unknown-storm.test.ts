@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { agentDoc, bridgeDoc, cli, ids, procReport, tempDir, tokens, until, type Proc } from '../helpers/stack.js';
-import { BridgeHttpError, RuntimeClient } from '../../src/cli/runtime-client.js';
+import { BridgeHttpError, RuntimeClient } from '../../src/runtime-client/client.js';
 
 type CallRecord = Awaited<ReturnType<RuntimeClient['getCall']>> & { resolved_from?: { state: string; at: string } };
 

@@ -13,7 +13,7 @@ import { registerIpc, type IpcInvokeEvent, type IpcMainLike, type IpcSender } fr
 import { IPC, type IpcResult } from '../../electron/ipc-channels.js';
 import { RENDERER_URL, isRendererUrl } from '../../electron/renderer-url.js';
 import { AUTOSTART_FILE, LinuxAutostart, autostartDir, desktopEntry, quoteExecArg } from '../../electron/autostart-linux.js';
-import type { ControlMethods } from '../../src/index.js';
+import type { ControlMethods } from '../../src/shell.js';
 import { inProcessStack } from '../helpers/stack.js';
 
 class FakeIpcMain implements IpcMainLike {

@@ -13,7 +13,7 @@ import type { AgentOptions } from '../../src/agent/agent.js';
 import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { BridgeServer, type BridgeOptions } from '../../src/bridge/server.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { until } from './wait.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');

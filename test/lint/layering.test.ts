@@ -52,7 +52,7 @@ test('handlers import only the handler SDK entry (their own tests excepted) and 
   assert.deepEqual(entry, [], 'the SDK entry is allowed');
   const otherSdk = await messagesFor('handlers/probe/index.ts', "import { x } from '../../src/sdk/grants.js';\nexport const f = x;\n");
   assert.equal(otherSdk.length, 1, 'only the SDK entry, not other files in src/sdk');
-  const publicEntry = await messagesFor('handlers/probe/index.ts', "import { Agent } from '../../src/index.js';\nexport const a = Agent;\n");
+  const publicEntry = await messagesFor('handlers/probe/index.ts', "import { startAgent } from '../../src/index.js';\nexport const a = startAgent;\n");
   assert.equal(publicEntry.length, 1, "the app's public entry is not the handler SDK");
   const el = await messagesFor('handlers/probe/index.ts', "import { app } from 'electron';\nexport const a = app;\n");
   assert.equal(el.length, 1);
@@ -70,7 +70,7 @@ test('electron/ reaches src/ only through src/shell.ts; the renderer imports not
   assert.match(deep[0]!.message, /only through its shell entry: import from \.\.\/src\/shell\.js/);
   assert.deepEqual(await messagesFor('electron/main.ts', "import { AgentHost } from '../src/shell.js';\nexport const a = AgentHost;\n"), []);
   // The library surface is not the shell's entry: one named entry, so what the shell uses is listed in one place.
-  const library = await messagesFor('electron/main.ts', "import { Agent } from '../src/index.js';\nexport const a = Agent;\n");
+  const library = await messagesFor('electron/main.ts', "import { startAgent } from '../src/index.js';\nexport const a = startAgent;\n");
   assert.equal(library.length, 1, 'src/index.ts is not the shell entry');
   assert.match(library[0]!.message, /src\/shell\.js/);
   const dynamic = await messagesFor('electron/ipc.ts', "export const m = await import('../src/consent/index.js');\n");
@@ -152,6 +152,7 @@ const LAYERS: { name: string; folders: string[]; siblings?: boolean; alsoBelow?:
   { name: 'foundations', folders: ['storage', 'config', 'identity', 'sdk', 'seams'] },
   { name: 'discovery and grants', folders: ['discovery', 'grants'] },
   { name: 'services', folders: ['agent', 'bridge', 'endpoint', 'consent'], siblings: true },
+  { name: 'runtime client', folders: ['runtime-client'], alsoBelow: ['agent', 'endpoint', 'consent'] },
   { name: 'kit tools', folders: ['kit'], alsoBelow: ['bridge', 'endpoint', 'consent'] },
   { name: 'composition root', folders: ['app'] },
   { name: 'commands', folders: ['cli', 'trial'] },
@@ -232,4 +233,20 @@ test('the core takes Logger from base/, not through the handler SDK (handlers an
   assert.deepEqual(await messagesFor('src/sdk/probe.ts', "import type { Logger } from './index.js';\nexport type L = Logger;\n"), []);
   // The rule that carries it does not drop the electron ban for src/.
   assert.ok((await messagesFor('src/agent/probe.ts', "import { app } from 'electron';\nexport const a = app;\n")).length > 0);
+});
+
+test('the runtime client stands below both commands: it imports neither cli/ nor trial/, and both import it', async () => {
+  for (const target of ['cli/say.js', 'cli/process.js', 'trial/context.js']) {
+    const msgs = await messagesFor('src/runtime-client/__layering_probe.ts', `import { x } from '../${target}';\nexport const y = x;\n`);
+    assert.equal(msgs.length, 1, `runtime-client -> ${target} must be refused`);
+    assert.match(msgs[0]!.message, layerMessage('runtime client'));
+  }
+  const dynamic = await messagesFor('src/runtime-client/__layering_probe.ts', "export const load = () => import('../cli/say.js');\n");
+  assert.equal(dynamic.length, 1, 'a dynamic import of cli/ from the runtime client is refused too');
+  // It takes the bridge's record types, never the other services.
+  assert.deepEqual(await messagesFor('src/runtime-client/__layering_probe.ts', "import type { CallRecord } from '../bridge/store.js';\nexport type C = CallRecord;\n"), []);
+  assert.equal((await messagesFor('src/runtime-client/__layering_probe.ts', "import { x } from '../agent/abort.js';\nexport const y = x;\n")).length, 1);
+  for (const probe of ['src/cli/__layering_probe.ts', 'src/trial/__layering_probe.ts']) {
+    assert.deepEqual(await messagesFor(probe, "import { RuntimeClient } from '../runtime-client/client.js';\nexport const c = RuntimeClient;\n"), [], `${probe} may import the runtime client`);
+  }
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { v7 as uuidv7 } from 'uuid';
 import { inProcessStack, ids, until } from '../helpers/stack.js';
-import { BridgeHttpError } from '../../src/cli/runtime-client.js';
+import { BridgeHttpError } from '../../src/runtime-client/client.js';
 import { METHODS, SUBPROTOCOL, type Outcome } from '../../src/protocol/messages.js';
 
 type Stack = Awaited<ReturnType<typeof inProcessStack>>;

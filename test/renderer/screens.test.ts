@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { until } from '../helpers/stack.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
 import { SCREENS, axe, unwrappedText } from './page-checks.js';
 import { assertCatalogueBlock, rendererFile } from './catalogue-blocks.js';

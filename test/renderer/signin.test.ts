@@ -16,7 +16,7 @@ import { PNG } from 'pngjs';
 import WebSocket from 'ws';
 import { type BrowserContext, type Page } from 'playwright-core';
 import { until, type Proc } from '../helpers/stack.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
 import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
 import { assertCatalogueBlock, rendererFile } from './catalogue-blocks.js';

@@ -12,7 +12,7 @@ import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
 import { startAgent } from '../../src/app/start-agent.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { BridgeServer } from '../../src/bridge/server.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { agentDoc, bridgeDoc, cli, ids, processStack, tempDir, tokens, until, type Proc } from '../helpers/stack.js';
 import { testUsers } from '../login/helpers.js';
 import { LOCAL_TOKEN_FILE } from '../../src/endpoint/local-token.js';

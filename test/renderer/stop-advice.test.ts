@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { type BrowserContext, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { agentDoc, until, type Proc } from '../helpers/stack.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import { silentLogger } from '../../src/base/logger.js';

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { buildSync } from 'esbuild';
-import { EXIT_USAGE } from '../../src/cli/runtime-client.js';
+import { EXIT_USAGE } from '../../src/cli/exit-codes.js';
 import { agentDoc, bridgeDoc, cli, cliRun, ids, Proc, ROOT, tempDir, tokens, until } from '../helpers/stack.js';
 
 /** A copy of what the CLI and the handlers need, with node_modules linked (never installed). */

@@ -13,7 +13,6 @@ import { signAdapterDir, validateAdapterDir } from '../../src/discovery/adapter-
 import { TrustStore } from '../../src/discovery/trust-store.js';
 import type { CardSigningKey } from '../../src/protocol/card-sign.js';
 import { verifySignedAdapter, prepareLocalAdapter } from '../../src/discovery/local-adapter.js';
-import { loadAdapterCode } from '../../src/discovery/adapter-loader.js';
 import { scanAdapterDirs } from '../../src/discovery/adapter-scanner.js';
 import { standaloneTemp } from '../../src/sdk/temp.js';
 import type { CallContext, HandlerEnv } from '../../src/sdk/index.js';
@@ -103,20 +102,36 @@ test('a signed file replaced by a link out of the folder is refused even when th
 
 test('the code that runs is the code that was checked: a swap after the check does not run', async () => {
   const dir = await signed('toctou');
-  const v = await verifySignedAdapter(dir, await card(dir), trust);
-  // The attacker's moment: between the check and the import, the entry is replaced.
-  await writeFile(join(dir, 'index.mjs'), "export default { name: 'org.example.hello', create() { return [{ descriptor: { id: 'hello.greet' }, run: async () => ({ greeting: 'pwned' }) }]; } };\n");
+  const [cand] = await scanAdapterDirs([join(root, 'adapters')]).then((cs) => cs.filter((c) => c.dir === dir));
+  assert.ok(cand, 'the scanner finds the signed folder');
   const codeDir = await mkdtemp(join(tmpdir(), 'aios-adcode-'));
-  const loaded = await loadAdapterCode({ id: v.card.adapter.id, codeDir, card: v.card, binding: v.binding, bytes: v.bytes, env: env(join(root, 'data')) });
+  const entry = join(dir, 'index.mjs');
+  let swapped = false;
+  // The live load path (the registry's): verify, then ask for the code folder, copy, start. The attacker's
+  // moment is between the check and the start: here, when the folder the copy goes to is asked for.
+  const p = await prepareLocalAdapter(cand!, {
+    trust,
+    developerMode: false,
+    desktop: new Map(),
+    env: () => env(join(root, 'data-toctou')),
+    codeDir: async () => {
+      await writeFile(entry, "export default { name: 'org.example.hello', create() { return [{ descriptor: { id: 'hello.greet' }, run: async () => ({ greeting: 'pwned' }) }]; } };\n");
+      swapped = true;
+      return codeDir;
+    },
+  });
   try {
-    assert.deepEqual(await loaded.functions[0]!.run({ name: 'Ada' } as never, ctx()), { greeting: 'Hello, Ada!' });
+    assert.ok(swapped, 'the entry was replaced after the check');
+    assert.ok(p.status.available, JSON.stringify(p.status));
+    assert.match(await readFile(entry, 'utf8'), /pwned/, 'the folder holds the swapped file');
+    assert.deepEqual(await p.functions[0]!.run({ name: 'Ada' } as never, ctx()), { greeting: 'Hello, Ada!' });
     // The private copy: one folder, 0700, its files 0600; it goes away with the adapter.
     const [copy] = await readdir(codeDir);
     assert.ok(copy, 'the code was copied');
     assert.equal((await stat(join(codeDir, copy!))).mode & 0o777, 0o700);
     assert.equal((await stat(join(codeDir, copy!, 'index.mjs'))).mode & 0o777, 0o600);
   } finally {
-    await loaded.dispose();
+    await p.dispose?.();
   }
   assert.deepEqual(await readdir(codeDir), []);
   await rm(codeDir, { recursive: true, force: true });

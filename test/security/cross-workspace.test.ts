@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { ids, inProcessStack, processStack, tokens, until } from '../helpers/stack.js';
 import { hashPassword } from '../../src/base/password.js';
 import { PageClient, TEST_COST } from '../login/helpers.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { askForCode, forged, pollToken, publicJwk, RogueDevice } from './helpers.js';
 import { CLOSE } from '../../src/protocol/ws-transport.js';
 import type { Logger } from '../../src/sdk/index.js';

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { inProcessStack, until } from '../helpers/stack.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { METHODS } from '../../src/protocol/messages.js';
 import { RogueDevice } from './helpers.js';
 

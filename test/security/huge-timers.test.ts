@@ -13,7 +13,7 @@ import { clampTimerMs, MAX_TIMER_MS } from '../../src/base/timers.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
 import { BridgeServer } from '../../src/bridge/server.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { MAX_TIME_PARAM_MS, type Outcome } from '../../src/protocol/messages.js';
 import { bridgeDoc, ids, tempDir, tokens, until } from '../helpers/stack.js';
 import { RogueDevice } from './helpers.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { agentDoc, bridgeDoc, cli, CLI, ids, ROOT, tempDir, tokens, until, type Proc } from '../helpers/stack.js';
 
 const dir = tempDir('aios-own-tty-');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processStack, cliRun, cli, tempDir, tokens, bridgeDoc, agentDoc, ids, until, ROOT } from '../helpers/stack.js';
-import { RuntimeClient } from '../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../src/runtime-client/client.js';
 import type { TrialReport } from '../../src/trial/types.js';
 
 type Stack = Awaited<ReturnType<typeof processStack>>;

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { BleSimulator, standardPeripherals, type SimCommand } from './simulator.js';
 import { TestHandler, ctx, logged, rejectsWith } from './harness.js';
 import { agentDoc, bridgeDoc, cli, ids, tempDir, tokens, until } from '../../../test/helpers/stack.js';
-import { RuntimeClient } from '../../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../../src/runtime-client/client.js';
 import { createTestHost, render } from '../../../src/kit/testing.js';
 import handler from '../index.js';
 

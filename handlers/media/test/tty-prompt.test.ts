@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { newCallId } from '../../../src/protocol/call-id.js';
 import { callLocal } from '../../../src/endpoint/local-client.js';
-import { RuntimeClient } from '../../../src/cli/runtime-client.js';
+import { RuntimeClient } from '../../../src/runtime-client/client.js';
 import { agentDoc, bridgeDoc, cli, CLI, ids, ROOT, tempDir, tokens, until, type Proc } from '../../../test/helpers/stack.js';
 import { LAVFI_CAMERA } from './peers.js';
 

@@ -20,7 +20,7 @@ import { isProblemMessage, renderProblem } from '../../discovery/adapter-problem
 import { localeFromEnv } from '../../i18n/index.js';
 import { RpcError } from '../../protocol/errors.js';
 import { AdapterApprovals, approvalsFile } from '../../discovery/adapter-approvals.js';
-import type { PendingAdapter } from '../../discovery/registry.js';
+import type { PendingAdapter } from '../../discovery/adapter-entry.js';
 import type { PendingFunction } from '../../discovery/local-adapter.js';
 import type { PermissionLevel } from '../../protocol/messages.js';
 import { AdapterProblem, type ProblemMessage } from '../../discovery/adapter-problem.js';

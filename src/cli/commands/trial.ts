@@ -7,7 +7,7 @@ import { say } from '../say.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { CheckResult, Verdict } from '../../trial/types.js';
-import { readProfile } from '../runtime-client.js';
+import { readProfile } from '../runtime-profile.js';
 import { readUserFile, UsageError } from '../process.js';
 import { isLocale, LOCALES, localeFromEnv, type Locale } from '../../i18n/index.js';
 import { errorText } from '../../i18n/said.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { BridgeHttpError } from '../../cli/runtime-client.js';
+import { BridgeHttpError } from '../../runtime-client/client.js';
 import type { CheckDef } from '../check.js';
 import { ONLINE } from '../check.js';
 import { waitState, type Observed, type TrialContext } from '../context.js';

@@ -1,10 +1,9 @@
 /**
- * A small client for the bridge's runtime HTTP API (§10), used by `invoke`, tests and benchmarks.
+ * A small client for the bridge's runtime HTTP API (§10), used by `invoke`, the trial, tests and benchmarks.
+ * It stands below the commands (docs/architecture.md): the CLI and the trial both call the bridge through it,
+ * and it knows neither.
  */
-import { existsSync } from 'node:fs';
-import { say } from './say.js';
 import type { CallRecord } from '../bridge/store.js';
-import { readUserFile, UsageError } from './process.js';
 import { SaidError } from '../i18n/said.js';
 
 /** Where a runtime reaches the bridge and as whom. */
@@ -31,17 +30,14 @@ export class BridgeUnreachableError extends SaidError {
   }
 }
 
-/** What to do when no device is named (a runtime profile written by hand may lack `device_id`). */
-export const NO_DEVICE = (): string => say('cli.usage.no_device');
-
-/** Reads a runtime profile file (written by `aios-device demo`). */
-export function readProfile(file: string): RuntimeProfile {
-  if (!existsSync(file)) throw new Error(say('cli.usage.no_profile', { file }));
-  const text = readUserFile(file);
-  try {
-    return JSON.parse(text) as RuntimeProfile;
-  } catch (e) {
-    throw new SaidError({ key: 'cli.file.not_json', params: { file, detail: (e as Error).message } });
+/**
+ * No device is named, in the call nor in the profile (a runtime profile written by hand may lack
+ * `device_id`): the caller's mistake, said as what to do (the CLI exits with its usage code).
+ */
+export class NoDeviceError extends SaidError {
+  constructor() {
+    super({ key: 'cli.usage.no_device' });
+    this.name = 'NoDeviceError';
   }
 }
 
@@ -80,7 +76,7 @@ export class RuntimeClient {
   /** POST /v1/calls. */
   async call(fn: string, args: Record<string, unknown>, opts: { device_id?: string; call_id?: string; timeout_ms?: number; confirm_timeout_ms?: number; wait?: boolean; wait_timeout_ms?: number; requester?: { kind: string; id?: string; name?: string } } = {}): Promise<{ status: number; record: CallRecord }> {
     const device = opts.device_id ?? this.profile.device_id;
-    if (!device) throw new UsageError(NO_DEVICE());
+    if (!device) throw new NoDeviceError();
     const body: Record<string, unknown> = { workspace_id: this.profile.workspace_id, device_id: device, function: fn, arguments: args, wait: opts.wait ?? true };
     for (const k of ['call_id', 'timeout_ms', 'confirm_timeout_ms', 'wait_timeout_ms', 'requester'] as const) if (opts[k] !== undefined) body[k] = opts[k];
     const r = await this.req<CallRecord>('POST', '/v1/calls', body);
@@ -118,25 +114,3 @@ export class RuntimeClient {
     }
   }
 }
-
-/** Exit code of `invoke` by the call's state. */
-export const EXIT_BY_STATE: Record<string, number> = { completed: 0, failed: 1, rejected: 2, cancelled: 3, expired: 4, unknown: 5 };
-/** Exit code when the call is not finished when `invoke` stops waiting. */
-export const EXIT_PENDING = 6;
-/** Exit code when the call completed but its output breaks the function's output_schema (a handler defect). */
-export const EXIT_OUTPUT_INVALID = 7;
-/** Exit code when the device refused the call as a contract error (PROTOCOL.md §2: the runtime's request was wrong, not the execution). */
-export const EXIT_CONTRACT_ERROR = 8;
-/** The contract errors the device reports that exit with EXIT_CONTRACT_ERROR instead of 1. */
-export const CONTRACT_ERRORS: ReadonlySet<string> = new Set(['unknown_function', 'invalid_arguments', 'function_changed']);
-/** Exit code of `invoke` for a finished call: by its state, 8 for a device-reported contract error. */
-export function exitForOutcome(o: { state: string; error?: { type: string } | null }): number {
-  if (o.state === 'failed' && o.error && CONTRACT_ERRORS.has(o.error.type)) return EXIT_CONTRACT_ERROR;
-  return EXIT_BY_STATE[o.state] ?? 1;
-}
-/** Exit code when the bridge refused the request (HTTP error). */
-export const EXIT_BRIDGE_ERROR = 10;
-/** Exit code when the bridge could not be reached at all. */
-export const EXIT_BRIDGE_UNREACHABLE = 11;
-/** Exit code for usage and config errors. */
-export const EXIT_USAGE = 64;
