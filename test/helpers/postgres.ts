@@ -1,0 +1,78 @@
+/**
+ * A private PostgreSQL 15 instance per test run (../shared/TESTING.md, "PostgreSQL: a private instance per
+ * test run"): initdb as the `postgres` user into a mktemp folder, on a free loopback port, `fsync=off` (tests
+ * only), stopped with `-m immediate` and removed afterwards. Never the system's cluster.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './net.js';
+
+/** Debian's PostgreSQL 15 (scripts/install-test-deps.sh installs it). */
+export const PG_BIN = '/usr/lib/postgresql/15/bin';
+
+/** A running private instance. */
+export interface PrivatePostgres {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` */
+  url: string;
+  port: number;
+  /** A fresh empty database on this instance, and its URL (one per test keeps tests apart). */
+  createDatabase(name: string): string;
+  /** Stops the instance (immediate) and removes its folder. */
+  stop(): void;
+}
+
+/** The uid and gid of the `postgres` user (initdb refuses to run as root). */
+function postgresUser(): { uid: number; gid: number } {
+  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid, gid };
+}
+
+/** Runs a PostgreSQL tool as the `postgres` user, stdin and stdout not pipes (pg_ctl hangs on an open pipe). */
+function asPostgres(tool: string, args: string[]): void {
+  execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, tool), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** True when this machine can run a private instance (PostgreSQL 15 installed, running as root). */
+export function postgresAvailable(): boolean {
+  return existsSync(join(PG_BIN, 'initdb')) && process.getuid?.() === 0;
+}
+
+/** Starts a private instance; call `stop()` in `after`. */
+export async function startPostgres(): Promise<PrivatePostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'aios-pg-'));
+  const { uid, gid } = postgresUser();
+  chownSync(dir, uid, gid);
+  chmodSync(dir, 0o700);
+  const data = join(dir, 'data');
+  const port = await freePort();
+  try {
+    asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+    asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off`, 'start']);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  const base = `postgres://postgres@127.0.0.1:${port}`;
+  let stopped = false;
+  return {
+    url: `${base}/postgres`,
+    port,
+    createDatabase(name) {
+      if (!/^[a-z0-9_]{1,63}$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      execFileSync(join(PG_BIN, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name], { stdio: ['ignore', 'ignore', 'pipe'] });
+      return `${base}/${name}`;
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
