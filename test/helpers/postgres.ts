@@ -17,7 +17,11 @@ export interface PrivatePostgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
   url: string;
   port: number;
-  /** A fresh empty database on this instance, and its URL (one per test keeps tests apart). */
+  /**
+   * A fresh empty database on this instance, and its URL (one per test keeps tests apart). It sorts text by
+   * ICU's en-US collation, as production databases usually do (initdb here gets the C locale), so code that
+   * relies on the C order is caught.
+   */
   createDatabase(name: string): string;
   /** Stops the instance (immediate) and removes its folder. */
   stop(): void;
@@ -62,7 +66,7 @@ export async function startPostgres(): Promise<PrivatePostgres> {
     port,
     createDatabase(name) {
       if (!/^[a-z0-9_]{1,63}$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-      execFileSync(join(PG_BIN, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name], { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync(join(PG_BIN, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '--template=template0', '--locale-provider=icu', '--icu-locale=en-US', '--locale=C', name], { stdio: ['ignore', 'ignore', 'pipe'] });
       return `${base}/${name}`;
     },
     stop() {
