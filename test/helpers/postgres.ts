@@ -4,13 +4,22 @@
  * only), stopped with `-m immediate` and removed afterwards. Never the system's cluster.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './net.js';
 
-/** Debian's PostgreSQL 15 (scripts/install-test-deps.sh installs it). */
-export const PG_BIN = '/usr/lib/postgresql/15/bin';
+/**
+ * Debian's PostgreSQL (scripts/install-test-deps.sh installs it): 15 on Debian 12, else the newest installed
+ * (a newer Debian ships a newer major version under the same package name).
+ */
+export const PG_BIN = ((): string => {
+  const root = '/usr/lib/postgresql';
+  if (existsSync(join(root, '15', 'bin', 'initdb'))) return join(root, '15', 'bin');
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v) && existsSync(join(root, v, 'bin', 'initdb'))) : [];
+  const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
+  return join(root, newest ?? '15', 'bin');
+})();
 
 /** A running private instance. */
 export interface PrivatePostgres {
@@ -37,11 +46,6 @@ function postgresUser(): { uid: number; gid: number } {
 /** Runs a PostgreSQL tool as the `postgres` user, stdin and stdout not pipes (pg_ctl hangs on an open pipe). */
 function asPostgres(tool: string, args: string[]): void {
   execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, tool), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-/** True when this machine can run a private instance (PostgreSQL 15 installed, running as root). */
-export function postgresAvailable(): boolean {
-  return existsSync(join(PG_BIN, 'initdb')) && process.getuid?.() === 0;
 }
 
 /** Starts a private instance; call `stop()` in `after`. */
