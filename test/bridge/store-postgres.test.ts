@@ -132,3 +132,16 @@ test('postgres runner: nodes migrating at once apply each migration once', () =>
       await Promise.all(others.map((p) => p.end()));
     }
   }));
+
+test('postgres: two nodes inserting the same call at once: exactly one insert wins, the record is the winner\'s', async () => {
+  const url = freshDb();
+  const nodes = [await PgBridgeStore.open(url, { max: 4 }), await PgBridgeStore.open(url, { max: 4 })];
+  try {
+    const tries = Array.from({ length: 20 }, (_, i) => nodes[i % 2]!.insertCall(aCall({ args_digest: `sha256:${i}` })));
+    const won = (await Promise.all(tries)).map((ok, i) => (ok ? i : -1)).filter((i) => i >= 0);
+    assert.equal(won.length, 1, `one insert wins, not ${won.length}`);
+    assert.equal((await nodes[1]!.getCall('ws_a', 'c1'))?.args_digest, `sha256:${won[0]}`);
+  } finally {
+    await Promise.all(nodes.map((n) => n.close()));
+  }
+});
