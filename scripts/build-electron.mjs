@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Builds the tray shell into <out> (default dist/): the core (tsc -p tsconfig.json), the shell
+// Builds the tray shell into <out> (default dist/): the core (tsc -p tsconfig.json, and its SQL files by
+// scripts/copy-assets.mjs), the shell
 // (tsc -p electron/tsconfig.json), the preload bundled into one CommonJS file (a sandboxed preload can
 // neither load ES modules nor require sibling files), and the window's pages built into <out>/renderer
 // (scripts/build-renderer.mjs: the local endpoint's /ui/ and the tray's aios-ui:// scheme serve them).
@@ -10,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { buildRenderer } from './build-renderer.mjs';
+import { copyAssets } from './copy-assets.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const i = process.argv.indexOf('--out');
@@ -18,6 +20,8 @@ const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', out], { stdio: 'inherit' });
 execFileSync(process.execPath, [tsc, '-p', join(root, 'electron', 'tsconfig.json'), '--outDir', out], { stdio: 'inherit' });
+// The SQL migration files the core reads beside its modules (tsc copies only imported JSON).
+copyAssets({ out });
 mkdirSync(join(out, 'electron'), { recursive: true });
 await build({
   entryPoints: [join(root, 'electron', 'preload.ts')],

@@ -8,7 +8,7 @@ import type { BridgeConfig } from '../config/bridge-config.js';
 import type { Logger } from '../base/logger.js';
 import { openDatabase } from '../storage/sqlite.js';
 import { OAuthService } from '../bridge/oauth/oauth-routes.js';
-import { BridgeServer } from '../bridge/server.js';
+import { assertStoreWired, BridgeServer } from '../bridge/server.js';
 import { signInDisabledMount } from '../bridge/sign-in-disabled.js';
 import type { DeviceIdentity } from '../bridge/auth.js';
 
@@ -21,6 +21,8 @@ export interface RunningBridge {
 }
 
 export async function startBridge(config: BridgeConfig, log: Logger): Promise<RunningBridge> {
+  // Before the login store is opened: a refused start leaves nothing open.
+  assertStoreWired(config);
   let oauth: OAuthService | undefined;
   // The OAuth service needs the server's URL, and the server needs the service: resolved late.
   const late: { server?: BridgeServer } = {};

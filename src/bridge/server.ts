@@ -73,6 +73,28 @@ class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
   }
 }
 
+/**
+ * `store.kind: postgres` was configured, but the call path still runs on the synchronous SQLite store: the
+ * PostgreSQL store exists (src/bridge/store/pg-store.ts) and is tested, the clustered mode is not wired yet
+ * (docs/deploy.md, "Clustered bridge"). Starting refuses rather than quietly using SQLite.
+ */
+export class ClusterNotWiredError extends Error {
+  readonly code = 'cluster_not_wired' as const;
+  constructor(readonly nodeId: string | undefined) {
+    super(
+      'store.kind: postgres (the clustered bridge) is not wired into the bridge yet: its PostgreSQL store exists and is tested, ' +
+        'but calls, device sessions and routing still run on one process with SQLite. Remove "store" and "cluster" from the config ' +
+        'to run the single-process bridge (docs/deploy.md, "Clustered bridge").',
+    );
+    this.name = 'ClusterNotWiredError';
+  }
+}
+
+/** Throws {@link ClusterNotWiredError} for a config this build cannot run yet (before anything is opened). */
+export function assertStoreWired(config: BridgeConfig): void {
+  if (config.store.kind !== 'sqlite') throw new ClusterNotWiredError(config.cluster?.node_id);
+}
+
 /** The bridge process. */
 export class BridgeServer {
   readonly store: BridgeStore;
@@ -92,6 +114,7 @@ export class BridgeServer {
   readonly functionLists: FunctionListReader;
 
   constructor(readonly config: BridgeConfig, private readonly opts: BridgeOptions) {
+    assertStoreWired(config);
     ensurePrivateDir(config.data_dir);
     this.store = new BridgeStore(join(config.data_dir, 'bridge.sqlite'));
     const tokens = new ConfigTokens(config);

@@ -131,7 +131,8 @@ export function cardDigest(card: Record<string, unknown>): string {
 /** How many device records stay parsed in memory (most recently used); the rest are read when needed. */
 const DEVICE_CACHE_MAX = 256;
 const DEVICE_COLUMNS = ['user_id', 'name', 'platform', 'arch', 'client_version', 'last_seen', 'functions', 'functions_revision', 'adapter_card', 'adapter_card_digest', 'last_closed'] as const;
-const DEVICE_SELECT = `SELECT workspace_id, device_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card_digest, last_closed FROM bridge_devices`;
+/** The columns of a device record (not its card), for both stores. */
+export const DEVICE_SELECT = `SELECT workspace_id, device_id, user_id, name, platform, arch, client_version, last_seen, functions, functions_revision, adapter_card_digest, last_closed FROM bridge_devices`;
 
 export const BRIDGE_MIGRATIONS: readonly Migration[] = [
   {
@@ -412,17 +413,7 @@ export class BridgeStore {
   }
 
   private writeDevice(d: DeviceUpdate, replace: boolean): void {
-    const row: Record<string, unknown> = { workspace_id: d.workspace_id, device_id: d.device_id };
-    for (const k of DEVICE_COLUMNS) {
-      if (!(k in d) || k === 'adapter_card_digest') continue;
-      const v = (d as Record<string, unknown>)[k];
-      if (k === 'functions') row[k] = JSON.stringify(v ?? []);
-      else if (k === 'last_closed') row[k] = v ? JSON.stringify(v) : null;
-      else if (k === 'adapter_card') {
-        row[k] = v ? JSON.stringify(v) : null;
-        row['adapter_card_digest'] = v ? cardDigest(v as Record<string, unknown>) : null;
-      } else row[k] = v ?? null;
-    }
+    const row = deviceRow(d);
     const cols = Object.keys(row);
     const updates = cols.filter((c) => c !== 'workspace_id' && c !== 'device_id').map((c) => `${c} = excluded.${c}`);
     statement(this.db, `INSERT INTO bridge_devices (${cols.join(', ')}) VALUES (${cols.map((c) => '@' + c).join(', ')})
@@ -481,10 +472,34 @@ export class BridgeStore {
     return out;
   }
 
+  /** Forgets the parsed device records (after a rolled-back transaction changed some of them in memory). */
+  dropDeviceCache(): void {
+    this.deviceCache.clear();
+  }
+
   close(): void {
     this.flushDevices();
     this.db.close();
   }
+}
+
+/**
+ * The columns a device update writes (the key, and only the fields given), as both stores write them:
+ * JSON as text, the card with its digest.
+ */
+export function deviceRow(d: DeviceUpdate): Record<string, unknown> {
+  const row: Record<string, unknown> = { workspace_id: d.workspace_id, device_id: d.device_id };
+  for (const k of DEVICE_COLUMNS) {
+    if (!(k in d) || k === 'adapter_card_digest') continue;
+    const v = (d as Record<string, unknown>)[k];
+    if (k === 'functions') row[k] = JSON.stringify(v ?? []);
+    else if (k === 'last_closed') row[k] = v ? JSON.stringify(v) : null;
+    else if (k === 'adapter_card') {
+      row[k] = v ? JSON.stringify(v) : null;
+      row['adapter_card_digest'] = v ? cardDigest(v as Record<string, unknown>) : null;
+    } else row[k] = v ?? null;
+  }
+  return row;
 }
 
 /** The one key of a device everywhere in the bridge: a device id means nothing without its workspace. */
@@ -492,7 +507,8 @@ export function deviceKey(workspaceId: string, deviceId: string): string {
   return `${workspaceId}\u0000${deviceId}`;
 }
 
-function toCall(r: Record<string, unknown>): StoredCall {
+/** A stored call from its row (SQLite's column types: JSON as text, flags as 0/1). */
+export function toCall(r: Record<string, unknown>): StoredCall {
   const c: StoredCall = {
     call_id: r['call_id'] as string,
     workspace_id: r['workspace_id'] as string,
@@ -514,7 +530,8 @@ function toCall(r: Record<string, unknown>): StoredCall {
   return c;
 }
 
-function toDevice(r: Record<string, unknown>): DeviceRecord {
+/** A device record from its row (JSON as text). */
+export function toDevice(r: Record<string, unknown>): DeviceRecord {
   return {
     device_id: r['device_id'] as string,
     workspace_id: r['workspace_id'] as string,

@@ -6,8 +6,13 @@ import { ConfigError, LogSection, checkConfig, readConfigFile, resolvePath } fro
 import { coreMessage } from '../i18n/index.js';
 import { isPasswordHash } from '../base/password.js';
 import slugify from 'slugify';
+import { readFileSync } from 'node:fs';
 
 const S = Type.String({ minLength: 1 });
+/** A cluster node's id: it names LISTEN channels, identifiers that cannot be bound parameters and fold case. */
+export const NODE_ID_PATTERN = '^[a-z0-9_]{1,32}$';
+/** The environment variable that gives the PostgreSQL store's URL (a URL carries a password: not in the file). */
+export const STORE_URL_ENV = 'AIOS_BRIDGE_STORE_URL';
 const strict = { additionalProperties: false } as const;
 
 /** Schema of the bridge config; unknown keys are errors. */
@@ -55,6 +60,19 @@ export const BridgeConfigSchema = Type.Object(
       ),
     ),
     log: Type.Optional(LogSection),
+    /** Where calls, devices and refused hellos are kept (issue 34): SQLite in `data_dir` (default) or PostgreSQL. */
+    store: Type.Optional(
+      Type.Object(
+        {
+          kind: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
+          url: Type.Optional(S),
+          url_file: Type.Optional(S),
+        },
+        strict,
+      ),
+    ),
+    /** This node in a cluster of bridges on one PostgreSQL (required with `store.kind: postgres`). */
+    cluster: Type.Optional(Type.Object({ node_id: Type.String({ pattern: NODE_ID_PATTERN }) }, strict)),
     mcp: Type.Optional(
       Type.Object(
         {
@@ -86,8 +104,16 @@ export interface BridgeConfig extends BridgeConfigFile {
   runtime_stream_limit: number;
   max_message_bytes: number;
   device_limits: DeviceLimits;
+  store: StoreConfig;
   source: string;
 }
+
+/**
+ * The store section with defaults applied. With `postgres`, the URL comes from `url`, else the file
+ * `url_file` names (resolved against the config's folder), else the environment's `AIOS_BRIDGE_STORE_URL`;
+ * {@link storeUrl} reads it when the bridge starts.
+ */
+export type StoreConfig = { kind: 'sqlite' } | { kind: 'postgres'; url?: string; url_file?: string };
 
 /** What one device may send the bridge (issue 27): past any of them its session is closed (4008). */
 export interface DeviceLimits {
@@ -140,8 +166,10 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     isPasswordHash(u.password_hash) ? [] : [coreMessage('core.config.bad_hash', { index: i, user: u.id })],
   );
   if (badHashes.length) throw new ConfigError(source, badHashes);
+  const store = storeConfig(c, source);
   return {
     ...c,
+    store,
     source,
     data_dir: source === '(inline)' ? c.data_dir : resolvePath(source, c.data_dir),
     listen: { host: c.listen?.host ?? '127.0.0.1', port: c.listen?.port ?? 8700 },
@@ -157,6 +185,66 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     // Like data_dir: relative to the config's folder, not to where the bridge was started.
     ...(c.log?.file && source !== '(inline)' ? { log: { ...c.log, file: resolvePath(source, c.log.file) } } : {}),
   };
+}
+
+/** True for a URL the `pg` driver connects with. */
+function isPostgresUrl(u: string): boolean {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(u).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** Checks `store` and `cluster` together; the problems name the key and say what to write. */
+function storeConfig(c: BridgeConfigFile, source: string): StoreConfig {
+  const s = c.store ?? { kind: 'sqlite' as const };
+  const problems: string[] = [];
+  if (s.kind === 'sqlite') {
+    if (s.url !== undefined || s.url_file !== undefined) problems.push('"store.url" and "store.url_file" are for "store.kind: postgres"; SQLite keeps its file in data_dir');
+    if (c.cluster) problems.push('"cluster" needs "store.kind: postgres": the nodes of a cluster share one PostgreSQL database');
+    if (problems.length) throw new ConfigError(source, problems);
+    return { kind: 'sqlite' };
+  }
+  if (!c.cluster) problems.push('"store.kind: postgres" needs "cluster.node_id": this node\'s id, 1 to 32 of a-z, 0-9 and _, different on every node');
+  if (s.url !== undefined && s.url_file !== undefined) problems.push('"store.url" and "store.url_file" are both set: give one of them');
+  const file = s.url_file !== undefined ? (source === '(inline)' ? s.url_file : resolvePath(source, s.url_file)) : undefined;
+  const out: StoreConfig = { kind: 'postgres', ...(s.url !== undefined ? { url: s.url } : {}), ...(file !== undefined ? { url_file: file } : {}) };
+  if (!problems.length) {
+    try {
+      storeUrl(out);
+    } catch (e) {
+      problems.push((e as Error).message);
+    }
+  }
+  if (problems.length) throw new ConfigError(source, problems);
+  return out;
+}
+
+/**
+ * The PostgreSQL store's URL (`store.url`, else the contents of `store.url_file`, else the environment's
+ * `AIOS_BRIDGE_STORE_URL`); throws a sentence that names where it looked. Never logged: it carries a password.
+ */
+export function storeUrl(s: Extract<StoreConfig, { kind: 'postgres' }>, env: NodeJS.ProcessEnv = process.env): string {
+  let url: string;
+  let from: string;
+  if (s.url !== undefined) {
+    url = s.url;
+    from = '"store.url"';
+  } else if (s.url_file !== undefined) {
+    from = `"store.url_file" (${s.url_file})`;
+    try {
+      url = readFileSync(s.url_file, 'utf8').trim();
+    } catch (e) {
+      throw new Error(`${from} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { cause: e });
+    }
+  } else {
+    url = env[STORE_URL_ENV]?.trim() ?? '';
+    from = STORE_URL_ENV;
+    if (!url) throw new Error(`"store.kind: postgres" needs the database's URL: "store.url", "store.url_file" (a file holding it), or the environment variable ${STORE_URL_ENV}`);
+  }
+  if (!isPostgresUrl(url)) throw new Error(`${from} is not a postgres:// or postgresql:// URL`);
+  return url;
 }
 
 /** Loads and checks a bridge config file. */

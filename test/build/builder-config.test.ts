@@ -96,6 +96,8 @@ test('identity and targets are the ones the project ships', () => {
   assert.ok(c.files.includes('handlers/**/tool.aios.yaml'), 'handler manifests ship');
   // The core's catalogues are JSON imported by src/i18n/*.ts: tsc copies them to dist/src/i18n/<owner>/, and they must ship.
   assert.ok(c.files.includes('dist/src/i18n/*/*.json'), 'the core, CLI and trial catalogues ship beside the code that imports them');
+  // SQL migration files are read from disk beside the compiled modules (scripts/copy-assets.mjs puts them there).
+  assert.ok(c.files.includes('dist/src/**/*.sql'), 'the PostgreSQL migration files ship beside dist/src/bridge/store/pg-store.js');
   // The window's pages ship built (scripts/build-renderer.mjs), where src/version.ts's RENDERER_DIR finds them; their TypeScript sources do not.
   assert.ok(c.files.includes('dist/renderer/**'), 'the built pages ship beside dist/src, where the /ui/ route and the window serve them from');
   assert.ok(!c.files.some((f) => f.startsWith('electron/renderer')), 'the pages\' sources do not ship');

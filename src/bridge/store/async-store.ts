@@ -1,0 +1,62 @@
+/**
+ * The bridge's store as one asynchronous interface with two implementations, chosen by config (`store.kind`):
+ * SQLite (`sqlite-store.ts`, the embedded default, over today's synchronous `BridgeStore`) and PostgreSQL
+ * (`pg-store.ts`, the clustered mode's shared engine, issue 34). Both pass one test suite
+ * (test/bridge/store-suite.ts). The call path (`calls.ts`) still uses `BridgeStore` directly; this interface
+ * is what it moves to when the clustered mode is wired (docs/deploy.md, "Clustered bridge").
+ */
+import type { DeviceRecord, DeviceUpdate, RefusedHello, StoredCall } from '../store.js';
+
+/** What the call path reads and writes: calls, refused hellos, devices and their Adapter Cards. */
+export interface StoreOps {
+  /**
+   * Inserts a new call. Idempotency is the store's unique key `(workspace_id, call_id)`, never process
+   * memory: resolves `false` (and changes nothing) when a call with that key exists already; the caller
+   * then reads it with `getCall` and compares `args_digest`.
+   */
+  insertCall(c: StoredCall): Promise<boolean>;
+  getCall(workspaceId: string, callId: string): Promise<StoredCall | undefined>;
+  /** Calls not yet terminal (for one device, or all). */
+  openCalls(deviceId?: string): Promise<StoredCall[]>;
+  /** A call by its session's workspace and device and its id (call.report carries only the call id). */
+  findByDevice(workspaceId: string, deviceId: string, callId: string): Promise<StoredCall | undefined>;
+  /** The calls the bridge ended `unknown` on this device since `sinceIso`, not yet resolved (§6.8). */
+  unresolvedUnknowns(workspaceId: string, deviceId: string, sinceIso: string): Promise<StoredCall[]>;
+  /** Writes a call's changing fields (state, outcome, timeline, …) over its record. */
+  saveCall(c: StoredCall): Promise<void>;
+  /** Saves several calls in one transaction. */
+  saveCalls(calls: Iterable<StoredCall>): Promise<void>;
+
+  /** The last refused hello of a device, if its latest attempt was refused. */
+  refusedHello(workspaceId: string, deviceId: string): Promise<RefusedHello | undefined>;
+  /** Records a refused hello (replacing the device's previous one). */
+  saveRefusedHello(workspaceId: string, deviceId: string, h: RefusedHello): Promise<void>;
+  /** Forgets a device's refused hello (its hello just succeeded). */
+  clearRefusedHello(workspaceId: string, deviceId: string): Promise<void>;
+  /** The `deviceKey` of every device with a refused hello on record. */
+  refusedHelloKeys(): Promise<string[]>;
+
+  /**
+   * Creates the device or changes only the fields given; `replace: false` leaves a known device as it is.
+   * Visible to every later read of this store; durable by then (SQLite may batch device writes of one turn).
+   */
+  upsertDevice(d: DeviceUpdate, replace?: boolean): Promise<void>;
+  getDevice(workspaceId: string, deviceId: string): Promise<DeviceRecord | undefined>;
+  /** The device's stored Adapter Card (not kept in memory). */
+  adapterCard(workspaceId: string, deviceId: string): Promise<Record<string, unknown> | null>;
+  /** A workspace's devices, by device id. */
+  devices(workspaceId: string): Promise<DeviceRecord[]>;
+}
+
+/** The store: its operations, transactions over them, and closing. */
+export interface AsyncBridgeStore extends StoreOps {
+  /** Which engine this is. */
+  readonly kind: 'sqlite' | 'postgres';
+  /**
+   * Runs `fn` in one transaction: its writes through `tx` commit together, or none does when it throws.
+   * Operations on the store itself (not `tx`) are outside the transaction and do not see its writes before
+   * the commit.
+   */
+  transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

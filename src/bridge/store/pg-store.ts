@@ -1,0 +1,186 @@
+/**
+ * The clustered bridge's store on PostgreSQL (issue 34): a `pg.Pool`, the schema from the SQL files in
+ * `pg-migrations/` (applied at open), rows read back into the same records as SQLite's.
+ */
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
+import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
+import type { AsyncBridgeStore, StoreOps } from './async-store.js';
+
+/** The bridge's PostgreSQL schema: its migration files sit beside this module (the build copies them). */
+export const BRIDGE_PG_SCHEMA: PgSchema = { name: 'bridge', dir: fileURLToPath(new URL('./pg-migrations/', import.meta.url)) };
+
+/** What a query runs on: the pool, or a transaction's client. */
+type Queryable = pg.Pool | pg.PoolClient;
+
+/** Options of {@link PgBridgeStore.open}. */
+export interface PgStoreOptions {
+  /** Connections in the pool (default 10). */
+  max?: number;
+  /** Told about errors of idle connections (the server went away); the pool replaces them. */
+  onIdleError?: (e: Error) => void;
+}
+
+/** The PostgreSQL implementation of {@link AsyncBridgeStore}. */
+export class PgBridgeStore implements AsyncBridgeStore {
+  readonly kind = 'postgres' as const;
+  private readonly ops: StoreOps;
+
+  private constructor(readonly pool: pg.Pool) {
+    this.ops = pgOps(pool, (fn) => this.transaction(fn));
+  }
+
+  /** Connects to `url`, applies the missing migrations, and returns the store. */
+  static async open(url: string, opts: PgStoreOptions = {}): Promise<PgBridgeStore> {
+    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
+    // An idle client's error is emitted on the pool; unheard, it would end the process.
+    pool.on('error', (e) => opts.onIdleError?.(e));
+    try {
+      await migratePg(pool, BRIDGE_PG_SCHEMA);
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+    return new PgBridgeStore(pool);
+  }
+
+  async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      // Nested transactions (saveCalls inside one) join this one.
+      const tx: StoreOps = pgOps(client, (inner) => inner(tx));
+      const out = await fn(tx);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw e;
+    } finally {
+      // A client that could not roll back is not given to the next caller.
+      client.release(broken);
+    }
+  }
+
+  insertCall(c: StoredCall) { return this.ops.insertCall(c); }
+  getCall(ws: string, id: string) { return this.ops.getCall(ws, id); }
+  openCalls(deviceId?: string) { return this.ops.openCalls(deviceId); }
+  findByDevice(ws: string, dev: string, id: string) { return this.ops.findByDevice(ws, dev, id); }
+  unresolvedUnknowns(ws: string, dev: string, since: string) { return this.ops.unresolvedUnknowns(ws, dev, since); }
+  saveCall(c: StoredCall) { return this.ops.saveCall(c); }
+  saveCalls(calls: Iterable<StoredCall>) { return this.ops.saveCalls(calls); }
+  refusedHello(ws: string, dev: string) { return this.ops.refusedHello(ws, dev); }
+  saveRefusedHello(ws: string, dev: string, h: RefusedHello) { return this.ops.saveRefusedHello(ws, dev, h); }
+  clearRefusedHello(ws: string, dev: string) { return this.ops.clearRefusedHello(ws, dev); }
+  refusedHelloKeys() { return this.ops.refusedHelloKeys(); }
+  upsertDevice(d: DeviceUpdate, replace = true) { return this.ops.upsertDevice(d, replace); }
+  getDevice(ws: string, dev: string) { return this.ops.getDevice(ws, dev); }
+  adapterCard(ws: string, dev: string) { return this.ops.adapterCard(ws, dev); }
+  devices(ws: string) { return this.ops.devices(ws); }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** A call row in SQLite's shapes (flags 0/1, numbers), so one `toCall` reads both stores. */
+function callOf(r: Record<string, unknown>): StoredCall {
+  return toCall({ ...r, bridge_outcome: r['bridge_outcome'] ? 1 : 0, sent: r['sent'] ? 1 : 0, deadline_ms: Number(r['deadline_ms']) });
+}
+
+const json = (v: unknown) => (v ? JSON.stringify(v) : null);
+
+/** The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). */
+function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>): StoreOps {
+  const rows = async (sql: string, params: unknown[]) => (await q.query<Record<string, unknown>>(sql, params)).rows;
+  const saveCall = async (c: StoredCall): Promise<void> => {
+    await q.query(
+      `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10
+       WHERE workspace_id = $1 AND call_id = $2`,
+      [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome)],
+    );
+  };
+  return {
+    async insertCall(c) {
+      const r = await q.query(
+        `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, created_at, updated_at, sent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, false, $8, $9, $10, $11, $12)
+         ON CONFLICT ON CONSTRAINT bridge_calls_idempotency DO NOTHING`,
+        [c.workspace_id, c.call_id, c.device_id, c.function, c.args_digest, JSON.stringify(c.params), c.state, JSON.stringify(c.timeline), c.deadline_ms, c.created_at, c.updated_at, c.sent],
+      );
+      return r.rowCount === 1;
+    },
+    async getCall(ws, id) {
+      const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $2`, [ws, id]);
+      return r ? callOf(r) : undefined;
+    },
+    async openCalls(deviceId) {
+      const rs = deviceId === undefined
+        ? await rows(`SELECT * FROM bridge_calls WHERE outcome IS NULL`, [])
+        : await rows(`SELECT * FROM bridge_calls WHERE outcome IS NULL AND device_id = $1`, [deviceId]);
+      return rs.map(callOf);
+    },
+    async findByDevice(ws, dev, id) {
+      const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND device_id = $2 AND call_id = $3`, [ws, dev, id]);
+      return r ? callOf(r) : undefined;
+    },
+    async unresolvedUnknowns(ws, dev, since) {
+      const rs = await rows(
+        `SELECT * FROM bridge_calls WHERE workspace_id = $1 AND device_id = $2 AND state = 'unknown' AND bridge_outcome AND updated_at >= $3 AND resolved_from IS NULL`,
+        [ws, dev, since],
+      );
+      return rs.map(callOf);
+    },
+    saveCall,
+    async saveCalls(calls) {
+      const list = [...calls];
+      if (list.length) await inTransaction(async (tx) => {
+        for (const c of list) await tx.saveCall(c);
+      });
+    },
+    async refusedHello(ws, dev) {
+      const [r] = await rows(`SELECT type, message, at, client_version, minimum, protocol_version FROM bridge_refused_hellos WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
+      if (!r) return undefined;
+      const { minimum, ...rest } = r as unknown as RefusedHello & { minimum: string | null };
+      return { ...rest, ...(minimum ? { minimum } : {}) };
+    },
+    async saveRefusedHello(ws, dev, h) {
+      await q.query(
+        `INSERT INTO bridge_refused_hellos (workspace_id, device_id, type, message, at, client_version, minimum, protocol_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (workspace_id, device_id) DO UPDATE SET type = EXCLUDED.type, message = EXCLUDED.message, at = EXCLUDED.at, client_version = EXCLUDED.client_version, minimum = EXCLUDED.minimum, protocol_version = EXCLUDED.protocol_version`,
+        [ws, dev, h.type, h.message, h.at, h.client_version, h.minimum ?? null, h.protocol_version],
+      );
+    },
+    async clearRefusedHello(ws, dev) {
+      await q.query(`DELETE FROM bridge_refused_hellos WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
+    },
+    async refusedHelloKeys() {
+      return (await rows(`SELECT workspace_id, device_id FROM bridge_refused_hellos`, [])).map((r) => deviceKey(r['workspace_id'] as string, r['device_id'] as string));
+    },
+    async upsertDevice(d, replace = true) {
+      const row = deviceRow(d);
+      // Column names come from deviceRow's fixed list, never from the caller.
+      const cols = Object.keys(row);
+      const updates = cols.filter((c) => c !== 'workspace_id' && c !== 'device_id').map((c) => `${c} = EXCLUDED.${c}`);
+      await q.query(
+        `INSERT INTO bridge_devices (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})
+         ON CONFLICT (workspace_id, device_id) DO ${updates.length && replace ? 'UPDATE SET ' + updates.join(', ') : 'NOTHING'}`,
+        Object.values(row),
+      );
+    },
+    async getDevice(ws, dev) {
+      const [r] = await rows(`${DEVICE_SELECT} WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
+      return r ? toDevice(r) : undefined;
+    },
+    async adapterCard(ws, dev) {
+      const [r] = await rows(`SELECT adapter_card FROM bridge_devices WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
+      return typeof r?.['adapter_card'] === 'string' ? (JSON.parse(r['adapter_card']) as Record<string, unknown>) : null;
+    },
+    async devices(ws) {
+      // COLLATE "C": by code point, as SQLite's ORDER BY orders text.
+      return (await rows(`${DEVICE_SELECT} WHERE workspace_id = $1 ORDER BY device_id COLLATE "C"`, [ws])).map(toDevice);
+    },
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The embedded store (SQLite, one bridge process) behind the asynchronous interface: today's `BridgeStore`,
+ * unchanged, wrapped. A transaction holds the one connection: operations on the store itself wait until it
+ * ends, so nothing else's writes join it (better-sqlite3's own transactions cannot span an `await`).
+ */
+import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
+import type { AsyncBridgeStore, StoreOps } from './async-store.js';
+
+/** The SQLite implementation of {@link AsyncBridgeStore}. */
+export class SqliteBridgeStore implements AsyncBridgeStore {
+  readonly kind = 'sqlite' as const;
+  /** Ends when the running transaction ends (null: none runs). */
+  private held: Promise<void> | null = null;
+  private readonly direct: StoreOps;
+
+  constructor(readonly store: BridgeStore) {
+    this.direct = directOps(store, false);
+  }
+
+  /** Opens (creating and migrating) the store file at `path`. */
+  static open(path: string): SqliteBridgeStore {
+    return new SqliteBridgeStore(new BridgeStore(path));
+  }
+
+  private async idle(): Promise<void> {
+    while (this.held) await this.held;
+  }
+
+  /** Runs `f` now, or once no transaction holds the connection. */
+  private run<T>(f: () => Promise<T>): Promise<T> {
+    return this.held ? this.idle().then(() => this.run(f)) : f();
+  }
+
+  async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
+    await this.idle();
+    let release!: () => void;
+    this.held = new Promise<void>((r) => (release = r));
+    const db = this.store.db;
+    try {
+      this.store.flushDevices();
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(directOps(this.store, true));
+        db.exec('COMMIT');
+        return out;
+      } catch (e) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        // Device records the transaction changed in memory are read again from the file.
+        this.store.dropDeviceCache();
+        throw e;
+      }
+    } finally {
+      this.held = null;
+      release();
+    }
+  }
+
+  insertCall(c: StoredCall) { return this.run(() => this.direct.insertCall(c)); }
+  getCall(ws: string, id: string) { return this.run(() => this.direct.getCall(ws, id)); }
+  openCalls(deviceId?: string) { return this.run(() => this.direct.openCalls(deviceId)); }
+  findByDevice(ws: string, dev: string, id: string) { return this.run(() => this.direct.findByDevice(ws, dev, id)); }
+  unresolvedUnknowns(ws: string, dev: string, since: string) { return this.run(() => this.direct.unresolvedUnknowns(ws, dev, since)); }
+  saveCall(c: StoredCall) { return this.run(() => this.direct.saveCall(c)); }
+  saveCalls(calls: Iterable<StoredCall>) { return this.run(() => this.direct.saveCalls(calls)); }
+  refusedHello(ws: string, dev: string) { return this.run(() => this.direct.refusedHello(ws, dev)); }
+  saveRefusedHello(ws: string, dev: string, h: Parameters<StoreOps['saveRefusedHello']>[2]) { return this.run(() => this.direct.saveRefusedHello(ws, dev, h)); }
+  clearRefusedHello(ws: string, dev: string) { return this.run(() => this.direct.clearRefusedHello(ws, dev)); }
+  refusedHelloKeys() { return this.run(() => this.direct.refusedHelloKeys()); }
+  upsertDevice(d: DeviceUpdate, replace = true) { return this.run(() => this.direct.upsertDevice(d, replace)); }
+  getDevice(ws: string, dev: string) { return this.run(() => this.direct.getDevice(ws, dev)); }
+  adapterCard(ws: string, dev: string) { return this.run(() => this.direct.adapterCard(ws, dev)); }
+  devices(ws: string) { return this.run(() => this.direct.devices(ws)); }
+
+  async close(): Promise<void> {
+    await this.idle();
+    this.store.close();
+  }
+}
+
+/** True for SQLite's refusal of a second row with the same primary key. */
+function isDuplicateKey(e: unknown): boolean {
+  return (e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * The operations straight on `store`. `inTransaction`: device writes go into the open transaction now
+ * (not `BridgeStore`'s write-behind, which would commit them after a rollback).
+ */
+function directOps(store: BridgeStore, inTransaction: boolean): StoreOps {
+  return {
+    async insertCall(c) {
+      try {
+        store.insertCall(c);
+        return true;
+      } catch (e) {
+        if (isDuplicateKey(e)) return false;
+        throw e;
+      }
+    },
+    getCall: async (ws, id) => store.getCall(ws, id),
+    openCalls: async (deviceId) => store.openCalls(deviceId),
+    findByDevice: async (ws, dev, id) => store.findByDevice(ws, dev, id),
+    unresolvedUnknowns: async (ws, dev, since) => store.unresolvedUnknowns(ws, dev, since),
+    saveCall: async (c) => store.saveCall(c),
+    saveCalls: async (calls) => store.saveCalls(calls),
+    refusedHello: async (ws, dev) => store.refusedHello(ws, dev),
+    saveRefusedHello: async (ws, dev, h) => store.saveRefusedHello(ws, dev, h),
+    clearRefusedHello: async (ws, dev) => store.clearRefusedHello(ws, dev),
+    refusedHelloKeys: async () => store.refusedHelloKeys(),
+    async upsertDevice(d, replace = true) {
+      store.upsertDevice(d, replace);
+      if (inTransaction) store.flushDevices();
+    },
+    getDevice: async (ws, dev) => store.getDevice(ws, dev),
+    adapterCard: async (ws, dev) => store.adapterCard(ws, dev),
+    devices: async (ws) => store.devices(ws),
+  };
+}

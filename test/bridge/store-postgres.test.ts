@@ -1,0 +1,147 @@
+/**
+ * The store suite (test/bridge/store-suite.ts) on PostgreSQL, on a private instance for this run
+ * (test/helpers/postgres.ts), and the migration runner on databases that hold rows.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { BRIDGE_PG_SCHEMA, PgBridgeStore } from '../../src/bridge/store/pg-store.js';
+import { migratePg, pgSchemaVersion, PgMigrationError, readPgMigrations } from '../../src/storage/pg-migrate.js';
+import { SchemaTooNewError } from '../../src/storage/migrations.js';
+import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import { aCall, storeSuite } from './store-suite.js';
+
+let server: PrivatePostgres;
+let n = 0;
+/** A fresh database on the run's instance. */
+const freshDb = () => server.createDatabase(`t${process.pid}_${++n}`);
+
+before(async () => {
+  server = await startPostgres();
+});
+after(() => server?.stop());
+
+storeSuite('postgres', async () => {
+  const url = freshDb();
+  return { open: () => PgBridgeStore.open(url, { max: 4 }), remove: async () => undefined };
+});
+
+/** Runs `fn` with a pool on a fresh database, ending the pool afterwards. */
+async function withPool(fn: (pool: pg.Pool, url: string) => Promise<void>): Promise<void> {
+  const url = freshDb();
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  try {
+    await fn(pool, url);
+  } finally {
+    await pool.end();
+  }
+}
+
+/** A folder of migration files (name → SQL), removed by the caller. */
+function migrationDir(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'aios-pgmig-'));
+  for (const [name, sql] of Object.entries(files)) writeFileSync(join(dir, name), sql);
+  return dir;
+}
+
+test('postgres: the bridge\'s migrations are files numbered from 0001, and 0001 holds the idempotency key', () => {
+  const ms = readPgMigrations(BRIDGE_PG_SCHEMA.dir);
+  assert.ok(ms.length >= 1);
+  assert.deepEqual(ms.map((m) => m.version), ms.map((_, i) => i + 1));
+  assert.match(ms[0]!.sql, /CONSTRAINT bridge_calls_idempotency PRIMARY KEY \(workspace_id, call_id\)/);
+});
+
+test('postgres: migrating again is a no-op, and rows written at the newest version survive it and a restart of the store', () =>
+  withPool(async (pool, url) => {
+    const first = await PgBridgeStore.open(url);
+    assert.equal(await pgSchemaVersion(pool, 'bridge'), readPgMigrations(BRIDGE_PG_SCHEMA.dir).length);
+    await first.insertCall(aCall());
+    await first.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1', name: 'kept' });
+    await first.close();
+    assert.deepEqual(await migratePg(pool, BRIDGE_PG_SCHEMA), [], 'nothing left to apply');
+    const again = await PgBridgeStore.open(url);
+    try {
+      assert.deepEqual(await again.getCall('ws_a', 'c1'), aCall());
+      assert.equal((await again.getDevice('ws_a', 'dev_1'))?.name, 'kept');
+      const rows = await pool.query(`SELECT version, name FROM schema_version WHERE schema = 'bridge' ORDER BY version`);
+      assert.deepEqual(rows.rows, readPgMigrations(BRIDGE_PG_SCHEMA.dir).map((m) => ({ version: m.version, name: m.name })), 'each version recorded once');
+    } finally {
+      await again.close();
+    }
+  }));
+
+test('postgres runner: a later migration applies over a database holding rows, and the rows are intact', () =>
+  withPool(async (pool) => {
+    const dir = migrationDir({
+      '0001_things.sql': `CREATE TABLE things (id text PRIMARY KEY, body text NOT NULL);`,
+      '0002_things_size.sql': `ALTER TABLE things ADD COLUMN size integer; UPDATE things SET size = length(body);`,
+    });
+    try {
+      const schema = { name: 'things', dir };
+      assert.deepEqual(await migratePg(pool, schema, { upTo: 1 }), [1]);
+      await pool.query(`INSERT INTO things (id, body) VALUES ('a', 'hello'), ('b', 'ü')`);
+      assert.deepEqual(await migratePg(pool, schema), [2]);
+      assert.deepEqual((await pool.query(`SELECT id, body, size FROM things ORDER BY id`)).rows, [{ id: 'a', body: 'hello', size: 5 }, { id: 'b', body: 'ü', size: 1 }]);
+      assert.equal(await pgSchemaVersion(pool, 'things'), 2);
+      assert.equal(await pgSchemaVersion(pool, 'bridge'), 0, 'each schema keeps its own version');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }));
+
+test('postgres runner: a failing migration is rolled back whole and the database stays at the version before it', () =>
+  withPool(async (pool) => {
+    const dir = migrationDir({
+      '0001_things.sql': `CREATE TABLE things (id text PRIMARY KEY);`,
+      '0002_broken.sql': `CREATE TABLE half (x int); INSERT INTO things (id) VALUES (NULL);`,
+    });
+    try {
+      await assert.rejects(migratePg(pool, { name: 'things', dir }), (e: unknown) => e instanceof PgMigrationError && e.from === 1 && e.migration.version === 2);
+      assert.equal(await pgSchemaVersion(pool, 'things'), 1);
+      assert.equal((await pool.query(`SELECT to_regclass('half') AS t`)).rows[0].t, null, 'the failed migration left nothing');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }));
+
+test('postgres runner: a database from a newer build is refused before anything is written; misnumbered files are refused', () =>
+  withPool(async (pool) => {
+    const two = migrationDir({ '0001_a.sql': `CREATE TABLE a (x int);`, '0002_b.sql': `CREATE TABLE b (x int);` });
+    const one = migrationDir({ '0001_a.sql': `CREATE TABLE a (x int);` });
+    const gap = migrationDir({ '0001_a.sql': ``, '0003_c.sql': `` });
+    try {
+      await migratePg(pool, { name: 'ab', dir: two });
+      await assert.rejects(migratePg(pool, { name: 'ab', dir: one }), SchemaTooNewError);
+      assert.equal(await pgSchemaVersion(pool, 'ab'), 2);
+      assert.throws(() => readPgMigrations(gap), /numbered 0001, 0002/);
+    } finally {
+      for (const d of [two, one, gap]) rmSync(d, { recursive: true, force: true });
+    }
+  }));
+
+test('postgres runner: nodes migrating at once apply each migration once', () =>
+  withPool(async (pool, url) => {
+    const others = [new pg.Pool({ connectionString: url, max: 2 }), new pg.Pool({ connectionString: url, max: 2 })];
+    try {
+      const applied = await Promise.all([pool, ...others].map((p) => migratePg(p, BRIDGE_PG_SCHEMA)));
+      assert.deepEqual(applied.flat().sort(), readPgMigrations(BRIDGE_PG_SCHEMA.dir).map((m) => m.version));
+    } finally {
+      await Promise.all(others.map((p) => p.end()));
+    }
+  }));
+
+test('postgres: two nodes inserting the same call at once: exactly one insert wins, the record is the winner\'s', async () => {
+  const url = freshDb();
+  const nodes = [await PgBridgeStore.open(url, { max: 4 }), await PgBridgeStore.open(url, { max: 4 })];
+  try {
+    const tries = Array.from({ length: 20 }, (_, i) => nodes[i % 2]!.insertCall(aCall({ args_digest: `sha256:${i}` })));
+    const won = (await Promise.all(tries)).map((ok, i) => (ok ? i : -1)).filter((i) => i >= 0);
+    assert.equal(won.length, 1, `one insert wins, not ${won.length}`);
+    assert.equal((await nodes[1]!.getCall('ws_a', 'c1'))?.args_digest, `sha256:${won[0]}`);
+  } finally {
+    await Promise.all(nodes.map((n) => n.close()));
+  }
+});

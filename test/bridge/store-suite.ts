@@ -1,0 +1,240 @@
+/**
+ * The one test suite every implementation of the bridge's store passes (SQLite and PostgreSQL, issue 34):
+ * `storeSuite(name, newPlace)` declares its tests; each test gets a fresh, empty place to open stores on.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AsyncBridgeStore } from '../../src/bridge/store/async-store.js';
+import { cardDigest, deviceKey, type RefusedHello, type StoredCall } from '../../src/bridge/store.js';
+
+/** Where a store lives (a SQLite file, a PostgreSQL database): opened as often as a test likes. */
+export interface StorePlace {
+  open(): Promise<AsyncBridgeStore>;
+  remove(): Promise<void>;
+}
+
+/** A call as the call path inserts it: submitted, not yet sent, no outcome. */
+export function aCall(over: Partial<StoredCall> = {}): StoredCall {
+  return {
+    call_id: 'c1',
+    workspace_id: 'ws_a',
+    device_id: 'dev_1',
+    function: 'files.read',
+    state: 'submitted',
+    created_at: '2026-12-04T10:00:00.000Z',
+    updated_at: '2026-12-04T10:00:00.000Z',
+    timeline: [{ state: 'submitted', at: '2026-12-04T10:00:00.000Z' }],
+    args_digest: 'sha256:abc',
+    params: { call_id: 'c1', function: 'files.read', args: { path: '/tmp/ü x', n: 3, nested: { z: 1, a: [true, null] } }, deadline_ms: 30_000 } as unknown as StoredCall['params'],
+    // An absolute time in ms: past 2^31, so a 32-bit column would not hold it.
+    deadline_ms: 1_796_000_000_123,
+    bridge_outcome: false,
+    sent: false,
+    ...over,
+  };
+}
+
+const refused: RefusedHello = { type: 'client_outdated', message: 'too old', at: '2026-12-04T10:00:00.000Z', client_version: '0.0.1', minimum: '0.1.0', protocol_version: '1.2' };
+
+/** Declares the suite's tests for one implementation. */
+export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): void {
+  /** Runs `fn` with a store on a fresh place, then closes it and removes the place. */
+  const withStore = (fn: (s: AsyncBridgeStore, place: StorePlace) => Promise<void>) => async () => {
+    const place = await newPlace();
+    const s = await place.open();
+    try {
+      await fn(s, place);
+    } finally {
+      await s.close().catch(() => undefined);
+      await place.remove();
+    }
+  };
+
+  test(`${name}: a call reads back exactly as inserted`, withStore(async (s) => {
+    const c = aCall();
+    assert.equal(await s.insertCall(c), true);
+    assert.deepEqual(await s.getCall('ws_a', 'c1'), c);
+    assert.equal(await s.getCall('ws_b', 'c1'), undefined, 'a call id means nothing without its workspace');
+  }));
+
+  test(`${name}: idempotency is the (workspace_id, call_id) key: a second insert changes nothing`, withStore(async (s) => {
+    assert.equal(await s.insertCall(aCall()), true);
+    assert.equal(await s.insertCall(aCall({ args_digest: 'sha256:other', device_id: 'dev_2' })), false);
+    assert.equal((await s.getCall('ws_a', 'c1'))?.args_digest, 'sha256:abc', 'the first call stays');
+    assert.equal(await s.insertCall(aCall({ workspace_id: 'ws_b' })), true, 'the same call id in another workspace is another call');
+    assert.equal((await s.openCalls()).length, 2);
+  }));
+
+  test(`${name}: saving a call writes its state, outcome, timeline and resolution`, withStore(async (s) => {
+    await s.insertCall(aCall());
+    const done = aCall({
+      state: 'succeeded',
+      sent: true,
+      updated_at: '2026-12-04T10:00:02.000Z',
+      timeline: [{ state: 'submitted', at: '2026-12-04T10:00:00.000Z' }, { state: 'running', at: '2026-12-04T10:00:01.000Z', derived: true }, { event: 'device_offline', at: '2026-12-04T10:00:01.500Z' }, { state: 'succeeded', at: '2026-12-04T10:00:02.000Z' }],
+      outcome: { state: 'succeeded', result: { ok: true } } as unknown as StoredCall['outcome'],
+      resolved_from: { state: 'unknown', at: '2026-12-04T10:00:01.000Z' },
+      device_outcome: { state: 'failed' } as unknown as StoredCall['outcome'],
+      bridge_outcome: true,
+    });
+    await s.saveCall(done);
+    assert.deepEqual(await s.getCall('ws_a', 'c1'), done);
+    // Fields a save does not own stay as inserted.
+    await s.saveCall({ ...done, args_digest: 'changed', function: 'changed' });
+    assert.equal((await s.getCall('ws_a', 'c1'))?.args_digest, 'sha256:abc');
+  }));
+
+  test(`${name}: open calls are the ones with no outcome, for one device or all; findByDevice needs the right workspace and device`, withStore(async (s) => {
+    await s.insertCall(aCall({ call_id: 'a' }));
+    await s.insertCall(aCall({ call_id: 'b', device_id: 'dev_2' }));
+    await s.insertCall(aCall({ call_id: 'c' }));
+    await s.saveCalls([aCall({ call_id: 'c', state: 'failed', outcome: { state: 'failed' } as unknown as StoredCall['outcome'] })]);
+    assert.deepEqual((await s.openCalls()).map((c) => c.call_id).sort(), ['a', 'b']);
+    assert.deepEqual((await s.openCalls('dev_1')).map((c) => c.call_id), ['a']);
+    assert.equal((await s.findByDevice('ws_a', 'dev_2', 'b'))?.call_id, 'b');
+    assert.equal(await s.findByDevice('ws_a', 'dev_1', 'b'), undefined, 'another device\'s call is not found');
+    assert.equal(await s.findByDevice('ws_b', 'dev_2', 'b'), undefined, 'another workspace\'s device is another device');
+  }));
+
+  test(`${name}: saveCalls saves every call it is given`, withStore(async (s) => {
+    for (const id of ['x', 'y']) await s.insertCall(aCall({ call_id: id }));
+    await s.saveCalls([aCall({ call_id: 'x', state: 'running' }), aCall({ call_id: 'y', state: 'accepted' })]);
+    assert.equal((await s.getCall('ws_a', 'x'))?.state, 'running');
+    assert.equal((await s.getCall('ws_a', 'y'))?.state, 'accepted');
+  }));
+
+  test(`${name}: unresolved unknowns are the bridge's own unknowns since the window, not yet resolved`, withStore(async (s) => {
+    const unknown = (id: string, over: Partial<StoredCall> = {}) => aCall({ call_id: id, state: 'unknown', bridge_outcome: true, sent: true, outcome: { state: 'unknown' } as unknown as StoredCall['outcome'], updated_at: '2026-12-04T10:05:00.000Z', ...over });
+    const all = [
+      unknown('mine'),
+      unknown('device_said', { bridge_outcome: false }),
+      unknown('resolved', { resolved_from: { state: 'unknown', at: '2026-12-04T10:05:00.000Z' } }),
+      unknown('old', { updated_at: '2026-12-04T09:59:59.999Z' }),
+      unknown('other_device', { device_id: 'dev_2' }),
+      unknown('other_ws', { workspace_id: 'ws_b' }),
+    ];
+    for (const c of all) await s.insertCall(c);
+    await s.saveCalls(all);
+    assert.deepEqual((await s.unresolvedUnknowns('ws_a', 'dev_1', '2026-12-04T10:00:00.000Z')).map((c) => c.call_id), ['mine']);
+  }));
+
+  test(`${name}: a refused hello is kept, replaced, and cleared; its keys are listed`, withStore(async (s) => {
+    assert.equal(await s.refusedHello('ws_a', 'dev_1'), undefined);
+    await s.saveRefusedHello('ws_a', 'dev_1', refused);
+    assert.deepEqual(await s.refusedHello('ws_a', 'dev_1'), refused);
+    const { minimum: _m, ...noMinimum } = refused;
+    await s.saveRefusedHello('ws_a', 'dev_1', { ...noMinimum, type: 'unsupported_version', message: 'no' });
+    assert.deepEqual(await s.refusedHello('ws_a', 'dev_1'), { ...noMinimum, type: 'unsupported_version', message: 'no' }, 'replaced; no minimum when none was given');
+    await s.saveRefusedHello('ws_b', 'dev_1', refused);
+    assert.deepEqual((await s.refusedHelloKeys()).sort(), [deviceKey('ws_a', 'dev_1'), deviceKey('ws_b', 'dev_1')].sort());
+    await s.clearRefusedHello('ws_a', 'dev_1');
+    assert.equal(await s.refusedHello('ws_a', 'dev_1'), undefined);
+    assert.deepEqual(await s.refusedHelloKeys(), [deviceKey('ws_b', 'dev_1')]);
+  }));
+
+  test(`${name}: a device is created, changed field by field, and kept by an upsert that does not replace`, withStore(async (s) => {
+    const id = { workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1' };
+    await s.upsertDevice({ ...id, name: 'Laptop', platform: 'linux', functions: [{ id: 'files.read' } as never], functions_revision: 2 });
+    await s.upsertDevice({ ...id, last_seen: '2026-12-04T10:00:00.000Z', last_closed: { at: '2026-12-04T10:00:00.000Z', type: 'device_limits_exceeded', message: 'too many' } });
+    await s.upsertDevice({ ...id, name: 'ignored' }, false);
+    assert.deepEqual(await s.getDevice('ws_a', 'dev_1'), {
+      ...id, name: 'Laptop', platform: 'linux', arch: null, client_version: null, last_seen: '2026-12-04T10:00:00.000Z',
+      functions: [{ id: 'files.read' }], functions_revision: 2, adapter_card_digest: null,
+      last_closed: { at: '2026-12-04T10:00:00.000Z', type: 'device_limits_exceeded', message: 'too many' },
+    });
+    assert.equal(await s.getDevice('ws_b', 'dev_1'), undefined);
+    await s.upsertDevice({ workspace_id: 'ws_b', user_id: 'u9', device_id: 'dev_1' }, false);
+    assert.equal((await s.getDevice('ws_b', 'dev_1'))?.user_id, 'u9', 'replace: false still creates an unknown device');
+  }));
+
+  test(`${name}: an Adapter Card is stored as sent, with the digest of its JSON text`, withStore(async (s) => {
+    // Key order matters to the digest: a store that reorders keys (jsonb) would change it.
+    const card = { zeta: 1, alpha: { b: 2, a: [1, 'ü'] }, id: 'card' };
+    await s.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1', adapter_card: card });
+    assert.equal((await s.getDevice('ws_a', 'dev_1'))?.adapter_card_digest, cardDigest(card));
+    const back = await s.adapterCard('ws_a', 'dev_1');
+    assert.equal(JSON.stringify(back), JSON.stringify(card));
+    assert.equal(await s.adapterCard('ws_b', 'dev_1'), null);
+    await s.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1', adapter_card: null });
+    assert.equal(await s.adapterCard('ws_a', 'dev_1'), null);
+    assert.equal((await s.getDevice('ws_a', 'dev_1'))?.adapter_card_digest, null);
+  }));
+
+  test(`${name}: a workspace's devices, ordered by device id as bytes, and no other workspace's`, withStore(async (s) => {
+    for (const d of ['b', 'a', 'B', '_x']) await s.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: d });
+    await s.upsertDevice({ workspace_id: 'ws_b', user_id: 'u1', device_id: 'c' });
+    assert.deepEqual((await s.devices('ws_a')).map((d) => d.device_id), ['B', '_x', 'a', 'b']);
+  }));
+
+  test(`${name}: a transaction commits its writes together`, withStore(async (s) => {
+    const out = await s.transaction(async (tx) => {
+      await tx.insertCall(aCall());
+      await tx.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1', name: 'n' });
+      await tx.saveRefusedHello('ws_a', 'dev_2', refused);
+      assert.equal((await tx.getCall('ws_a', 'c1'))?.state, 'submitted', 'the transaction reads its own writes');
+      return 42;
+    });
+    assert.equal(out, 42);
+    assert.equal((await s.getCall('ws_a', 'c1'))?.state, 'submitted');
+    assert.equal((await s.getDevice('ws_a', 'dev_1'))?.name, 'n');
+    assert.deepEqual(await s.refusedHello('ws_a', 'dev_2'), refused);
+  }));
+
+  test(`${name}: a transaction that throws leaves nothing behind`, withStore(async (s) => {
+    await s.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1', name: 'before' });
+    assert.equal((await s.getDevice('ws_a', 'dev_1'))?.name, 'before');
+    await assert.rejects(
+      s.transaction(async (tx) => {
+        await tx.insertCall(aCall());
+        await tx.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1', name: 'during' });
+        await tx.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_new' });
+        await tx.saveRefusedHello('ws_a', 'dev_1', refused);
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
+    assert.equal(await s.getCall('ws_a', 'c1'), undefined);
+    assert.equal((await s.getDevice('ws_a', 'dev_1'))?.name, 'before');
+    assert.equal(await s.getDevice('ws_a', 'dev_new'), undefined);
+    assert.equal(await s.refusedHello('ws_a', 'dev_1'), undefined);
+    // Still usable after the rollback.
+    assert.equal(await s.insertCall(aCall()), true);
+  }));
+
+  test(`${name}: writes outside a transaction wait for it or stay out of it: its rollback does not take them`, withStore(async (s) => {
+    let inside!: () => void;
+    const entered = new Promise<void>((r) => (inside = r));
+    let go!: () => void;
+    const proceed = new Promise<void>((r) => (go = r));
+    const tx = s.transaction(async (t) => {
+      await t.insertCall(aCall({ call_id: 'in_tx' }));
+      inside();
+      await proceed;
+      throw new Error('rolled back');
+    });
+    await entered;
+    const outside = s.insertCall(aCall({ call_id: 'outside' }));
+    go();
+    await assert.rejects(tx, /rolled back/);
+    assert.equal(await outside, true);
+    assert.equal(await s.getCall('ws_a', 'in_tx'), undefined);
+    assert.equal((await s.getCall('ws_a', 'outside'))?.call_id, 'outside');
+  }));
+
+  test(`${name}: everything survives closing the store and opening it again`, withStore(async (s, place) => {
+    await s.insertCall(aCall());
+    await s.saveRefusedHello('ws_a', 'dev_1', refused);
+    await s.upsertDevice({ workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1', name: 'kept', adapter_card: { id: 'card' } });
+    await s.close();
+    const again = await place.open();
+    try {
+      assert.deepEqual(await again.getCall('ws_a', 'c1'), aCall());
+      assert.deepEqual(await again.refusedHello('ws_a', 'dev_1'), refused);
+      assert.equal((await again.getDevice('ws_a', 'dev_1'))?.name, 'kept');
+      assert.deepEqual(await again.adapterCard('ws_a', 'dev_1'), { id: 'card' });
+      assert.equal(await again.insertCall(aCall()), false, 'the idempotency key outlives the process');
+    } finally {
+      await again.close();
+    }
+  }));
+}

@@ -1,0 +1,86 @@
+/**
+ * A private PostgreSQL 15 instance per test run (../shared/TESTING.md, "PostgreSQL: a private instance per
+ * test run"): initdb as the `postgres` user into a mktemp folder, on a free loopback port, `fsync=off` (tests
+ * only), stopped with `-m immediate` and removed afterwards. Never the system's cluster.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './net.js';
+
+/**
+ * Debian's PostgreSQL (scripts/install-test-deps.sh installs it): 15 on Debian 12, else the newest installed
+ * (a newer Debian ships a newer major version under the same package name).
+ */
+export const PG_BIN = ((): string => {
+  const root = '/usr/lib/postgresql';
+  if (existsSync(join(root, '15', 'bin', 'initdb'))) return join(root, '15', 'bin');
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v) && existsSync(join(root, v, 'bin', 'initdb'))) : [];
+  const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
+  return join(root, newest ?? '15', 'bin');
+})();
+
+/** A running private instance. */
+export interface PrivatePostgres {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` */
+  url: string;
+  port: number;
+  /**
+   * A fresh empty database on this instance, and its URL (one per test keeps tests apart). It sorts text by
+   * ICU's en-US collation, as production databases usually do (initdb here gets the C locale), so code that
+   * relies on the C order is caught.
+   */
+  createDatabase(name: string): string;
+  /** Stops the instance (immediate) and removes its folder. */
+  stop(): void;
+}
+
+/** The uid and gid of the `postgres` user (initdb refuses to run as root). */
+function postgresUser(): { uid: number; gid: number } {
+  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid, gid };
+}
+
+/** Runs a PostgreSQL tool as the `postgres` user, stdin and stdout not pipes (pg_ctl hangs on an open pipe). */
+function asPostgres(tool: string, args: string[]): void {
+  execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, tool), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** Starts a private instance; call `stop()` in `after`. */
+export async function startPostgres(): Promise<PrivatePostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'aios-pg-'));
+  const { uid, gid } = postgresUser();
+  chownSync(dir, uid, gid);
+  chmodSync(dir, 0o700);
+  const data = join(dir, 'data');
+  const port = await freePort();
+  try {
+    asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+    asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off`, 'start']);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  const base = `postgres://postgres@127.0.0.1:${port}`;
+  let stopped = false;
+  return {
+    url: `${base}/postgres`,
+    port,
+    createDatabase(name) {
+      if (!/^[a-z0-9_]{1,63}$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+      execFileSync(join(PG_BIN, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '--template=template0', '--locale-provider=icu', '--icu-locale=en-US', '--locale=C', name], { stdio: ['ignore', 'ignore', 'pipe'] });
+      return `${base}/${name}`;
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
