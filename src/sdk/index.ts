@@ -13,7 +13,6 @@ import type { Logger } from '../base/logger.js';
 
 export * from './grants.js';
 export { optionalNative, type OptionalNativeOptions, type NativeFailureReason } from './native.js';
-export { majorMinor } from './char-device.js';
 export type { Message, MessageParams, Locale } from '../i18n/catalogue.js';
 export type { CallTemp, Logger };
 

@@ -7,7 +7,6 @@
  */
 import { promises as fs } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { majorMinor } from '../../../src/sdk/index.js';
 import type { DeviceKind } from './types.js';
 
 /** Why an id is refused: the rule and an English sentence naming the id. */
@@ -17,6 +16,12 @@ export interface DeviceRefusal {
 }
 
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\/|^file:/i;
+
+/** Linux's split of a `dev_t` (glibc's gnu_dev_major/minor). */
+function majorMinor(rdev: number): [number, number] {
+  const d = BigInt(rdev);
+  return [Number(((d >> 8n) & 0xfffn) | ((d >> 32n) & ~0xfffn)), Number((d & 0xffn) | ((d >> 12n) & ~0xffn))];
+}
 
 /** Checks a device id of a kind on a platform; undefined when it may be handed to ffmpeg. */
 export async function checkCaptureId(kind: DeviceKind, id: string, platform: NodeJS.Platform = process.platform, sys = '/sys'): Promise<DeviceRefusal | undefined> {

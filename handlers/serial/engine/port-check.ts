@@ -14,7 +14,6 @@
 import { constants, promises as fs, readFileSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isatty } from 'node:tty';
-import { majorMinor } from '../../../src/sdk/index.js';
 import { portKey } from './listing.js';
 
 /** Why a path is refused: a stable rule name and an English sentence naming the path and the rule. */
@@ -33,6 +32,14 @@ export interface PortCheckEnv {
 }
 
 const defaultEnv = (): PortCheckEnv => ({ platform: process.platform, sys: '/sys' });
+
+/** Linux's split of a `dev_t` (glibc's gnu_dev_major/minor). */
+export function majorMinor(rdev: number): [number, number] {
+  const d = BigInt(rdev);
+  const major = Number(((d >> 8n) & 0xfffn) | ((d >> 32n) & ~0xfffn));
+  const minor = Number((d & 0xffn) | ((d >> 12n) & ~0xffn));
+  return [major, minor];
+}
 
 /** The device number of this process's controlling terminal (`/proc/self/stat` tty_nr), if any. */
 export function controllingTerminal(): [number, number] | undefined {

@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkPort } from '../engine/port-check.js';
-import { majorMinor } from '../../../src/sdk/index.js';
+import { checkPort, majorMinor } from '../engine/port-check.js';
 
 /** A sysfs tree where /dev/ttyS0's device number leads to a tty `ttyS0` with or without a device and a type. */
 function sysfs(opts: { device: boolean; type?: string }): string {
