@@ -32,7 +32,9 @@ test('en and zh-CN catalogues have the same keys, one per function, with the sam
   assert.deepEqual(Object.keys(zh).sort(), Object.keys(en).sort());
   const holes = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
   for (const k of Object.keys(en)) assert.deepEqual(holes(zh[k]!), holes(en[k]!), k);
-  assert.deepEqual(Object.keys(en).sort(), ['bluetooth.disconnect', 'bluetooth.read', 'bluetooth.scan', 'bluetooth.services', 'bluetooth.state', 'bluetooth.subscribe', 'bluetooth.write']);
+  // One prompt sentence per function, and each function's title and description (issue 31).
+  const fns = ['bluetooth.disconnect', 'bluetooth.read', 'bluetooth.scan', 'bluetooth.services', 'bluetooth.state', 'bluetooth.subscribe', 'bluetooth.write'];
+  assert.deepEqual(Object.keys(en).sort(), [...fns, ...fns.flatMap((f) => [`bluetooth.function.${f}.description`, `bluetooth.function.${f}.title`])].sort());
 });
 
 test('the handler imports only the SDK entry from src/, and noble only through the loader (lazily)', () => {
