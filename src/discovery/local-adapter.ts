@@ -211,7 +211,12 @@ export async function prepareLocalAdapter(
       return out;
     } catch (e) {
       await dispose();
-      return refuse(problemOf(e), card);
+      // Verified and approved, but it did not start: who signed it and who approved it still hold, so a
+      // person can approve it again (other levels) once it is fixed, and the reason is the start's.
+      const out = refuse(problemOf(e), card);
+      if (kid) out.kid = kid;
+      if (approval) out.approval = approval;
+      return out;
     }
   }
 }

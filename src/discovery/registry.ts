@@ -254,7 +254,9 @@ export class AdapterRegistry extends EventEmitter implements RegistryCatalogue {
     const e = this.entries.get(id);
     if (approvals?.byAdmin(id)) throw new AdapterProblem('core.adapter.approved_by_admin', { id });
     if (!approvals || !e || e.kind !== 'local' || e.signer === undefined || (!e.pending && e.approval?.by !== 'user')) throw new AdapterProblem('core.adapter.not_pending', { id });
-    const known = e.pending ? e.pending.functions?.map((f) => f.id) : e.functions.map((f) => f.descriptor.id);
+    // Its functions: those it waits with, those it runs, or (approved, but it failed to start) its card's skills;
+    // an MCP server's are not known before it runs.
+    const known = e.pending ? e.pending.functions?.map((f) => f.id) : e.status.available ? e.functions.map((f) => f.descriptor.id) : e.card.mcp ? null : e.card.skills.map((s) => s.id);
     for (const fn of Object.keys(levels)) {
       if (known && !known.includes(fn)) throw new AdapterProblem('core.adapter.level_unknown_function', { id, fn, fns: known.join(', ') || '-' });
     }
@@ -322,8 +324,9 @@ export class AdapterRegistry extends EventEmitter implements RegistryCatalogue {
     if (p.dispose) entry.dispose = p.dispose;
     if (p.pending) entry.pending = p.pending;
     if (p.approval) entry.approval = p.approval;
-    // Known once the signature verified (or the adapter loaded unsigned in developer mode).
-    if (p.pending || p.status.available) entry.signer = p.kid ?? null;
+    // Known once the signature verified (or the adapter loaded unsigned in developer mode): it waits, runs,
+    // or was approved and failed to start.
+    if (p.pending || p.status.available || p.approval) entry.signer = p.kid ?? null;
     const exe = card.requirements?.software?.detection?.executable;
     if (exe) entry.executable = exe;
     entry.fingerprint = localFingerprint(card, p.status, p.functions, inputs);
