@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { normalizeBridgeConfig } from '../src/config/bridge-config.js';
 import { silentLogger } from '../src/base/logger.js';
 import { BridgeServer } from '../src/bridge/server.js';
+import { newCallId } from '../src/protocol/call-id.js';
 import { benchFile, startChild, type BenchChild } from './child.js';
 
 /** The identity the benchmark agent runs as. */
@@ -118,15 +119,17 @@ async function waitOnline(url: string, runtime: string): Promise<void> {
 
 /**
  * A runtime's keep-alive client for one function through the whole path (`POST /v1/calls`, `wait: true`):
- * each call must complete with an output `ok` accepts.
+ * each call must complete with an output `ok` accepts. Each call carries its own `call_id`, so that a
+ * request sent on a kept-alive socket the bridge was closing at that moment (its idle timeout; ECONNRESET
+ * on a reused socket, which a busy machine makes likely) is sent once more, as Node's documentation
+ * advises; the bridge replays a call it already has by its id and never runs it twice.
  */
 export function runtimeCaller(stack: DeviceStack, concurrency: number, fn: string, args: unknown, ok: (output: unknown) => boolean) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const url = new URL('/v1/calls', stack.url);
-  const body = JSON.stringify({ workspace_id: BENCH_IDS.workspace_id, device_id: BENCH_IDS.device_id, function: fn, arguments: args, wait: true });
-  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), authorization: `Bearer ${stack.runtimeToken}` };
-  const call = () =>
+  const send = (body: string) =>
     new Promise<void>((resolve, reject) => {
+      const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), authorization: `Bearer ${stack.runtimeToken}` };
       const req = http.request(url, { method: 'POST', agent, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -138,8 +141,18 @@ export function runtimeCaller(stack: DeviceStack, concurrency: number, fn: strin
         });
         res.on('error', reject);
       });
-      req.on('error', reject);
+      req.on('error', (e: NodeJS.ErrnoException) => reject(Object.assign(e, { reusedSocket: req.reusedSocket })));
       req.end(body);
     });
+  const call = async (): Promise<void> => {
+    const body = JSON.stringify({ workspace_id: BENCH_IDS.workspace_id, device_id: BENCH_IDS.device_id, call_id: newCallId(), function: fn, arguments: args, wait: true });
+    try {
+      await send(body);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException & { reusedSocket?: boolean };
+      if (!(err.reusedSocket && err.code === 'ECONNRESET')) throw e;
+      await send(body);
+    }
+  };
   return { call, close: () => agent.destroy() };
 }
