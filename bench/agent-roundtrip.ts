@@ -12,12 +12,25 @@ import type { BenchTarget } from './stats.js';
 /** The argument every no-op benchmark sends (and gets back). */
 export const ECHO_VALUE = 'hello from the benchmark';
 
-/** Invoke params for one fresh call. */
-export function invokeParams(): InvokeParams {
+/** The call a round-trip target makes: a function, its arguments, and what its output must be. */
+export interface RoundtripCall {
+  function: string;
+  arguments: Record<string, unknown>;
+  ok(output: unknown): boolean;
+}
+
+/** The no-op every round-trip benchmark sends unless told otherwise. */
+export const ECHO_CALL: RoundtripCall = { function: 'diagnostics.echo', arguments: { value: ECHO_VALUE }, ok: (o) => (o as { value?: unknown } | undefined)?.value === ECHO_VALUE };
+
+/** `device.info`: the call issue 32's allocation target is stated for. */
+export const DEVICE_INFO_CALL: RoundtripCall = { function: 'device.info', arguments: {}, ok: (o) => typeof (o as { hostname?: unknown } | undefined)?.hostname === 'string' };
+
+/** Invoke params for one fresh call (default: the no-op). */
+export function invokeParams(c: RoundtripCall = ECHO_CALL): InvokeParams {
   return {
     call_id: newCallId(),
-    function: 'diagnostics.echo',
-    arguments: { value: ECHO_VALUE },
+    function: c.function,
+    arguments: c.arguments,
     ...BENCH_IDS,
     timeout_ms: 30_000,
     attempt: 1,
@@ -25,21 +38,21 @@ export function invokeParams(): InvokeParams {
 }
 
 /** Opens the agent round-trip target; also reports the invoke's request and response frame sizes. */
-export async function openAgentRoundtrip(settings: AgentSettings): Promise<BenchTarget & { frames: { request: number; response: number } }> {
+export async function openAgentRoundtrip(settings: AgentSettings, c: RoundtripCall = ECHO_CALL): Promise<BenchTarget & { frames: { request: number; response: number } }> {
   const stack = await startDeviceStack(settings, 'here');
   try {
     const conn = stack.bridge!.hub.get(BENCH_IDS.device_id);
     if (!conn) throw new Error('the agent is not connected');
     const call = async (): Promise<Outcome> => {
-      const o = await conn.peer.request<Outcome>(METHODS.invoke, invokeParams(), 30_000);
-      if (o.state !== 'completed' || (o.output as { value?: unknown } | undefined)?.value !== ECHO_VALUE) {
-        throw new Error(`diagnostics.echo did not complete: ${o.state} ${o.error?.type ?? ''}`);
+      const o = await conn.peer.request<Outcome>(METHODS.invoke, invokeParams(c), 30_000);
+      if (o.state !== 'completed' || !c.ok(o.output)) {
+        throw new Error(`${c.function} did not complete: ${o.state} ${o.error?.type ?? ''}`);
       }
       return o;
     };
     const sample = await call();
     const frames = {
-      request: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 100_000, method: METHODS.invoke, params: invokeParams() })),
+      request: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 100_000, method: METHODS.invoke, params: invokeParams(c) })),
       response: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 100_000, result: sample })),
     };
     return {

@@ -28,6 +28,10 @@ import { openWsEcho } from './ws-echo.js';
 import { openProtocolFloor } from './protocol-floor.js';
 import { measureIdleRss } from './idle-rss.js';
 import { formatVerdicts, verdicts, type Measured, type Verdict } from './targets.js';
+import { DEVICE_INFO_CALL } from './agent-roundtrip.js';
+import { measureHotpath } from './hotpath.js';
+import { formatFirstCalls, measureFirstCalls, type FirstCall } from './first-call.js';
+import { formatModuleMemory, measureModuleMemory, type ModuleMemoryRow } from './module-memory.js';
 
 /** Options of one benchmark run. */
 export interface RunOptions {
@@ -231,22 +235,57 @@ function envInt(name: string, fallback: number): string {
   return process.env[`BENCH_${name}`] ?? String(fallback);
 }
 
-/** The figures of the other benchmarks, run after this one's targets are closed: the bridge at scale and the agent's stall. */
-async function otherFigures(devices: number, stall: boolean, say: (l: string) => void): Promise<Partial<Measured>> {
+/** What the other benchmarks of this run measure (each can be left out). */
+interface OtherBenchmarks {
+  /** Devices for the bridge at scale; 0 leaves it out. */
+  devices: number;
+  stall: boolean;
+  /** Each handler's first call against its warm calls (bench/first-call.ts). */
+  firstCalls: boolean;
+  /** Bytes allocated per device.info call (bench/hotpath.ts); 0 calls leaves it out. */
+  allocCalls: number;
+  /** Memory at rest by module (bench/module-memory.ts). */
+  moduleMemory: boolean;
+}
+
+/** Tables the other benchmarks print after the report (the per-module memory, the first calls). */
+interface OtherTables {
+  firstCalls?: FirstCall[];
+  moduleMemory?: ModuleMemoryRow[];
+}
+
+/**
+ * The figures of the other benchmarks, run after this one's targets are closed: the bridge at scale, the
+ * agent's stall, the allocations per device.info call, each handler's first call, and (a table, no target)
+ * the memory at rest by module.
+ */
+async function otherFigures(o: OtherBenchmarks, tables: OtherTables, say: (l: string) => void): Promise<Partial<Measured>> {
   const fig: Partial<Measured> = {};
-  if (stall) {
+  if (o.stall) {
     say('the agent\'s longest stall: 30000 calls on a prefilled journal (bench/journal-stall.ts)');
     const r = await runStall({ calls: 30_000, prefill: 32_768, concurrency: 64, warmup: 3000, rounds: 1, sync: 'normal', nice: -15 }, say);
     fig.agentStallMs = r.maxDelayMs;
   }
-  if (devices > 0) {
-    say(`the bridge at scale: ${devices} devices, restart storm (bench/bridge-scale.ts)`);
-    const r = await runScale({ devices, workers: 2, calls: 100, concurrency: 256, restart: true, reconnectLimitMs: 120_000, progress: say });
+  if (o.devices > 0) {
+    say(`the bridge at scale: ${o.devices} devices, restart storm (bench/bridge-scale.ts)`);
+    const r = await runScale({ devices: o.devices, workers: 2, calls: 100, concurrency: 256, restart: true, reconnectLimitMs: 120_000, progress: say });
     fig.bridgeBytesPerDevice = r.rss_per_device_bytes;
     if (r.restart) {
       if (r.restart.reconnect_all_ms !== null) fig.bridgeReconnectS = r.restart.reconnect_all_ms / 1000;
       fig.bridgeStormCallsOk = r.restart.calls_completed === r.restart.calls;
     }
+  }
+  if (o.allocCalls > 0) {
+    say(`heap allocated per device.info call: ${o.allocCalls} calls, 64 in flight (bench/hotpath.ts)`);
+    fig.deviceInfoBytesPerCall = (await measureHotpath({ calls: o.allocCalls, call: DEVICE_INFO_CALL })).bytes_per_call;
+  }
+  if (o.firstCalls) {
+    tables.firstCalls = await measureFirstCalls({ say });
+    fig.firstCallExtraMs = Object.fromEntries(tables.firstCalls.map((r) => [r.fn, r.extraMs]));
+  }
+  if (o.moduleMemory) {
+    say('memory at rest by module (bench/module-memory.ts)');
+    tables.moduleMemory = await measureModuleMemory();
   }
   return fig;
 }
@@ -267,6 +306,10 @@ async function main(): Promise<void> {
       // The bridge at scale (bench/bridge-scale.ts) and the agent's longest stall (bench/journal-stall.ts), in the same run.
       scale: { type: 'string', default: envInt('SCALE', 10_000) },
       'no-stall': { type: 'boolean', default: process.env['BENCH_NO_STALL'] === '1' },
+      // Issue 32's rows: allocations per device.info call, each handler's first call, memory at rest by module.
+      alloc: { type: 'string', default: envInt('ALLOC', 6000) },
+      'no-first-call': { type: 'boolean', default: process.env['BENCH_NO_FIRST_CALL'] === '1' },
+      'no-module-memory': { type: 'boolean', default: process.env['BENCH_NO_MODULE_MEMORY'] === '1' },
       profile: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
@@ -276,6 +319,7 @@ async function main(): Promise<void> {
   if (values.log !== 'info' && values.log !== 'silent') throw new Error('--log must be info or silent');
   const profileDir = values.profile ? resolve(values.profile) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const tables: OtherTables = {};
   const report = await runBenchmarks({
     counts: { warmup: positiveInt(values.warmup, 'warmup'), latencyN: positiveInt(values.latency, 'latency'), throughputN: positiveInt(values.throughput, 'throughput'), concurrency: positiveInt(values.concurrency, 'concurrency'), rounds: positiveInt(values.rounds, 'rounds') },
     sync: [...sync],
@@ -285,9 +329,21 @@ async function main(): Promise<void> {
     idleRss: !values['no-idle-rss'],
     ...(profileDir ? { profileDir } : {}),
     progress: (l) => process.stderr.write(l + '\n'),
-    extraFigures: () => otherFigures(values.scale === '0' ? 0 : positiveInt(values.scale, 'scale'), !values['no-stall'], (l) => process.stderr.write(l + '\n')),
+    extraFigures: () =>
+      otherFigures(
+        {
+          devices: values.scale === '0' ? 0 : positiveInt(values.scale, 'scale'),
+          stall: !values['no-stall'],
+          allocCalls: values.alloc === '0' ? 0 : positiveInt(values.alloc, 'alloc'),
+          firstCalls: !values['no-first-call'],
+          moduleMemory: !values['no-module-memory'],
+        },
+        tables,
+        (l) => process.stderr.write(l + '\n'),
+      ),
   });
-  process.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatReport(report)) + '\n');
+  const text = [formatReport(report), ...(tables.firstCalls ? [formatFirstCalls(tables.firstCalls)] : []), ...(tables.moduleMemory ? [formatModuleMemory(tables.moduleMemory)] : [])].join('\n\n');
+  process.stdout.write((values.json ? JSON.stringify({ ...report, ...tables }, null, 2) : text) + '\n');
   if (profileDir) process.stderr.write(`agent and bridge CPU profiles in ${profileDir}\n`);
 }
 

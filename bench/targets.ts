@@ -31,7 +31,15 @@ export interface Measured {
   idleRssDemoMb?: number;
   /** Longest event-loop delay in the agent during a sustained run, ms. */
   agentStallMs?: number;
+  /** Bytes the agent's heap allocated per `device.info` call, 64 in flight (bench/hotpath.ts). */
+  deviceInfoBytesPerCall?: number;
+  /** Per function of {@link FIRST_CALL_FUNCTIONS}: its first call on a fresh agent minus its warm calls' median, ms (bench/first-call.ts). */
+  firstCallExtraMs?: Partial<Record<FirstCallFunction, number>>;
 }
+
+/** One function per built-in handler whose first call is measured (bench/first-call.ts calls them). */
+export const FIRST_CALL_FUNCTIONS = ['device.info', 'diagnostics.echo', 'files.list_dir', 'serial.list_ports', 'bluetooth.state', 'printer.list', 'camera.list'] as const;
+export type FirstCallFunction = (typeof FIRST_CALL_FUNCTIONS)[number];
 
 /** One row of the table. */
 export interface Figure {
@@ -49,7 +57,7 @@ export interface Figure {
 const ratio = (a: number | undefined, b: number | undefined): number | undefined => (a !== undefined && b !== undefined && b > 0 ? a / b : undefined);
 const times = (v: number) => `${v.toFixed(2)}×`;
 
-/** Issue 21's targets, in its order. */
+/** Issue 21's targets, in its order, then issue 32's new rows. */
 export const FIGURES: Figure[] = [
   { label: 'agent throughput / MCP stdio (bursts, 64 in flight)', target: '≥ 1.0× (aim 1.3×)', value: (m) => ratio(m.agentCallsPerS, m.mcpCallsPerS), met: (v) => v >= 1.0, format: times },
   { label: 'agent throughput / MCP stdio, sustained', target: '≥ 0.8×', value: (m) => ratio(m.agentSustainedCallsPerS, m.mcpSustainedCallsPerS), met: (v) => v >= 0.8, format: times },
@@ -76,6 +84,17 @@ export const FIGURES: Figure[] = [
   { label: 'headless agent idle RSS 30 s after start, minimal config', target: '≤ 70 MB', value: (m) => m.idleRssMinimalMb, met: (v) => v <= 70, format: (v) => `${v.toFixed(1)} MB` },
   { label: "headless agent idle RSS 30 s after start, the demo's config", target: '≤ 70 MB', value: (m) => m.idleRssDemoMb, met: (v) => v <= 70, format: (v) => `${v.toFixed(1)} MB` },
   { label: 'stall: longest event-loop delay in the agent, sustained run', target: '≤ 20 ms', value: (m) => m.agentStallMs, met: (v) => v <= 20, format: (v) => `${v.toFixed(1)} ms` },
+  // Issue 32's new rows.
+  { label: 'agent heap allocated per device.info call (64 in flight)', target: '≤ 8 KB', value: (m) => m.deviceInfoBytesPerCall, met: (v) => v <= 8 * 1024, format: (v) => `${(v / 1024).toFixed(1)} KB` },
+  ...FIRST_CALL_FUNCTIONS.map(
+    (fn): Figure => ({
+      label: `first call − warm call on a fresh agent: ${fn}`,
+      target: '≤ 50 ms',
+      value: (m) => m.firstCallExtraMs?.[fn],
+      met: (v) => v <= 50,
+      format: (v) => `${v.toFixed(1)} ms`,
+    }),
+  ),
 ];
 
 /** One evaluated row. */
@@ -98,7 +117,7 @@ export function verdicts(m: Measured, figures: readonly Figure[] = FIGURES): Ver
 
 /** The table as text: figure, this run, target, verdict; then a count. */
 export function formatVerdicts(rows: readonly Verdict[]): string {
-  const head = ['figure (issue 21)', 'this run', 'target', 'verdict'];
+  const head = ['figure (issues 21 and 32)', 'this run', 'target', 'verdict'];
   const cells = rows.map((r) => [r.label, r.shown, r.target, r.verdict]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => (i === 1 ? x.padStart(widths[i]!) : x.padEnd(widths[i]!))).join('  ').trimEnd();

@@ -31,5 +31,16 @@ test('the reconnect figure needs the storm calls to complete as well as the time
 test('the printed table names every figure, its target and the count', () => {
   const text = formatVerdicts(verdicts({ bridgeBytesPerDevice: 25_000 }));
   assert.match(text, /bridge: 10 000 idle devices, RSS above idle per device +25\.0 kB +≤ 20 kB +not met/);
-  assert.match(text, /verdict: 0 of 13 targets met \(1 measured in this run, 12 not measured\)/);
+  assert.match(text, /verdict: 0 of 21 targets met \(1 measured in this run, 20 not measured\)/);
+});
+
+test("issue 32's rows: 8 KB per device.info call, and 50 ms per handler's first call, each on its own", () => {
+  const rows = verdicts({ deviceInfoBytesPerCall: 9000, firstCallExtraMs: { 'device.info': 12, 'bluetooth.state': 51 } });
+  const by = (label: string) => rows.find((r) => r.label === label)!;
+  assert.equal(by('agent heap allocated per device.info call (64 in flight)').verdict, 'not met');
+  assert.equal(by('agent heap allocated per device.info call (64 in flight)').shown, '8.8 KB');
+  assert.equal(by('first call − warm call on a fresh agent: device.info').verdict, 'met');
+  assert.equal(by('first call − warm call on a fresh agent: bluetooth.state').verdict, 'not met');
+  assert.equal(by('first call − warm call on a fresh agent: camera.list').verdict, 'not measured in this run');
+  assert.equal(verdicts({ deviceInfoBytesPerCall: 8192 }).find((r) => r.label.startsWith('agent heap'))!.verdict, 'met');
 });
