@@ -1,6 +1,6 @@
 /**
  * The main-process parts of the tray shell that run without the Electron binary (which cannot run on
- * these machines): the IPC handlers against a real ConsentService and its real control methods, with a
+ * these machines): the IPC handlers against the real consent pieces (openConsent) and its real control methods, with a
  * stand-in `ipcMain` and windows; the reconnect watcher; the tray menu; the renderer URL check.
  */
 import { test } from 'node:test';
