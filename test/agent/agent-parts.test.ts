@@ -18,7 +18,7 @@ test('an Agent built without its consent gate, grants and function switches is r
     const config = normalizeAgentConfig({ data_dir: join(dir, 'data'), identity: { workspace_id: 'ws', user_id: 'usr', device_id: 'dev' } });
     const log = pino({ level: 'silent' });
     assert.throws(
-      () => new Agent(config, { log } as AgentOptions),
+      () => new Agent(config, { log } as Partial<AgentOptions> as AgentOptions),
       (e: Error) => e instanceof TypeError && /consent, grants, functions/.test(e.message),
     );
     assert.equal(existsSync(join(dir, 'data')) ? readdirSync(join(dir, 'data')).length : 0, 0, 'no journal, grants or settings file was opened');
