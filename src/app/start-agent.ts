@@ -208,7 +208,7 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.gate.isPaused());
     const consentHandlers = consentControlHandlers(consent, grants);
-    // The whole control API, by key (src/control/api.ts): the consent service's, Settings', the sign-in's
+    // The whole control API, by key (src/control/api.ts): consent's, Settings', the sign-in's
     // and the session's handlers, served with one params check (src/control/server.ts).
     control = serveControlApi({
       ...consentHandlers,

@@ -1,6 +1,6 @@
 /**
- * The consent CLI commands as a user runs them (a child process), against the same database a running
- * consent service holds open.
+ * The consent CLI commands as a user runs them (a child process), against the same database a
+ * running agent's consent pieces hold open.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
- * The consent service plugged into the real call dispatcher (journal in SQLite, registry, handlers that
- * record whether they ran): outcomes carry the decision, a rejected or cancelled call never runs, and
+ * The consent gate and audit trail (openConsent) plugged into the real call dispatcher (journal in
+ * SQLite, registry, handlers that record whether they ran): outcomes carry the decision, a rejected or cancelled call never runs, and
  * the audit trail records every call. The CLI-started bridge + agent version lives in e2e tests.
  */
 import { test } from 'node:test';

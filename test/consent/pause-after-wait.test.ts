@@ -1,7 +1,7 @@
 /**
  * Issue 27, finding 5, the dispatcher's own part: pause is checked again after a lock wait, even when
  * nothing woke the waiting call at the pause (the agent's `pauseWaiting` is not called here). Real
- * dispatcher, journal and consent service; A holds the lock until the test lets it go, B waits for it;
+ * dispatcher, journal and consent gate; A holds the lock until the test lets it go, B waits for it;
  * the user pauses; A finishes; B ends `rejected/paused`, `side_effects: none`, and its handler never runs.
  */
 import { test } from 'node:test';
