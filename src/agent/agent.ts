@@ -13,8 +13,8 @@ import { NO_GRANTS, type BlobClient, type HandlerEnv } from '../sdk/index.js';
 import type { Logger } from '../base/logger.js';
 import { ConfigError } from '../config/load.js';
 import { configPathResolver } from '../config/agent-config.js';
-import { GrantStore } from '../grants/grant-store.js';
-import { FunctionSwitches } from './function-switches.js';
+import type { GrantStore } from '../grants/grant-store.js';
+import type { FunctionSwitches } from './function-switches.js';
 import { APP_VERSION } from '../version.js';
 import { TempArea } from '../sdk/temp.js';
 import { coreMessage, localeFromEnv, type Locale } from '../i18n/index.js';
@@ -25,7 +25,7 @@ import { builtinHandlerNames, loadHandlers, type HandlerLoadResult } from './han
 import { HostServicesHub } from './host-services.js';
 import { Journal } from './journal.js';
 import { FunctionRegistry } from './registry.js';
-import { RefusingConsentGate, type CallObserver, type ConsentGate } from '../seams/call-seams.js';
+import type { CallObserver, ConsentGate } from '../seams/call-seams.js';
 import { DeviceSession, type BridgeStatus, type FatalStop, type SessionMethod } from './session.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 import { stopAdvice, type SignInKind, type StopAdvice } from './stop-advice.js';
@@ -44,9 +44,15 @@ export interface TokenProvider {
   onUnauthorized?(): Promise<boolean>;
 }
 
+/**
+ * What an agent is built with. The consent gate, the live grants and the function switches are built
+ * by the composition root (src/app/start-agent.ts) and shared with the control API: the agent never
+ * builds its own.
+ */
 export interface AgentOptions {
   log: Logger;
-  consent?: ConsentGate;
+  /** Decides each call (src/consent/gate.ts, built in src/app/consent-parts.ts). */
+  consent: ConsentGate;
   observers?: CallObserver[];
   tokens?: TokenProvider;
   blobs?: BlobClient;
@@ -62,10 +68,10 @@ export interface AgentOptions {
   locale?: Locale;
   /** Where the handler folders are (default: the built-in handlers/ of this install). */
   handlersDir?: string;
-  /** The live grants (shared with the control methods); default: one over this agent's data dir. */
-  grants?: GrantStore;
-  /** Functions on and off (shared with the consent gate and control.functions.*); default: one over this agent's data dir. */
-  functions?: FunctionSwitches;
+  /** The live grants (shared with the control methods). */
+  grants: GrantStore;
+  /** Functions on and off (shared with the consent gate and control.functions.*). */
+  functions: FunctionSwitches;
 }
 
 /** A blob client used until one is configured: every transfer is refused clearly. */
@@ -132,6 +138,8 @@ export class Agent extends EventEmitter<AgentEvents> {
 
   constructor(readonly config: AgentConfig, private readonly opts: AgentOptions) {
     super();
+    const missing = (['consent', 'grants', 'functions'] as const).filter((k) => !(opts as Partial<AgentOptions>)[k]);
+    if (missing.length) throw new TypeError(`an Agent is built with ${missing.join(', ')} passed in (see src/app/start-agent.ts); it builds none of its own`);
     this.log = opts.log;
     this.hostServices = new HostServicesHub(opts.log.child({ component: 'host-services' }));
     const id = config.identity ?? {};
@@ -140,12 +148,12 @@ export class Agent extends EventEmitter<AgentEvents> {
     }
     this.identity = { workspaceId: id.workspace_id, userId: id.user_id, deviceId: id.device_id, deviceName: id.device_name ?? hostname() };
     ensurePrivateDir(config.data_dir);
-    this.grants = opts.grants ?? new GrantStore({ dataDir: config.data_dir, log: opts.log });
+    this.grants = opts.grants;
     const sync = config.journal?.synchronous === 'full' ? 'FULL' : 'NORMAL';
     this.journal = new Journal(join(config.data_dir, 'journal.sqlite'), { workspaceId: this.identity.workspaceId, deviceId: this.identity.deviceId }, sync);
     this.registry = new FunctionRegistry({ get: (k) => this.journal.metaGet(k), set: (k, v) => this.journal.metaSet(k, v) });
-    this.functions = opts.functions ?? new FunctionSwitches({ adminDisabled: config.functions?.disabled, dataDir: config.data_dir, log: opts.log });
-    const consent = opts.consent ?? new RefusingConsentGate((id) => this.functions.isDisabled(id));
+    this.functions = opts.functions;
+    const consent = opts.consent;
     this.isDisabled = (id) => consent.isDisabled(id);
     // Off is published nowhere: a switch flipped in Settings is announced like a removed (or added) function.
     this.registry.hidden = this.isDisabled;

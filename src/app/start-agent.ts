@@ -5,7 +5,8 @@
 import { ensurePrivateDir } from '../storage/private-dir.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../config/load.js';
-import { ConsentService, adminPolicyProblems } from '../consent/index.js';
+import { adminPolicyProblems } from '../consent/index.js';
+import { openConsent, type Consent } from './consent-parts.js';
 import type { Logger } from '../base/logger.js';
 import { Agent, configTokenProvider, type AgentOptions, type TokenProvider } from '../agent/agent.js';
 import type { SessionConnection } from '../agent/session.js';
@@ -42,7 +43,8 @@ import { IdleCollector } from '../base/idle-gc.js';
 /** A running agent and how to stop it. */
 export interface RunningAgent {
   agent: Agent;
-  consent: ConsentService;
+  /** The consent pieces: gate, prompt queue, pause switch, audit trail (src/app/consent-parts.ts). */
+  consent: Consent;
   /** The live grants (control.grants.* and the tray's settings change them). */
   grants: GrantStore;
   /** Functions on and off (control.functions.* and the tray's Settings change them). */
@@ -84,7 +86,8 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   const userSettings = new UserSettingsFile(config.data_dir, log);
   applyStoredLogLevel({ settings: userSettings, log });
   const functions = extra.functions ?? new FunctionSwitches({ adminDisabled: config.functions?.disabled, dataDir: config.data_dir, log: log.child({ component: 'settings' }) });
-  const consent = new ConsentService(config, { log: log.child({ component: 'consent' }), auditInWorker: true, isDisabled: (id) => functions.isDisabled(id) });
+  const consent = openConsent(config, { log: log.child({ component: 'consent' }), auditInWorker: true, isDisabled: (id) => functions.isDisabled(id) });
+  consent.start();
   // One live grant store for the handlers, the dispatcher's resource check and control.grants.*.
   const grants = new GrantStore({ dataDir: config.data_dir, log: log.child({ component: 'grants' }) });
   // Through `current`, so that a new sign-in (`logout` + `login` while this runs) replaces the tokens in place.
@@ -110,10 +113,10 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   try {
     agent = new Agent(config, {
       log,
-      consent,
+      consent: consent.gate,
       grants,
       functions,
-      observers: [consent, metrics],
+      observers: [consent.trail, metrics],
       tokens,
       ...(blobs ? { blobs } : {}),
       adapterCard: () => discovery?.card(),
@@ -203,9 +206,9 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     await agent.load();
     // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
-    void agent.setPaused(consent.isPaused());
+    void agent.setPaused(consent.gate.isPaused());
     const consentHandlers = consentControlHandlers(consent, grants);
-    // The whole control API, by key (src/control/api.ts): the consent service's, Settings', the sign-in's
+    // The whole control API, by key (src/control/api.ts): consent's, Settings', the sign-in's
     // and the session's handlers, served with one params check (src/control/server.ts).
     control = serveControlApi({
       ...consentHandlers,
@@ -263,8 +266,8 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       agent.on('status', bridgeChanged);
       agent.on('fatal', bridgeChanged);
     }
-    consent.setHandlerStatus(() => agent.hostServices.status());
-    agent.hostServices.onChange(() => consent.statusChanged());
+    consent.board.setHandlerStatus(() => agent.hostServices.status());
+    agent.hostServices.onChange(() => consent.board.changed());
     const bad = adminPolicyProblems(config.policy ?? {}, agent.registry.descriptors());
     if (bad.length) throw new ConfigError(config.source, bad);
     agent.connect();

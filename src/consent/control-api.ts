@@ -1,13 +1,32 @@
 /**
- * The consent service's handlers of the control API (src/control/api.ts), which the tray / local web UI
+ * The consent handlers of the control API (src/control/api.ts), which the tray / local web UI
  * calls over the local endpoint's JSON-RPC (PROTOCOL.md §8): status, pause/resume, the prompt queue,
  * remembered decisions, the live grants and the activity log. Params arrive checked (src/control/server.ts).
  */
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
-import type { ConsentService } from './gate.js';
-import { parseSince } from './audit-log.js';
+import { parseSince, type AuditLog } from './audit-log.js';
+import type { ConsentStatus } from './consent-status.js';
+import type { DecisionsStore } from './decisions-store.js';
+import type { PromptQueue } from './prompt-queue.js';
+import type { UiPromptProvider } from './providers/ui.js';
+import type { RecentSentences } from './recent-sentences.js';
+import type { ControlEvents } from './control-events.js';
 import { GrantError, type GrantStore } from '../grants/grant-store.js';
 import { CONTROL_EVENTS } from './control-events.js';
+
+/** The consent pieces the control handlers work on (built together in src/app/consent-parts.ts). */
+export interface ConsentControls {
+  status(): ConsentStatus;
+  /** Pauses all calls; `by` says who (ui, tray). */
+  pause(by: string): ConsentStatus;
+  resume(): ConsentStatus;
+  queue: Pick<PromptQueue, 'list' | 'argumentsOf'>;
+  ui: Pick<UiPromptProvider, 'answer' | 'attach' | 'heartbeat' | 'detach' | 'setFocused'>;
+  decisions: Pick<DecisionsStore, 'list' | 'revoke'>;
+  audit: Pick<AuditLog, 'list'>;
+  sentences: Pick<RecentSentences, 'sentenceOf' | 'messageOf'>;
+  events: ControlEvents;
+}
 import { serveControlApi, type ControlHandlers, type ControlMethods } from '../control/server.js';
 
 export type { ControlContext, ControlMethods } from '../control/server.js';
@@ -51,8 +70,8 @@ function grantChange<T>(fn: () => T): T {
 /** The largest grant entry accepted (one entry as `grants.<kind>` takes it). */
 const MAX_ENTRY_BYTES = 8192;
 
-/** The consent service's control handlers (and the live grants', when given), by the control API's keys. */
-export function consentControlHandlers(svc: ConsentService, grants?: GrantStore): ControlHandlers {
+/** The consent control handlers (and the live grants', when given), by the control API's keys. */
+export function consentControlHandlers(svc: ConsentControls, grants?: GrantStore): ControlHandlers {
   return {
     status: () => svc.status(),
     pause: () => svc.pause('ui'),
@@ -114,8 +133,8 @@ export function consentControlHandlers(svc: ConsentService, grants?: GrantStore)
       calls: svc.audit
         .list({ functionId: p.function, state: p.state, since: sinceOf(p.since), until: untilOf(p.until), requester: p.requester, limit: p.limit })
         .map((c) => {
-          const sentence = svc.sentenceOf(c.call_id);
-          const message = svc.sentenceMessageOf(c.call_id);
+          const sentence = svc.sentences.sentenceOf(c.call_id);
+          const message = svc.sentences.messageOf(c.call_id);
           return sentence ? { ...c, sentence, ...(message ? { sentence_message: message } : {}) } : c;
         }),
     }),
@@ -123,10 +142,10 @@ export function consentControlHandlers(svc: ConsentService, grants?: GrantStore)
 }
 
 /**
- * The control methods over a consent service (and the live grants, when given), by wire name: each
+ * The control methods over the consent pieces (and the live grants, when given), by wire name: each
  * needs the local token and has its params checked (src/control/server.ts). No call marks a UI present
  * except `control.prompts.attach` (a status poll must not draw prompts).
  */
-export function createControlMethods(svc: ConsentService, grants?: GrantStore): ControlMethods {
+export function createControlMethods(svc: ConsentControls, grants?: GrantStore): ControlMethods {
   return serveControlApi(consentControlHandlers(svc, grants));
 }

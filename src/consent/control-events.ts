@@ -1,6 +1,7 @@
 /**
- * Events the consent service raises for the local endpoint to broadcast to the tray / web UI, as
- * JSON-RPC notifications on `WS /rpc` (PROTOCOL.md §8). The event name is the notification method.
+ * Events consent raises (the window's prompt provider, the status board) for the local endpoint to
+ * broadcast to the tray / web UI, as JSON-RPC notifications on `WS /rpc` (PROTOCOL.md §8). The event
+ * name is the notification method.
  */
 import { EventEmitter } from 'node:events';
 

@@ -75,6 +75,16 @@ export class PromptQueue {
     return this.lane.map((it, i) => ({ view: it.view, active: i === 0 && it.showing !== undefined, position: i }));
   }
 
+  /** True when a prompt asked now could be shown (some provider can show it). */
+  canShow(): boolean {
+    return this.provider() !== undefined;
+  }
+
+  /** The provider a prompt asked now would use (`none` when none can show one). */
+  providerName(): PromptProvider['name'] {
+    return this.provider()?.name ?? 'none';
+  }
+
   /** Number of prompts showing or waiting. */
   size(): number {
     return this.lane.length;

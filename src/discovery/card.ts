@@ -3,7 +3,7 @@
  * and the reverse mapping from a third-party card's skills to full §4 descriptors.
  */
 import { PROTOCOL_VERSION, type Descriptor } from '../protocol/messages.js';
-import type { DescriptorInput } from '../sdk/index.js';
+import { DEFAULT_TIMEOUT_MAX_MS, DEFAULT_TIMEOUT_MS, withDescriptorDefaults, type DescriptorInput } from '../sdk/index.js';
 import type { AdapterCard, AdapterInfo, CardSkill } from '../protocol/manifest-schemas.js';
 
 /** What the device card says about the device itself. */
@@ -50,32 +50,34 @@ export function buildDeviceCard(meta: DeviceCardMeta, descriptors: readonly Desc
 /** What this agent's calls support (the device card's `capabilities`, and its built-in adapters'). */
 export const DEVICE_CAPABILITIES = { streaming: false, batch_operations: false, async_tasks: true, push_notifications: true, state_transition_history: true } as const;
 
-/** Timeouts a skill gets when its card does not say. */
-export const DEFAULT_SKILL_TIMEOUT_MS = 30_000;
-export const DEFAULT_SKILL_TIMEOUT_MAX_MS = 120_000;
+/** Timeouts a skill gets when its card does not say (the SDK's descriptor defaults). */
+export const DEFAULT_SKILL_TIMEOUT_MS = DEFAULT_TIMEOUT_MS;
+export const DEFAULT_SKILL_TIMEOUT_MAX_MS = DEFAULT_TIMEOUT_MAX_MS;
 
 /**
- * A card skill as a full descriptor. Missing fields get the pessimistic defaults of §4: no `risk` (treated as
- * destructive, non-idempotent), `access: restricted`, `confirmation: policy`, not cancellable.
+ * A card skill as a full descriptor. Missing fields get the pessimistic defaults of §4, the same a
+ * built-in function gets (`withDescriptorDefaults`, src/sdk/descriptor-defaults.ts): no `risk` (treated as
+ * destructive, non-idempotent), `access: restricted`, `confirmation: policy`, not cancellable. The
+ * version is the adapter's, and a maximum below the default timeout is raised to it.
  */
 export function skillToDescriptor(skill: CardSkill, adapter: Pick<AdapterInfo, 'version'>): DescriptorInput {
   const timeout = skill.timeout_ms_default ?? DEFAULT_SKILL_TIMEOUT_MS;
-  const d: DescriptorInput = {
+  const d: DescriptorInput = withDescriptorDefaults({
     id: skill.id,
     name: skill.name,
-    description: skill.description ?? '',
+    description: skill.description,
     version: skill.version ?? adapter.version,
-    capability_type: skill.capability_type ?? 'api',
-    access: skill.access ?? 'restricted',
+    capability_type: skill.capability_type,
+    access: skill.access,
     permission_level: skill.permission_level,
-    confirmation: skill.confirmation ?? 'policy',
-    input_schema: skill.input_schema ?? { type: 'object' },
-    output_schema: skill.output_schema ?? {},
+    confirmation: skill.confirmation,
+    input_schema: skill.input_schema,
+    output_schema: skill.output_schema,
     timeout_ms_default: timeout,
     timeout_ms_max: Math.max(timeout, skill.timeout_ms_max ?? DEFAULT_SKILL_TIMEOUT_MAX_MS),
-    cancellable: skill.cancellable ?? false,
-    locks: skill.locks ?? [],
-  };
+    cancellable: skill.cancellable,
+    locks: skill.locks,
+  });
   if (skill.risk) d.risk = skill.risk;
   if (skill.examples) d.examples = skill.examples;
   return d;

@@ -10,8 +10,10 @@ import type { CallResource, GrantKind, GrantsView, ResourceContext } from './gra
 import type { Message } from '../i18n/catalogue.js';
 import type { CallTemp } from './temp.js';
 import type { Logger } from '../base/logger.js';
+import { withDescriptorDefaults, type DescriptorDraft } from './descriptor-defaults.js';
 
 export * from './grants.js';
+export { DESCRIPTOR_DEFAULTS, DEFAULT_TIMEOUT_MS, DEFAULT_TIMEOUT_MAX_MS, withDescriptorDefaults, type DecidedField, type DescriptorDraft } from './descriptor-defaults.js';
 export { optionalNative, type OptionalNativeOptions, type NativeFailureReason } from './native.js';
 export type { Message, MessageParams, Locale } from '../i18n/catalogue.js';
 export type { CallTemp, Logger };
@@ -165,19 +167,27 @@ export type Description = Message | string;
 
 /** A function declared with TypeBox schemas: argument and output types come from them. */
 export interface TypedFunctionSpec<IS extends TSchema, OS extends TSchema> extends Omit<FunctionDefinition<Static<IS>, Static<OS>>, 'descriptor'> {
-  readonly descriptor: Omit<DescriptorInput, 'input_schema' | 'output_schema'> & { readonly input_schema: IS; readonly output_schema: OS };
+  readonly descriptor: Omit<DescriptorDraft, 'input_schema' | 'output_schema'> & { readonly input_schema: IS; readonly output_schema: OS };
+}
+
+/** A function declared with plain JSON Schemas (or none) and explicitly given types. */
+export interface FunctionSpec<I, O> extends Omit<FunctionDefinition<I, O>, 'descriptor'> {
+  readonly descriptor: DescriptorDraft;
 }
 
 /**
- * Declares a function. With TypeBox schemas in `descriptor.input_schema` / `output_schema`, `run`'s
- * arguments and result (and `resources`', `describe`'s arguments) are typed from them, with no casts.
- * The descriptor keeps plain JSON Schema (TypeBox's symbol keys dropped), which is what goes on the wire.
+ * Declares a function. The descriptor needs only what its author decides (`id`, `name`,
+ * `permission_level`, and the schemas to type it); every field left out gets its pessimistic default
+ * (`DESCRIPTOR_DEFAULTS`, docs/handlers/authoring.md). With TypeBox schemas in `descriptor.input_schema`
+ * / `output_schema`, `run`'s arguments and result (and `resources`', `describe`'s arguments) are typed
+ * from them, with no casts. The descriptor keeps plain JSON Schema (TypeBox's symbol keys dropped), which
+ * is what goes on the wire.
  */
 export function defineFunction<IS extends TSchema, OS extends TSchema>(spec: TypedFunctionSpec<IS, OS>): FunctionDefinition<Static<IS>, Static<OS>>;
 /** Legacy form: plain JSON Schemas and explicitly given types (kept for third-party adapters). */
-export function defineFunction<I, O>(def: FunctionDefinition<I, O>): FunctionDefinition<I, O>;
-export function defineFunction(def: FunctionDefinition<unknown, unknown>): FunctionDefinition<unknown, unknown> {
-  const d = def.descriptor;
+export function defineFunction<I, O>(def: FunctionSpec<I, O>): FunctionDefinition<I, O>;
+export function defineFunction(def: FunctionSpec<unknown, unknown>): FunctionDefinition<unknown, unknown> {
+  const d = withDescriptorDefaults(def.descriptor);
   return { ...def, descriptor: { ...d, input_schema: plainSchema(d.input_schema), output_schema: plainSchema(d.output_schema) } };
 }
 

@@ -104,31 +104,3 @@ export interface FinishedCall {
 export interface CallObserver {
   onFinished(entry: FinishedCall): void;
 }
-
-/**
- * The default gate until consent is configured: allows what needs no confirmation, refuses the rest with
- * `confirmation_unavailable` (PROTOCOL.md §2), never pauses.
- */
-export class RefusingConsentGate implements ConsentGate {
-  /** `disabled`: the function ids turned off, or a live test (the user's Settings). */
-  constructor(private readonly disabled: ReadonlySet<string> | ((functionId: string) => boolean) = new Set()) {}
-  decideNow(req: ConsentRequest): ConsentDecision {
-    const d = req.descriptor;
-    if (d.confirmation === 'always' || d.permission_level === 'high' || d.permission_level === 'critical') {
-      return {
-        confirmation: { required: true, decision: 'unavailable', decided_by: 'system', remembered: false },
-        error: new WireError('confirmation_unavailable', 'This call needs the user to confirm it, and no prompt can be shown.'),
-      };
-    }
-    return { confirmation: { required: false, decision: 'not_required', decided_by: 'policy', remembered: false } };
-  }
-  async decide(req: ConsentRequest): Promise<ConsentDecision> {
-    return this.decideNow(req);
-  }
-  isPaused(): boolean {
-    return false;
-  }
-  isDisabled(functionId: string): boolean {
-    return typeof this.disabled === 'function' ? this.disabled(functionId) : this.disabled.has(functionId);
-  }
-}

@@ -1,6 +1,6 @@
 /**
- * The consent CLI commands as a user runs them (a child process), against the same database a running
- * consent service holds open.
+ * The consent CLI commands as a user runs them (a child process), against the same database a
+ * running agent's consent pieces hold open.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConsentService } from '../../src/consent/gate.js';
+import { openConsent } from '../../src/app/consent-parts.js';
 import type { Outcome } from '../../src/protocol/messages.js';
 import { descriptor, request, tempDir } from './helpers.js';
 
@@ -29,15 +29,15 @@ function outcome(callId: string, fn: string, state: Outcome['state'], errorType?
 
 test('pause and resume from the CLI reach the running service on its next call', async () => {
   const t = tempDir();
-  const svc = new ConsentService({ data_dir: t.dir, confirmations: { provider: 'none' } }, { pausePollMs: 0 });
+  const svc = openConsent({ data_dir: t.dir, confirmations: { provider: 'none' } });
   try {
     const { stdout } = await cli('pause', '--data-dir', t.dir);
     assert.match(stdout, /Paused/);
-    const r = await svc.decide(request(descriptor('device.info', 'public')), new AbortController().signal);
+    const r = await svc.gate.decide(request(descriptor('device.info', 'public')), new AbortController().signal);
     assert.equal(r.error?.type, 'paused');
     assert.deepEqual([svc.status().paused, svc.status().paused_by], [true, 'cli']);
     await cli('resume', '--data-dir', t.dir);
-    assert.equal((await svc.decide(request(descriptor('device.info', 'public')), new AbortController().signal)).error, undefined);
+    assert.equal((await svc.gate.decide(request(descriptor('device.info', 'public')), new AbortController().signal)).error, undefined);
   } finally {
     svc.close();
     t.cleanup();
@@ -46,7 +46,7 @@ test('pause and resume from the CLI reach the running service on its next call',
 
 test('decisions list / revoke and grants, with the data dir read from --config', async () => {
   const t = tempDir();
-  const svc = new ConsentService({ data_dir: path.join(t.dir, 'data'), confirmations: { provider: 'none' } }, { pausePollMs: 0 });
+  const svc = openConsent({ data_dir: path.join(t.dir, 'data'), confirmations: { provider: 'none' } });
   const config = path.join(t.dir, 'agent.yaml');
   fs.writeFileSync(config, 'data_dir: ./data\ngrants:\n  serial: [ /dev/ttyUSB0 ]\n');
   try {
@@ -61,11 +61,11 @@ test('decisions list / revoke and grants, with the data dir read from --config',
     assert.deepEqual(g.configured.serial, ['/dev/ttyUSB0']);
     assert.deepEqual(g.remembered.map((x) => x.function_id), ['serial.request'], 'grants lists allows only');
 
-    assert.equal(svc.needsPrompt(request(descriptor('serial.request', 'high'), { resource: 'serial:/dev/ttyUSB0' })), false);
+    assert.equal(svc.gate.needsPrompt(request(descriptor('serial.request', 'high'), { resource: 'serial:/dev/ttyUSB0' })), false);
     const rv = await cli('decisions', 'revoke', String(a.id), '--config', config);
     assert.match(rv.stdout, /Revoked decision/);
     // The running service sees the revoke on the very next call: no remembered allow, so it would ask.
-    const next = await svc.decide(request(descriptor('serial.request', 'high'), { resource: 'serial:/dev/ttyUSB0' }), new AbortController().signal);
+    const next = await svc.gate.decide(request(descriptor('serial.request', 'high'), { resource: 'serial:/dev/ttyUSB0' }), new AbortController().signal);
     assert.equal(next.error?.type, 'confirmation_unavailable');
     await assert.rejects(cli('decisions', 'revoke', '9999', '--config', config), (e: { stderr: string; code: number }) => /No remembered decision/.test(e.stderr) && e.code === 1);
   } finally {
@@ -76,12 +76,12 @@ test('decisions list / revoke and grants, with the data dir read from --config',
 
 test('activity shows the audit trail with filters, as a table or JSON', async () => {
   const t = tempDir();
-  const svc = new ConsentService({ data_dir: t.dir, confirmations: { provider: 'none' } }, { pausePollMs: 0 });
+  const svc = openConsent({ data_dir: t.dir, confirmations: { provider: 'none' } });
   try {
     const who = { kind: 'agent', name: 'Front-desk assistant' };
-    svc.onFinished({ outcome: outcome('c1', 'device.info', 'completed'), descriptor: undefined, args: {}, requester: who, workspaceId: 'ws', userId: 'u' });
-    svc.onFinished({ outcome: outcome('c2', 'camera.capture', 'rejected', 'user_rejected'), descriptor: undefined, args: { camera: 'front' }, requester: who, runtime: { id: 'rt_front', name: 'Front desk' }, workspaceId: 'ws', userId: 'u' });
-    svc.onFinished({ outcome: { ...outcome('c1', 'device.info', 'completed'), replayed: true }, descriptor: undefined, args: {}, requester: who, workspaceId: 'ws', userId: 'u' });
+    svc.trail.onFinished({ outcome: outcome('c1', 'device.info', 'completed'), descriptor: undefined, args: {}, requester: who, workspaceId: 'ws', userId: 'u' });
+    svc.trail.onFinished({ outcome: outcome('c2', 'camera.capture', 'rejected', 'user_rejected'), descriptor: undefined, args: { camera: 'front' }, requester: who, runtime: { id: 'rt_front', name: 'Front desk' }, workspaceId: 'ws', userId: 'u' });
+    svc.trail.onFinished({ outcome: { ...outcome('c1', 'device.info', 'completed'), replayed: true }, descriptor: undefined, args: {}, requester: who, workspaceId: 'ws', userId: 'u' });
 
     const table = await cli('activity', '--data-dir', t.dir);
     assert.match(table.stdout, /FINISHED\s+CALL\s+FUNCTION\s+ON\s+RUNTIME\s+REQUESTER\s+STATE/);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import WebSocket from 'ws';
 import { LocalEndpoint, LOCAL_RPC_SUBPROTOCOL } from '../../src/endpoint/local-endpoint.js';
-import { ConsentService } from '../../src/consent/gate.js';
+import { openConsent } from '../../src/app/consent-parts.js';
 import { createControlMethods } from '../../src/consent/control-api.js';
 import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
 import { descriptor, request, tempDir } from './helpers.js';
@@ -44,7 +44,7 @@ function client(ws: WebSocket) {
 
 test('a UI attached over WS /rpc (control.prompts.attach) gets the prompt, answers it, and auto picks it until it disconnects', async () => {
   const t = tempDir();
-  const svc = new ConsentService({ data_dir: t.dir, confirmations: { provider: 'auto' } }, { pausePollMs: 0, notify: () => {} });
+  const svc = openConsent({ data_dir: t.dir, confirmations: { provider: 'auto' } }, { notify: () => {} });
   const ep = new LocalEndpoint({ dataDir: t.dir, port: 0, socketPath: null, version: 'test' });
   ep.addMethods(createControlMethods(svc));
   for (const name of Object.values(CONTROL_EVENTS)) svc.events.on(name, (p) => ep.broadcast(name, p));
@@ -65,13 +65,13 @@ test('a UI attached over WS /rpc (control.prompts.attach) gets the prompt, answe
     const req = request(descriptor('camera.capture', 'high'));
     assert.equal(svc.status().active_provider, 'none', 'no UI yet (and no TTY in tests)');
     assert.equal(((await ui.call('control.status')).result as { paused: boolean }).paused, false);
-    assert.equal(svc.needsPrompt(req), false, 'a status call (a monitoring script) never makes a UI the answerer');
+    assert.equal(svc.gate.needsPrompt(req), false, 'a status call (a monitoring script) never makes a UI the answerer');
     assert.equal(svc.status().active_provider, 'none');
     const att = (await ui.call('control.prompts.attach', { name: 'test page' })).result as { answerer_id: string; heartbeat_ms: number };
     assert.ok(att.answerer_id && att.heartbeat_ms > 0);
-    assert.equal(svc.needsPrompt(req), true, 'the attached UI is now the prompt provider');
+    assert.equal(svc.gate.needsPrompt(req), true, 'the attached UI is now the prompt provider');
 
-    const decided = svc.decide(req, new AbortController().signal);
+    const decided = svc.gate.decide(req, new AbortController().signal);
     const prompt = await ui.note(CONTROL_EVENTS.prompt);
     assert.equal(prompt['call_id'], req.callId);
     assert.equal(prompt['function_name'], 'Do camera.capture');

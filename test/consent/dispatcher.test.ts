@@ -1,6 +1,6 @@
 /**
- * The consent service plugged into the real call dispatcher (journal in SQLite, registry, handlers that
- * record whether they ran): outcomes carry the decision, a rejected or cancelled call never runs, and
+ * The consent gate and audit trail (openConsent) plugged into the real call dispatcher (journal in
+ * SQLite, registry, handlers that record whether they ran): outcomes carry the decision, a rejected or cancelled call never runs, and
  * the audit trail records every call. The CLI-started bridge + agent version lives in e2e tests.
  */
 import { test } from 'node:test';
@@ -10,7 +10,8 @@ import { pino } from 'pino';
 import { Dispatcher } from '../../src/agent/dispatcher.js';
 import { Journal } from '../../src/agent/journal.js';
 import { FunctionRegistry } from '../../src/agent/registry.js';
-import { ConsentService, type ProviderChoice } from '../../src/consent/gate.js';
+import { openConsent } from '../../src/app/consent-parts.js';
+import type { ProviderChoice } from '../../src/consent/prompt-providers.js';
 import { createControlMethods } from '../../src/consent/control-api.js';
 import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
 import type { PromptView } from '../../src/consent/prompt.js';
@@ -54,14 +55,14 @@ function rig(provider: ProviderChoice, grants?: Record<string, unknown[]>) {
   registry.register('test', defs as unknown as FunctionDefinition<never, unknown>[]);
   registry.settle();
   const journal = new Journal(path.join(t.dir, 'journal.sqlite'), { workspaceId: ID.workspaceId, deviceId: ID.deviceId });
-  const consent = new ConsentService({ data_dir: t.dir, confirmations: { provider, timeout_ms: 60_000 } }, { pausePollMs: 0, notify: () => {} });
+  const consent = openConsent({ data_dir: t.dir, confirmations: { provider, timeout_ms: 60_000 } }, { notify: () => {} });
   const store = new GrantStore();
   if (grants) {
     store.registerKinds('test', [serialKind]);
     assert.deepEqual(store.setConfig(grants), []);
   }
   const dispatcher = new Dispatcher({
-    identity: ID, registry, grants: store, journal, consent, observers: [consent], blobs: noBlobs, log, maxConcurrentCalls: 4,
+    identity: ID, registry, grants: store, journal, consent: consent.gate, observers: [consent.trail], blobs: noBlobs, log, maxConcurrentCalls: 4,
     dedupeRetentionS: 86_400, defaultConfirmTimeoutMs: 60_000, maxOutputBytes: 1 << 20, notify: () => {},
   });
   const api = createControlMethods(consent);

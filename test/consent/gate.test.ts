@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { ConsentService } from '../../src/consent/gate.js';
+import { openConsent, type Consent, type ConsentConfig } from '../../src/app/consent-parts.js';
 import { createControlMethods } from '../../src/consent/control-api.js';
 import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
 import { openConsentDb } from '../../src/consent/db.js';
@@ -11,12 +11,12 @@ import { descriptor, request, tempDir } from './helpers.js';
 
 const AUTH = { authenticated: true };
 
-function service(provider: 'ui' | 'none' | 'auto', extra: Partial<ConstructorParameters<typeof ConsentService>[0]> = {}) {
+function service(provider: 'ui' | 'none' | 'auto', extra: Partial<ConsentConfig> = {}) {
   const t = tempDir();
   const notified: string[] = [];
-  const svc = new ConsentService(
+  const svc = openConsent(
     { data_dir: t.dir, confirmations: { provider, timeout_ms: 60_000 }, ...extra },
-    { pausePollMs: 0, notify: (v) => notified.push(v.call_id) },
+    { notify: (v) => notified.push(v.call_id) },
   );
   const api = createControlMethods(svc);
   const call = (m: string, p?: unknown) => api[m]!(p, AUTH);
@@ -24,7 +24,7 @@ function service(provider: 'ui' | 'none' | 'auto', extra: Partial<ConstructorPar
 }
 
 /** Waits for the next prompt broadcast to the UI. */
-async function nextPrompt(svc: ConsentService): Promise<PromptView> {
+async function nextPrompt(svc: Consent): Promise<PromptView> {
   const [v] = (await once(svc.events, CONTROL_EVENTS.prompt)) as [PromptView];
   return v;
 }
@@ -34,17 +34,17 @@ test('provider none: public and low run, medium without a grant / high / critica
   try {
     const never = new AbortController().signal;
     for (const level of ['public', 'low'] as const) {
-      const d = await s.svc.decide(request(descriptor('t.' + level, level)), never);
+      const d = await s.svc.gate.decide(request(descriptor('t.' + level, level)), never);
       assert.equal(d.error, undefined);
       assert.deepEqual(d.confirmation, { required: false, decision: 'not_required', decided_by: 'policy', remembered: false });
     }
     // The dispatcher checked the resource against the grants before consent: a granted folder.
-    const granted = await s.svc.decide(request(descriptor('t.medium', 'medium'), { resource: 'files:/srv/shared', resources: [{ kind: 'files', id: '/srv/shared', granted: true }] }), never);
+    const granted = await s.svc.gate.decide(request(descriptor('t.medium', 'medium'), { resource: 'files:/srv/shared', resources: [{ kind: 'files', id: '/srv/shared', granted: true }] }), never);
     assert.equal(granted.error, undefined, 'medium on a granted folder runs without asking');
     for (const level of ['medium', 'high', 'critical'] as const) {
       const req = request(descriptor('t.' + level, level), { resource: 'files:/home/me/private' });
-      assert.equal(s.svc.needsPrompt(req), false, 'no prompt can be shown, so the call never waits for one');
-      const d = await s.svc.decide(req, never);
+      assert.equal(s.svc.gate.needsPrompt(req), false, 'no prompt can be shown, so the call never waits for one');
+      const d = await s.svc.gate.decide(req, never);
       assert.equal(d.error?.type, 'confirmation_unavailable');
       assert.equal(d.confirmation.decision, 'unavailable');
     }
@@ -57,9 +57,9 @@ test('provider ui: the prompt carries name, sentence, requester, workspace, risk
   const s = service('ui');
   try {
     const req = request(descriptor('files.write_text', 'high', { name: 'Write a text file', risk: { read_only: false, destructive: true, idempotent: true, physical: false } }));
-    assert.equal(s.svc.needsPrompt(req), true);
+    assert.equal(s.svc.gate.needsPrompt(req), true);
     const shown = nextPrompt(s.svc);
-    const decided = s.svc.decide(req, new AbortController().signal);
+    const decided = s.svc.gate.decide(req, new AbortController().signal);
     const v = await shown;
     assert.equal(v.function_name, 'Write a text file');
     assert.equal(v.sentence, 'Overwrite report.docx in out (14 KB)');
@@ -80,7 +80,7 @@ test('provider ui: the prompt carries name, sentence, requester, workspace, risk
     assert.deepEqual(d.confirmation, { required: true, decision: 'allowed', decided_by: 'user', remembered: false });
     assert.deepEqual((await withdrawn)[0], { prompt_id: v.prompt_id, call_id: req.callId, reason: 'answered' });
     // Allow once is not remembered: the next call asks again.
-    assert.equal(s.svc.needsPrompt(request(req.descriptor)), true);
+    assert.equal(s.svc.gate.needsPrompt(request(req.descriptor)), true);
   } finally {
     s.done();
   }
@@ -92,21 +92,21 @@ test('allow & remember skips the prompt next time; revoking makes the next call 
     const d = descriptor('serial.request', 'high');
     const req = request(d, { resource: 'serial:/dev/ttyUSB0' });
     const shown = nextPrompt(s.svc);
-    const decided = s.svc.decide(req, new AbortController().signal);
+    const decided = s.svc.gate.decide(req, new AbortController().signal);
     await s.call('control.prompts.answer', { prompt_id: (await shown).prompt_id, answer: 'allow_remember', scope: 'always' });
     assert.deepEqual((await decided).confirmation, { required: true, decision: 'allowed', decided_by: 'user', remembered: true });
 
     const next = request(d, { resource: 'serial:/dev/ttyUSB0' });
-    assert.equal(s.svc.needsPrompt(next), false);
-    const again = await s.svc.decide(next, new AbortController().signal);
+    assert.equal(s.svc.gate.needsPrompt(next), false);
+    const again = await s.svc.gate.decide(next, new AbortController().signal);
     assert.deepEqual(again.confirmation, { required: true, decision: 'allowed', decided_by: 'remembered', remembered: true });
     // Scoped to the resource: another port still asks.
-    assert.equal(s.svc.needsPrompt(request(d, { resource: 'serial:/dev/ttyUSB1' })), true);
+    assert.equal(s.svc.gate.needsPrompt(request(d, { resource: 'serial:/dev/ttyUSB1' })), true);
 
     const { decisions } = (await s.call('control.decisions.list')) as { decisions: { id: number; function_id: string; resource: string; scope: string }[] };
     assert.deepEqual(decisions.map((x) => [x.function_id, x.resource, x.scope]), [['serial.request', 'serial:/dev/ttyUSB0', 'always']]);
     assert.deepEqual(await s.call('control.decisions.revoke', { id: decisions[0]!.id }), { revoked: true });
-    assert.equal(s.svc.needsPrompt(request(d, { resource: 'serial:/dev/ttyUSB0' })), true);
+    assert.equal(s.svc.gate.needsPrompt(request(d, { resource: 'serial:/dev/ttyUSB0' })), true);
   } finally {
     s.done();
   }
@@ -118,9 +118,9 @@ test('a critical function prompts even after the user asked to remember, and the
     const d = descriptor('system.erase_disk', 'critical');
     for (let i = 0; i < 2; i++) {
       const req = request(d);
-      assert.equal(s.svc.needsPrompt(req), true);
+      assert.equal(s.svc.gate.needsPrompt(req), true);
       const shown = nextPrompt(s.svc);
-      const decided = s.svc.decide(req, new AbortController().signal);
+      const decided = s.svc.gate.decide(req, new AbortController().signal);
       const v = await shown;
       assert.equal(v.rememberable, false);
       await s.call('control.prompts.answer', { prompt_id: v.prompt_id, answer: 'allow_remember', scope: 'always' });
@@ -137,14 +137,14 @@ test('deny & remember refuses the next call without a prompt (user_rejected, dec
   try {
     const d = descriptor('camera.capture', 'high');
     const shown = nextPrompt(s.svc);
-    const decided = s.svc.decide(request(d), new AbortController().signal);
+    const decided = s.svc.gate.decide(request(d), new AbortController().signal);
     // No scope given: a remembered deny lasts until it is revoked (as the docs and the terminal prompt say).
     await s.call('control.prompts.answer', { prompt_id: (await shown).prompt_id, answer: 'deny_remember' });
     assert.equal((await decided).error?.type, 'user_rejected');
     assert.deepEqual(((await s.call('control.decisions.list')) as { decisions: { scope: string }[] }).decisions.map((x) => x.scope), ['always']);
     const next = request(d);
-    assert.equal(s.svc.needsPrompt(next), false);
-    const again = await s.svc.decide(next, new AbortController().signal);
+    assert.equal(s.svc.gate.needsPrompt(next), false);
+    const again = await s.svc.gate.decide(next, new AbortController().signal);
     assert.equal(again.error?.type, 'user_rejected');
     assert.equal(again.confirmation.decided_by, 'remembered');
   } finally {
@@ -157,12 +157,12 @@ test('closing the prompt is a deny that is never remembered', async () => {
   try {
     const d = descriptor('camera.capture', 'high');
     const shown = nextPrompt(s.svc);
-    const decided = s.svc.decide(request(d), new AbortController().signal);
+    const decided = s.svc.gate.decide(request(d), new AbortController().signal);
     await s.call('control.prompts.answer', { prompt_id: (await shown).prompt_id, answer: 'close' });
     const r = await decided;
     assert.equal(r.error?.type, 'user_rejected');
     assert.equal(r.confirmation.remembered, false);
-    assert.equal(s.svc.needsPrompt(request(d)), true);
+    assert.equal(s.svc.gate.needsPrompt(request(d)), true);
   } finally {
     s.done();
   }
@@ -172,7 +172,7 @@ test('a prompt nobody answers times out: confirmation_timeout, retryable, not re
   const s = service('ui');
   try {
     const withdrawn = once(s.svc.events, CONTROL_EVENTS.promptWithdrawn);
-    const r = await s.svc.decide(request(descriptor('camera.capture', 'high'), { timeoutMs: 30 }), new AbortController().signal);
+    const r = await s.svc.gate.decide(request(descriptor('camera.capture', 'high'), { timeoutMs: 30 }), new AbortController().signal);
     assert.equal(r.error?.type, 'confirmation_timeout');
     assert.equal(r.error?.retryable, true);
     assert.deepEqual(r.confirmation, { required: true, decision: 'timeout', decided_by: 'system', remembered: false });
@@ -187,7 +187,7 @@ test('cancelling during the prompt withdraws it at once and ends with side_effec
   try {
     const ctl = new AbortController();
     const shown = nextPrompt(s.svc);
-    const decided = s.svc.decide(request(descriptor('camera.capture', 'high')), ctl.signal);
+    const decided = s.svc.gate.decide(request(descriptor('camera.capture', 'high')), ctl.signal);
     const v = await shown;
     const withdrawn = once(s.svc.events, CONTROL_EVENTS.promptWithdrawn);
     ctl.abort();
@@ -206,12 +206,12 @@ test('admin policy: deny refuses even public functions, allow pre-allows high, d
   const s = service('none', { policy: { 'a.public': 'deny', 'a.high': 'allow' }, functions: { disabled: ['device.notify'] } });
   try {
     const never = new AbortController().signal;
-    const denied = await s.svc.decide(request(descriptor('a.public', 'public')), never);
+    const denied = await s.svc.gate.decide(request(descriptor('a.public', 'public')), never);
     assert.equal(denied.error?.type, 'permission_denied');
-    const allowed = await s.svc.decide(request(descriptor('a.high', 'high')), never);
+    const allowed = await s.svc.gate.decide(request(descriptor('a.high', 'high')), never);
     assert.deepEqual(allowed.confirmation, { required: true, decision: 'allowed', decided_by: 'policy', remembered: false });
-    assert.equal(s.svc.isDisabled('device.notify'), true);
-    assert.equal(s.svc.isDisabled('device.info'), false);
+    assert.equal(s.svc.gate.isDisabled('device.notify'), true);
+    assert.equal(s.svc.gate.isDisabled('device.info'), false);
   } finally {
     s.done();
   }
@@ -227,8 +227,8 @@ test('pause from another process (the CLI) is seen by the running service on the
     // Another process's write lands in a later event-loop turn of the agent; the agent reads the
     // database's change counter once per turn.
     await new Promise((r) => setImmediate(r));
-    assert.equal(s.svc.isPaused(), true);
-    const r = await s.svc.decide(request(descriptor('a.low', 'low')), new AbortController().signal);
+    assert.equal(s.svc.gate.isPaused(), true);
+    const r = await s.svc.gate.decide(request(descriptor('a.low', 'low')), new AbortController().signal);
     assert.equal(r.error?.type, 'paused');
     assert.equal(r.error?.retryable, true);
     const st = (await s.call('control.status')) as { paused: boolean; paused_by: string };
@@ -237,7 +237,7 @@ test('pause from another process (the CLI) is seen by the running service on the
     await s.call('control.resume');
     assert.equal(new PauseState(cli).get().paused, false, 'resume through the control API is visible to the CLI');
     cli.close();
-    assert.equal((await s.svc.decide(request(descriptor('a.low', 'low')), new AbortController().signal)).error, undefined);
+    assert.equal((await s.svc.gate.decide(request(descriptor('a.low', 'low')), new AbortController().signal)).error, undefined);
   } finally {
     s.done();
   }
@@ -259,12 +259,12 @@ test('auto picks the UI only once one attached as the answerer: control.status n
   const s = service('auto');
   try {
     const req = request(descriptor('camera.capture', 'high'));
-    if (!process.stdin.isTTY) assert.equal(s.svc.needsPrompt(req), false);
+    if (!process.stdin.isTTY) assert.equal(s.svc.gate.needsPrompt(req), false);
     await s.call('control.status');
     await s.call('control.prompts.list');
     assert.equal(((await s.call('control.status')) as { active_provider: string }).active_provider, process.stdin.isTTY ? 'tty' : 'none', 'status and list calls mark no UI present');
     const a = (await s.call('control.prompts.attach', { name: 'tray' })) as { answerer_id: string };
-    assert.equal(s.svc.needsPrompt(req), true);
+    assert.equal(s.svc.gate.needsPrompt(req), true);
     assert.equal(((await s.call('control.status')) as { active_provider: string }).active_provider, 'ui');
     assert.deepEqual(await s.call('control.prompts.heartbeat', { answerer_id: a.answerer_id }), { ok: true });
     assert.deepEqual(await s.call('control.prompts.detach', { answerer_id: a.answerer_id }), { detached: true });
@@ -290,7 +290,7 @@ test('presence lapses within seconds once the heartbeat stops (the status event 
     assert.equal(st.active_provider, 'none');
     assert.ok(Date.now() - started >= a.heartbeat_ms, 'not before a heartbeat was missed');
     if (!process.stdin.isTTY) {
-      const d = await s.svc.decide(req, new AbortController().signal);
+      const d = await s.svc.gate.decide(req, new AbortController().signal);
       assert.equal(d.error?.type, 'confirmation_unavailable', 'prompts no longer go to the lapsed page');
     }
   } finally {
@@ -302,7 +302,7 @@ test('control.activity.list takes "since" as the CLI does (2h, 7d or a time) and
   const s = service('none');
   try {
     const at = new Date().toISOString();
-    s.svc.onFinished({
+    s.svc.trail.onFinished({
       outcome: { call_id: 'c-act', function: 'device.info', state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: at, started_at: at, finished_at: at, duration_ms: 1 },
       descriptor: descriptor('device.info', 'public'), args: {}, requester: undefined, workspaceId: 'ws', userId: 'u',
     });
@@ -319,7 +319,7 @@ test('control.activity.list filters by requester (id or name) and by a time rang
   const s = service('none');
   try {
     const finish = (id: string, at: string, requester?: { kind: string; id?: string; name?: string }) =>
-      s.svc.onFinished({
+      s.svc.trail.onFinished({
         outcome: { call_id: id, function: 'device.info', state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: at, started_at: at, finished_at: at, duration_ms: 1 },
         descriptor: descriptor('device.info', 'public'), args: {}, requester, workspaceId: 'ws', userId: 'u',
       });

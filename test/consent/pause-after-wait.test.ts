@@ -1,7 +1,7 @@
 /**
  * Issue 27, finding 5, the dispatcher's own part: pause is checked again after a lock wait, even when
  * nothing woke the waiting call at the pause (the agent's `pauseWaiting` is not called here). Real
- * dispatcher, journal and consent service; A holds the lock until the test lets it go, B waits for it;
+ * dispatcher, journal and consent gate; A holds the lock until the test lets it go, B waits for it;
  * the user pauses; A finishes; B ends `rejected/paused`, `side_effects: none`, and its handler never runs.
  */
 import { test } from 'node:test';
@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { Dispatcher } from '../../src/agent/dispatcher.js';
 import { Journal } from '../../src/agent/journal.js';
 import { FunctionRegistry } from '../../src/agent/registry.js';
-import { ConsentService } from '../../src/consent/gate.js';
+import { openConsent } from '../../src/app/consent-parts.js';
 import { defineFunction, type BlobClient, type FunctionDefinition } from '../../src/sdk/index.js';
 import { tempDir } from './helpers.js';
 import { until } from '../helpers/stack.js';
@@ -44,9 +44,9 @@ test('a call that waited for a lock across a pause does not start after it', asy
   registry.register('test', [hold] as unknown as FunctionDefinition<never, unknown>[]);
   registry.settle();
   const journal = new Journal(path.join(t.dir, 'journal.sqlite'), { workspaceId: ID.workspaceId, deviceId: ID.deviceId });
-  const consent = new ConsentService({ data_dir: t.dir, confirmations: { provider: 'none', timeout_ms: 60_000 } }, { pausePollMs: 0, notify: () => {} });
+  const consent = openConsent({ data_dir: t.dir, confirmations: { provider: 'none', timeout_ms: 60_000 } }, { notify: () => {} });
   const dispatcher = new Dispatcher({
-    identity: ID, registry, journal, consent, observers: [consent], blobs: {} as BlobClient, log: pino({ level: 'silent' }), maxConcurrentCalls: 4,
+    identity: ID, registry, journal, consent: consent.gate, observers: [consent.trail], blobs: {} as BlobClient, log: pino({ level: 'silent' }), maxConcurrentCalls: 4,
     dedupeRetentionS: 86_400, defaultConfirmTimeoutMs: 60_000, maxOutputBytes: 1 << 20,
     notify: () => {},
   });
@@ -63,7 +63,7 @@ test('a call that waited for a lock across a pause does not start after it', asy
         return false; // not registered yet
       }
     }, 10_000, 'B waiting for the lock');
-    consent.pause();
+    consent.pause('user');
     release();
     const [oa, ob] = await Promise.all([a, b]);
     assert.equal(oa.state, 'completed');

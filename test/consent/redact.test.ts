@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { summarize, redactArgs, looksSecret } from '../../src/consent/redact.js';
-import { ConsentService } from '../../src/consent/gate.js';
+import { openConsent } from '../../src/app/consent-parts.js';
 import { createControlMethods } from '../../src/consent/control-api.js';
 import { CONTROL_EVENTS } from '../../src/consent/control-events.js';
 import type { PromptView } from '../../src/consent/prompt.js';
@@ -56,9 +56,9 @@ test('no secret or file content reaches the database or the log after calls that
   const t = tempDir();
   const logFile = path.join(t.dir, 'agent.log');
   const log = pino({ level: 'debug' }, pino.destination({ dest: logFile, sync: true }));
-  const svc = new ConsentService(
+  const svc = openConsent(
     { data_dir: path.join(t.dir, 'data'), confirmations: { provider: 'ui' } },
-    { log, pausePollMs: 0, notify: () => {} },
+    { log, notify: () => {} },
   );
   const api = createControlMethods(svc);
   try {
@@ -66,7 +66,7 @@ test('no secret or file content reaches the database or the log after calls that
     const d = descriptor('files.write_text', 'high');
     const req = request(d, { args });
     const shown = new Promise<PromptView>((r) => svc.events.once(CONTROL_EVENTS.prompt, r));
-    const decided = svc.decide(req, new AbortController().signal);
+    const decided = svc.gate.decide(req, new AbortController().signal);
     await api['control.prompts.answer']!({ prompt_id: (await shown).prompt_id, answer: 'allow_remember', scope: 'always' }, { authenticated: true });
     const decision = await decided;
     const now = new Date().toISOString();
@@ -74,12 +74,12 @@ test('no secret or file content reaches the database or the log after calls that
       call_id: req.callId, function: d.id, state: 'completed', output: { written: 56 }, output_valid: true, error: null,
       replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 12, confirmation: decision.confirmation,
     };
-    svc.onFinished({ outcome, descriptor: d, args, requester: req.requester, workspaceId: 'ws_demo', userId: 'usr_demo' });
+    svc.trail.onFinished({ outcome, descriptor: d, args, requester: req.requester, workspaceId: 'ws_demo', userId: 'usr_demo' });
     const failed: Outcome = {
       ...outcome, call_id: 'call-x', state: 'failed', output: undefined,
       error: { code: -41040, type: 'execution_failed', message: 'The handler failed.', retryable: false, side_effects: 'possible' },
     };
-    svc.onFinished({ outcome: failed, descriptor: d, args, requester: req.requester, workspaceId: 'ws_demo', userId: 'usr_demo' });
+    svc.trail.onFinished({ outcome: failed, descriptor: d, args, requester: req.requester, workspaceId: 'ws_demo', userId: 'usr_demo' });
 
     const rows = svc.audit.list();
     assert.equal(rows.length, 2);

@@ -1,6 +1,6 @@
 /**
  * The main-process parts of the tray shell that run without the Electron binary (which cannot run on
- * these machines): the IPC handlers against a real ConsentService and its real control methods, with a
+ * these machines): the IPC handlers against the real consent pieces (openConsent) and its real control methods, with a
  * stand-in `ipcMain` and windows; the reconnect watcher; the tray menu; the renderer URL check.
  */
 import { test } from 'node:test';
@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createControlMethods } from '../../src/shell.js';
-import { ConsentService } from '../../src/consent/index.js';
+import { openConsent } from '../../src/app/consent-parts.js';
 import { registerIpc, type IpcInvokeEvent, type IpcMainLike, type IpcSender } from '../../electron/ipc.js';
 import { IPC, type IpcResult } from '../../electron/ipc-channels.js';
 import { watchConnectivity } from '../../electron/reconnect.js';
@@ -52,7 +52,7 @@ class FakeSender extends EventEmitter implements IpcSender {
 
 function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'aios-shell-'));
-  const svc = new ConsentService({ data_dir: dir, confirmations: { provider: 'auto' } }, { pausePollMs: 0, notify: () => {} });
+  const svc = openConsent({ data_dir: dir, confirmations: { provider: 'auto' } }, { notify: () => {} });
   const ipcMain = new FakeIpcMain();
   const refused: string[] = [];
   const reg = registerIpc(ipcMain, {

@@ -49,24 +49,20 @@ import { Type } from '@sinclair/typebox';
 import { defineFunction, defineHandler } from '${sdk}';
 
 /** \`${name}.echo\`: returns the text it is given, with its length. */
+// Only what this function decides: every field left out gets its pessimistic default (restricted,
+// confirmed by policy, 30 s, not cancellable, no locks: docs/handlers/authoring.md §2).
 export const echo = defineFunction({
   descriptor: {
     id: '${name}.echo',
     name: 'Echo a text',
     description: 'Returns the text it is given and its length. Use to check that ${name} works.',
-    version: '1.0.0',
     capability_type: 'device',
-    access: 'restricted',
     permission_level: 'low',
     risk: { read_only: true, destructive: false, idempotent: true, physical: false },
-    confirmation: 'policy',
     examples: ['Echo hello'],
     input_schema: Type.Object({ text: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
     output_schema: Type.Object({ text: Type.String(), length: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
-    timeout_ms_default: 5000,
-    timeout_ms_max: 10000,
     cancellable: true,
-    locks: [],
   },
   // The prompt sentence: a key of i18n/en.json and i18n/zh-CN.json, and its parameters.
   describe: (args) => ({ key: '${name}.echo', params: { chars: args.text.length } }),
