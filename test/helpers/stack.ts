@@ -141,8 +141,10 @@ export async function processStack(opts: { bridge?: Record<string, unknown>; age
   writeFileSync(bcfg, JSON.stringify(bridgeDoc(dir, t, opts.bridge)));
   const bridgeFile = join(dir, 'bridge', 'bridge.json');
   let bridge = cli(['bridge', '--config', bcfg]);
-  await until(() => existsSync(bridgeFile), 20_000, 'bridge.json').catch((e: Error) => {
-    throw new Error(`${e.message}\n${procReport('bridge', bridge)}`, { cause: e });
+  await until(() => existsSync(bridgeFile), 20_000, 'bridge.json').catch(async (e: Error) => {
+    const report = procReport('bridge', bridge);
+    await bridge.kill('SIGKILL');
+    throw new Error(`${e.message}\n${report}`, { cause: e });
   });
   const url = (JSON.parse(readFileSync(bridgeFile, 'utf8')) as { url: string }).url;
   const acfg = join(dir, 'agent.json.cfg');
@@ -195,6 +197,13 @@ export async function processStack(opts: { bridge?: Record<string, unknown>; age
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await s.startAgent();
+  try {
+    await s.startAgent();
+  } catch (e) {
+    // The caller never gets `s` to stop: end the processes here, or they keep the test file alive until its
+    // timeout (a hook that failed on a busy machine then cost the whole file's 15 minutes).
+    await s.stop().catch(() => undefined);
+    throw e;
+  }
   return s;
 }
