@@ -7,10 +7,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBenchmarks, formatReport } from '../../bench/run.js';
 import { FIRST_CALL_FUNCTIONS } from '../../bench/targets.js';
+import { slow } from '../helpers/wait.js';
 
 const counts = { warmup: 2, latencyN: 5, throughputN: 10, concurrency: 4, rounds: 1 };
 
-test('every benchmark runs with tiny counts and reports numeric results, ratios and the targets table', { timeout: 420_000 }, async () => {
+test('every benchmark runs with tiny counts and reports numeric results, ratios and the targets table', { timeout: slow(420_000) }, async () => {
   const report = await runBenchmarks({ counts, sync: ['normal', 'full'], log: 'info', fullPath: true, sustained: 20, idleRss: true, idleRssAfterS: 1 });
   const names = report.results.map((r) => r.name);
   assert.deepEqual(names, [

@@ -7,8 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runScale } from '../../bench/bridge-scale.js';
+import { slow } from '../helpers/wait.js';
 
-test('bench:scale at N=40 produces every figure, and the calls made during the reconnect storm complete', { timeout: 300_000 }, async () => {
+test('bench:scale at N=40 produces every figure, and the calls made during the reconnect storm complete', { timeout: slow(300_000) }, async () => {
   const r = await runScale({ devices: 40, workers: 2, calls: 5, concurrency: 40, restart: true, reconnectLimitMs: 180_000 });
   assert.equal(r.devices, 40);
   assert.equal(r.workers, 2);

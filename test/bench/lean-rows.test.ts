@@ -10,8 +10,9 @@ import { measureFirstCalls, formatFirstCalls } from '../../bench/first-call.js';
 import { measureHotpath } from '../../bench/hotpath.js';
 import { DEVICE_INFO_CALL } from '../../bench/agent-roundtrip.js';
 import { measureModuleMemory, formatModuleMemory } from '../../bench/module-memory.js';
+import { slow } from '../helpers/wait.js';
 
-test('first calls: a fresh agent per function, each answered, with finite figures', { timeout: 240_000 }, async () => {
+test('first calls: a fresh agent per function, each answered, with finite figures', { timeout: slow(240_000) }, async () => {
   const rows = await measureFirstCalls({ warm: 2, only: ['device.info', 'files.list_dir'] });
   assert.deepEqual(rows.map((r) => r.fn), ['device.info', 'files.list_dir']);
   for (const r of rows) {
@@ -22,14 +23,14 @@ test('first calls: a fresh agent per function, each answered, with finite figure
   assert.match(formatFirstCalls(rows), /files\.list_dir +first +[\d.]+ ms +warm +[\d.]+ ms/);
 });
 
-test('the hot path measures device.info (its output checked) and the heap it allocates', { timeout: 240_000 }, async () => {
+test('the hot path measures device.info (its output checked) and the heap it allocates', { timeout: slow(240_000) }, async () => {
   const r = await measureHotpath({ calls: 200, call: DEVICE_INFO_CALL });
   assert.equal(r.function, 'device.info');
   assert.ok(r.bytes_per_call > 0 && Number.isFinite(r.bytes_per_call), `bytes per call: ${r.bytes_per_call}`);
   assert.ok(r.calls_per_s > 0);
 });
 
-test('memory at rest by module: one row per group, each handler, and the running agent', { timeout: 240_000 }, async () => {
+test('memory at rest by module: one row per group, each handler, and the running agent', { timeout: slow(240_000) }, async () => {
   const rows = await measureModuleMemory({ settleMs: 100 });
   const steps = rows.map((r) => r.step);
   for (const h of ['device', 'diagnostics', 'files', 'serial', 'bluetooth', 'printer', 'media']) assert.ok(steps.includes(`handlers/${h}`), h);

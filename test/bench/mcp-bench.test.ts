@@ -6,8 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatMcpReport, runMcpBench } from '../../bench/mcp-bridge.js';
+import { slow } from '../helpers/wait.js';
 
-test('bench:mcp runs with tiny counts and reports p50 and throughput for both ways, and the ratio', { timeout: 120_000 }, async () => {
+test('bench:mcp runs with tiny counts and reports p50 and throughput for both ways, and the ratio', { timeout: slow(120_000) }, async () => {
   const counts = { warmup: 2, latencyN: 5, throughputN: 10, concurrency: 4, rounds: 1 };
   const r = await runMcpBench(counts);
   assert.deepEqual(r.results.map((x) => x.name), ['POST /v1/calls (wait: true), device.info', 'MCP tools/call (SDK client), device-info']);

@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatSerialReport, formatSummary, haltPollNs, runSerialBench, summarise } from '../../bench/serial.js';
+import { slow } from '../helpers/wait.js';
 
-test('the serial benchmark runs with tiny counts and reports the target ratio', { timeout: 180_000 }, async () => {
+test('the serial benchmark runs with tiny counts and reports the target ratio', { timeout: slow(180_000) }, async () => {
   const r = await runSerialBench({ warmup: 2, latencyN: 5, throughputN: 8, concurrency: 2, rounds: 1 });
   assert.deepEqual(r.results.map((x) => x.name), ['raw serialport round trip (pty)', 'device.info, whole path', 'serial.request, whole path', 'serial engine in-process (request on a pooled port)']);
   for (const x of r.results) {

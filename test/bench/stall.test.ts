@@ -5,8 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatStall, runStall } from '../../bench/journal-stall.js';
+import { slow } from '../helpers/wait.js';
 
-test('the stall benchmark runs with tiny counts and reports the delays of its run', { timeout: 180_000 }, async () => {
+test('the stall benchmark runs with tiny counts and reports the delays of its run', { timeout: slow(180_000) }, async () => {
   const r = await runStall({ calls: 300, prefill: 50, concurrency: 8, warmup: 10, rounds: 1, sync: 'normal', nice: 0 });
   assert.equal(r.rounds.length, 1);
   const round = r.rounds[0]!;

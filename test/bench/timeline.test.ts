@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cutSegments, formatTimeline, runTimeline, SEGMENTS } from '../../bench/timeline.js';
+import { slow } from '../helpers/wait.js';
 
 const us = (x: number) => BigInt(x * 1000);
 
@@ -32,7 +33,7 @@ test('a call whose agent stamps are missing is not counted', () => {
   assert.ok(Number.isNaN(cutSegments([us(0)], [us(50)], []).roundTrip.p50Us));
 });
 
-test('a real run with tiny counts matches every call and reports CPU per call', { timeout: 120_000 }, async () => {
+test('a real run with tiny counts matches every call and reports CPU per call', { timeout: slow(120_000) }, async () => {
   const o = { warmup: 5, calls: 30, burst: 40, concurrency: 4, log: 'info' as const };
   const r = await runTimeline(o);
   // A stray agent write inside a call's window could cost a match; most must match.

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ids, inProcessStack, until } from '../helpers/stack.js';
 import { hostsFor } from '../../src/bridge/mcp/endpoint.js';
+import { slow } from '../helpers/wait.js';
 
 type Stack = Awaited<ReturnType<typeof inProcessStack>>;
 interface SseEvent {
@@ -120,7 +121,7 @@ test('a request without a progressToken answered quickly is one JSON body; with 
   }
 });
 
-test('resumability of a slow call without a progressToken: its answer turns into a stream, which resumes mid-call with Last-Event-ID', { timeout: 60_000 }, async () => {
+test('resumability of a slow call without a progressToken: its answer turns into a stream, which resumes mid-call with Last-Event-ID', { timeout: slow(60_000) }, async () => {
   const s = await inProcessStack();
   try {
     const path = `/v1/mcp/devices/${ids.device_id}`;

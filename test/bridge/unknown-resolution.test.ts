@@ -17,6 +17,7 @@ import type { InvokeParams, Outcome } from '../../src/protocol/messages.js';
 import { bridgeDoc, ids, tempDir, tokens, until } from '../helpers/stack.js';
 import { sseEvents } from '../helpers/sse.js';
 import { echoOutcome, SimDevice } from '../../bench/sim-device.js';
+import { slow } from '../helpers/wait.js';
 
 type Rec = {
   state: string;
@@ -191,7 +192,7 @@ test('an invoke never written to a live session ends expired/device_offline, sid
   }
 });
 
-test('an events stream waiting for the device to resolve the bridge\'s unknown ends when the resolution window closes, live and replayed', { timeout: 60_000 }, async () => {
+test('an events stream waiting for the device to resolve the bridge\'s unknown ends when the resolution window closes, live and replayed', { timeout: slow(60_000) }, async () => {
   const s = await setup({ resolveWindowMs: 1500 });
   const h = held();
   const sim = s.sim(h.answer);

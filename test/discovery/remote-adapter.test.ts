@@ -1,5 +1,5 @@
 import { test, before, after } from 'node:test';
-import { until } from '../helpers/wait.js';
+import { until, slow } from '../helpers/wait.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -205,7 +205,7 @@ test('an unreachable remote adapter does not hold up start(): it is fetched in t
   }
 });
 
-test('a silent remote origin neither holds up a local rescan nor stop()', { timeout: 8000 }, async () => {
+test('a silent remote origin neither holds up a local rescan nor stop()', { timeout: slow(8000) }, async () => {
   // The fetch would wait 10 s for the silent origin; the test's 8 s budget fails if anything waits for it.
   const { createServer: tcp } = await import('node:net');
   const held: import('node:net').Socket[] = [];

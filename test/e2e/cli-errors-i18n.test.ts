@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { agentDoc, cli, cliRun, ids, processStack, procReport, tempDir } from '../helpers/stack.js';
 import { EXIT_USAGE } from '../../src/cli/exit-codes.js';
+import { slow } from '../helpers/wait.js';
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 const EN = { LC_ALL: 'C.UTF-8' };
@@ -108,7 +109,7 @@ test('no agent and no bridge: status says both in Chinese; invoke says the bridg
   }
 });
 
-test('with a running stack: socket in use, bridge port in use, unknown function and device are said in the user language', { timeout: 180_000 }, async () => {
+test('with a running stack: socket in use, bridge port in use, unknown function and device are said in the user language', { timeout: slow(180_000) }, async () => {
   const socketDir = tempDir('aios-sock-i18n-');
   const socket = join(socketDir, 'agent.sock');
   const s = await processStack({ agent: { local_endpoint: { host: '127.0.0.1', port: 0, socket } } });

@@ -6,11 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cliRun, ids, processStack } from '../helpers/stack.js';
+import { slow } from '../helpers/wait.js';
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 const EN = { LC_ALL: 'C.UTF-8' };
 
-test('invalid_arguments: the violations in Chinese under zh_CN, the wire details in English otherwise; functions lists titles and levels in the user language', { timeout: 180_000 }, async () => {
+test('invalid_arguments: the violations in Chinese under zh_CN, the wire details in English otherwise; functions lists titles and levels in the user language', { timeout: slow(180_000) }, async () => {
   const s = await processStack({ agent: { handlers: { diagnostics: { enabled: true } } } });
   try {
     const rt = { AIOS_RUNTIME_TOKEN: s.tokens.runtime };

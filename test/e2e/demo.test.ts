@@ -10,6 +10,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { CLI, ROOT, cli, cliRun, tempDir, until } from '../helpers/stack.js';
 import { freePort } from '../helpers/net.js';
+import { slow } from '../helpers/wait.js';
 
 
 test('demo starts both, prints what to run, and the printed invoke works; Ctrl-C stops cleanly', async () => {
@@ -83,7 +84,7 @@ test('in a terminal the demo asks before a write: the prompt names the requester
   }
 });
 
-test('`npm start` runs the compiled build: the demo starts from dist/ and a call through it completes', { timeout: 240_000 }, async () => {
+test('`npm start` runs the compiled build: the demo starts from dist/ and a call through it completes', { timeout: slow(240_000) }, async () => {
   // What `npm start` does: build, then run <build>/src/cli/main.js demo (no tsx anywhere). The build goes
   // to a folder of its own under the project (node_modules is found from there), not into the checkout's
   // dist/, which other tests running alongside or the developer may be using.

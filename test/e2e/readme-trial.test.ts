@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { CLI, Proc, ROOT, procReport, tempDir, until } from '../helpers/stack.js';
 import type { TrialReport } from '../../src/trial/types.js';
 import { freePort } from '../helpers/net.js';
+import { slow } from '../helpers/wait.js';
 
 /** The README's trial command, as argv (its `sh` block that runs `trial`, continuation lines joined). */
 function readmeTrialCommand(): string[] {
@@ -30,7 +31,7 @@ function cliIn(cwd: string, args: string[]): Proc {
   return new Proc(spawn(process.execPath, ['--import', tsx, CLI, ...args], { cwd, env: { ...process.env, LC_ALL: 'C.UTF-8' }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
-test("the README's trial command against a fresh demo exits 0, with line 6 simulated", { timeout: 600_000 }, async () => {
+test("the README's trial command against a fresh demo exits 0, with line 6 simulated", { timeout: slow(600_000) }, async () => {
   const argv = readmeTrialCommand();
   assert.deepEqual(argv.slice(0, 3), ['node', 'dist/src/cli/main.js', 'trial']);
   const dir = tempDir();

@@ -7,13 +7,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { processStack } from '../helpers/stack.js';
+import { slow } from '../helpers/wait.js';
 
 /** This process's live children. */
 function children(): number[] {
   return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
 }
 
-test('an agent that exits at start: processStack throws and leaves no child process running', { timeout: 300_000 }, async () => {
+test('an agent that exits at start: processStack throws and leaves no child process running', { timeout: slow(300_000) }, async () => {
   const before = children();
   // An unknown key: the agent refuses its config and exits before it connects.
   await assert.rejects(processStack({ agent: { not_a_config_key: true } }), /the agent exited before the device came online/);

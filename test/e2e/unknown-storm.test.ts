@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { agentDoc, bridgeDoc, cli, ids, procReport, tempDir, tokens, until, type Proc } from '../helpers/stack.js';
 import { BridgeHttpError, RuntimeClient } from '../../src/runtime-client/client.js';
+import { slow } from '../helpers/wait.js';
 
 type CallRecord = Awaited<ReturnType<RuntimeClient['getCall']>> & { resolved_from?: { state: string; at: string } };
 
@@ -25,7 +26,7 @@ const HEARTBEAT_MS = 4000;
 /** Pauses, in turn: shorter than the deadline, past the deadline with the session held, past the heartbeat. */
 const PAUSES_MS = [2500, 14_000, 20_000];
 
-test('stop storm: 200 calls, 0 double executions, every bridge-issued unknown resolved after resume', { timeout: 300_000 }, async () => {
+test('stop storm: 200 calls, 0 double executions, every bridge-issued unknown resolved after resume', { timeout: slow(300_000) }, async () => {
   const dir = tempDir('aios-storm-');
   const t = tokens();
   const deviceTokens = Object.fromEntries(DEVICES.map((d) => ['dt_' + randomBytes(12).toString('hex'), { ...ids, device_id: d }]));

@@ -33,3 +33,11 @@ export async function alive<T>(p: Promise<T>): Promise<T> {
     clearInterval(keep);
   }
 }
+
+/**
+ * A test's own time limit, scaled by the slack like every wait: a limit is there to end a hang, and on a busy
+ * machine a slow test is not a hung one.
+ */
+export function slow(ms: number): number {
+  return ms * SLACK;
+}

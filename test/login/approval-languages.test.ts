@@ -20,6 +20,7 @@ import { PageClient, startOAuthBridge, tempDir, type OAuthBridge } from './helpe
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS } from './login-process.js';
 import { axe, shot } from '../renderer/page-checks.js';
+import { slow } from '../helpers/wait.js';
 
 /** Starts a login and resolves the user code it prints. */
 function startLogin(bridgeUrl: string, dir: string, deviceName: string): { code: Promise<string>; done: Promise<unknown> } {
@@ -108,7 +109,7 @@ describe('the approval page speaks the person’s language', () => {
     });
   }
 
-  it('in Chromium, every approval screen in en and zh-CN passes axe-core and is screenshotted', { timeout: 180_000 }, async () => {
+  it('in Chromium, every approval screen in en and zh-CN passes axe-core and is screenshotted', { timeout: slow(180_000) }, async () => {
     for (const locale of ['en', 'zh-CN'] as const) {
       const context = await chromium.launchPersistentContext(`${tmp.dir}/profile-${locale}`, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale });
       try {

@@ -17,6 +17,7 @@ import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
 import { SCREENS, axe, unwrappedText } from './page-checks.js';
 import { assertCatalogueBlock, rendererFile } from './catalogue-blocks.js';
+import { slow } from '../helpers/wait.js';
 
 /** Wide enough for every screen, small enough for the user guide's pictures. */
 const VIEWPORT = { width: 800, height: 900 };
@@ -97,8 +98,8 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
       // Approved on the bridge's page: signed in, connected, idle.
       const view = await rpc<{ verification_uri_complete: string }>('control.signin.status');
       await decideSignIn(context, view.verification_uri_complete, 'approve');
-      await page.locator('#signin-who').waitFor({ timeout: 60_000 });
-      await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
+      await page.locator('#signin-who').waitFor({ timeout: slow(60_000) });
+      await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: slow(60_000) });
       await page.locator('#pause:not([disabled])').waitFor();
       await page.locator('#no-prompt').waitFor();
       await screen(page, locale, 'status');
@@ -171,7 +172,7 @@ describe('every screen in en and zh-CN, against CLI-started bridge and agent', (
 
       // Signed out again for the next language's sign-in screen.
       await page.locator('#signout').click();
-      await page.locator('#signin[data-state="not_signed_in"]').waitFor({ timeout: 60_000 });
+      await page.locator('#signin[data-state="not_signed_in"]').waitFor({ timeout: slow(60_000) });
       assert.deepEqual(problems, []);
     });
   }

@@ -16,6 +16,7 @@ import { Instrument, scale, startPtyPair } from '../peers/serial-pty.js';
 import { until } from '../helpers/stack.js';
 import { setup } from './stack.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
+import { slow } from '../helpers/wait.js';
 
 
 test('a printer picked from the device list with a name, and a serial port by path with a name: calls by name pass the resource check', async () => {
@@ -59,7 +60,7 @@ test('a printer picked from the device list with a name, and a serial port by pa
     await s.page.locator('#grants li[data-kind="serial"]').waitFor();
     const weigh = s.client.call('serial.request', { port: 'scale', write: { text: 'W\r\n' }, until: { delimiter: '\n' } }, { wait: true, confirm_timeout_ms: 60_000 });
     // `serial.request` is medium risk: the page may be asked; it allows once.
-    const answered = await Promise.race([weigh.then(() => 'done'), s.page.getByRole('alertdialog').waitFor({ timeout: 60_000 }).then(() => 'prompt')]);
+    const answered = await Promise.race([weigh.then(() => 'done'), s.page.getByRole('alertdialog').waitFor({ timeout: slow(60_000) }).then(() => 'prompt')]);
     if (answered === 'prompt') await s.page.getByRole('alertdialog').getByRole('button', { name: 'Allow once', exact: true }).click();
     const weighed = await weigh;
     assert.equal(weighed.record.outcome?.state, 'completed', JSON.stringify(weighed.record.outcome?.error));

@@ -6,8 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { localRpc, setup } from './stack.js';
+import { slow } from '../helpers/wait.js';
 
-test('a grant added and removed in another window shows up and goes away in an open Settings screen', { timeout: 120_000 }, async () => {
+test('a grant added and removed in another window shows up and goes away in an open Settings screen', { timeout: slow(120_000) }, async () => {
   const s = await setup();
   const rpc = localRpc(() => s.ui.base, () => s.endpoint.token);
   try {
@@ -15,7 +16,7 @@ test('a grant added and removed in another window shows up and goes away in an o
     await s.page.getByText('Nothing is shared.', { exact: true }).waitFor();
     await rpc('control.grants.add', { kind: 'serial', entry: { path: '/dev/ttyS0', alias: 'scale' } });
     const row = s.page.locator('#grants li[data-kind="serial"]');
-    await row.waitFor({ timeout: 30_000 });
+    await row.waitFor({ timeout: slow(30_000) });
     assert.match((await row.locator('span').textContent()) ?? '', /scale/);
     assert.deepEqual(await rpc('control.grants.remove', { kind: 'serial', id: 'scale' }), { removed: true });
     await row.waitFor({ state: 'detached', timeout: 30_000 });

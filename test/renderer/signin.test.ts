@@ -20,6 +20,7 @@ import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
 import { decideSignIn, localRpc, signedOutSetup } from './stack.js';
 import { assertCatalogueBlock, rendererFile } from './catalogue-blocks.js';
+import { slow } from '../helpers/wait.js';
 
 // jsqr is CommonJS with its function on `default`: under Node's ESM interop that is one level down.
 const jsQR = (jsqr as unknown as { default: typeof jsqr.default }).default;
@@ -122,7 +123,7 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
 
     await decideSignIn(context, view.verification_uri_complete!, 'approve');
     const who = page.locator('#signin-who');
-    await who.waitFor({ timeout: 60_000 });
+    await who.waitFor({ timeout: slow(60_000) });
     assert.equal(await who.textContent(), `Signed in as usr_alice in ws_b at ${bridgeUrl}`);
     await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
     assert.equal(await screen.isVisible(), false, 'the sign-in screen is gone');
@@ -135,7 +136,7 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
       throw new Error(`${e.message}; the agent said:\n${agent.err}`);
     });
     assert.equal((await rt.call('device.info', {})).record.outcome?.state, 'completed', 'a call through the bridge completes');
-    await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
+    await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: slow(60_000) });
     assert.equal((await rpc<{ signin: SignInView }>('control.status')).signin.state, 'signed_in');
     assert.equal(agent.child.exitCode, null, 'one agent process throughout');
     await shot(page, 'en-signin-signed-in');
@@ -177,7 +178,7 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     await page.locator('#signin[data-state="waiting"]').waitFor();
     const view = await rpc<SignInView>('control.signin.status');
     await decideSignIn(context, view.verification_uri_complete!, 'deny');
-    await page.locator('#signin[data-state="denied"]').waitFor({ timeout: 60_000 });
+    await page.locator('#signin[data-state="denied"]').waitFor({ timeout: slow(60_000) });
     await page.getByText('The sign-in was denied on the approval page. Start again for a new code.', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Start again', exact: true }).waitFor();
     assert.equal(await page.locator('#signin-code-box').isVisible(), false, 'the old code is gone');
@@ -227,8 +228,8 @@ describe('signing in from the page, against CLI-started bridge and agent', () =>
     assert.deepEqual(await unwrappedText(page), [], 'waiting with a code');
     const view = await rpc<SignInView>('control.signin.status');
     await decideSignIn(context, view.verification_uri_complete!, 'approve');
-    await page.locator('#signin-who').waitFor({ timeout: 60_000 });
-    await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
+    await page.locator('#signin-who').waitFor({ timeout: slow(60_000) });
+    await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: slow(60_000) });
     assert.deepEqual(await unwrappedText(page), [], 'signed in');
     assert.deepEqual(problems, []);
   });

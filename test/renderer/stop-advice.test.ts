@@ -20,6 +20,7 @@ import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { axe, shot, unwrappedText } from './page-checks.js';
 import { decideSignIn, localRpc, setup, signedOutSetup } from './stack.js';
+import { slow } from '../helpers/wait.js';
 
 const DEVICE_NAME = 'Stop advice box';
 
@@ -52,7 +53,7 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     await page.locator('#signin[data-state="waiting"]').waitFor();
     const view = await rpc<{ verification_uri_complete: string }>('control.signin.status');
     await decideSignIn(context, view.verification_uri_complete, 'approve');
-    await page.locator('#signin-who').waitFor({ timeout: 60_000 });
+    await page.locator('#signin-who').waitFor({ timeout: slow(60_000) });
   }
 
   before(async () => {
@@ -65,7 +66,7 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     deviceId = (JSON.parse(readFileSync(join(dir, 'device', 'login.json'), 'utf8')) as { device_id: string }).device_id;
     rt = new RuntimeClient({ bridge_url: bridgeUrl, token: 'rt_stop', workspace_id: 'ws_b', device_id: deviceId });
     await online(true);
-    await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
+    await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: slow(60_000) });
     assert.equal(await page.locator('#stopped').isVisible(), false, 'no stop advice while connected');
     // Listens to the page's notifications like the page does (WS /rpc, the local token as a subprotocol).
     const ws = (events = new WebSocket(`${ui.replace(/^http/, 'ws')}/rpc`, ['aios-local.v1', `bearer.${localToken}`]));
@@ -98,7 +99,7 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
 
     // The window: why, and to use its own Sign in, with the sign-in screen right below.
     const stopped = page.locator('#stopped[data-type="unauthorized"]');
-    await stopped.waitFor({ timeout: 60_000 });
+    await stopped.waitFor({ timeout: slow(60_000) });
     assert.equal(await page.locator('#stopped-title').textContent(), 'Signed out: the bridge no longer accepts this device\'s sign-in');
     const action = (await page.locator('#stopped-action').textContent()) ?? '';
     assert.equal(action, 'It was revoked or has expired. Select Sign in below to sign in again (the bridge address is filled in); AIOS Device reconnects by itself, no restart needed.');
@@ -139,7 +140,7 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     await signInFromWindow('Sign in');
     await page.locator('#stopped').waitFor({ state: 'hidden', timeout: 60_000 });
     assert.equal(await page.locator('#signin-who').textContent(), `Signed in as usr_alice in ws_b at ${bridgeUrl}`);
-    await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
+    await page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: slow(60_000) });
     await online(true);
     assert.equal((await rt.call('device.info', {})).record.outcome?.state, 'completed', 'a call through the bridge completes');
     await until(() => bridgeEvents.at(-1)?.bridge === 'connected', 30_000, 'control/notification.bridge: connected again');
@@ -160,13 +161,13 @@ describe('the window after another copy replaced this device (a token from the c
     let other: RunningAgent | undefined;
     try {
       await s.page.goto(`${s.ui.base}/ui/?lang=en#token=${encodeURIComponent(s.endpoint.token)}`);
-      await s.page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: 60_000 });
+      await s.page.locator('#bridge-state[data-state="connected"]').waitFor({ timeout: slow(60_000) });
       assert.equal(await s.page.locator('#stopped').isVisible(), false);
       // Another agent with the same device token and identity, in its own data folder: the bridge keeps the newer one.
       const data = join(s.dir, 'agent2');
       mkdirSync(data, { recursive: true, mode: 0o700 });
       other = await startAgent(normalizeAgentConfig(agentDoc(s.dir, s.bridgeUrl, s.tokens, { data_dir: data, local_endpoint: { host: '127.0.0.1', port: 0, socket: false } })), silentLogger());
-      await s.page.locator('#stopped[data-type="replaced"]').waitFor({ timeout: 60_000 });
+      await s.page.locator('#stopped[data-type="replaced"]').waitFor({ timeout: slow(60_000) });
       assert.equal(await s.page.locator('#stopped-title').textContent(), 'Another copy of AIOS Device connected as this device');
       assert.equal(await s.page.locator('#stopped-action').textContent(), 'Two devices use the same device id in their config files (identity.device_id). Ask whoever set them up to give each its own, then quit AIOS Device and start it again.');
       assert.equal(await s.page.locator('#signin').isVisible(), false, 'a device provisioned by its config has no sign-in screen');

@@ -10,11 +10,12 @@ import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { inProcessStack, ids, tempDir, ROOT } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
+import { slow } from '../helpers/wait.js';
 
 const trial = (s: Awaited<ReturnType<typeof inProcessStack>>, allowEffects: boolean) =>
   runTrial({ bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['confirm'], control: 'local', agentDataDir: join(s.dir, 'agent'), unattended: true, allowEffects });
 
-test('a healthy device: allowed writes the scratch file, denied and unanswered do not; simulated under --unattended', { timeout: 120_000 }, async () => {
+test('a healthy device: allowed writes the scratch file, denied and unanswered do not; simulated under --unattended', { timeout: slow(120_000) }, async () => {
   const s = await inProcessStack({});
   try {
     for (const fx of [true, false]) {
@@ -34,7 +35,7 @@ test('a healthy device: allowed writes the scratch file, denied and unanswered d
   }
 });
 
-test('a policy that pre-allows the high-risk function: no prompt appears, so confirm.high_risk fails', { timeout: 120_000 }, async () => {
+test('a policy that pre-allows the high-risk function: no prompt appears, so confirm.high_risk fails', { timeout: slow(120_000) }, async () => {
   // files.write_text asks by policy (diagnostics.confirm always asks, so no policy can pre-allow it).
   const s = await inProcessStack({ agent: { policy: { 'files.write_text': 'allow' } } });
   try {
@@ -85,7 +86,7 @@ export default {
   return dir;
 }
 
-test('a handler whose effect happens although the user denied it: confirm.high_risk fails and names the file', { timeout: 120_000 }, async () => {
+test('a handler whose effect happens although the user denied it: confirm.high_risk fails and names the file', { timeout: slow(120_000) }, async () => {
   const dir = tempDir();
   const s = await inProcessStack({ agentOptions: { handlersDir: handlersThatIgnoreADeny(dir) } });
   try {

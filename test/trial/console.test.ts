@@ -16,10 +16,11 @@ import { processStack, ids } from '../helpers/stack.js';
 import { latinPhrases } from '../helpers/script-check.js';
 import { shot } from '../renderer/page-checks.js';
 import { CHROMIUM_ARGS } from '../login/login-process.js';
+import { slow } from '../helpers/wait.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-test('the console runs device.info from its form and shows the live state and the output', { timeout: 300_000 }, async () => {
+test('the console runs device.info from its form and shows the live state and the output', { timeout: slow(300_000) }, async () => {
   const s = await processStack();
   const profile = mkdtempSync(join(tmpdir(), 'aios-console-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
@@ -47,7 +48,7 @@ test('the console runs device.info from its form and shows the live state and th
     await page.fill('#arg-value', '"from the console"');
     assert.deepEqual(JSON.parse(await page.inputValue('#args-json')), { value: 'from the console' }, 'the form fills the JSON');
     await page.click('#run');
-    await page.locator('#call-state', { hasText: 'completed' }).waitFor({ timeout: 60_000 });
+    await page.locator('#call-state', { hasText: 'completed' }).waitFor({ timeout: slow(60_000) });
     const outcome = JSON.parse(await page.textContent('#call-outcome') ?? '{}') as { state: string; output: unknown };
     assert.equal(outcome.state, 'completed');
     assert.deepEqual(outcome.output, { value: 'from the console' });
@@ -57,7 +58,7 @@ test('the console runs device.info from its form and shows the live state and th
 
     await page.selectOption('#fn', 'device.info');
     await page.click('#run');
-    await page.locator('#call-outcome', { hasText: '"function": "device.info"' }).waitFor({ timeout: 60_000 });
+    await page.locator('#call-outcome', { hasText: '"function": "device.info"' }).waitFor({ timeout: slow(60_000) });
     assert.match(await page.textContent('#call-outcome') ?? '', /"output"/);
 
     await page.evaluate(AXE); // through the debugger protocol, so the page's CSP need not be loosened
@@ -83,7 +84,7 @@ const CONSOLE_TEXT = `(() => {
   return [document.title, ...out];
 })()`;
 
-test('the console in a zh-CN browser speaks Chinese, states in words; the switch turns it to English and is remembered', { timeout: 300_000 }, async () => {
+test('the console in a zh-CN browser speaks Chinese, states in words; the switch turns it to English and is remembered', { timeout: slow(300_000) }, async () => {
   const s = await processStack();
   const profile = mkdtempSync(join(tmpdir(), 'aios-console-zh-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, locale: 'zh-CN' });
@@ -103,7 +104,7 @@ test('the console in a zh-CN browser speaks Chinese, states in words; the switch
     await page.fill('#arg-value', '"来自控制台"');
     await page.click('#run');
     const state = page.locator('#call-state[data-state="completed"]');
-    await state.waitFor({ timeout: 60_000 });
+    await state.waitFor({ timeout: slow(60_000) });
     assert.equal(await state.textContent(), '已完成');
     assert.match((await page.textContent('#call-events')) ?? '', /已提交/);
     assert.ok(await page.isDisabled('#cancel'), 'Cancel is disabled once the call ended');

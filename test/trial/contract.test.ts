@@ -9,10 +9,11 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { join } from 'node:path';
 import { inProcessStack, ids, tempDir, until, ROOT } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
+import { slow } from '../helpers/wait.js';
 
 const FILES = ['copy', 'delete', 'list_dir', 'mkdir', 'move', 'read_bytes', 'read_text', 'search', 'stat', 'write_bytes', 'write_text'].map((f) => `contract.files.${f}`);
 
-test('every files function passes on a fixture of its own in a scratch share under the agent\'s temp folder, removed afterwards; no output is inconclusive', { timeout: 300_000 }, async () => {
+test('every files function passes on a fixture of its own in a scratch share under the agent\'s temp folder, removed afterwards; no output is inconclusive', { timeout: slow(300_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const agentDir = join(s.dir, 'agent');
@@ -44,7 +45,7 @@ test('every files function passes on a fixture of its own in a scratch share und
   }
 });
 
-test('where the admin ceiling forbids a scratch share, the files checks are not_run and say why', { timeout: 300_000 }, async () => {
+test('where the admin ceiling forbids a scratch share, the files checks are not_run and say why', { timeout: slow(300_000) }, async () => {
   const s = await inProcessStack({ agent: { grants: { files: [] } } });
   try {
     const r = await runTrial({ bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['contract.files'], control: 'local', agentDataDir: join(s.dir, 'agent'), unattended: true, allowEffects: true });
@@ -59,7 +60,7 @@ test('where the admin ceiling forbids a scratch share, the files checks are not_
   }
 });
 
-test('an output that breaks its schema or misses a required field fails its contract check; a healthy one passes', { timeout: 300_000 }, async () => {
+test('an output that breaks its schema or misses a required field fails its contract check; a healthy one passes', { timeout: slow(300_000) }, async () => {
   const dir = tempDir();
   const adapters = join(dir, 'adapters');
   mkdirSync(adapters, { recursive: true });

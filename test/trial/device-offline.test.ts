@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcessStack, ids } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
+import { slow } from '../helpers/wait.js';
 
-test('faults.device_offline with no offline device is not run, never passed on an unknown id\'s 404', { timeout: 120_000 }, async () => {
+test('faults.device_offline with no offline device is not run, never passed on an unknown id\'s 404', { timeout: slow(120_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const base = { bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['client.version', 'faults.device_offline'] };

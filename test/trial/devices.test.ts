@@ -11,8 +11,9 @@ import { inProcessStack, ids, until } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
 import { renderHtml } from '../../src/trial/report.js';
 import { APP_VERSION } from '../../src/version.js';
+import { slow } from '../helpers/wait.js';
 
-test('--device twice: each device is checked; a stopped second device fails client.version on its own column', { timeout: 300_000 }, async () => {
+test('--device twice: each device is checked; a stopped second device fails client.version on its own column', { timeout: slow(300_000) }, async () => {
   const second = { ...ids, device_id: 'dev_t2' };
   const token2 = 'dt_' + randomBytes(12).toString('hex');
   const s = await inProcessStack({ bridge: { device_tokens: { [token2]: second } } });
@@ -50,7 +51,7 @@ test('--device twice: each device is checked; a stopped second device fails clie
   }
 });
 
-test('--device twice: a second device with an older client than the bridge accepts fails client.version (client_outdated) on its own column', { timeout: 300_000 }, async () => {
+test('--device twice: a second device with an older client than the bridge accepts fails client.version (client_outdated) on its own column', { timeout: slow(300_000) }, async () => {
   const second = { ...ids, device_id: 'dev_t2' };
   const token2 = 'dt_' + randomBytes(12).toString('hex');
   // The bridge accepts this release (min 0.1.0); the second device announces an older one, as an old install would.

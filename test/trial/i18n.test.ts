@@ -13,6 +13,7 @@ import { trialEn, trialZh } from '../../src/i18n/trial.js';
 import { runTrial } from '../../src/trial/run-trial.js';
 import { renderHtml } from '../../src/trial/report.js';
 import type { TrialReport } from '../../src/trial/types.js';
+import { slow } from '../helpers/wait.js';
 
 /** Runs of three or more Latin words (a word: letters only, not part of an id, flag, path or file name). */
 function latinPhrases(text: string): string[] {
@@ -54,7 +55,7 @@ function templateText(html: string, r: TrialReport): string {
   return text;
 }
 
-test('the zh-CN report of real runs: every message from the catalogue, no English phrase outside parameters', { timeout: 300_000 }, async () => {
+test('the zh-CN report of real runs: every message from the catalogue, no English phrase outside parameters', { timeout: slow(300_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const base = { bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], lang: 'zh-CN' as const };

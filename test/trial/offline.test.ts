@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { CLI, inProcessStack, ids, until } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
 import { LocalControl } from '../../src/trial/local-control.js';
+import { slow } from '../helpers/wait.js';
 
-test('faults.device_offline takes the link down with control.session.offline and observes 409 device_offline', { timeout: 180_000 }, async () => {
+test('faults.device_offline takes the link down with control.session.offline and observes 409 device_offline', { timeout: slow(180_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const agentDir = join(s.dir, 'agent');
@@ -35,7 +36,7 @@ test('faults.device_offline takes the link down with control.session.offline and
   }
 });
 
-test('faults.bridge_unreachable: with control the device\'s own status says it is not connected while its link is down; without control never a pass', { timeout: 180_000 }, async () => {
+test('faults.bridge_unreachable: with control the device\'s own status says it is not connected while its link is down; without control never a pass', { timeout: slow(180_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const base = { bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['faults.bridge_unreachable'] };

@@ -10,6 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { inProcessStack, ids } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
+import { slow } from '../helpers/wait.js';
 
 // The functions of the kinds this machine has nothing to share for are turned off (then not published).
 const PRINTER = ['cancel_job', 'get_attributes', 'job_status', 'list', 'list_jobs', 'print', 'print_raw'].map((f) => `printer.${f}`);
@@ -28,7 +29,7 @@ async function withShare(disabled: string[], f: (r: Awaited<ReturnType<typeof ru
   }
 }
 
-test('every needed kind granted: both checks pass, the link escaping the share is refused', { timeout: 120_000 }, async () => {
+test('every needed kind granted: both checks pass, the link escaping the share is refused', { timeout: slow(120_000) }, async () => {
   await withShare([...PRINTER, ...SERIAL], (r) => {
     const g = r.checks.find((c) => c.id === 'permissions.granted')!;
     assert.equal(g.verdict, 'pass', g.message);
@@ -40,7 +41,7 @@ test('every needed kind granted: both checks pass, the link escaping the share i
   });
 });
 
-test('serial functions published with no port shared: permissions.granted names serial as not granted, and the serial functions are not tested (not run, not required), never passed', { timeout: 120_000 }, async () => {
+test('serial functions published with no port shared: permissions.granted names serial as not granted, and the serial functions are not tested (not run, not required), never passed', { timeout: slow(120_000) }, async () => {
   await withShare(
     PRINTER,
     (r) => {

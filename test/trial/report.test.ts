@@ -17,6 +17,7 @@ import { CHROMIUM_ARGS } from '../login/login-process.js';
 import { axe, shot } from '../renderer/page-checks.js';
 import { redactEvidence, runTrial } from '../../src/trial/run-trial.js';
 import { renderHtml } from '../../src/trial/report.js';
+import { slow } from '../helpers/wait.js';
 
 test('evidence is redacted: the runtime token, secret-named keys and key-looking strings', () => {
   const token = 'rt_0123456789abcdef0123';
@@ -25,7 +26,7 @@ test('evidence is redacted: the runtime token, secret-named keys and key-looking
   assert.match(out, /"path":"a.txt"/);
 });
 
-test('the report in en and zh-CN: summary, protocol, lines, print CSS; screenshots pass axe-core', { timeout: 300_000 }, async () => {
+test('the report in en and zh-CN: summary, protocol, lines, print CSS; screenshots pass axe-core', { timeout: slow(300_000) }, async () => {
   const s = await inProcessStack({});
   const dir = mkdtempSync(join(tmpdir(), 'aios-trial-report-'));
   const context = await chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });

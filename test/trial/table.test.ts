@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { inProcessStack, ids } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
+import { slow } from '../helpers/wait.js';
 
-test('--only confirm.high_risk runs client.version first itself and then observes the prompt', { timeout: 120_000 }, async () => {
+test('--only confirm.high_risk runs client.version first itself and then observes the prompt', { timeout: slow(120_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const r = await runTrial({ bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['confirm.high_risk'], control: 'local', agentDataDir: join(s.dir, 'agent'), unattended: true });
@@ -24,7 +25,7 @@ test('--only confirm.high_risk runs client.version first itself and then observe
   }
 });
 
-test('identity is inconclusive with nothing to compare with, fails on another workspace or user, passes on the expected ones', { timeout: 120_000 }, async () => {
+test('identity is inconclusive with nothing to compare with, fails on another workspace or user, passes on the expected ones', { timeout: slow(120_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const base = { bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['identity'] };

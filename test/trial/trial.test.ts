@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { processStack, cliRun, cli, tempDir, tokens, bridgeDoc, agentDoc, ids, until, ROOT } from '../helpers/stack.js';
 import { RuntimeClient } from '../../src/runtime-client/client.js';
 import type { TrialReport } from '../../src/trial/types.js';
+import { slow } from '../helpers/wait.js';
 
 type Stack = Awaited<ReturnType<typeof processStack>>;
 
@@ -41,7 +42,7 @@ function sharedFolder(dir: string): string {
   return p;
 }
 
-test('a healthy device passes the whole trial with --allow-effects; without it the files checks are not run and fail the run; a broken handler fails exactly its contract check', { timeout: 600_000 }, async () => {
+test('a healthy device passes the whole trial with --allow-effects; without it the files checks are not run and fail the run; a broken handler fails exactly its contract check', { timeout: slow(600_000) }, async () => {
   const dir = tempDir();
   const adapters = join(dir, 'adapters');
   mkdirSync(adapters, { recursive: true });
@@ -92,7 +93,7 @@ test('a healthy device passes the whole trial with --allow-effects; without it t
   }
 });
 
-test('no shared folder fails exactly permissions.granted; a prompt that never comes fails exactly confirm.high_risk', { timeout: 600_000 }, async () => {
+test('no shared folder fails exactly permissions.granted; a prompt that never comes fails exactly confirm.high_risk', { timeout: slow(600_000) }, async () => {
   const noShare = await processStack({ agent: filesOnly });
   try {
     const r = await trial(noShare, unattended(noShare));
@@ -114,7 +115,7 @@ test('no shared folder fails exactly permissions.granted; a prompt that never co
   }
 });
 
-test('a device below the bridge\'s minimum version fails client.version with client_outdated; nothing else is passed', { timeout: 600_000 }, async () => {
+test('a device below the bridge\'s minimum version fails client.version with client_outdated; nothing else is passed', { timeout: slow(600_000) }, async () => {
   const dir = tempDir();
   const t = tokens();
   mkdirSync(join(dir, 'bridge'), { recursive: true, mode: 0o700 }); // a data folder others can read is refused

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { inProcessStack, ids } from '../helpers/stack.js';
 import { runTrial } from '../../src/trial/run-trial.js';
 import { renderHtml } from '../../src/trial/report.js';
+import { slow } from '../helpers/wait.js';
 
-test('a line with a passed and a not-run required check is not_run, in the JSON and the HTML; the run fails', { timeout: 120_000 }, async () => {
+test('a line with a passed and a not-run required check is not_run, in the JSON and the HTML; the run fails', { timeout: slow(120_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const base = { bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id] };
@@ -38,7 +39,7 @@ test('a line with a passed and a not-run required check is not_run, in the JSON 
   }
 });
 
-test('--unattended: the trial answered the prompt itself, so confirm.high_risk and line 6 are simulated, and the run may pass', { timeout: 120_000 }, async () => {
+test('--unattended: the trial answered the prompt itself, so confirm.high_risk and line 6 are simulated, and the run may pass', { timeout: slow(120_000) }, async () => {
   const s = await inProcessStack({});
   try {
     const r = await runTrial({ bridge: s.url, runtimeToken: s.tokens.runtime, workspace: ids.workspace_id, devices: [ids.device_id], only: ['client.version', 'confirm'], control: 'local', agentDataDir: join(s.dir, 'agent'), unattended: true });

@@ -20,6 +20,7 @@ import { agentDoc, bridgeDoc, cli, ids, tempDir, tokens, until } from '../../../
 import { RuntimeClient } from '../../../src/runtime-client/client.js';
 import { createTestHost, render } from '../../../src/kit/testing.js';
 import handler from '../index.js';
+import { slow } from '../../../test/helpers/wait.js';
 
 const FRIDGE = 'a4c138000001';
 const LAMP = 'c0ffee000002';
@@ -400,7 +401,7 @@ test('through a CLI-started bridge and agent: read and write over the whole path
   }
 });
 
-test('the Bluetooth bench runs end to end with tiny counts (its own simulator; figures are not checked here)', { timeout: 180_000 }, async () => {
+test('the Bluetooth bench runs end to end with tiny counts (its own simulator; figures are not checked here)', { timeout: slow(180_000) }, async () => {
   // The bench owns port 2846 while it runs: this file's simulator steps aside for it.
   await sim.stop();
   const { runBluetoothBench } = await import('../../../bench/bluetooth.js');
