@@ -87,3 +87,31 @@ export const intlLocale = (): 'zh-CN' | 'en' => (state.locale === 'zh-CN' ? 'zh-
 export function applyStaticStrings(): void {
   for (const el of document.querySelectorAll<HTMLElement>('[data-i18n]')) el.textContent = t(el.dataset['i18n'] ?? '');
 }
+
+/**
+ * The sentence for `key` as nodes, for an element's `replaceChildren`: the params named in `code` as
+ * `<code data-value>` elements (ids, error codes: what a person may copy, never translated), the rest as text.
+ */
+export function tNodes(key: string, params: Params, code: readonly string[]): Node[] {
+  const out: Node[] = [];
+  let text = '';
+  let last = 0;
+  const tpl = template(key);
+  for (const m of tpl.matchAll(PLACEHOLDER)) {
+    const name = m[1]!;
+    text += tpl.slice(last, m.index);
+    last = m.index + m[0].length;
+    if (!Object.hasOwn(params, name)) text += m[0];
+    else if (code.includes(name)) {
+      if (text) out.push(document.createTextNode(text));
+      text = '';
+      const c = document.createElement('code');
+      c.dataset['value'] = '';
+      c.textContent = String(params[name]);
+      out.push(c);
+    } else text += String(params[name]);
+  }
+  text += tpl.slice(last);
+  if (text) out.push(document.createTextNode(text));
+  return out;
+}
