@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RENDERER_CSP } from '../../src/endpoint/static-ui.js';
 import { setup } from './stack.js';
+import { openScreen } from './page-checks.js';
 import { ids } from '../helpers/stack.js';
 
 test('the page shows a confirmation prompt from a real call and Deny ends the call rejected/user_rejected', async (t) => {
@@ -28,7 +29,7 @@ test('the page shows a confirmation prompt from a real call and Deny ends the ca
     await s.page.locator('#pause:not([disabled])').waitFor();
     assert.equal(new URL(s.page.url()).hash, '', 'the token is taken out of the address bar');
     await s.page.locator('#bridge-state[data-state="connected"]').waitFor();
-    await s.page.getByText('Nothing is waiting for your confirmation.').waitFor();
+    await s.page.getByText('Nothing is waiting for you.', { exact: true }).waitFor();
     assert.equal(await s.page.locator('#token-form').isVisible(), false, 'no token form once connected');
 
     const call = s.client.call('diagnostics.confirm', {}, { wait: true, confirm_timeout_ms: 60_000 });
@@ -66,6 +67,7 @@ test('the page shows a confirmation prompt from a real call and Deny ends the ca
     assert.equal(record.outcome?.state, 'rejected');
     assert.equal(record.outcome?.error?.type, 'user_rejected');
     await prompt.waitFor({ state: 'hidden' });
+    await openScreen(s.page, 'activity');
     await s.page.locator(`#activity li[data-call-id="${record.call_id}"][data-state="rejected"]`).waitFor();
     assert.deepEqual(s.problems, []);
   } finally {
@@ -97,6 +99,9 @@ test('without the token the page asks for it, and a wrong one is refused', async
     await s.page.goto(`${s.ui.base}/ui/`);
     const form = s.page.locator('#token-form');
     await form.waitFor();
+    // Not "disconnected": the page has no token to connect with yet, and says so.
+    assert.equal(await s.page.locator('#agent-state').getAttribute('data-state'), 'no_token');
+    assert.equal(await s.page.locator('#agent-state').textContent(), 'Agent: waiting for the local token');
     await s.page.locator('#token-input').fill('not-the-token');
     await form.getByRole('button', { name: 'Connect' }).click();
     await s.page.getByRole('alert').filter({ hasText: 'refused this token' }).waitFor();

@@ -6,12 +6,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { localRpc, setup } from './stack.js';
+import { openScreen } from './page-checks.js';
 
 test('a grant added and removed in another window shows up and goes away in an open Settings screen', { timeout: 120_000 }, async () => {
   const s = await setup();
   const rpc = localRpc(() => s.ui.base, () => s.endpoint.token);
   try {
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await openScreen(s.page, 'shares');
     await s.page.getByText('Nothing is shared.', { exact: true }).waitFor();
     await rpc('control.grants.add', { kind: 'serial', entry: { path: '/dev/ttyS0', alias: 'scale' } });
     const row = s.page.locator('#grants li[data-kind="serial"]');
