@@ -113,7 +113,7 @@ test('the admin ceiling is shown and a grant outside it refused; an admin share 
     await s.page.locator('#error:not([hidden])').waitFor();
     assert.equal(await s.page.locator('#error').textContent(), '不允许：管理员的设置不允许此操作。');
     assert.equal(await s.page.locator('#grants li').count(), 2, 'nothing added');
-    assert.equal(await s.page.getByRole('heading', { name: '功能' }).count(), 1);
+    assert.equal(await s.page.getByRole('heading', { name: '共享的文件夹和设备' }).count(), 1);
     await shot(s.page, 'zh-CN-settings');
     await axe(s.page, 'zh-CN settings');
 

@@ -108,7 +108,10 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     assert.equal(await signIn.isVisible(), true, 'the Sign in the advice names is right there');
     assert.equal(await page.getByLabel('Bridge address').inputValue(), bridgeUrl, 'the address is filled in');
     assert.equal(await page.locator('#account').isVisible(), false);
-    await page.locator('#bridge-state[data-state="offline"]').waitFor();
+    // Nobody is signed in any more: the pill says so, not a red "offline" (the box above says why).
+    await page.locator('#bridge-state[data-state="not_signed_in"]').waitFor();
+    assert.equal(await page.locator('#bridge-state').textContent(), 'Bridge: not signed in');
+    assert.equal(await page.locator('#home-connection').textContent(), 'Not signed in: no call can reach this device until you sign in.');
     await shot(page, 'en-stopped-unauthorized');
     await axe(page, 'stopped (unauthorized)');
 
