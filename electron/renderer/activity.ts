@@ -3,7 +3,7 @@
  * control.activity.list, one call's details below the list, and exports of every call the filters match,
  * as JSON and as CSV (RFC 4180).
  */
-import { has, t, tm, tNodes } from './catalogue.js';
+import { countKey, has, t, tm, tNodes } from './catalogue.js';
 import type { WordsMessage } from '../../src/control/words.js';
 import type { ActivityFilter, CallRow } from './control-types.js';
 import { $, input, select } from './dom.js';
@@ -152,7 +152,7 @@ function renderCount(): void {
   // A full page is the list's cap, not all there is: say so (the export holds every matching call).
   const capped = n >= ACTIVITY_PAGE;
   const key = filtered ? (capped ? 'ui.activity.count_filtered_capped' : 'ui.activity.count_filtered') : capped ? 'ui.activity.count_capped' : 'ui.activity.count';
-  $('activity-count').textContent = n === 0 ? '' : t(key, { count: formatCount(n) });
+  $('activity-count').textContent = n === 0 ? '' : t(countKey(key, n), { count: formatCount(n) });
   $('no-activity').textContent = t(filtered ? 'ui.activity.none_match' : 'ui.activity.none');
 }
 

@@ -64,6 +64,9 @@ export function t(key: string, params: Params = {}): string {
   return template(key).replace(PLACEHOLDER, (whole, name: string) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
 }
 
+/** `key`, or its `_one` variant when `count` is 1 and the catalogue has one ("1 recent call", not "1 recent calls"). */
+export const countKey = (key: string, count: number): string => (count === 1 && has(`${key}_one`) ? `${key}_one` : key);
+
 /** A message the agent sent (key + params, nested messages in params), in the page's language. */
 export function tm(m: WordsMessage): string {
   const params = m.params ?? {};

@@ -4,7 +4,7 @@
  * app.ts's; start at login in Electron only, the log level) and About. Everything the agent sends is shown with textContent; every sentence comes from the catalogues.
  */
 import type { DeviceApi } from '../ipc-channels.js';
-import { has, t, tm, tNodes } from './catalogue.js';
+import { countKey, has, t, tm, tNodes } from './catalogue.js';
 import { riskMessage } from '../../src/control/words.js';
 import type { Candidate, FunctionView, GrantView, LogLevel, ResultOf, SettingsView } from './control-types.js';
 import { $, input, select } from './dom.js';
@@ -203,7 +203,7 @@ function renderFunctionGroups(): void {
     ? shown.length
       ? t('ui.functions.count_match', { count: formatCount(shown.length), total: formatCount(fns.length) })
       : t('ui.functions.none_match')
-    : t('ui.functions.count', { count: formatCount(fns.length) });
+    : t(countKey('ui.functions.count', fns.length), { count: formatCount(fns.length) });
 }
 
 /** One line about a local adapter: a new one waiting for approval, or one running without the sandbox. */
