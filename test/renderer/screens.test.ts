@@ -39,6 +39,19 @@ test('the capture page uses only ui.capture.* keys that both catalogues hold, as
   assertCatalogueBlock(keys, (k) => k.startsWith('ui.capture.'), 'ui.capture.*', true);
 });
 
+// Without a browser: each user guide shows every screen, from its own copy inside the repository.
+test('the user guides show every screen of their language, from docs/images/screens/<locale>/', () => {
+  const root = join(import.meta.dirname, '..', '..');
+  for (const [locale, guide] of [['en', 'user-guide.md'], ['zh-CN', 'user-guide.zh-CN.md']] as const) {
+    const text = readFileSync(join(root, 'docs', guide), 'utf8');
+    for (const name of SCREEN_NAMES) {
+      const image = `images/screens/${locale}/${name}.png`;
+      assert.ok(text.includes(`](${image})`), `${guide} shows ${image}`);
+      assert.ok(statSync(join(root, 'docs', image)).size > 1000, `docs/${image} is a real image`);
+    }
+  }
+});
+
 describe('every screen in en and zh-CN, against CLI-started bridge and agent', () => {
   let dir: string;
   let bridgeUrl: string;
