@@ -93,6 +93,32 @@ test('Pause in the page pauses the agent, Resume resumes it', async () => {
   }
 });
 
+test('the navigation by keyboard: arrows move along it, Enter shows the screen and marks it current, the focus lands on its heading', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await s.page.locator('#pause:not([disabled])').waitFor();
+    const nav = s.page.getByRole('navigation', { name: 'Screens' });
+    assert.equal(await nav.getByRole('button', { name: 'Home', exact: true }).getAttribute('aria-current'), 'page');
+    await nav.getByRole('button', { name: 'Home', exact: true }).focus();
+    await s.page.keyboard.press('ArrowDown');
+    await s.page.keyboard.press('ArrowDown');
+    await s.page.keyboard.press('Enter');
+    await s.page.locator('#activity-screen:not([hidden])').waitFor();
+    assert.equal(await nav.getByRole('button', { name: 'Activity', exact: true }).getAttribute('aria-current'), 'page');
+    assert.equal(await nav.getByRole('button', { name: 'Home', exact: true }).getAttribute('aria-current'), null);
+    assert.equal(await s.page.evaluate<string>('document.activeElement?.id ?? ""'), 'activity-title', 'the focus on the screen\'s heading');
+    assert.equal(await s.page.locator('#screen-home').isHidden(), true, 'one screen at a time');
+    await nav.getByRole('button', { name: 'Activity', exact: true }).focus();
+    await s.page.keyboard.press('End');
+    await s.page.keyboard.press('Space');
+    await s.page.locator('#screen-about:not([hidden])').waitFor();
+    assert.deepEqual(s.problems, []);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('without the token the page asks for it, and a wrong one is refused', async () => {
   const s = await setup();
   try {
