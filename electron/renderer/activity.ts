@@ -29,14 +29,16 @@ const byText = (c: CallRow): string => c.requester_name || c.requester_id || t('
 export const reasonText = (c: CallRow): string | undefined =>
   c.error_type ? (has(`ui.activity.error.${c.error_type}`) ? t(`ui.activity.error.${c.error_type}`) : t('ui.activity.error.other')) : undefined;
 
-/** What a call did, in words: the sentence its prompt showed, else the function and what it applied to. */
-export function whatText(c: CallRow): string {
+/** What a call did: the sentence its prompt showed, else the function (its id, as code) and what it applied to. */
+function whatNodes(c: CallRow): Node[] {
+  const sentence = sentenceOf(c);
+  if (sentence) return [document.createTextNode(sentence)];
   const on = (c.resources ?? []).map((r) => r.label).join(', ');
-  return sentenceOf(c) || (on ? t('ui.activity.on', { function: c.function_id, resources: on }) : c.function_id);
+  return on ? tNodes('ui.activity.on', { function: c.function_id, resources: on }, ['function']) : tNodes('ui.activity.function', { function: c.function_id }, ['function']);
 }
 
-/** One call in a sentence: what, its state, who asked (Home and the activity list). */
-export const callLine = (c: CallRow): string => t('ui.activity.row', { what: whatText(c), state: callStateText(c.state), by: byText(c) });
+/** One call in a sentence: what, its state, who asked (Home and the activity list), as nodes for a `<span>`. */
+export const callLine = (c: CallRow): Node[] => tNodes('ui.activity.row', { what: whatNodes(c), state: callStateText(c.state), by: byText(c) });
 
 /** The filters as control.activity.list takes them (empty fields left out; local times → ISO). */
 function activityFilter(): ActivityFilter {
@@ -62,7 +64,7 @@ function activityRow(c: CallRow): HTMLLIElement {
   const text = document.createElement('span');
   text.className = 'grow';
   text.id = `activity-row-${c.call_id}`;
-  text.textContent = callLine(c);
+  text.replaceChildren(...callLine(c));
   const why = reasonText(c);
   if (why) {
     const reason = document.createElement('span');

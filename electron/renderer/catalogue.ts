@@ -93,9 +93,10 @@ export function applyStaticStrings(): void {
 
 /**
  * The sentence for `key` as nodes, for an element's `replaceChildren`: the params named in `code` as
- * `<code data-value>` elements (ids, error codes: what a person may copy, never translated), the rest as text.
+ * `<code data-value>` elements (ids, error codes: what a person may copy, never translated), a param given
+ * as nodes put in as they are, the rest as text.
  */
-export function tNodes(key: string, params: Params, code: readonly string[]): Node[] {
+export function tNodes(key: string, params: Record<string, string | number | Node[]>, code: readonly string[] = []): Node[] {
   const out: Node[] = [];
   let text = '';
   let last = 0;
@@ -104,15 +105,20 @@ export function tNodes(key: string, params: Params, code: readonly string[]): No
     const name = m[1]!;
     text += tpl.slice(last, m.index);
     last = m.index + m[0].length;
-    if (!Object.hasOwn(params, name)) text += m[0];
-    else if (code.includes(name)) {
+    const v = params[name];
+    if (v === undefined) text += m[0];
+    else if (Array.isArray(v)) {
+      if (text) out.push(document.createTextNode(text));
+      text = '';
+      out.push(...v);
+    } else if (code.includes(name)) {
       if (text) out.push(document.createTextNode(text));
       text = '';
       const c = document.createElement('code');
       c.dataset['value'] = '';
-      c.textContent = String(params[name]);
+      c.textContent = String(v);
       out.push(c);
-    } else text += String(params[name]);
+    } else text += String(v);
   }
   text += tpl.slice(last);
   if (text) out.push(document.createTextNode(text));

@@ -1,6 +1,7 @@
 /**
  * The Home screen: the connection in a sentence (the window to the agent, the agent to the bridge), who is
- * signed in where, what waits for the person (with a way to it), and the latest calls in words.
+ * signed in where, what waits for the person (prompts, new adapters to approve; with a way to each), and
+ * the latest calls in words.
  */
 import { t } from './catalogue.js';
 import type { CallRow } from './control-types.js';
@@ -10,6 +11,7 @@ import { control, currentTransport } from './page.js';
 import { callLine, reasonText } from './activity.js';
 import * as prompt from './prompt.js';
 import * as screens from './screens.js';
+import * as settings from './settings.js';
 import * as signin from './signin.js';
 
 /** How many calls Home shows. */
@@ -38,7 +40,7 @@ function callItem(c: CallRow): HTMLLIElement {
   li.dataset['state'] = c.state;
   const text = document.createElement('span');
   text.className = 'grow';
-  text.textContent = callLine(c);
+  text.replaceChildren(...callLine(c));
   const why = reasonText(c);
   if (why) {
     const reason = document.createElement('span');
@@ -62,6 +64,9 @@ export function render(): void {
   const n = prompt.waiting();
   $('home-waiting').textContent = n ? t('ui.home.waiting_count', { count: formatCount(n) }) : t('ui.home.waiting_none');
   $('home-open-prompt').hidden = n === 0;
+  const adapters = settings.waitingAdapters().length;
+  $('home-adapters-line').hidden = adapters === 0;
+  $('home-adapters').textContent = t('ui.home.adapters_waiting', { count: formatCount(adapters) });
   $('home-calls').replaceChildren(...calls.map(callItem));
   $('home-no-calls').hidden = calls.length > 0;
 }
@@ -77,6 +82,7 @@ export async function refresh(): Promise<void> {
 export function wire(): void {
   $('home-open-prompt').addEventListener('click', () => screens.show('prompt', { focus: true }));
   $('home-all-activity').addEventListener('click', () => screens.show('activity', { focus: true }));
+  $('home-open-functions').addEventListener('click', () => screens.show('functions', { focus: true }));
   screens.onShow((s) => {
     if (s === 'home') void refresh().catch(() => undefined);
   });

@@ -9,7 +9,7 @@ import { riskMessage } from '../../src/control/words.js';
 import type { Candidate, FunctionView, GrantView, LogLevel, ResultOf, SettingsView } from './control-types.js';
 import { $, input, select } from './dom.js';
 import { formatCount } from './format.js';
-import { act, control } from './page.js';
+import { act, changed, control } from './page.js';
 import { unwrap } from './transports.js';
 
 /** The shell's own operations (Electron only): the folder picker, start at login, open logs. */
@@ -228,7 +228,11 @@ async function refreshFunctions(): Promise<void> {
   data.functions = fns.functions;
   data.adapters = status.adapters;
   renderFunctions();
+  changed();
 }
+
+/** The local adapters waiting for the person's approval (Home names how many). */
+export const waitingAdapters = (): readonly string[] => data.adapters?.pending ?? [];
 
 // ------------------------------------------------------------ general and about
 function renderGeneral(): void {

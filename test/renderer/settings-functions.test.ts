@@ -101,9 +101,9 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
 
 test('a new local adapter folder shows on the Functions screen as waiting for approval, in English and Chinese, and goes once approved', async () => {
   const example = join(ROOT, 'examples/hello-adapter/org.example.hello');
-  for (const [locale, words] of [
-    ['en-US', 'New adapter waiting for your approval: org.example.hello'],
-    ['zh-CN', '新的适配器等待你批准：org.example.hello'],
+  for (const [locale, words, home] of [
+    ['en-US', 'New adapter waiting for your approval: org.example.hello', 'New adapters waiting for your approval: 1'],
+    ['zh-CN', '新的适配器等待你批准：org.example.hello', '等待您批准的新适配器：1 个'],
   ] as const) {
     const dir = tempDir('aios-renderer-adapters-');
     const adapters = join(dir, 'adapters');
@@ -111,7 +111,11 @@ test('a new local adapter folder shows on the Functions screen as waiting for ap
     const s = await setup({ locale, agent: { adapters: { dirs: [adapters] }, trust: { keys: [join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] } } });
     try {
       await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
-      await openScreen(s.page, 'functions');
+      // Home says something waits, with the way to it.
+      await s.page.locator('#home-adapters-line:not([hidden])').waitFor();
+      assert.equal(await s.page.locator('#home-adapters').textContent(), home);
+      await s.page.locator('#home-open-functions').click();
+      await s.page.locator('#screen-functions:not([hidden])').waitFor();
       const line = s.page.locator('#adapters-waiting li[data-adapter="org.example.hello"][data-state="waiting"]');
       await line.waitFor();
       assert.match((await line.textContent()) ?? '', new RegExp(words.replace(/[.]/g, '\\.')));
