@@ -30,9 +30,9 @@ export const reasonText = (c: CallRow): string | undefined =>
   c.error_type ? (has(`ui.activity.error.${c.error_type}`) ? t(`ui.activity.error.${c.error_type}`) : t('ui.activity.error.other')) : undefined;
 
 /** What a call did: the sentence its prompt showed, else the function (its id, as code) and what it applied to. */
-function whatNodes(c: CallRow): Node[] {
+function whatNodes(c: CallRow): string | Node[] {
   const sentence = sentenceOf(c);
-  if (sentence) return [document.createTextNode(sentence)];
+  if (sentence) return sentence;
   const on = (c.resources ?? []).map((r) => r.label).join(', ');
   return on ? tNodes('ui.activity.on', { function: c.function_id, resources: on }, ['function']) : tNodes('ui.activity.function', { function: c.function_id }, ['function']);
 }
