@@ -33,6 +33,10 @@ function onEvent(method: string, params: unknown): void {
   switch (method as keyof ControlEvents) {
     case 'control/notification.prompt':
     case 'control/notification.prompt_withdrawn':
+      if (method.endsWith('withdrawn')) {
+        const w = params as { prompt_id?: string; reason?: string } | undefined;
+        if (w?.prompt_id && w.reason) prompt.withdrawn(w.prompt_id, w.reason);
+      }
       void act(async () => {
         await prompt.refresh();
         if (method.endsWith('withdrawn')) await Promise.all([activity.refresh(), decisions.refresh(), home.refresh()]);

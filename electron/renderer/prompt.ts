@@ -19,6 +19,14 @@ import * as screens from './screens.js';
  */
 const state: { prompts: PromptView[]; shownArgsFor?: string; armed?: string; shown?: PromptView; answered?: string; ended?: { key: string; p: PromptView }; back?: screens.Screen } = { prompts: [] };
 
+/** Why the agent withdrew each prompt (control/notification.prompt_withdrawn), by prompt id. */
+const withdrawnWhy = new Map<string, string>();
+
+/** Notes why the agent withdrew a prompt (`answered`, `closed`, `timeout`, `cancelled`), before the list is read again. */
+export function withdrawn(promptId: string, reason: string): void {
+  withdrawnWhy.set(promptId, reason);
+}
+
 /** How many prompts wait for the person. */
 export const waiting = (): number => state.prompts.length;
 
@@ -71,10 +79,12 @@ function promptGone(p: PromptView): void {
     state.ended = undefined;
     if (state.back && screens.current() === 'prompt') screens.show(state.back);
   } else {
-    // Its time ran out (the agent refuses it then), or another window or the terminal answered it.
-    const timedOut = Date.parse(p.expires_at) <= Date.now() + 1500;
-    state.ended = { key: timedOut ? 'ui.prompt.timed_out' : 'ui.prompt.gone', p };
+    // Its time ran out (the agent refuses it then), the caller cancelled it, or another window or the
+    // terminal answered it: the agent's reason, else the clock.
+    const why = withdrawnWhy.get(p.prompt_id) ?? (Date.parse(p.expires_at) <= Date.now() + 1500 ? 'timeout' : 'answered');
+    state.ended = { key: why === 'timeout' ? 'ui.prompt.timed_out' : why === 'cancelled' ? 'ui.prompt.cancelled' : 'ui.prompt.gone', p };
   }
+  withdrawnWhy.clear();
   state.back = undefined;
 }
 

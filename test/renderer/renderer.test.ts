@@ -160,3 +160,25 @@ test('the prompt names the runtime the bridge attested first and what the runtim
     }
   }
 });
+
+test('a prompt the caller cancels leaves the screen saying so; the navigation and Home count what waits', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await s.page.locator('#pause:not([disabled])').waitFor();
+    const { record } = await s.client.call('diagnostics.confirm', {}, { wait: false, confirm_timeout_ms: 60_000 });
+    await s.page.getByRole('alertdialog').waitFor();
+    assert.equal(await s.page.locator('#nav-prompt-count').textContent(), '1', 'the navigation counts it');
+    await s.page.getByRole('button', { name: 'Home', exact: true }).click();
+    assert.equal(await s.page.locator('#home-waiting').textContent(), 'Confirmations waiting: 1');
+    await s.page.getByRole('button', { name: 'Answer now', exact: true }).click();
+    await s.page.getByRole('alertdialog').waitFor();
+    await s.client.cancel(record.call_id);
+    await s.page.getByRole('alertdialog').waitFor({ state: 'hidden' });
+    assert.equal(await s.page.locator('#prompt-ended').textContent(), '\u201cConfirmed no-op\u201d no longer waits for you: the caller cancelled it.');
+    assert.equal(await s.page.locator('#nav-prompt-count').isHidden(), true);
+    assert.deepEqual(s.problems, []);
+  } finally {
+    await s.stop();
+  }
+});
