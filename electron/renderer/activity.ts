@@ -3,7 +3,7 @@
  * control.activity.list, one call's details below the list, and exports of every call the filters match,
  * as JSON and as CSV (RFC 4180).
  */
-import { has, t, tm } from './catalogue.js';
+import { countKey, has, t, tm, tNodes } from './catalogue.js';
 import type { WordsMessage } from '../../src/control/words.js';
 import type { ActivityFilter, CallRow } from './control-types.js';
 import { $, input, select } from './dom.js';
@@ -22,7 +22,23 @@ function sentenceOf(c: CallRow): string {
 }
 
 const callStateText = (s: string): string => (has(`ui.activity.state.${s}`) ? t(`ui.activity.state.${s}`) : t('ui.state.other', { state: s }));
-const byText = (c: CallRow): string => c.requester_name || c.requester_id || c.requester_kind || t('ui.requester.unknown');
+/** Who asked, by the name or id the caller gave; a caller that gave neither is said to be unnamed (not "unknown", which reads like a state). */
+const byText = (c: CallRow): string => c.requester_name || c.requester_id || t('ui.requester.unnamed');
+
+/** Why a call did not complete, in words (its wire code stays in the details, as code). */
+export const reasonText = (c: CallRow): string | undefined =>
+  c.error_type ? (has(`ui.activity.error.${c.error_type}`) ? t(`ui.activity.error.${c.error_type}`) : t('ui.activity.error.other')) : undefined;
+
+/** What a call did: the sentence its prompt showed, else the function (its id, as code) and what it applied to. */
+function whatNodes(c: CallRow): string | Node[] {
+  const sentence = sentenceOf(c);
+  if (sentence) return sentence;
+  const on = (c.resources ?? []).map((r) => r.label).join(', ');
+  return on ? tNodes('ui.activity.on', { function: c.function_id, resources: on }, ['function']) : tNodes('ui.activity.function', { function: c.function_id }, ['function']);
+}
+
+/** One call in a sentence: what, its state, who asked (Home and the activity list), as nodes for a `<span>`. */
+export const callLine = (c: CallRow): Node[] => tNodes('ui.activity.row', { what: whatNodes(c), state: callStateText(c.state), by: byText(c) });
 
 /** The filters as control.activity.list takes them (empty fields left out; local times → ISO). */
 function activityFilter(): ActivityFilter {
@@ -48,12 +64,14 @@ function activityRow(c: CallRow): HTMLLIElement {
   const text = document.createElement('span');
   text.className = 'grow';
   text.id = `activity-row-${c.call_id}`;
-  const on = (c.resources ?? []).map((r) => r.label).join(', ');
-  // The sentence the prompt showed, when the call was put to the user; else the function and resources.
-  const what = sentenceOf(c) || (on ? t('ui.activity.on', { function: c.function_id, resources: on }) : c.function_id);
-  const by = byText(c);
-  const callState = callStateText(c.state);
-  text.textContent = c.error_type ? t('ui.activity.row_error', { what, state: callState, error: c.error_type, by }) : t('ui.activity.row', { what, state: callState, by });
+  text.replaceChildren(...callLine(c));
+  const why = reasonText(c);
+  if (why) {
+    const reason = document.createElement('span');
+    reason.className = 'reason muted';
+    reason.textContent = why;
+    text.append(reason);
+  }
   const time = document.createElement('time');
   time.className = 'muted';
   time.dataset['value'] = '';
@@ -104,10 +122,9 @@ function renderDetails(): void {
   else if (waited >= 0) put('ad-duration', t('ui.activity.details.not_run', { time: formatDuration(waited) }));
   else put('ad-duration', dash);
   // The wire message is English and not kept (PROTOCOL §2): the page explains the error by its type.
-  if (c.error_type) {
-    const why = has(`ui.activity.error.${c.error_type}`) ? t(`ui.activity.error.${c.error_type}`) : t('ui.activity.error.other');
-    put('ad-error', t('ui.activity.details.error_value', { message: why, type: c.error_type }));
-  } else put('ad-error', dash);
+  // Its code beside it, as code (what a person quotes to support).
+  if (c.error_type) $('ad-error').replaceChildren(...tNodes('ui.activity.details.error_value', { message: reasonText(c)!, type: c.error_type }, ['type']));
+  else put('ad-error', dash);
   put('ad-args', c.args_summary === null || c.args_summary === undefined ? '' : JSON.stringify(c.args_summary, null, 2));
   put('ad-call-id', c.call_id);
 }
@@ -134,7 +151,10 @@ function closeDetails(): void {
 function renderCount(): void {
   const n = activity.calls.length;
   const filtered = Object.keys(activityFilter()).length > 0;
-  $('activity-count').textContent = n === 0 ? '' : t(filtered ? 'ui.activity.count_filtered' : 'ui.activity.count', { count: formatCount(n) });
+  // A full page is the list's cap, not all there is: say so (the export holds every matching call).
+  const capped = n >= ACTIVITY_PAGE;
+  const key = filtered ? (capped ? 'ui.activity.count_filtered_capped' : 'ui.activity.count_filtered') : capped ? 'ui.activity.count_capped' : 'ui.activity.count';
+  $('activity-count').textContent = n === 0 ? '' : t(countKey(key, n), { count: formatCount(n) });
   $('no-activity').textContent = t(filtered ? 'ui.activity.none_match' : 'ui.activity.none');
 }
 

@@ -7,33 +7,39 @@
  * (names, sentences, ids) is shown as is, in elements marked `data-value`. `?lang=pseudo` renders every
  * catalogue string as ⟦…⟧ (a test mode).
  *
- * This module wires the screens together (prompt.ts, decisions.ts, activity.ts, signin.ts, settings.ts,
- * status.ts) and connects; scripts/build-renderer.mjs bundles it into app.js.
+ * This module wires the screens together (screens.ts the navigation; home.ts, prompt.ts, decisions.ts,
+ * activity.ts, settings.ts; signin.ts and status.ts above them) and connects; scripts/build-renderer.mjs bundles it into app.js.
  */
 import { LOCALE_KEY, applyStaticStrings, currentLocale, intlLocale, loadLocale, pickLocale, type PageLocale } from './catalogue.js';
 import { CONTROL_API } from '../../src/control/api.js';
 import type { Transport } from './control-client.js';
 import type { ControlEvents } from './control-types.js';
 import { $, input, select } from './dom.js';
-import { act, control, currentTransport, loadAgentWords, renderError, showError, useTransport } from './page.js';
+import { act, control, currentTransport, loadAgentWords, onChange, renderError, showError, useTransport } from './page.js';
 import * as activity from './activity.js';
 import * as decisions from './decisions.js';
+import * as home from './home.js';
 import * as prompt from './prompt.js';
+import * as screens from './screens.js';
 import * as settings from './settings.js';
 import * as signin from './signin.js';
 import * as status from './status.js';
 import { forgetToken, ipcTransport, keepToken, takeToken, wsTransport } from './transports.js';
 
 const refreshAll = (): Promise<unknown> =>
-  Promise.all([status.refreshStatus(), prompt.refresh(), decisions.refresh(), activity.refresh(), status.refreshHealth(), settings.refresh(), signin.refresh()]);
+  Promise.all([status.refreshStatus(), prompt.refresh(), decisions.refresh(), activity.refresh(), status.refreshHealth(), settings.refresh(), signin.refresh(), home.refresh()]);
 
 function onEvent(method: string, params: unknown): void {
   switch (method as keyof ControlEvents) {
     case 'control/notification.prompt':
     case 'control/notification.prompt_withdrawn':
+      if (method.endsWith('withdrawn')) {
+        const w = params as { prompt_id?: string; reason?: string } | undefined;
+        if (w?.prompt_id && w.reason) prompt.withdrawn(w.prompt_id, w.reason);
+      }
       void act(async () => {
         await prompt.refresh();
-        if (method.endsWith('withdrawn')) await Promise.all([activity.refresh(), decisions.refresh()]);
+        if (method.endsWith('withdrawn')) await Promise.all([activity.refresh(), decisions.refresh(), home.refresh()]);
       });
       break;
     case 'control/notification.status': {
@@ -107,7 +113,8 @@ function connect(transport: Transport): void {
 }
 
 function askForToken(message?: { key: string }): void {
-  status.setPill('agent-state', 'ui.pill.agent', 'disconnected');
+  // Not a lost connection: this page has no token to connect with yet.
+  status.setPill('agent-state', 'ui.pill.agent', 'no_token');
   if (message) showError(message);
   const form = $<HTMLFormElement>('token-form');
   form.hidden = false;
@@ -130,6 +137,7 @@ function applyLocale(): void {
   status.render();
   decisions.render();
   activity.render();
+  home.render();
   renderError();
   prompt.render();
   signin.render();
@@ -153,6 +161,9 @@ async function main(): Promise<void> {
   status.setPill('agent-state', 'ui.pill.agent', 'connecting');
   status.setPill('bridge-state', 'ui.pill.bridge', 'unknown');
   applyLocale();
+  screens.wire();
+  onChange(home.render);
+  home.wire();
   status.wire();
   prompt.wire();
   activity.wire();
@@ -164,7 +175,11 @@ async function main(): Promise<void> {
   window.addEventListener('focus', focus);
   window.addEventListener('blur', focus);
   document.addEventListener('visibilitychange', focus);
-  setInterval(() => currentTransport() && void status.refreshHealth(), 10_000);
+  setInterval(() => {
+    if (!currentTransport()) return;
+    void status.refreshHealth();
+    if (screens.current() === 'home') void home.refresh().catch(() => undefined);
+  }, 10_000);
   if (api) connect(ipcTransport(api, CONTROL_API));
   else {
     const token = takeToken();

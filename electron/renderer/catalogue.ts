@@ -64,6 +64,9 @@ export function t(key: string, params: Params = {}): string {
   return template(key).replace(PLACEHOLDER, (whole, name: string) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
 }
 
+/** `key`, or its `_one` variant when `count` is 1 and the catalogue has one ("1 recent call", not "1 recent calls"). */
+export const countKey = (key: string, count: number): string => (count === 1 && has(`${key}_one`) ? `${key}_one` : key);
+
 /** A message the agent sent (key + params, nested messages in params), in the page's language. */
 export function tm(m: WordsMessage): string {
   const params = m.params ?? {};
@@ -86,4 +89,38 @@ export const intlLocale = (): 'zh-CN' | 'en' => (state.locale === 'zh-CN' ? 'zh-
 /** Puts the catalogue's text in every `data-i18n` element of the page. */
 export function applyStaticStrings(): void {
   for (const el of document.querySelectorAll<HTMLElement>('[data-i18n]')) el.textContent = t(el.dataset['i18n'] ?? '');
+}
+
+/**
+ * The sentence for `key` as nodes, for an element's `replaceChildren`: the params named in `code` as
+ * `<code data-value>` elements (ids, error codes: what a person may copy, never translated), a param given
+ * as nodes put in as they are, the rest as text.
+ */
+export function tNodes(key: string, params: Record<string, string | number | Node[]>, code: readonly string[] = []): Node[] {
+  const out: Node[] = [];
+  let text = '';
+  let last = 0;
+  const tpl = template(key);
+  for (const m of tpl.matchAll(PLACEHOLDER)) {
+    const name = m[1]!;
+    text += tpl.slice(last, m.index);
+    last = m.index + m[0].length;
+    const v = params[name];
+    if (v === undefined) text += m[0];
+    else if (Array.isArray(v)) {
+      if (text) out.push(document.createTextNode(text));
+      text = '';
+      out.push(...v);
+    } else if (code.includes(name)) {
+      if (text) out.push(document.createTextNode(text));
+      text = '';
+      const c = document.createElement('code');
+      c.dataset['value'] = '';
+      c.textContent = String(v);
+      out.push(c);
+    } else text += String(v);
+  }
+  text += tpl.slice(last);
+  if (text) out.push(document.createTextNode(text));
+  return out;
 }

@@ -72,3 +72,13 @@ export async function loadAgentWords(): Promise<void> {
     setAgentTable({});
   }
 }
+
+const watchers: (() => void)[] = [];
+/** Calls `fn` after each change a summary shows (the pills, the sign-in, the prompts): Home's. */
+export function onChange(fn: () => void): void {
+  watchers.push(fn);
+}
+/** Tells the summaries that something they show changed. */
+export function changed(): void {
+  for (const w of watchers) w();
+}

@@ -9,9 +9,26 @@ import { riskMessage, type WordsMessage } from '../../src/control/words.js';
 import type { Answer, ParamsOf, PromptView } from './control-types.js';
 import { $, input } from './dom.js';
 import { formatCount, formatCountdown } from './format.js';
-import { act, control } from './page.js';
+import { act, changed, control } from './page.js';
+import * as screens from './screens.js';
 
-const state: { prompts: PromptView[]; shownArgsFor?: string; armed?: string } = { prompts: [] };
+/**
+ * `shown`: the prompt on screen last; `answered`: the prompt this page answered last; `ended`: why the last
+ * prompt went away when this page did not answer it (its time ran out, or it was answered elsewhere);
+ * `back`: the screen to return to after answering, when a prompt brought the Confirmations screen up.
+ */
+const state: { prompts: PromptView[]; shownArgsFor?: string; armed?: string; shown?: PromptView; answered?: string; ended?: { key: string; p: PromptView }; back?: screens.Screen } = { prompts: [] };
+
+/** Why the agent withdrew each prompt (control/notification.prompt_withdrawn), by prompt id. */
+const withdrawnWhy = new Map<string, string>();
+
+/** Notes why the agent withdrew a prompt (`answered`, `closed`, `timeout`, `cancelled`), before the list is read again. */
+export function withdrawn(promptId: string, reason: string): void {
+  withdrawnWhy.set(promptId, reason);
+}
+
+/** How many prompts wait for the person. */
+export const waiting = (): number => state.prompts.length;
 
 /** The level and what the risk flags mean, in the page's language (the agent's core catalogue). */
 const riskText = (p: PromptView): string => tm(riskMessage(p, has));
@@ -49,12 +66,42 @@ const guarded = (p: PromptView): boolean => p.permission_level === 'high' || p.p
 
 const answerButtons = (): NodeListOf<HTMLButtonElement> => document.querySelectorAll<HTMLButtonElement>('#prompt [data-answer]');
 
-/** Renders the prompt on screen (or "nothing is waiting"). */
+/** Why the last prompt left the screen when nobody here answered it, or nothing. */
+function renderEnded(): void {
+  const e = state.ended;
+  $('prompt-ended').hidden = !e;
+  if (e) $('prompt-ended').textContent = t(e.key, { title: titleOf(e.p) });
+}
+
+/** The prompt that was on screen is gone: back where the person was if they answered it, else say why. */
+function promptGone(p: PromptView): void {
+  if (state.answered === p.prompt_id) {
+    state.ended = undefined;
+    if (state.back && screens.current() === 'prompt') screens.show(state.back);
+  } else {
+    // Its time ran out (the agent refuses it then), the caller cancelled it, or another window or the
+    // terminal answered it: the agent's reason, else the clock.
+    const why = withdrawnWhy.get(p.prompt_id) ?? (Date.parse(p.expires_at) <= Date.now() + 1500 ? 'timeout' : 'answered');
+    state.ended = { key: why === 'timeout' ? 'ui.prompt.timed_out' : why === 'cancelled' ? 'ui.prompt.cancelled' : 'ui.prompt.gone', p };
+  }
+  withdrawnWhy.clear();
+  state.back = undefined;
+}
+
+/** Renders the prompt on screen (or "nothing is waiting"), the nav's count and why the last one ended. */
 export function render(): void {
   const p = state.prompts[0];
   const box = $('prompt');
   box.hidden = !p;
   $('no-prompt').hidden = !!p;
+  const count = $('nav-prompt-count');
+  count.hidden = !p;
+  count.textContent = formatCount(state.prompts.length);
+  if (!p && state.shown) promptGone(state.shown);
+  state.shown = p;
+  if (p) state.ended = undefined;
+  renderEnded();
+  changed();
   if (!p) {
     state.shownArgsFor = undefined;
     return;
@@ -92,6 +139,11 @@ export function render(): void {
   renderCountdown();
   if (fresh) {
     state.armed = undefined;
+    // The prompt comes to the front: its screen, and the focus on it.
+    if (screens.current() !== 'prompt') {
+      state.back ??= screens.current();
+      screens.show('prompt');
+    }
     box.focus();
   }
 }
@@ -115,6 +167,7 @@ export function wire(): void {
         if (answer.endsWith('_remember')) params.scope = input('prompt-always').checked ? 'always' : 'session';
         if (answer.endsWith('_remember') && p.remember_any && input('prompt-any').checked) params.resource_scope = 'any';
         for (const x of answerButtons()) x.disabled = true;
+        state.answered = p.prompt_id;
         try {
           await control.answerPrompt(params);
         } finally {

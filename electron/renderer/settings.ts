@@ -1,14 +1,15 @@
 /**
- * The Settings screen: shared folders and device grants (control.grants.*: the live grants, with the
- * admin config as the ceiling), functions on and off, start at login (Electron only), the log level, and
- * About. Everything the agent sends is shown with textContent; every sentence comes from the catalogues.
+ * The settings screens: Shares & devices (control.grants.*: the live grants, with the admin config as
+ * the ceiling), Functions (grouped by handler, searchable, on and off), General (the language switch is
+ * app.ts's; start at login in Electron only, the log level) and About. Everything the agent sends is shown with textContent; every sentence comes from the catalogues.
  */
 import type { DeviceApi } from '../ipc-channels.js';
-import { has, t, tm } from './catalogue.js';
+import { countKey, has, t, tm, tNodes } from './catalogue.js';
 import { riskMessage } from '../../src/control/words.js';
 import type { Candidate, FunctionView, GrantView, LogLevel, ResultOf, SettingsView } from './control-types.js';
 import { $, input, select } from './dom.js';
-import { act, control } from './page.js';
+import { formatCount } from './format.js';
+import { act, changed, control } from './page.js';
 import { unwrap } from './transports.js';
 
 /** The shell's own operations (Electron only): the folder picker, start at login, open logs. */
@@ -44,10 +45,16 @@ function grantRow(g: GrantView): HTMLLIElement {
   text.className = 'grow';
   const name = g.alias ? t('ui.settings.named', { alias: g.alias, id: g.id }) : g.id;
   const kind = kindName(g.kind);
-  let line = g.access ? t('ui.settings.grant_access', { kind, name, access: accessName(g.access) }) : t('ui.settings.grant', { kind, name });
-  // The admin's own entries: the user may remove them (narrowing), never widen them.
-  if (g.source === 'config') line = t('ui.settings.from_admin', { grant: line });
+  const line = g.access ? t('ui.settings.grant_access', { kind, name, access: accessName(g.access) }) : t('ui.settings.grant', { kind, name });
   text.textContent = line;
+  // The administrator's own entries are theirs to change: said so, and no Remove button.
+  if (g.source === 'config') {
+    const admin = document.createElement('span');
+    admin.className = 'muted';
+    admin.textContent = t('ui.settings.from_admin');
+    li.append(text, admin);
+    return li;
+  }
   const remove = document.createElement('button');
   remove.type = 'button';
   remove.textContent = t('ui.settings.remove');
@@ -67,9 +74,11 @@ function grantRow(g: GrantView): HTMLLIElement {
 function ceilingText(kind: string): string | undefined {
   const c = data.grants?.ceilings?.[kind];
   if (!c) return undefined;
-  if (c.length === 0) return t('ui.settings.ceiling_closed', { kind: kindName(kind) });
+  // The kind's plural name ("folders"), not the singular of a row's label ("Folder").
+  const kinds = has(`ui.settings.kinds.${kind}`) ? t(`ui.settings.kinds.${kind}`) : kind;
+  if (c.length === 0) return t('ui.settings.ceiling_closed', { kinds });
   if (c.some((g) => g.id === '*')) return undefined;
-  return t('ui.settings.ceiling', { kind: kindName(kind), list: c.map((g) => g.alias ?? g.id).join(t('ui.risk.separator')) });
+  return t('ui.settings.ceiling', { kinds, list: c.map((g) => g.alias ?? g.id).join(t('ui.risk.separator')) });
 }
 
 function renderGrants(): void {
@@ -124,8 +133,9 @@ function functionRow(f: FunctionView): HTMLLIElement {
   box.disabled = f.admin_disabled;
   const text = document.createElement('span');
   text.className = `risk-${f.permission_level}`;
+  // The id as code (what a person types in a policy or a command), the rest in words.
   const params = { name: titleOf(f), id: f.id, risk: tm(riskMessage(f, has)) };
-  text.textContent = t(f.admin_disabled ? 'ui.settings.functions.row_admin_off' : 'ui.settings.functions.row', params);
+  text.replaceChildren(...tNodes(f.admin_disabled ? 'ui.settings.functions.row_admin_off' : 'ui.settings.functions.row', params, ['id']));
   const about = document.createElement('span');
   about.className = 'muted function-description';
   about.textContent = descriptionOf(f);
@@ -144,6 +154,58 @@ function functionRow(f: FunctionView): HTMLLIElement {
   return li;
 }
 
+/** The group a function is listed under: its handler (a built-in one by name) or its adapter (its id as code). */
+function groupHeading(source: string): Node[] {
+  if (source.startsWith('adapter:')) return tNodes('ui.functions.group.adapter', { id: source.slice('adapter:'.length) }, ['id']);
+  return has(`ui.functions.group.${source}`) ? [document.createTextNode(t(`ui.functions.group.${source}`))] : tNodes('ui.functions.group.other', { id: source }, ['id']);
+}
+const groupName = (source: string): string => groupHeading(source).map((n) => n.textContent).join('');
+
+/** True when the search words are all in the function's title, id or description (any case). */
+function matches(f: FunctionView, query: string): boolean {
+  const hay = `${titleOf(f)} ${f.id} ${descriptionOf(f)}`.toLocaleLowerCase();
+  return query
+    .toLocaleLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((w) => hay.includes(w));
+}
+
+/** The functions grouped by handler (built-in handlers first, then adapters), the ones the search matches. */
+function renderFunctionGroups(): void {
+  const fns = data.functions;
+  if (!fns) return;
+  const query = input('functions-search').value.trim();
+  const shown = fns.filter((f) => matches(f, query));
+  const groups = new Map<string, FunctionView[]>();
+  for (const f of shown) {
+    const source = f.source ?? 'other';
+    groups.set(source, [...(groups.get(source) ?? []), f]);
+  }
+  const order = [...groups.keys()].sort((a, b) => Number(a.startsWith('adapter:')) - Number(b.startsWith('adapter:')) || groupName(a).localeCompare(groupName(b)));
+  $('functions').replaceChildren(
+    ...order.map((source, i) => {
+      const section = document.createElement('section');
+      section.className = 'function-group';
+      section.dataset['group'] = source;
+      const h = document.createElement('h3');
+      h.id = `functions-group-${i}`;
+      h.replaceChildren(...groupHeading(source));
+      section.setAttribute('aria-labelledby', h.id);
+      const ul = document.createElement('ul');
+      ul.className = 'list';
+      ul.replaceChildren(...groups.get(source)!.map(functionRow));
+      section.append(h, ul);
+      return section;
+    }),
+  );
+  $('functions-count').textContent = query
+    ? shown.length
+      ? t('ui.functions.count_match', { count: formatCount(shown.length), total: formatCount(fns.length) })
+      : t('ui.functions.none_match')
+    : t(countKey('ui.functions.count', fns.length), { count: formatCount(fns.length) });
+}
+
 /** One line about a local adapter: a new one waiting for approval, or one running without the sandbox. */
 function adapterLine(key: 'ui.settings.adapters.waiting' | 'ui.settings.adapters.unsandboxed', id: string): HTMLLIElement {
   const li = document.createElement('li');
@@ -154,7 +216,7 @@ function adapterLine(key: 'ui.settings.adapters.waiting' | 'ui.settings.adapters
 }
 
 function renderFunctions(): void {
-  if (data.functions) $('functions').replaceChildren(...data.functions.map(functionRow));
+  renderFunctionGroups();
   const a = data.adapters;
   const lines = a ? [...a.pending.map((id) => adapterLine('ui.settings.adapters.waiting', id)), ...a.unsandboxed.map((id) => adapterLine('ui.settings.adapters.unsandboxed', id))] : [];
   $('adapters-waiting').replaceChildren(...lines);
@@ -166,7 +228,11 @@ async function refreshFunctions(): Promise<void> {
   data.functions = fns.functions;
   data.adapters = status.adapters;
   renderFunctions();
+  changed();
 }
+
+/** The local adapters waiting for the person's approval (Home names how many). */
+export const waitingAdapters = (): readonly string[] => data.adapters?.pending ?? [];
 
 // ------------------------------------------------------------ general and about
 function renderGeneral(): void {
@@ -272,6 +338,7 @@ export function wire(shellApi: Shell | undefined): void {
       await refreshGrants();
     });
   });
+  $('functions-search').addEventListener('input', renderFunctionGroups);
   $('log-level').addEventListener('change', () =>
     act(async () => {
       try {
@@ -293,7 +360,6 @@ export async function grantsChanged(): Promise<void> {
 /** Reads everything again (after connecting). */
 export async function refresh(): Promise<void> {
   await Promise.all([refreshAbout(), refreshGrants(), refreshFunctions()]);
-  $('settings').hidden = false;
 }
 
 /** Renders every string again in the page's new language. */

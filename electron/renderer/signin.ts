@@ -8,7 +8,8 @@ import type { RemoteError } from './control-client.js';
 import type { SignInView } from './control-types.js';
 import { $, input } from './dom.js';
 import { formatTime } from './format.js';
-import { act, control } from './page.js';
+import { act, changed, control } from './page.js';
+import { setSignedIn } from './status.js';
 
 /** The last view, or undefined while the agent offers no sign-in (a device provisioned by its config). */
 let view: SignInView | undefined;
@@ -64,8 +65,13 @@ export function render(): void {
 /** Shows `v` (an answer, or a control/notification.signin). */
 export function update(v: SignInView | undefined): void {
   view = v;
+  setSignedIn(v ? v.state === 'signed_in' : undefined);
   render();
+  changed();
 }
+
+/** The sign-in's last state (undefined: the agent offers no sign-in, a device set up by its config). */
+export const current = (): SignInView | undefined => view;
 
 /** A sign-in call whose error is shown in the sign-in's own sentence for its type, when there is one. */
 async function signinCall<T>(run: () => Promise<T>): Promise<T> {

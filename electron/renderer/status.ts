@@ -5,19 +5,33 @@
 import { has, t } from './catalogue.js';
 import type { ConsentStatus, StopAdvice } from './control-types.js';
 import { $ } from './dom.js';
-import { act, control, currentTransport } from './page.js';
+import { act, changed, control, currentTransport } from './page.js';
 
-const state: { status?: ConsentStatus; stopped?: StopAdvice } = {};
+/** `signedIn`: false while the agent offers a sign-in and nobody is signed in (undefined: no sign-in, a device set up by its config). */
+const state: { status?: ConsentStatus; stopped?: StopAdvice; signedIn?: boolean } = {};
 /** Each pill's template and raw state, to render it again in another language. */
 const pills = new Map<string, [string, string]>();
+
+/** The raw state a pill shows (`bridge-state`: the bridge session's, or `paused`). */
+export const pillState = (id: 'agent-state' | 'bridge-state'): string | undefined => pills.get(id)?.[1];
 
 /** A status pill: `labelKey` is the catalogue template (`Agent: {state}`), `value` the raw state. */
 export function setPill(id: 'agent-state' | 'bridge-state', labelKey: string, value: string): void {
   pills.set(id, [labelKey, value]);
+  // A device nobody signed in is not offline for a fault: it says so, without the alarm colour.
+  if (id === 'bridge-state' && state.signedIn === false && (value === 'offline' || value === 'unknown')) value = 'not_signed_in';
   const el = $(id);
   el.dataset['state'] = value;
   const stateKey = `ui.state.${value}`;
   el.textContent = t(labelKey, { state: has(stateKey) ? t(stateKey) : t('ui.state.other', { state: value }) });
+  changed();
+}
+
+/** Whether someone is signed in (from the sign-in screen), for the bridge pill. */
+export function setSignedIn(v: boolean | undefined): void {
+  state.signedIn = v;
+  const bridge = pills.get('bridge-state');
+  if (bridge) setPill('bridge-state', ...bridge);
 }
 
 /** True while the person has paused calls. */

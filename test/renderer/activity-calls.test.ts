@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { until } from '../helpers/stack.js';
 import { cliSetup } from './stack.js';
-import { SCREENS, axe } from './page-checks.js';
+import { SCREENS, axe, openScreen } from './page-checks.js';
 
 
 /**
@@ -158,6 +158,11 @@ describe('prompts and the activity screen, keyboard only, against a CLI-started 
     assert.equal(record.outcome?.confirmation?.decision, 'timeout');
     ids['timeout'] = record.call_id;
     await s.page.getByRole('alertdialog').waitFor({ state: 'hidden' });
+    // The window says what happened, on the screen the prompt was on (nothing answered it here).
+    const ended = s.page.locator('#prompt-ended');
+    await ended.waitFor();
+    assert.equal(await ended.textContent(), 'Time ran out for \u201cConfirmed no-op\u201d: nobody answered, so the call was refused.');
+    assert.equal(await s.page.locator('#nav button[data-screen="prompt"]').getAttribute('aria-current'), 'page');
     const echo = await s.client.call('diagnostics.echo', { value: 1 }, { wait: true, requester: ANN });
     assert.equal(echo.record.outcome?.state, 'completed');
     ids['echo'] = echo.record.call_id;
@@ -174,6 +179,7 @@ describe('prompts and the activity screen, keyboard only, against a CLI-started 
   }
 
   test('the activity screen filters by state, function, requester and time range', async () => {
+    await openScreen(s.page, 'activity');
     const all = await listed();
     for (const k of ['allowed', 'denied', 'timeout', 'echo']) assert.ok(all.includes(ids[k]!), `${k} is listed`);
 
@@ -208,6 +214,17 @@ describe('prompts and the activity screen, keyboard only, against a CLI-started 
     assert.deepEqual(s.problems, []);
   });
 
+  test('each row says why a call did not complete in words (no wire code), and who asked as "asked by"', async () => {
+    await listed();
+    const row = async (k: string): Promise<string> => (await s.page.locator(`#activity li[data-call-id="${ids[k]}"] span.grow`).textContent()) ?? '';
+    assert.equal(await row('denied'), 'Run a diagnostic no-op that needs your confirmation. \u2014 rejected \u00b7 asked by =HYPERLINK("x")\nsecond lineYou denied it.');
+    const timeout = await row('timeout');
+    assert.match(timeout, /^Run a diagnostic no-op that needs your confirmation\. \u2014 rejected \u00b7 asked by .+Nobody answered the confirmation in time\.$/s);
+    // No requester given: not "unknown", which would read like the call's state.
+    assert.doesNotMatch(timeout, /unknown/);
+    for (const k of ['allowed', 'denied', 'timeout', 'echo']) assert.doesNotMatch(await row(k), /user_rejected|confirmation_timeout|\([a-z]+_[a-z_]+\)/, `${k}: no wire code in the row`);
+  });
+
   test('one call\'s details: sentence, decision and who made it, timings, the error by its type; Escape closes', async () => {
     await listed();
     const row = s.page.locator(`#activity li[data-call-id="${ids['denied']}"]`);
@@ -221,6 +238,7 @@ describe('prompts and the activity screen, keyboard only, against a CLI-started 
     assert.equal(await s.page.locator('#ad-state').textContent(), 'rejected');
     assert.equal(await s.page.locator('#ad-decision').textContent(), 'denied, by you');
     assert.equal(await s.page.locator('#ad-error').textContent(), 'You denied it. (user_rejected)');
+    assert.equal(await s.page.locator('#ad-error code').textContent(), 'user_rejected', 'the code as code');
     assert.equal(await s.page.locator('#ad-call-id').textContent(), ids['denied']);
     assert.match((await s.page.locator('#ad-requester').textContent()) ?? '', /^=HYPERLINK\("x"\)\nsecond line \(sheet\) · agent$/);
     // It never ran: the time shown is how long it waited, from acceptance to the user's answer.
@@ -284,6 +302,21 @@ describe('prompts and the activity screen, keyboard only, against a CLI-started 
     const rejectedCsv = parseCsv((await save('#activity-export-csv')).text.slice(1));
     assert.deepEqual(rejectedCsv.slice(1).map((r) => r[0]).sort(), [ids['denied']!, ids['timeout']!].sort());
     await s.page.getByLabel('State', { exact: true }).selectOption('');
+    assert.deepEqual(s.problems, []);
+  });
+
+  test('a full list says it is the list\'s cap, not every call there is', async () => {
+    // Over the list's 100: the export holds them all, the list the latest 100 and says so.
+    for (let i = 0; i < 100; i += 20) {
+      const batch = await Promise.all(Array.from({ length: 20 }, () => s.client.call('diagnostics.echo', { value: i }, { wait: true })));
+      for (const b of batch) assert.equal(b.record.outcome?.state, 'completed');
+    }
+    assert.equal((await listed()).length, 100);
+    assert.equal(await s.page.locator('#activity-count').textContent(), 'The latest 100 calls (the most this list shows; an export holds all of them)');
+    await s.page.getByLabel('Function', { exact: true }).fill('diagnostics.echo');
+    assert.equal((await listed()).length, 100);
+    assert.equal(await s.page.locator('#activity-count').textContent(), 'The latest 100 calls that match the filters (the most this list shows; an export holds all of them)');
+    await s.page.getByLabel('Function', { exact: true }).fill('');
     assert.deepEqual(s.problems, []);
   });
 });

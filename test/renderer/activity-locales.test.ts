@@ -8,7 +8,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cliSetup } from './stack.js';
-import { axe, shot, unwrappedText } from './page-checks.js';
+import { axe, openScreen, shot, unwrappedText } from './page-checks.js';
 
 describe('the activity screen in zh-CN and the pseudo-locale', () => {
   let s: Awaited<ReturnType<typeof cliSetup>>;
@@ -31,6 +31,7 @@ describe('the activity screen in zh-CN and the pseudo-locale', () => {
   });
 
   test('zh-CN: filters, details and export in Chinese, dates and durations formatted for zh-CN', async () => {
+    await s.page.getByRole('button', { name: '活动', exact: true }).click();
     const apply = s.page.getByRole('button', { name: '应用筛选', exact: true });
     await apply.click();
     await s.page.locator(`#activity li[data-call-id="${echoed}"]`).waitFor();
@@ -38,13 +39,17 @@ describe('the activity screen in zh-CN and the pseudo-locale', () => {
     await s.page.locator(`#activity li[data-call-id="${echoed}"]`).waitFor({ state: 'detached' });
     assert.equal(await s.page.locator('#activity-count').textContent(), '1 个调用符合筛选条件');
     const row = s.page.locator(`#activity li[data-call-id="${denied}"]`);
-    assert.ok(((await row.textContent()) ?? '').includes('已拒绝'));
+    // The reason in words, the code only in the details.
+    const text = (await row.locator('span.grow').textContent()) ?? '';
+    assert.match(text, /^运行一个需要你确认的诊断空操作。 — 已拒绝 · 发起方：.+您拒绝了它。$/);
+    assert.doesNotMatch(text, /user_rejected|未知/);
     await row.getByRole('button', { name: '详情', exact: true }).click();
     await s.page.locator('#activity-details').waitFor();
     assert.equal(await s.page.locator('#activity-details-title').textContent(), '调用详情');
     assert.equal(await s.page.locator('#ad-state').textContent(), '已拒绝');
     assert.equal(await s.page.locator('#ad-decision').textContent(), '已拒绝，由您决定');
     assert.equal(await s.page.locator('#ad-error').textContent(), '您拒绝了它。（user_rejected）');
+    assert.equal(await s.page.locator('#ad-error code').textContent(), 'user_rejected');
     assert.match((await s.page.locator('#ad-duration').textContent()) ?? '', /^从接受到结束用时 [\d.]+ ?(毫秒|秒)（未运行）$/);
     const finished = await s.page.locator('#ad-finished').textContent();
     const calls = (await (await fetch(`${s.ui.base}/rpc`, {
@@ -65,6 +70,7 @@ describe('the activity screen in zh-CN and the pseudo-locale', () => {
   test('pseudo-locale: every visible text of the activity screen outside agent data is from the catalogue', async () => {
     await s.page.goto(`${s.ui.base}/ui/?lang=pseudo`);
     await s.page.locator('#pause:not([disabled])').waitFor();
+    await openScreen(s.page, 'activity');
     await s.page.locator(`#activity li[data-call-id="${denied}"]`).waitFor();
     await s.page.getByLabel('⟦State⟧', { exact: true }).selectOption('rejected');
     await s.page.locator(`#activity li[data-call-id="${echoed}"]`).waitFor({ state: 'detached' });

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Catalogue, placeholders, readCatalogueDir } from '../../src/i18n/catalogue.js';
 import { setup } from './stack.js';
-import { axe, shot, unwrappedText } from './page-checks.js';
+import { axe, openScreen, shot, unwrappedText } from './page-checks.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RENDERER = join(ROOT, 'electron', 'renderer');
@@ -53,10 +53,15 @@ test('pseudo-locale: every visible text outside agent data comes from the catalo
     assert.deepEqual(await unwrappedText(s.page), [], 'prompt screen');
     await s.page.getByRole('button', { name: '⟦Deny⟧', exact: true }).click();
     const { record } = await call;
+    await openScreen(s.page, 'activity');
     await s.page.locator(`#activity li[data-call-id="${record.call_id}"][data-state="rejected"]`).waitFor();
     await s.page.getByRole('button', { name: '⟦Pause⟧', exact: true }).click();
     await s.page.getByRole('button', { name: '⟦Resume⟧', exact: true }).waitFor();
     assert.deepEqual(await unwrappedText(s.page), [], 'activity and paused');
+    for (const screen of ['home', 'prompt', 'shares', 'functions', 'general', 'about'] as const) {
+      await openScreen(s.page, screen);
+      assert.deepEqual(await unwrappedText(s.page), [], screen);
+    }
 
     // The check can fail: a text that did not come from the catalogue is reported.
     await s.page.evaluate("document.querySelector('main').append(Object.assign(document.createElement('p'), { textContent: 'Hard-coded' }))");
@@ -68,8 +73,8 @@ test('pseudo-locale: every visible text outside agent data comes from the catalo
 });
 
 const LOCALES = [
-  { browser: 'en-US', locale: 'en', title: 'AIOS Device', pause: 'Pause', deny: 'Deny', none: 'Nothing is waiting for your confirmation.', seconds: /^\d+ sec$/, rejected: 'rejected' },
-  { browser: 'zh-CN', locale: 'zh-CN', title: 'AIOS 设备', pause: '暂停', deny: '拒绝', none: '没有等待您确认的请求。', seconds: /^\d+秒$/, rejected: '已拒绝' },
+  { browser: 'en-US', locale: 'en', title: 'AIOS Device', pause: 'Pause', deny: 'Deny', none: 'Nothing is waiting for you.', seconds: /^\d+ sec$/, rejected: 'rejected' },
+  { browser: 'zh-CN', locale: 'zh-CN', title: 'AIOS 设备', pause: '暂停', deny: '拒绝', none: '没有等待您处理的事项。', seconds: /^\d+秒$/, rejected: '已拒绝' },
 ];
 
 for (const L of LOCALES) {
@@ -95,6 +100,7 @@ for (const L of LOCALES) {
       await axe(s.page, `${L.locale} prompt`);
       await prompt.getByRole('button', { name: L.deny, exact: true }).click();
       const { record } = await call;
+      await openScreen(s.page, 'activity');
       const row = s.page.locator(`#activity li[data-call-id="${record.call_id}"]`);
       await row.waitFor();
       assert.ok(((await row.textContent()) ?? '').includes(L.rejected), 'the call state in the page language');
@@ -118,16 +124,19 @@ test('the language switch changes every string at once and is remembered', async
   try {
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
     await s.page.locator('#pause:not([disabled])').waitFor();
+    await openScreen(s.page, 'general');
     await s.page.getByRole('combobox', { name: 'Language' }).selectOption('zh-CN');
     await s.page.getByRole('button', { name: '暂停', exact: true }).waitFor();
     assert.equal(await s.page.locator('html').getAttribute('lang'), 'zh-CN');
     assert.equal(await s.page.locator('#agent-state').textContent(), '代理：已连接');
     await s.page.reload();
     await s.page.locator('#pause:not([disabled])').waitFor();
-    await s.page.getByRole('combobox', { name: '语言' }).waitFor();
     assert.equal(await s.page.locator('h1').textContent(), 'AIOS 设备');
+    await s.page.getByRole('button', { name: '常规', exact: true }).click();
     await s.page.getByRole('combobox', { name: '语言' }).selectOption('en');
-    await s.page.getByText('Nothing is waiting for your confirmation.', { exact: true }).waitFor();
+    await s.page.getByRole('heading', { name: 'General', exact: true }).waitFor();
+    await s.page.getByRole('button', { name: 'Home', exact: true }).click();
+    await s.page.getByText('Nothing is waiting for you.', { exact: true }).waitFor();
     assert.deepEqual(s.problems, []);
   } finally {
     await s.stop();

@@ -48,10 +48,17 @@ export function unwrappedText(page: Page, opts: { title?: boolean; within?: stri
   return page.evaluate(`(() => {
     const bad = [];
     const walker = document.createTreeWalker(${root}, NodeFilter.SHOW_TEXT);
+    const seen = new Set();
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const text = n.textContent.trim();
+      let text = n.textContent.trim();
       const el = n.parentElement;
       if (!text || el.closest('[data-value]')) continue;
+      // A sentence with an id in it as <code data-value> is one catalogue string around it: checked whole.
+      if (el.querySelector(':scope > code[data-value]')) {
+        if (seen.has(el)) continue;
+        seen.add(el);
+        text = el.textContent.trim();
+      }
       // The <option>s of a closed <select> have no box; the select itself is visible.
       if (!(el.closest('select') ?? el).checkVisibility()) continue;
       if (!(text.startsWith('⟦') && text.endsWith('⟧'))) bad.push(text);
@@ -59,4 +66,36 @@ export function unwrappedText(page: Page, opts: { title?: boolean; within?: stri
     ${opts.title ? "if (!(document.title.startsWith('⟦') && document.title.endsWith('⟧'))) bad.push('title: ' + document.title);" : ''}
     return bad;
   })()`);
+}
+
+/** The window's screens, by the `data-screen` of their nav button (electron/renderer/screens.ts). */
+export type ScreenId = 'home' | 'prompt' | 'activity' | 'shares' | 'functions' | 'general' | 'about';
+
+/** Opens a screen of the window the way a person does: its button in the navigation. */
+export async function openScreen(page: Page, screen: ScreenId): Promise<void> {
+  await page.locator(`#nav button[data-screen="${screen}"]`).click();
+  await page.locator(`main > section.screen[data-screen="${screen}"]:not([hidden])`).waitFor();
+}
+
+/**
+ * The visible text a person reads on the page, one line per text node: without `<code>` elements (ids),
+ * agent data (`[data-value]`: names, sentences, ids the agent sent) and the language picker's options (each
+ * language's name in itself); `drop`: the parameters the test passed (folder names, user ids), taken out.
+ */
+export async function visibleWords(page: Page, drop: readonly string[] = []): Promise<string> {
+  const text = await page.evaluate<string>(`(() => {
+    const out = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      if (!n.textContent.trim() || el.closest('code, [data-value], #lang, script, style')) continue;
+      if (!(el.closest('select') ?? el).checkVisibility()) continue;
+      out.push(n.textContent);
+    }
+    for (const el of document.querySelectorAll('[aria-label]')) if (el.checkVisibility()) out.push(el.getAttribute('aria-label'));
+    return out.join('\\n');
+  })()`);
+  let out = text;
+  for (const d of drop) out = out.split(d).join('\n');
+  return out;
 }

@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup } from './stack.js';
+import { openScreen } from './page-checks.js';
 
 const CASES = [
   {
@@ -49,6 +50,7 @@ for (const c of CASES) {
       assert.equal((await call).record.outcome?.error?.type, 'user_rejected');
 
       // The Functions screen: the title and the level in the window's language.
+      await openScreen(s.page, 'functions');
       const row = s.page.locator('#functions li[data-function-id="diagnostics.confirm"] label > span').first();
       await row.waitFor();
       assert.match((await row.textContent()) ?? '', c.functionRow);

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RENDERER_CSP } from '../../src/endpoint/static-ui.js';
 import { setup } from './stack.js';
+import { openScreen } from './page-checks.js';
 import { ids } from '../helpers/stack.js';
 
 test('the page shows a confirmation prompt from a real call and Deny ends the call rejected/user_rejected', async (t) => {
@@ -28,7 +29,7 @@ test('the page shows a confirmation prompt from a real call and Deny ends the ca
     await s.page.locator('#pause:not([disabled])').waitFor();
     assert.equal(new URL(s.page.url()).hash, '', 'the token is taken out of the address bar');
     await s.page.locator('#bridge-state[data-state="connected"]').waitFor();
-    await s.page.getByText('Nothing is waiting for your confirmation.').waitFor();
+    await s.page.getByText('Nothing is waiting for you.', { exact: true }).waitFor();
     assert.equal(await s.page.locator('#token-form').isVisible(), false, 'no token form once connected');
 
     const call = s.client.call('diagnostics.confirm', {}, { wait: true, confirm_timeout_ms: 60_000 });
@@ -66,6 +67,7 @@ test('the page shows a confirmation prompt from a real call and Deny ends the ca
     assert.equal(record.outcome?.state, 'rejected');
     assert.equal(record.outcome?.error?.type, 'user_rejected');
     await prompt.waitFor({ state: 'hidden' });
+    await openScreen(s.page, 'activity');
     await s.page.locator(`#activity li[data-call-id="${record.call_id}"][data-state="rejected"]`).waitFor();
     assert.deepEqual(s.problems, []);
   } finally {
@@ -91,12 +93,41 @@ test('Pause in the page pauses the agent, Resume resumes it', async () => {
   }
 });
 
+test('the navigation by keyboard: arrows move along it, Enter shows the screen and marks it current, the focus lands on its heading', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await s.page.locator('#pause:not([disabled])').waitFor();
+    const nav = s.page.getByRole('navigation', { name: 'Screens' });
+    assert.equal(await nav.getByRole('button', { name: 'Home', exact: true }).getAttribute('aria-current'), 'page');
+    await nav.getByRole('button', { name: 'Home', exact: true }).focus();
+    await s.page.keyboard.press('ArrowDown');
+    await s.page.keyboard.press('ArrowDown');
+    await s.page.keyboard.press('Enter');
+    await s.page.locator('#activity-screen:not([hidden])').waitFor();
+    assert.equal(await nav.getByRole('button', { name: 'Activity', exact: true }).getAttribute('aria-current'), 'page');
+    assert.equal(await nav.getByRole('button', { name: 'Home', exact: true }).getAttribute('aria-current'), null);
+    assert.equal(await s.page.evaluate<string>('document.activeElement?.id ?? ""'), 'activity-title', 'the focus on the screen\'s heading');
+    assert.equal(await s.page.locator('#screen-home').isHidden(), true, 'one screen at a time');
+    await nav.getByRole('button', { name: 'Activity', exact: true }).focus();
+    await s.page.keyboard.press('End');
+    await s.page.keyboard.press('Space');
+    await s.page.locator('#screen-about:not([hidden])').waitFor();
+    assert.deepEqual(s.problems, []);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('without the token the page asks for it, and a wrong one is refused', async () => {
   const s = await setup();
   try {
     await s.page.goto(`${s.ui.base}/ui/`);
     const form = s.page.locator('#token-form');
     await form.waitFor();
+    // Not "disconnected": the page has no token to connect with yet, and says so.
+    assert.equal(await s.page.locator('#agent-state').getAttribute('data-state'), 'no_token');
+    assert.equal(await s.page.locator('#agent-state').textContent(), 'Agent: waiting for the local token');
     await s.page.locator('#token-input').fill('not-the-token');
     await form.getByRole('button', { name: 'Connect' }).click();
     await s.page.getByRole('alert').filter({ hasText: 'refused this token' }).waitFor();
@@ -127,5 +158,27 @@ test('the prompt names the runtime the bridge attested first and what the runtim
     } finally {
       await s.stop();
     }
+  }
+});
+
+test('a prompt the caller cancels leaves the screen saying so; the navigation and Home count what waits', async () => {
+  const s = await setup();
+  try {
+    await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await s.page.locator('#pause:not([disabled])').waitFor();
+    const { record } = await s.client.call('diagnostics.confirm', {}, { wait: false, confirm_timeout_ms: 60_000 });
+    await s.page.getByRole('alertdialog').waitFor();
+    assert.equal(await s.page.locator('#nav-prompt-count').textContent(), '1', 'the navigation counts it');
+    await s.page.getByRole('button', { name: 'Home', exact: true }).click();
+    assert.equal(await s.page.locator('#home-waiting').textContent(), 'Confirmations waiting: 1');
+    await s.page.getByRole('button', { name: 'Answer now', exact: true }).click();
+    await s.page.getByRole('alertdialog').waitFor();
+    await s.client.cancel(record.call_id);
+    await s.page.getByRole('alertdialog').waitFor({ state: 'hidden' });
+    assert.equal(await s.page.locator('#prompt-ended').textContent(), '\u201cConfirmed no-op\u201d no longer waits for you: the caller cancelled it.');
+    assert.equal(await s.page.locator('#nav-prompt-count').isHidden(), true);
+    assert.deepEqual(s.problems, []);
+  } finally {
+    await s.stop();
   }
 });

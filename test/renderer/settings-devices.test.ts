@@ -11,11 +11,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startCups, startIppEve } from '../../handlers/printer/test/peers.js';
 import { Instrument, scale, startPtyPair } from '../peers/serial-pty.js';
 import { until } from '../helpers/stack.js';
 import { setup } from './stack.js';
-import { axe, shot, unwrappedText } from './page-checks.js';
+import { axe, openScreen, shot, unwrappedText } from './page-checks.js';
 import { slow } from '../helpers/wait.js';
 
 
@@ -28,6 +31,7 @@ test('a printer picked from the device list with a name, and a serial port by pa
   const s = await setup({ agent: { handlers: { diagnostics: { enabled: true }, printer: { cups_server: cups.hostPort } } } });
   try {
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await openScreen(s.page, 'shares');
     await s.page.getByText('Nothing is shared.', { exact: true }).waitFor();
     const before = await s.client.call('printer.get_attributes', { printer: 'front' }, { wait: true });
     assert.equal(before.record.outcome?.error?.type, 'permission_denied', 'not shared yet');
@@ -63,6 +67,8 @@ test('a printer picked from the device list with a name, and a serial port by pa
     const answered = await Promise.race([weigh.then(() => 'done'), s.page.getByRole('alertdialog').waitFor({ timeout: slow(60_000) }).then(() => 'prompt')]);
     if (answered === 'prompt') await s.page.getByRole('alertdialog').getByRole('button', { name: 'Allow once', exact: true }).click();
     const weighed = await weigh;
+    // Answered: the window is back on the screen the prompt interrupted.
+    await s.page.locator('#screen-shares:not([hidden])').waitFor();
     assert.equal(weighed.record.outcome?.state, 'completed', JSON.stringify(weighed.record.outcome?.error));
     assert.match(JSON.stringify(weighed.record.outcome?.output), /12\.34 kg/);
     assert.ok(instrument.received.toString('latin1').includes('W\r\n'));
@@ -87,37 +93,58 @@ test('a printer picked from the device list with a name, and a serial port by pa
   }
 });
 
-test('the admin ceiling is shown and a grant outside it refused; zh-CN and pseudo-locale Settings', async () => {
+test('the admin ceiling is shown and a grant outside it refused; an admin share has no Remove button; zh-CN, en and pseudo-locale', async () => {
   const pair = await startPtyPair();
-  const s = await setup({ locale: 'zh-CN', agent: { grants: { serial: [{ path: pair.a, alias: 'scale' }] } } });
+  const demo = mkdtempSync(join(tmpdir(), 'aios-demo-'));
+  const s = await setup({ locale: 'zh-CN', agent: { grants: { serial: [{ path: pair.a, alias: 'scale' }], files: [{ path: demo, alias: 'Demo', access: 'read' }] } } });
   try {
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await openScreen(s.page, 'shares');
     const row = s.page.locator('#grants li[data-kind="serial"]');
     await row.waitFor();
-    assert.equal(await row.locator('span').textContent(), `串口：scale（${pair.a}） · 由管理员设置`);
+    assert.equal(await row.textContent(), `串口：scale（${pair.a}）由管理员设置`);
+    // The administrator's share is theirs to change: no Remove button beside it.
+    assert.equal(await row.getByRole('button').count(), 0, 'no Remove on a share set by the administrator');
+    assert.equal(await s.page.locator('#grants li[data-kind="files"]').getByRole('button').count(), 0);
     await s.page.getByLabel('设备类型').selectOption('serial');
     await s.page.locator('#grants-ceiling:not([hidden])').waitFor();
-    assert.equal(await s.page.locator('#grants-ceiling').textContent(), '管理员只允许以下串口：scale。');
+    assert.equal(await s.page.locator('#grants-ceiling').textContent(), '管理员只允许共享以下文件夹：Demo。 管理员只允许共享以下串口：scale。');
     await s.page.getByLabel('设备（路径、名称或 ID）').fill('/dev/ttyS9');
     await s.page.getByRole('button', { name: '共享设备', exact: true }).click();
     await s.page.locator('#error:not([hidden])').waitFor();
     assert.equal(await s.page.locator('#error').textContent(), '不允许：管理员的设置不允许此操作。');
-    assert.equal(await s.page.locator('#grants li').count(), 1, 'nothing added');
-    assert.equal(await s.page.getByRole('heading', { name: '功能' }).count(), 1);
+    assert.equal(await s.page.locator('#grants li').count(), 2, 'nothing added');
+    assert.equal(await s.page.getByRole('heading', { name: '共享的文件夹和设备' }).count(), 1);
     await shot(s.page, 'zh-CN-settings');
     await axe(s.page, 'zh-CN settings');
 
-    await s.page.goto(`${s.ui.base}/ui/?lang=pseudo`);
+    // In English: the kinds in the plural ("these folders", not "these Folder").
+    await s.page.goto(`${s.ui.base}/ui/?lang=en`);
+    await openScreen(s.page, 'shares');
     await s.page.locator('#grants li[data-kind="serial"]').waitFor();
+    await s.page.locator('#device-kind').selectOption('serial');
+    await s.page.locator('#grants-ceiling:not([hidden])').waitFor();
+    assert.equal(await s.page.locator('#grants-ceiling').textContent(), 'Your administrator allows only these folders: Demo. Your administrator allows only these serial ports: scale.');
+    assert.equal(await s.page.locator('#grants li[data-kind="files"]').textContent(), `Folder: Demo (${demo}) (Read only)set by your administrator`);
+
+    await s.page.goto(`${s.ui.base}/ui/?lang=pseudo`);
+    await openScreen(s.page, 'shares');
+    await s.page.locator('#grants li[data-kind="serial"]').waitFor();
+    assert.deepEqual(await unwrappedText(s.page, { within: 'screen-shares' }), [], 'every Shares string from the catalogue');
+    await openScreen(s.page, 'functions');
     await s.page.locator('#functions li').first().waitFor();
+    assert.deepEqual(await unwrappedText(s.page, { within: 'screen-functions' }), [], 'every Functions string from the catalogue');
+    await openScreen(s.page, 'about');
     await s.page.locator('#about-version:not(:empty)').waitFor();
-    assert.deepEqual(await unwrappedText(s.page, { within: 'settings' }), [], 'every Settings string from the catalogue');
+    assert.deepEqual(await unwrappedText(s.page, { within: 'screen-about' }), [], 'every About string from the catalogue');
     // The check can fail.
+    await openScreen(s.page, 'functions');
     await s.page.evaluate("document.getElementById('functions').append(Object.assign(document.createElement('li'), { textContent: 'Hard-coded' }))");
-    assert.deepEqual(await unwrappedText(s.page, { within: 'settings' }), ['Hard-coded']);
+    assert.deepEqual(await unwrappedText(s.page, { within: 'screen-functions' }), ['Hard-coded']);
     assert.deepEqual(s.problems, []);
   } finally {
     await s.stop();
     await pair.kill();
+    rmSync(demo, { recursive: true, force: true });
   }
 });

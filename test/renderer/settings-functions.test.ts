@@ -15,7 +15,7 @@ import { APP_VERSION } from '../../src/version.js';
 import { callLocal } from '../../src/endpoint/local-client.js';
 import { ids, ROOT, tempDir, until } from '../helpers/stack.js';
 import { setup } from './stack.js';
-import { seriousViolations } from './page-checks.js';
+import { openScreen, seriousViolations } from './page-checks.js';
 
 /** Presses Tab until `selector` has the focus (at most `max` times): keyboard-only navigation. */
 async function tabTo(page: Page, selector: string, max = 200): Promise<void> {
@@ -36,8 +36,12 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
     assert.equal((await echo()).record.outcome?.state, 'completed');
 
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await openScreen(s.page, 'functions');
     const row = s.page.locator('#functions li[data-function-id="diagnostics.echo"]');
     await row.waitFor();
+    // Grouped by handler, under the handler's name; the id as code.
+    assert.equal(await s.page.locator('#functions section[data-group="diagnostics"] h3').textContent(), 'Diagnostics');
+    assert.equal(await s.page.locator('#functions section[data-group="diagnostics"] li[data-function-id="diagnostics.echo"] code').textContent(), 'diagnostics.echo');
     const box = row.getByRole('checkbox');
     assert.equal(await box.isChecked(), true);
     assert.equal(await row.locator('label > span').first().textContent(), 'Echo (diagnostics.echo) · permission level: public · only reads');
@@ -65,7 +69,17 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
     await until(() => s.running.agent.session?.isConnected, 10_000, 'connected');
     assert.equal((await echo()).record.outcome?.state, 'completed');
 
+    // Search: by words of the title or description, or the id; a miss says so.
+    await s.page.getByLabel('Search functions').fill('echo');
+    assert.deepEqual(await s.page.locator('#functions li').evaluateAll((lis) => lis.map((li) => (li as unknown as { dataset: { functionId: string } }).dataset.functionId)), ['diagnostics.echo']);
+    await s.page.getByLabel('Search functions').fill('no such function anywhere');
+    await s.page.getByText('No function matches the search.', { exact: true }).waitFor();
+    assert.equal(await s.page.locator('#functions li').count(), 0);
+    await s.page.getByLabel('Search functions').fill('');
+    await row.waitFor();
+
     // Log level: chosen by keyboard (the quietest, so the test logger stays quiet), the agent's logger follows.
+    await openScreen(s.page, 'general');
     await tabTo(s.page, '#log-level');
     await s.page.keyboard.press('End');
     await until(async () => ((await callLocal(s.endpoint, 'control.settings.get', {})) as { log_level: string }).log_level === 'fatal', 10_000, 'the running logger at fatal');
@@ -78,7 +92,7 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
     // In a browser there is no folder picker, start-at-login or open-logs (the Electron shell's).
     for (const id of ['share-pick', 'login-item-row', 'open-logs']) assert.equal(await s.page.locator(`#${id}`).isHidden(), true, id);
 
-    assert.deepEqual(await seriousViolations(s.page, 'settings'), []);
+    assert.deepEqual(await seriousViolations(s.page), []);
     assert.deepEqual(s.problems, []);
   } finally {
     await s.stop();
@@ -87,9 +101,9 @@ test('functions off and on from Settings by keyboard: unknown_function, unpublis
 
 test('a new local adapter folder shows on the Functions screen as waiting for approval, in English and Chinese, and goes once approved', async () => {
   const example = join(ROOT, 'examples/hello-adapter/org.example.hello');
-  for (const [locale, words] of [
-    ['en-US', 'New adapter waiting for your approval: org.example.hello'],
-    ['zh-CN', '新的适配器等待你批准：org.example.hello'],
+  for (const [locale, words, home] of [
+    ['en-US', 'New adapter waiting for your approval: org.example.hello', 'New adapters waiting for your approval: 1'],
+    ['zh-CN', '新的适配器等待你批准：org.example.hello', '等待您批准的新适配器：1 个'],
   ] as const) {
     const dir = tempDir('aios-renderer-adapters-');
     const adapters = join(dir, 'adapters');
@@ -97,6 +111,11 @@ test('a new local adapter folder shows on the Functions screen as waiting for ap
     const s = await setup({ locale, agent: { adapters: { dirs: [adapters] }, trust: { keys: [join(ROOT, 'examples/hello-adapter/keys/EXAMPLE-ONLY.jwks')] } } });
     try {
       await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+      // Home says something waits, with the way to it.
+      await s.page.locator('#home-adapters-line:not([hidden])').waitFor();
+      assert.equal(await s.page.locator('#home-adapters').textContent(), home);
+      await s.page.locator('#home-open-functions').click();
+      await s.page.locator('#screen-functions:not([hidden])').waitFor();
       const line = s.page.locator('#adapters-waiting li[data-adapter="org.example.hello"][data-state="waiting"]');
       await line.waitFor();
       assert.match((await line.textContent()) ?? '', new RegExp(words.replace(/[.]/g, '\\.')));
@@ -107,6 +126,7 @@ test('a new local adapter folder shows on the Functions screen as waiting for ap
         await callLocal({ http: s.endpoint.http, token: s.endpoint.token }, 'aios/registry.approve', { adapter_id: 'org.example.hello' });
         await until(async () => ((await callLocal({ http: s.endpoint.http, token: s.endpoint.token }, 'control.functions.list', {})) as { functions: { id: string }[] }).functions.some((f) => f.id === 'hello.greet'), 30_000, 'hello.greet offered');
         await s.page.reload();
+        await openScreen(s.page, 'functions');
         await s.page.locator('#functions li[data-function-id="hello.greet"]').waitFor();
         assert.equal(await s.page.locator('#adapters-box').isHidden(), true, 'nothing waits any more');
       }

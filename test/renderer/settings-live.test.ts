@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { localRpc, setup } from './stack.js';
+import { openScreen } from './page-checks.js';
 import { slow } from '../helpers/wait.js';
 
 test('a grant added and removed in another window shows up and goes away in an open Settings screen', { timeout: slow(120_000) }, async () => {
@@ -13,6 +14,7 @@ test('a grant added and removed in another window shows up and goes away in an o
   const rpc = localRpc(() => s.ui.base, () => s.endpoint.token);
   try {
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
+    await openScreen(s.page, 'shares');
     await s.page.getByText('Nothing is shared.', { exact: true }).waitFor();
     await rpc('control.grants.add', { kind: 'serial', entry: { path: '/dev/ttyS0', alias: 'scale' } });
     const row = s.page.locator('#grants li[data-kind="serial"]');

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setup } from './stack.js';
+import { openScreen } from './page-checks.js';
 
 test('sharing a folder in Settings makes files.list_dir on it succeed; removing it ends that', async () => {
   const s = await setup({ agent: { handlers: { diagnostics: { enabled: true }, files: { use_trash: false } } } });
@@ -21,8 +22,8 @@ test('sharing a folder in Settings makes files.list_dir on it succeed; removing 
     assert.notEqual(before.record.outcome?.state, 'completed', 'nothing shared yet: the call fails');
 
     await s.page.goto(`${s.ui.base}/ui/#token=${encodeURIComponent(s.endpoint.token)}`);
-    const settings = s.page.locator('#settings');
-    await settings.waitFor();
+    await openScreen(s.page, 'shares');
+    const settings = s.page.locator('#screen-shares');
     await s.page.getByText('Nothing is shared.', { exact: true }).waitFor();
 
     // A path the files handler refuses: a localised error, nothing shared.

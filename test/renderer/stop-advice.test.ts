@@ -18,7 +18,7 @@ import { RuntimeClient } from '../../src/runtime-client/client.js';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import { silentLogger } from '../../src/base/logger.js';
-import { axe, shot, unwrappedText } from './page-checks.js';
+import { axe, openScreen, shot, unwrappedText } from './page-checks.js';
 import { decideSignIn, localRpc, setup, signedOutSetup } from './stack.js';
 import { slow } from '../helpers/wait.js';
 
@@ -109,7 +109,10 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     assert.equal(await signIn.isVisible(), true, 'the Sign in the advice names is right there');
     assert.equal(await page.getByLabel('Bridge address').inputValue(), bridgeUrl, 'the address is filled in');
     assert.equal(await page.locator('#account').isVisible(), false);
-    await page.locator('#bridge-state[data-state="offline"]').waitFor();
+    // Nobody is signed in any more: the pill says so, not a red "offline" (the box above says why).
+    await page.locator('#bridge-state[data-state="not_signed_in"]').waitFor();
+    assert.equal(await page.locator('#bridge-state').textContent(), 'Bridge: not signed in');
+    assert.equal(await page.locator('#home-connection').textContent(), 'Not signed in: no call can reach this device until you sign in.');
     await shot(page, 'en-stopped-unauthorized');
     await axe(page, 'stopped (unauthorized)');
 
@@ -123,6 +126,7 @@ describe('the window after a revoked sign-in, against CLI-started bridge and age
     await until(() => bridgeEvents.some((e) => e.bridge === 'offline' && e.stopped?.type === 'unauthorized' && e.stopped.action_key === 'core.stop.unauthorized.login'), 30_000, 'control/notification.bridge with the stop');
 
     // The same advice in Chinese (the language switch), then in the pseudo-locale: nothing outside the catalogue.
+    await openScreen(page, 'general');
     await page.locator('#lang').selectOption('zh-CN');
     await page.locator('#stopped-title').filter({ hasText: '已退出登录：桥接服务不再接受此设备的登录' }).waitFor();
     assert.equal(await page.locator('#stopped-action').textContent(), '登录已被撤销或已过期。请点击下方的“登录”重新登录（桥接服务地址已填好）；AIOS 设备会自动重新连接，无需重启。');
@@ -173,6 +177,7 @@ describe('the window after another copy replaced this device (a token from the c
       assert.equal(await s.page.locator('#signin').isVisible(), false, 'a device provisioned by its config has no sign-in screen');
       assert.equal(s.running.agent.stopped()?.action_key, 'core.stop.replaced.config');
       await axe(s.page, 'stopped (replaced)');
+      await openScreen(s.page, 'general');
       await s.page.locator('#lang').selectOption('zh-CN');
       await s.page.locator('#stopped-title').filter({ hasText: '另一个 AIOS 设备副本以此设备的身份连接了' }).waitFor();
       assert.match((await s.page.locator('#stopped-action').textContent()) ?? '', /^两台设备在配置文件中使用了同一个设备 ID/);
