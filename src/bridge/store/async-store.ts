@@ -46,6 +46,14 @@ export interface StoreOps {
   adapterCard(workspaceId: string, deviceId: string): Promise<Record<string, unknown> | null>;
   /** A workspace's devices, by device id. */
   devices(workspaceId: string): Promise<DeviceRecord[]>;
+
+  /**
+   * Sends `payload` on the cluster bus's `channel` (`cluster/bus.ts` names channels and encodes payloads). In a
+   * transaction it is delivered when the transaction commits, never when it rolls back; outside one, at once.
+   * PostgreSQL: `pg_notify` (identical notifications of one transaction fold into one). SQLite: to this
+   * process's listeners (`SqliteBridgeStore.listen`), since one process is the whole cluster.
+   */
+  notify(channel: string, payload: string): Promise<void>;
 }
 
 /** The store: its operations, transactions over them, and closing. */

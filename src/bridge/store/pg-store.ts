@@ -79,6 +79,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
   getDevice(ws: string, dev: string) { return this.ops.getDevice(ws, dev); }
   adapterCard(ws: string, dev: string) { return this.ops.adapterCard(ws, dev); }
   devices(ws: string) { return this.ops.devices(ws); }
+  notify(channel: string, payload: string) { return this.ops.notify(channel, payload); }
 
   async close(): Promise<void> {
     await this.pool.end();
@@ -181,6 +182,11 @@ function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>
     async devices(ws) {
       // COLLATE "C": by code point, as SQLite's ORDER BY orders text.
       return (await rows(`${DEVICE_SELECT} WHERE workspace_id = $1 ORDER BY device_id COLLATE "C"`, [ws])).map(toDevice);
+    },
+    async notify(channel, payload) {
+      // pg_notify takes the channel as a value (NOTIFY would need it as an identifier); in a transaction the
+      // server queues it until the commit.
+      await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
     },
   };
 }

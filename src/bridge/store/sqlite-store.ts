@@ -6,15 +6,30 @@
 import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, StoreOps } from './async-store.js';
 
+/** Hears a notification: its channel and payload. */
+export type NotifyListener = (channel: string, payload: string) => void;
+
 /** The SQLite implementation of {@link AsyncBridgeStore}. */
 export class SqliteBridgeStore implements AsyncBridgeStore {
   readonly kind = 'sqlite' as const;
   /** Ends when the running transaction ends (null: none runs). */
   private held: Promise<void> | null = null;
   private readonly direct: StoreOps;
+  /** This process's bus listeners (`local-bus.ts`): one process is the whole cluster. */
+  private readonly listeners = new Set<NotifyListener>();
 
   constructor(readonly store: BridgeStore) {
-    this.direct = directOps(store, false);
+    this.direct = directOps(store, false, (channel, payload) => queueMicrotask(() => this.deliver(channel, payload)));
+  }
+
+  /** Hears what `notify` sends (after its transaction commits); returns the function that stops it. */
+  listen(fn: NotifyListener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private deliver(channel: string, payload: string): void {
+    for (const fn of this.listeners) fn(channel, payload);
   }
 
   /** Opens (creating and migrating) the store file at `path`. */
@@ -39,9 +54,12 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
     try {
       this.store.flushDevices();
       db.exec('BEGIN IMMEDIATE');
+      // Notifications wait for the commit, and are dropped by a rollback (as PostgreSQL's NOTIFY).
+      const queued: [string, string][] = [];
       try {
-        const out = await fn(directOps(this.store, true));
+        const out = await fn(directOps(this.store, true, (channel, payload) => void queued.push([channel, payload])));
         db.exec('COMMIT');
+        queueMicrotask(() => queued.forEach(([c, p]) => this.deliver(c, p)));
         return out;
       } catch (e) {
         if (db.inTransaction) db.exec('ROLLBACK');
@@ -70,6 +88,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   getDevice(ws: string, dev: string) { return this.run(() => this.direct.getDevice(ws, dev)); }
   adapterCard(ws: string, dev: string) { return this.run(() => this.direct.adapterCard(ws, dev)); }
   devices(ws: string) { return this.run(() => this.direct.devices(ws)); }
+  notify(channel: string, payload: string) { return this.run(() => this.direct.notify(channel, payload)); }
 
   async close(): Promise<void> {
     await this.idle();
@@ -86,7 +105,7 @@ function isDuplicateKey(e: unknown): boolean {
  * The operations straight on `store`. `inTransaction`: device writes go into the open transaction now
  * (not `BridgeStore`'s write-behind, which would commit them after a rollback).
  */
-function directOps(store: BridgeStore, inTransaction: boolean): StoreOps {
+function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyListener): StoreOps {
   return {
     async insertCall(c) {
       try {
@@ -114,5 +133,6 @@ function directOps(store: BridgeStore, inTransaction: boolean): StoreOps {
     getDevice: async (ws, dev) => store.getDevice(ws, dev),
     adapterCard: async (ws, dev) => store.adapterCard(ws, dev),
     devices: async (ws) => store.devices(ws),
+    notify: async (channel, payload) => notify(channel, payload),
   };
 }
