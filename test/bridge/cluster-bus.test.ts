@@ -7,60 +7,30 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { silentLogger } from '../../src/base/logger.js';
-import { BadNodeIdError, BusPayloadTooLargeError, decodeMessage, encodeMessage, nodeChannel, type BusMessage, type CatchUpReason } from '../../src/bridge/cluster/bus.js';
+import { BadNodeIdError, BusPayloadTooLargeError, decodeMessage, encodeMessage, nodeChannel, type BusMessage } from '../../src/bridge/cluster/bus.js';
 import { PgClusterBus } from '../../src/bridge/cluster/pg-bus.js';
 import { LocalBus } from '../../src/bridge/cluster/local-bus.js';
-import { PgBridgeStore } from '../../src/bridge/store/pg-store.js';
 import { SqliteBridgeStore } from '../../src/bridge/store/sqlite-store.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
+import { withNodes, type TestNode } from './cluster-node.js';
 
 let server: PrivatePostgres;
-let n = 0;
 before(async () => {
   server = await startPostgres();
 });
 after(() => server?.stop());
 
-/** A node: its store, its bus, what it heard and every catch-up it ran. */
-interface Node {
-  store: PgBridgeStore;
-  bus: PgClusterBus;
-  heard: BusMessage[];
-  caughtUp: CatchUpReason[];
-}
-
-async function startNode(url: string, nodeId: string): Promise<Node> {
-  const store = await PgBridgeStore.open(url, { max: 3 });
-  const heard: BusMessage[] = [];
-  const caughtUp: CatchUpReason[] = [];
-  const bus = new PgClusterBus({ url, nodeId, store, log: silentLogger(), caughtUp: (r) => void caughtUp.push(r), backoffMs: 20, maxBackoffMs: 200 });
-  bus.subscribe((m) => heard.push(m));
-  await bus.start();
-  return { store, bus, heard, caughtUp };
-}
-
-/** Two nodes on a fresh database; closes them after `fn`. */
-async function withNodes(fn: (a: Node, b: Node, url: string) => Promise<void>): Promise<void> {
-  const url = server.createDatabase(`bus${process.pid}_${++n}`);
-  const a = await startNode(url, 'node_a');
-  const b = await startNode(url, 'node_b');
-  try {
-    await fn(a, b, url);
-  } finally {
-    for (const x of [a, b]) {
-      await x.bus.close();
-      await x.store.close();
-    }
-  }
-}
+type Node = TestNode;
+/** Nodes a and b on a fresh database. */
+const withTwo = (fn: (a: Node, b: Node) => Promise<void>) => withNodes(server, ['node_a', 'node_b'], ([a, b]) => fn(a!, b!));
 
 const call = (id: string): BusMessage => ({ type: 'call', workspace_id: 'ws_a', call_id: id });
 const has = (node: Node, id: string) => node.heard.some((m) => 'call_id' in m && m.call_id === id);
 
 test('two nodes on one PostgreSQL hear the messages sent to them and the broadcasts, and not the other node\'s', () =>
-  withNodes(async (a, b) => {
+  withTwo(async (a, b) => {
     assert.deepEqual(a.caughtUp, ['start'], 'the catch-up hook ran once the first LISTEN was in place');
     await a.bus.notify('node_b', call('to_b'));
     await b.bus.notify('node_a', { type: 'session_replaced', workspace_id: 'ws_a', device_id: 'dev_1', epoch: 7 });
@@ -72,7 +42,7 @@ test('two nodes on one PostgreSQL hear the messages sent to them and the broadca
   }));
 
 test('a message sent in a store transaction arrives on its commit, and never when the transaction rolls back', () =>
-  withNodes(async (a, b) => {
+  withTwo(async (a, b) => {
     await assert.rejects(
       a.store.transaction(async (tx) => {
         await a.bus.notify('node_b', call('rolled_back'), tx);
@@ -98,7 +68,7 @@ test('a message sent in a store transaction arrives on its commit, and never whe
   }));
 
 test('when its listening connection is killed, the bus listens again by itself, runs the catch-up hook, and hears again', () =>
-  withNodes(async (a, b) => {
+  withTwo(async (a, b) => {
     const killed = await a.store.pool.query(`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1`, [b.bus.applicationName]);
     assert.deepEqual(killed.rows, [{ ok: true }], 'exactly one listening connection for node b');
     await until(() => b.caughtUp.includes('reconnect'), 10_000, () => `node b's catch-up after reconnecting (ran: ${b.caughtUp.join(', ')})`);

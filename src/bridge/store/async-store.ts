@@ -54,6 +54,52 @@ export interface StoreOps {
    * process's listeners (`SqliteBridgeStore.listen`), since one process is the whole cluster.
    */
   notify(channel: string, payload: string): Promise<void>;
+
+  /**
+   * Claims the device's one live session for `nodeId` at hello, with a lease of `leaseMs`: the newest claim
+   * wins, always (the device chose to connect again). Returns the new epoch, larger than every earlier one of
+   * this device, and the session it replaced, whose owner must close it (4001) and stop acting for it.
+   */
+  claimSession(workspaceId: string, deviceId: string, nodeId: string, leaseMs: number): Promise<SessionClaim>;
+  /**
+   * True while `epoch` is the device's session (no newer claim replaced it). In a transaction the session row
+   * is held (`FOR SHARE`) until the commit, so a claim cannot slip in between this check and the write it
+   * guards: a late answer from a replaced session is refused, never saved.
+   */
+  isCurrent(workspaceId: string, deviceId: string, epoch: number): Promise<boolean>;
+  /** The device's session (a lapsed one included); none when it never claimed one or released it. */
+  session(workspaceId: string, deviceId: string): Promise<DeviceSession | undefined>;
+  /** Renews the lease of every session `nodeId` holds (its heartbeat); returns how many. */
+  renewLeases(nodeId: string, leaseMs: number): Promise<number>;
+  /**
+   * Ends the session `epoch` (its socket closed): the device is on no node until it claims again. False when a
+   * newer session replaced it (that one stays). Epochs keep growing after a release.
+   */
+  releaseSession(workspaceId: string, deviceId: string, epoch: number): Promise<boolean>;
+  /** The sessions whose lease has lapsed: their node stopped renewing them (it died, or lost the store). */
+  lapsedSessions(): Promise<DeviceSession[]>;
+}
+
+/**
+ * A device's session in the cluster: the node holding its WebSocket, the epoch of its claim, and until when
+ * that node's lease runs. Times are the store's clock (PostgreSQL's `now()`), never a node's.
+ */
+export interface DeviceSession {
+  workspace_id: string;
+  device_id: string;
+  node_id: string;
+  epoch: number;
+  /** ISO-8601 UTC time the lease lapses unless its node renews it. */
+  lease_until: string;
+  /** The lease has lapsed. */
+  lapsed: boolean;
+}
+
+/** What {@link StoreOps.claimSession} gives back. */
+export interface SessionClaim {
+  epoch: number;
+  /** The session this claim replaced (null: the device had none on record). */
+  previous: { node_id: string; epoch: number; lapsed: boolean } | null;
 }
 
 /** The store: its operations, transactions over them, and closing. */

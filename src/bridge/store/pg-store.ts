@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, DeviceSession, StoreOps } from './async-store.js';
 
 /** The bridge's PostgreSQL schema: its migration files sit beside this module (the build copies them). */
 export const BRIDGE_PG_SCHEMA: PgSchema = { name: 'bridge', dir: fileURLToPath(new URL('./pg-migrations/', import.meta.url)) };
@@ -80,6 +80,12 @@ export class PgBridgeStore implements AsyncBridgeStore {
   adapterCard(ws: string, dev: string) { return this.ops.adapterCard(ws, dev); }
   devices(ws: string) { return this.ops.devices(ws); }
   notify(channel: string, payload: string) { return this.ops.notify(channel, payload); }
+  claimSession(ws: string, dev: string, node: string, leaseMs: number) { return this.ops.claimSession(ws, dev, node, leaseMs); }
+  isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
+  session(ws: string, dev: string) { return this.ops.session(ws, dev); }
+  renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
+  releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
+  lapsedSessions() { return this.ops.lapsedSessions(); }
 
   async close(): Promise<void> {
     await this.pool.end();
@@ -92,6 +98,21 @@ function callOf(r: Record<string, unknown>): StoredCall {
 }
 
 const json = (v: unknown) => (v ? JSON.stringify(v) : null);
+
+/** The columns of a session, with whether its lease has lapsed by the database's clock. */
+const SESSION_SELECT = `SELECT workspace_id, device_id, node_id, epoch, lease_until, lease_until <= now() AS lapsed FROM device_sessions`;
+
+/** A session row (epoch is a bigint: the driver gives text; the sequence stays far below 2^53). */
+function sessionOf(r: Record<string, unknown>): DeviceSession {
+  return {
+    workspace_id: r['workspace_id'] as string,
+    device_id: r['device_id'] as string,
+    node_id: r['node_id'] as string,
+    epoch: Number(r['epoch']),
+    lease_until: (r['lease_until'] as Date).toISOString(),
+    lapsed: r['lapsed'] as boolean,
+  };
+}
 
 /** The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). */
 function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>): StoreOps {
@@ -187,6 +208,50 @@ function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>
       // pg_notify takes the channel as a value (NOTIFY would need it as an identifier); in a transaction the
       // server queues it until the commit.
       await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
+    },
+    async claimSession(ws, dev, node, leaseMs) {
+      // The old row is read and replaced under its lock, so two nodes claiming at once get different epochs
+      // and each sees the session it replaced.
+      if (q instanceof pg.Pool) return inTransaction((tx) => tx.claimSession(ws, dev, node, leaseMs));
+      for (;;) {
+        const [old] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2 FOR UPDATE`, [ws, dev]);
+        if (old) {
+          const [r] = await rows(
+            `UPDATE device_sessions SET node_id = $3, epoch = nextval('device_session_epoch'), lease_until = now() + $4 * interval '1 millisecond'
+             WHERE workspace_id = $1 AND device_id = $2 RETURNING epoch`,
+            [ws, dev, node, leaseMs],
+          );
+          const was = sessionOf(old);
+          return { epoch: Number(r!['epoch']), previous: { node_id: was.node_id, epoch: was.epoch, lapsed: was.lapsed } };
+        }
+        const [r] = await rows(
+          `INSERT INTO device_sessions (workspace_id, device_id, node_id, epoch, lease_until)
+           VALUES ($1, $2, $3, nextval('device_session_epoch'), now() + $4 * interval '1 millisecond')
+           ON CONFLICT (workspace_id, device_id) DO NOTHING RETURNING epoch`,
+          [ws, dev, node, leaseMs],
+        );
+        if (r) return { epoch: Number(r['epoch']), previous: null };
+        // Another node created the row first (its insert has committed): replace it under its lock.
+      }
+    },
+    async isCurrent(ws, dev, epoch) {
+      const [r] = await rows(`SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE`, [ws, dev]);
+      return r !== undefined && Number(r['epoch']) === epoch;
+    },
+    async session(ws, dev) {
+      const [r] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
+      return r ? sessionOf(r) : undefined;
+    },
+    async renewLeases(node, leaseMs) {
+      const r = await q.query(`UPDATE device_sessions SET lease_until = now() + $2 * interval '1 millisecond' WHERE node_id = $1`, [node, leaseMs]);
+      return r.rowCount ?? 0;
+    },
+    async releaseSession(ws, dev, epoch) {
+      const r = await q.query(`DELETE FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 AND epoch = $3`, [ws, dev, epoch]);
+      return r.rowCount === 1;
+    },
+    async lapsedSessions() {
+      return (await rows(`${SESSION_SELECT} WHERE lease_until <= now() ORDER BY workspace_id COLLATE "C", device_id COLLATE "C"`, [])).map(sessionOf);
     },
   };
 }
