@@ -113,4 +113,31 @@ export interface AsyncBridgeStore extends StoreOps {
    */
   transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+
+  /**
+   * Records node `nodeId` as a member with its shared config's digests, unless a live node (seen within
+   * `liveMs`; this node's own earlier row aside) has another `digest`: then nothing is written and the
+   * differing nodes are returned. Nodes joining at once take turns, so two different configs cannot both join.
+   */
+  joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<{ joined: true } | { joined: false; differing: ClusterNodeRecord[] }>;
+  /** Renews the node's `last_seen` (its heartbeat); false when its row is gone. */
+  nodeHeartbeat(nodeId: string): Promise<boolean>;
+  /** Every node on record, by node id. */
+  clusterNodes(): Promise<ClusterNodeRecord[]>;
+  /** Removes the node's row (a clean stop). */
+  leaveCluster(nodeId: string): Promise<void>;
+}
+
+/** The digest of a node's shared config, and of each of its keys (`cluster/config-digest.ts`). */
+export interface NodeConfigDigest {
+  digest: string;
+  keys: Record<string, string>;
+}
+
+/** A node of the cluster as recorded. */
+export interface ClusterNodeRecord {
+  node_id: string;
+  config: NodeConfigDigest;
+  started_at: string;
+  last_seen: string;
 }

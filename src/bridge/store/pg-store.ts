@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, DeviceSession, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, NodeConfigDigest, StoreOps } from './async-store.js';
 
 /** The bridge's PostgreSQL schema: its migration files sit beside this module (the build copies them). */
 export const BRIDGE_PG_SCHEMA: PgSchema = { name: 'bridge', dir: fileURLToPath(new URL('./pg-migrations/', import.meta.url)) };
@@ -46,22 +46,11 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
+    return this.withClient(async (client) => {
       // Nested transactions (saveCalls inside one) join this one.
       const tx: StoreOps = pgOps(client, (inner) => inner(tx));
-      const out = await fn(tx);
-      await client.query('COMMIT');
-      return out;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => (broken = true));
-      throw e;
-    } finally {
-      // A client that could not roll back is not given to the next caller.
-      client.release(broken);
-    }
+      return fn(tx);
+    });
   }
 
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
@@ -87,9 +76,67 @@ export class PgBridgeStore implements AsyncBridgeStore {
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
 
+  async joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<{ joined: true } | { joined: false; differing: ClusterNodeRecord[] }> {
+    return this.withClient(async (c) => {
+      // One joining node at a time: the check and the write below are one step for the cluster.
+      await c.query(`SELECT pg_advisory_xact_lock(hashtext('aios cluster join'))`);
+      const live = await c.query<Record<string, unknown>>(
+        `SELECT * FROM cluster_nodes WHERE node_id <> $1 AND last_seen > now() - $2 * interval '1 millisecond' AND config_digest <> $3 ORDER BY node_id COLLATE "C"`,
+        [nodeId, liveMs, config.digest],
+      );
+      if (live.rows.length) return { joined: false as const, differing: live.rows.map(nodeOf) };
+      await c.query(
+        `INSERT INTO cluster_nodes (node_id, config_digest, config_keys, started_at, last_seen) VALUES ($1, $2, $3, now(), now())
+         ON CONFLICT (node_id) DO UPDATE SET config_digest = EXCLUDED.config_digest, config_keys = EXCLUDED.config_keys, started_at = now(), last_seen = now()`,
+        [nodeId, config.digest, JSON.stringify(config.keys)],
+      );
+      return { joined: true as const };
+    });
+  }
+
+  async nodeHeartbeat(nodeId: string): Promise<boolean> {
+    return (await this.pool.query(`UPDATE cluster_nodes SET last_seen = now() WHERE node_id = $1`, [nodeId])).rowCount === 1;
+  }
+
+  async clusterNodes(): Promise<ClusterNodeRecord[]> {
+    return (await this.pool.query<Record<string, unknown>>(`SELECT * FROM cluster_nodes ORDER BY node_id COLLATE "C"`)).rows.map(nodeOf);
+  }
+
+  async leaveCluster(nodeId: string): Promise<void> {
+    await this.pool.query(`DELETE FROM cluster_nodes WHERE node_id = $1`, [nodeId]);
+  }
+
+  /** Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. */
+  private async withClient<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw e;
+    } finally {
+      // A client that could not roll back is not given to the next caller.
+      client.release(broken);
+    }
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** A `cluster_nodes` row. */
+function nodeOf(r: Record<string, unknown>): ClusterNodeRecord {
+  return {
+    node_id: r['node_id'] as string,
+    config: { digest: r['config_digest'] as string, keys: JSON.parse(r['config_keys'] as string) as Record<string, string> },
+    started_at: (r['started_at'] as Date).toISOString(),
+    last_seen: (r['last_seen'] as Date).toISOString(),
+  };
 }
 
 /** A call row in SQLite's shapes (flags 0/1, numbers), so one `toCall` reads both stores. */

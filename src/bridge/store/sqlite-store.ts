@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import { statement } from '../../storage/sqlite.js';
 import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, DeviceSession, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, NodeConfigDigest, StoreOps } from './async-store.js';
 
 /** Hears a notification: its channel and payload. */
 export type NotifyListener = (channel: string, payload: string) => void;
@@ -19,6 +19,8 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   private readonly direct: StoreOps;
   /** This process's bus listeners (`local-bus.ts`): one process is the whole cluster. */
   private readonly listeners = new Set<NotifyListener>();
+  /** This process as the cluster's one node, once it joined. */
+  private node: ClusterNodeRecord | undefined;
 
   constructor(readonly store: BridgeStore) {
     // One process is the whole cluster: its device sessions live and die with it, in a TEMP table (not in the
@@ -102,6 +104,27 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
+
+  /** One process is the whole cluster: it joins, always, and is its only node. */
+  async joinCluster(nodeId: string, config: NodeConfigDigest): Promise<{ joined: true }> {
+    const now = new Date().toISOString();
+    this.node = { node_id: nodeId, config, started_at: now, last_seen: now };
+    return { joined: true };
+  }
+
+  async nodeHeartbeat(nodeId: string): Promise<boolean> {
+    if (this.node?.node_id !== nodeId) return false;
+    this.node.last_seen = new Date().toISOString();
+    return true;
+  }
+
+  async clusterNodes(): Promise<ClusterNodeRecord[]> {
+    return this.node ? [{ ...this.node }] : [];
+  }
+
+  async leaveCluster(nodeId: string): Promise<void> {
+    if (this.node?.node_id === nodeId) this.node = undefined;
+  }
 
   async close(): Promise<void> {
     await this.idle();
