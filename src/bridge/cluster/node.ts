@@ -4,6 +4,8 @@
  * heartbeat, answers the cluster part of `GET /health`, and leaves on a clean stop.
  */
 import type { Logger } from '../../base/logger.js';
+import { coreMessage } from '../../i18n/index.js';
+import { SaidError } from '../../i18n/said.js';
 import type { AsyncBridgeStore, ClusterNodeRecord, NodeConfigDigest } from '../store/async-store.js';
 import { checkNodeId } from './bus.js';
 import { differingKeys } from './config-digest.js';
@@ -17,14 +19,11 @@ export const NODE_HEARTBEAT_MS = 5_000;
 export const NODE_LIVE_MS = 3 * NODE_HEARTBEAT_MS;
 
 /** This node's shared config (`config-digest.ts`) differs from the live nodes': it refuses to join. */
-export class ClusterConfigMismatchError extends Error {
+export class ClusterConfigMismatchError extends SaidError {
   readonly code = 'cluster_config_mismatch' as const;
   constructor(readonly nodeId: string, readonly differing: { node_id: string; keys: string[] }[]) {
     const keys = [...new Set(differing.flatMap((d) => d.keys))].sort();
-    super(
-      `node ${nodeId} refuses to join the cluster: its ${keys.map((k) => `"${k}"`).join(', ')} differ from those of the live node(s) ${differing.map((d) => d.node_id).join(', ')}. ` +
-        'Every node must have the same runtime_tokens, device_tokens, users, min_client_version and public_url (docs/deploy.md, "Clustered bridge").',
-    );
+    super(coreMessage('core.cluster.config_mismatch', { node: nodeId, keys: keys.map((k) => `"${k}"`).join(', '), nodes: differing.map((d) => d.node_id).join(', ') }));
     this.name = 'ClusterConfigMismatchError';
   }
 }
