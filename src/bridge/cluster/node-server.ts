@@ -69,7 +69,7 @@ export class ClusterNodeServer {
       });
       await this.node.join();
       // Nothing is routed through the bus yet, so a reconnection has nothing to catch up on; listening now
-      // still proves the node can LISTEN (a transaction-pooling PgBouncer in the way would fail here).
+      // still proves the node can hold its own LISTEN connection to the database.
       this.bus = new PgClusterBus({ url, nodeId: this.nodeId, store: this.store, log: this.o.log, caughtUp: () => undefined });
       await this.bus.start();
       this.node.startHeartbeat();
