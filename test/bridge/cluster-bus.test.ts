@@ -114,3 +114,33 @@ test('one process on SQLite: the local bus delivers on commit, never on rollback
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('PostgreSQL restarted: while it is down the bus keeps trying with backoff; once it is back, the bus listens again, catches up and hears', async () => {
+  // An instance of its own: the other tests' databases stay up.
+  const pgOwn = await startPostgres();
+  try {
+    await withNodes(pgOwn, ['node_a', 'node_b'], async ([a, b]) => {
+      pgOwn.down();
+      try {
+        // Attempts fail while the server is down, and the bus goes on trying.
+        await until(() => a!.bus.failedAttempts >= 2 && b!.bus.failedAttempts >= 2, 10_000, 'failed attempts to listen again while the server is down');
+        assert.equal(b!.bus.state, 'reconnecting');
+      } finally {
+        pgOwn.up();
+      }
+      await until(() => a!.caughtUp.includes('reconnect') && b!.caughtUp.includes('reconnect'), 20_000, () => `both buses catching up (a: ${a!.caughtUp.join()}, b: ${b!.caughtUp.join()})`);
+      // The store's pool replaces its dropped connections by itself; a message goes through again.
+      await until(async () => {
+        try {
+          await a!.bus.notify('node_b', call('after_restart'));
+          return true;
+        } catch {
+          return false;
+        }
+      }, 10_000, 'sending again');
+      await until(() => has(b!, 'after_restart'), 10_000, 'a message after the restart');
+    });
+  } finally {
+    pgOwn.stop();
+  }
+});

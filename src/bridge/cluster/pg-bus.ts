@@ -51,6 +51,8 @@ export class PgClusterBus implements ClusterBus {
   private _state: BusState = 'idle';
   /** How many times the bus has listened again after losing its connection. */
   reconnects = 0;
+  /** How many attempts to listen again have failed (the database was unreachable), in all. */
+  failedAttempts = 0;
 
   constructor(private readonly o: PgBusOptions) {
     this.nodeId = checkNodeId(o.nodeId);
@@ -164,6 +166,7 @@ export class PgClusterBus implements ClusterBus {
       try {
         await this.listen('reconnect');
       } catch (e) {
+        this.failedAttempts++;
         this.o.log.warn({ node_id: this.nodeId, err: (e as Error).message, attempt: attempt + 1 }, 'the cluster bus could not listen again yet');
         continue;
       }
