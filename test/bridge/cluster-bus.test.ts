@@ -24,7 +24,7 @@ after(() => server?.stop());
 
 type Node = TestNode;
 /** Nodes a and b on a fresh database. */
-const withTwo = (fn: (a: Node, b: Node) => Promise<void>) => withNodes(server, ['node_a', 'node_b'], ([a, b]) => fn(a!, b!));
+const withTwo = (fn: (a: Node, b: Node, url: string) => Promise<void>) => withNodes(server, ['node_a', 'node_b'], ([a, b], url) => fn(a!, b!, url));
 
 const call = (id: string): BusMessage => ({ type: 'call', workspace_id: 'ws_a', call_id: id });
 const has = (node: Node, id: string) => node.heard.some((m) => 'call_id' in m && m.call_id === id);
@@ -78,6 +78,38 @@ test('when its listening connection is killed, the bus listens again by itself, 
     await until(() => has(b, 'after'), 10_000, 'a message sent after the reconnection');
     const listeners = await a.store.pool.query(`SELECT count(*)::int AS n, bool_and(state = 'idle') AS idle FROM pg_stat_activity WHERE application_name = $1`, [b.bus.applicationName]);
     assert.deepEqual(listeners.rows, [{ n: 1, idle: true }], 'one listening connection again, never in a transaction');
+  }));
+
+test('the catch-up hook also runs as a periodic sweep while the bus listens, never two scans at once', () =>
+  withTwo(async (a, _b, url) => {
+    let running = 0;
+    let overlapped = false;
+    const reasons: string[] = [];
+    const bus = new PgClusterBus({
+      url,
+      nodeId: 'sweeper',
+      store: a.store,
+      log: silentLogger(),
+      sweepMs: 20,
+      caughtUp: async (r) => {
+        overlapped ||= running > 0;
+        running++;
+        reasons.push(r);
+        // A slow scan: the sweeps due meanwhile wait for it.
+        await new Promise((res) => setTimeout(res, 50));
+        running--;
+      },
+    });
+    await bus.start();
+    try {
+      await until(() => reasons.filter((r) => r === 'sweep').length >= 3, 10_000, 'three sweeps');
+      assert.equal(reasons[0], 'start');
+      assert.equal(overlapped, false, 'scans never overlap');
+      // A 50 ms scan every 20 ms: sweeps are skipped while one is due, not queued without end.
+      assert.ok(reasons.length < 10, `no pile of sweeps: ${reasons.length} scans`);
+    } finally {
+      await bus.close();
+    }
   }));
 
 test('node ids must be channel-safe, and a message too long for NOTIFY is refused before anything is sent', async () => {

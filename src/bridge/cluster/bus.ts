@@ -33,8 +33,11 @@ export type BusMessage =
    */
   | { type: 'session_replaced'; workspace_id: string; device_id: string; epoch: number };
 
-/** Why `caughtUp` runs: the first LISTEN, or a LISTEN after the connection was lost (messages may be lost). */
-export type CatchUpReason = 'start' | 'reconnect';
+/**
+ * Why `caughtUp` runs: the first LISTEN, a LISTEN after the connection was lost (messages may be lost), or
+ * the periodic sweep (a message can also be lost without a lost connection: a node busy past its handler).
+ */
+export type CatchUpReason = 'start' | 'reconnect' | 'sweep';
 
 /** Receives the messages addressed to this node and the broadcasts. */
 export type BusHandler = (message: BusMessage) => void;

@@ -30,6 +30,8 @@ export interface PgBusOptions {
   /** First wait before connecting again (default 100 ms); doubles up to `maxBackoffMs` (default 5 s), with jitter. */
   backoffMs?: number;
   maxBackoffMs?: number;
+  /** How often `caughtUp('sweep')` runs while the bus listens (default 60 s; 0: never). */
+  sweepMs?: number;
   /**
    * How often the listening connection is probed (default 15 s): a connection cut without a TCP reset (a
    * partition) would otherwise stay "up" and hear nothing. A probe that takes longer than this fails.
@@ -48,6 +50,11 @@ export class PgClusterBus implements ClusterBus {
   private closed = false;
   private reconnecting: Promise<void> | null = null;
   private probe: NodeJS.Timeout | undefined;
+  private sweep: NodeJS.Timeout | undefined;
+  /** The catch-up scan running now: scans never overlap (a sweep waits for a reconnection's, and so on). */
+  private scanning: Promise<void> = Promise.resolve();
+  /** A sweep is waiting or running. */
+  private sweepDue = false;
   private _state: BusState = 'idle';
   /** How many times the bus has listened again after losing its connection. */
   reconnects = 0;
@@ -73,6 +80,30 @@ export class PgClusterBus implements ClusterBus {
     const every = this.o.probeMs ?? 15_000;
     this.probe = setInterval(() => void this.checkAlive(every), every);
     this.probe.unref();
+    const sweepMs = this.o.sweepMs ?? 60_000;
+    if (sweepMs > 0) {
+      // Only while listening (a reconnection runs its own scan once it listens again), and one sweep at a
+      // time: a scan slower than the period does not pile sweeps up behind it.
+      this.sweep = setInterval(() => {
+        if (this._state !== 'listening' || this.sweepDue) return;
+        this.sweepDue = true;
+        void this.catchUp('sweep').finally(() => (this.sweepDue = false));
+      }, sweepMs);
+      this.sweep.unref();
+    }
+  }
+
+  /** Runs the caller's scan after the one running now; a throw is logged. */
+  private catchUp(reason: CatchUpReason): Promise<void> {
+    this.scanning = this.scanning.then(async () => {
+      if (this.closed) return;
+      try {
+        await this.o.caughtUp(reason);
+      } catch (e) {
+        this.o.log.error({ err: String(e), reason }, 'the cluster bus\'s catch-up scan failed');
+      }
+    });
+    return this.scanning;
   }
 
   subscribe(handler: BusHandler): () => void {
@@ -97,6 +128,7 @@ export class PgClusterBus implements ClusterBus {
     this.closed = true;
     this._state = 'closed';
     clearInterval(this.probe);
+    clearInterval(this.sweep);
     const c = this.client;
     this.client = null;
     await c?.end().catch(() => undefined);
@@ -123,11 +155,7 @@ export class PgClusterBus implements ClusterBus {
     }
     this.client = client;
     this._state = 'listening';
-    try {
-      await this.o.caughtUp(reason);
-    } catch (e) {
-      this.o.log.error({ err: String(e), reason }, 'the cluster bus\'s catch-up scan failed');
-    }
+    await this.catchUp(reason);
   }
 
   private deliver(n: pg.Notification): void {
