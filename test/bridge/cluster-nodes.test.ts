@@ -5,7 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../src/base/logger.js';
+import { silentLogger, type Logger } from '../../src/base/logger.js';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
 import { configDigest, differingKeys } from '../../src/bridge/cluster/config-digest.js';
 import { ClusterConfigMismatchError, ClusterNode } from '../../src/bridge/cluster/node.js';
@@ -155,5 +155,38 @@ test('one process on SQLite is a cluster of one: it joins and is its only node',
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('PostgreSQL down: the heartbeat fails and says so, and resumes by itself once it is back', async () => {
+  const pgOwn = await startPostgres();
+  const url = pgOwn.createDatabase('beat');
+  const store = await PgBridgeStore.open(url, { max: 2 });
+  const errors: string[] = [];
+  const quiet = silentLogger();
+  const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (_o, msg) => void errors.push(msg ?? ''), child: () => quiet };
+  const a = new ClusterNode({ store, nodeId: 'node_a', config: configDigest(config()), log, heartbeatMs: 30 });
+  try {
+    await a.join();
+    a.startHeartbeat();
+    const lastSeen = async () => (await store.clusterNodes())[0]?.last_seen ?? '';
+    pgOwn.down();
+    try {
+      await until(() => errors.includes('the cluster heartbeat failed'), 10_000, 'the failed heartbeat logged');
+    } finally {
+      pgOwn.up();
+    }
+    const after = await until(async () => {
+      try {
+        return await lastSeen();
+      } catch {
+        return '';
+      }
+    }, 20_000, 'the store answering again');
+    await until(async () => (await lastSeen()) > after, 20_000, 'the heartbeat moving last_seen again');
+  } finally {
+    await a.leave().catch(() => undefined);
+    await store.close();
+    pgOwn.stop();
   }
 });
