@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { silentLogger } from '../../src/base/logger.js';
 import { BadNodeIdError, BusPayloadTooLargeError, decodeMessage, encodeMessage, nodeChannel, type BusMessage } from '../../src/bridge/cluster/bus.js';
 import { PgClusterBus } from '../../src/bridge/cluster/pg-bus.js';
@@ -119,6 +120,22 @@ test('node ids must be channel-safe, and a message too long for NOTIFY is refuse
   assert.throws(() => encodeMessage(call('x'.repeat(8000))), BusPayloadTooLargeError);
   assert.deepEqual(decodeMessage(encodeMessage(call('c1'))), call('c1'));
   for (const junk of ['', 'null', '{"type":"call"}', '{"type":"nope","workspace_id":"w","call_id":"c"}', '{"type":"session_replaced","workspace_id":"w","device_id":"d","epoch":"1"}']) assert.equal(decodeMessage(junk), null, junk);
+});
+
+test('a database that accepts the connection and then says nothing (a partition) does not hang the bus: the attempt times out', async () => {
+  const held: Socket[] = [];
+  const silent = createServer((sock) => void held.push(sock));
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  const { port } = silent.address() as AddressInfo;
+  const bus = new PgClusterBus({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, nodeId: 'cut_off', store: { notify: async () => undefined }, caughtUp: () => undefined, log: silentLogger(), probeMs: 300 });
+  try {
+    await assert.rejects(bus.start(), /timeout/i);
+    assert.equal(bus.state, 'idle');
+  } finally {
+    await bus.close();
+    held.forEach((s) => s.destroy());
+    await new Promise<void>((r) => silent.close(() => r()));
+  }
 });
 
 test('one process on SQLite: the local bus delivers on commit, never on rollback', async () => {

@@ -136,7 +136,9 @@ export class PgClusterBus implements ClusterBus {
 
   /** Connects, LISTENs on this node's channel and the all-nodes one, then runs the catch-up hook. */
   private async listen(reason: CatchUpReason): Promise<void> {
-    const client = new pg.Client({ connectionString: this.o.url, keepAlive: true, application_name: this.applicationName });
+    // A connection attempt or a LISTEN into a partition would otherwise wait forever: both get the probe's time.
+    const limit = this.o.probeMs ?? 15_000;
+    const client = new pg.Client({ connectionString: this.o.url, keepAlive: true, application_name: this.applicationName, connectionTimeoutMillis: limit });
     // Until it is the current client, its events are not this bus's concern (a failed connect rejects).
     client.on('error', (e) => this.lost(client, e));
     client.on('end', () => this.lost(client));
@@ -144,7 +146,7 @@ export class PgClusterBus implements ClusterBus {
     try {
       await client.connect();
       // Channel names are identifiers (LISTEN takes no bound parameter): both come from checked node ids.
-      await client.query(`LISTEN ${nodeChannel(this.nodeId)}; LISTEN ${ALL_NODES_CHANNEL}`);
+      await client.query({ text: `LISTEN ${nodeChannel(this.nodeId)}; LISTEN ${ALL_NODES_CHANNEL}`, query_timeout: limit } as pg.QueryConfig);
     } catch (e) {
       await client.end().catch(() => undefined);
       throw e;
