@@ -74,18 +74,17 @@ class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
 }
 
 /**
- * `store.kind: postgres` was configured, but the call path still runs on the synchronous SQLite store: the
- * PostgreSQL store exists (src/bridge/store/pg-store.ts) and is tested, the clustered mode is not wired yet
- * (docs/deploy.md, "Clustered bridge"). Starting refuses rather than quietly using SQLite.
+ * `store.kind: postgres` was configured for a whole bridge. What is wired of the clustered mode is the node's
+ * membership (`cluster/node-server.ts`, started by `aios-device bridge`: the PostgreSQL store, the config
+ * check against the live nodes, the heartbeat, the bus, `GET /health`); the call path still runs on the
+ * synchronous SQLite store, so a bridge that would serve devices and calls refuses to start rather than
+ * quietly using SQLite, and the cluster node answers its call-path routes with this error (docs/deploy.md,
+ * "Clustered bridge").
  */
-export class ClusterNotWiredError extends Error {
+export class ClusterNotWiredError extends SaidError {
   readonly code = 'cluster_not_wired' as const;
   constructor(readonly nodeId: string | undefined) {
-    super(
-      'store.kind: postgres (the clustered bridge) is not wired into the bridge yet: its PostgreSQL store exists and is tested, ' +
-        'but calls, device sessions and routing still run on one process with SQLite. Remove "store" and "cluster" from the config ' +
-        'to run the single-process bridge (docs/deploy.md, "Clustered bridge").',
-    );
+    super(coreMessage('core.cluster.not_wired'));
     this.name = 'ClusterNotWiredError';
   }
 }

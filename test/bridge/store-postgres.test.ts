@@ -145,3 +145,40 @@ test('postgres: two nodes inserting the same call at once: exactly one insert wi
     await Promise.all(nodes.map((n) => n.close()));
   }
 });
+
+test('postgres: each migration after 0001 applies over a version-1 database holding rows, and the rows are intact', () =>
+  withPool(async (pool, url) => {
+    assert.deepEqual(await migratePg(pool, BRIDGE_PG_SCHEMA, { upTo: 1 }), [1]);
+    await pool.query(
+      `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, timeline, deadline_ms, created_at, updated_at)
+       VALUES ('ws_a', 'c1', 'dev_1', 'files.read', 'sha256:abc', '{}', 'submitted', '[]', 1, '2026-12-04T10:00:00.000Z', '2026-12-04T10:00:00.000Z')`,
+    );
+    await pool.query(`INSERT INTO bridge_devices (workspace_id, device_id, user_id, name) VALUES ('ws_a', 'dev_1', 'u1', 'kept')`);
+    const newest = readPgMigrations(BRIDGE_PG_SCHEMA.dir).length;
+    assert.deepEqual(await migratePg(pool, BRIDGE_PG_SCHEMA), Array.from({ length: newest - 1 }, (_, i) => i + 2));
+    const s = await PgBridgeStore.open(url);
+    try {
+      assert.equal((await s.getCall('ws_a', 'c1'))?.state, 'submitted');
+      assert.equal((await s.getDevice('ws_a', 'dev_1'))?.name, 'kept');
+      assert.ok((await s.claimSession('ws_a', 'dev_1', 'node_a', 1000)).epoch > 0, 'the new tables work');
+    } finally {
+      await s.close();
+    }
+  }));
+
+test('postgres: two nodes claiming one device at once: every claim gets its own epoch and names the one it replaced', async () => {
+  const url = freshDb();
+  const nodes = [await PgBridgeStore.open(url, { max: 4 }), await PgBridgeStore.open(url, { max: 4 })];
+  try {
+    const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => nodes[i % 2]!.claimSession('ws_a', 'dev_1', `node_${i % 2}`, 60_000)));
+    const epochs = claims.map((c) => c.epoch).sort((a, b) => a - b);
+    assert.equal(new Set(epochs).size, 20, 'no two claims share an epoch');
+    // The claims form one chain: exactly one replaced nothing, and each other replaced the one just before it.
+    assert.equal(claims.filter((c) => c.previous === null).length, 1);
+    const replaced = claims.flatMap((c) => (c.previous ? [c.previous.epoch] : [])).sort((a, b) => a - b);
+    assert.deepEqual(replaced, epochs.slice(0, -1));
+    assert.equal((await nodes[0]!.session('ws_a', 'dev_1'))?.epoch, epochs.at(-1), 'the newest claim holds the device');
+  } finally {
+    await Promise.all(nodes.map((n) => n.close()));
+  }
+});

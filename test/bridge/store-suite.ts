@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AsyncBridgeStore } from '../../src/bridge/store/async-store.js';
 import { cardDigest, deviceKey, type RefusedHello, type StoredCall } from '../../src/bridge/store.js';
+import { until } from '../helpers/wait.js';
 
 /** Where a store lives (a SQLite file, a PostgreSQL database): opened as often as a test likes. */
 export interface StorePlace {
@@ -219,6 +220,63 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     assert.equal(await outside, true);
     assert.equal(await s.getCall('ws_a', 'in_tx'), undefined);
     assert.equal((await s.getCall('ws_a', 'outside'))?.call_id, 'outside');
+  }));
+
+  test(`${name}: device sessions: the newest claim wins with a larger epoch and names the session it replaced; the old epoch is no longer current`, withStore(async (s) => {
+    const first = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    assert.equal(first.previous, null, 'the first claim replaces nothing');
+    assert.equal(await s.isCurrent('ws_a', 'dev_1', first.epoch), true);
+    const second = await s.claimSession('ws_a', 'dev_1', 'node_b', 60_000);
+    assert.ok(second.epoch > first.epoch, `epochs grow: ${first.epoch} then ${second.epoch}`);
+    assert.deepEqual(second.previous, { node_id: 'node_a', epoch: first.epoch, lapsed: false });
+    assert.equal(await s.isCurrent('ws_a', 'dev_1', first.epoch), false, 'a late answer from the old session is refused');
+    assert.equal(await s.isCurrent('ws_a', 'dev_1', second.epoch), true);
+    assert.equal(await s.isCurrent('ws_b', 'dev_1', second.epoch), false, 'another workspace\'s device is another device');
+    const now = await s.session('ws_a', 'dev_1');
+    assert.equal(now?.node_id, 'node_b');
+    assert.equal(now?.epoch, second.epoch);
+    assert.equal(now?.lapsed, false);
+    assert.ok(Date.parse(now!.lease_until) > Date.now() + 30_000, `the lease runs a minute: ${now!.lease_until}`);
+    // A release by the replaced session changes nothing; the owner's release leaves the device on no node.
+    assert.equal(await s.releaseSession('ws_a', 'dev_1', first.epoch), false);
+    assert.equal((await s.session('ws_a', 'dev_1'))?.epoch, second.epoch);
+    assert.equal(await s.releaseSession('ws_a', 'dev_1', second.epoch), true);
+    assert.equal(await s.session('ws_a', 'dev_1'), undefined);
+    assert.equal(await s.isCurrent('ws_a', 'dev_1', second.epoch), false);
+    const third = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    assert.ok(third.epoch > second.epoch, 'epochs grow after a release too');
+    assert.equal(third.previous, null);
+  }));
+
+  test(`${name}: device sessions: a node's heartbeat renews only its own leases, and a lapsed lease is visible`, withStore(async (s) => {
+    await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    await s.claimSession('ws_a', 'dev_2', 'node_a', 60_000);
+    await s.claimSession('ws_a', 'dev_3', 'node_b', 60_000);
+    assert.deepEqual(await s.lapsedSessions(), []);
+    // Node a's last renewal gave no time: as if it had stopped renewing and its lease ran out.
+    assert.equal(await s.renewLeases('node_a', 0), 2);
+    const lapsed = await until(async () => {
+      const l = await s.lapsedSessions();
+      return l.length === 2 ? l : null;
+    }, 5_000, 'node a\'s lapsed sessions');
+    assert.deepEqual(lapsed.map((x) => [x.device_id, x.node_id, x.lapsed]), [['dev_1', 'node_a', true], ['dev_2', 'node_a', true]]);
+    assert.equal((await s.session('ws_a', 'dev_3'))?.lapsed, false, 'node b\'s session is untouched');
+    // A claim over a lapsed session says so (its owner is gone, most likely).
+    const taken = await s.claimSession('ws_a', 'dev_1', 'node_b', 60_000);
+    assert.equal(taken.previous?.lapsed, true);
+    assert.equal(await s.renewLeases('node_a', 60_000), 1, 'node a renews what it still holds');
+    assert.deepEqual(await s.lapsedSessions(), []);
+  }));
+
+  test(`${name}: device sessions: a claim in a transaction that rolls back leaves the previous session current`, withStore(async (s) => {
+    const first = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    await assert.rejects(s.transaction(async (tx) => {
+      const c = await tx.claimSession('ws_a', 'dev_1', 'node_b', 60_000);
+      assert.equal(await tx.isCurrent('ws_a', 'dev_1', c.epoch), true, 'the transaction sees its claim');
+      throw new Error('boom');
+    }), /boom/);
+    assert.equal(await s.isCurrent('ws_a', 'dev_1', first.epoch), true);
+    assert.equal((await s.session('ws_a', 'dev_1'))?.node_id, 'node_a');
   }));
 
   test(`${name}: everything survives closing the store and opening it again`, withStore(async (s, place) => {

@@ -93,7 +93,7 @@ test('a bridge configured for postgres refuses to start, saying the clustered mo
   const dir = tempDir();
   try {
     const config = normalizeBridgeConfig({ data_dir: join(dir, 'bridge'), users: [], store: { kind: 'postgres', url: URL_ }, cluster: { node_id: 'node_a' } });
-    assert.throws(() => new BridgeServer(config, { log: silentLogger() }), (e: unknown) => e instanceof ClusterNotWiredError && e.code === 'cluster_not_wired' && /not wired into the bridge yet/.test(e.message));
+    assert.throws(() => new BridgeServer(config, { log: silentLogger() }), (e: unknown) => e instanceof ClusterNotWiredError && e.code === 'cluster_not_wired' && /call path .* is not wired to PostgreSQL yet/.test(e.message));
     await assert.rejects(startBridge(config, silentLogger()), ClusterNotWiredError);
     assert.equal(existsSync(join(dir, 'bridge')), false, 'no data_dir, no SQLite file: it did not quietly run on SQLite');
   } finally {

@@ -32,6 +32,10 @@ export interface PrivatePostgres {
    * relies on the C order is caught.
    */
   createDatabase(name: string): string;
+  /** Stops the server as a crash would (`-m immediate`), keeping its data: every connection drops. */
+  down(): void;
+  /** Starts it again after `down()`, on the same port with the same data. */
+  up(): void;
   /** Stops the instance (immediate) and removes its folder. */
   stop(): void;
 }
@@ -56,9 +60,10 @@ export async function startPostgres(): Promise<PrivatePostgres> {
   chmodSync(dir, 0o700);
   const data = join(dir, 'data');
   const port = await freePort();
+  const up = () => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off`, 'start']);
   try {
     asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-    asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off`, 'start']);
+    up();
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
@@ -73,6 +78,10 @@ export async function startPostgres(): Promise<PrivatePostgres> {
       execFileSync(join(PG_BIN, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '--template=template0', '--locale-provider=icu', '--icu-locale=en-US', '--locale=C', name], { stdio: ['ignore', 'ignore', 'pipe'] });
       return `${base}/${name}`;
     },
+    down() {
+      asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+    },
+    up,
     stop() {
       if (stopped) return;
       stopped = true;

@@ -46,6 +46,60 @@ export interface StoreOps {
   adapterCard(workspaceId: string, deviceId: string): Promise<Record<string, unknown> | null>;
   /** A workspace's devices, by device id. */
   devices(workspaceId: string): Promise<DeviceRecord[]>;
+
+  /**
+   * Sends `payload` on the cluster bus's `channel` (`cluster/bus.ts` names channels and encodes payloads). In a
+   * transaction it is delivered when the transaction commits, never when it rolls back; outside one, at once.
+   * PostgreSQL: `pg_notify` (identical notifications of one transaction fold into one). SQLite: to this
+   * process's listeners (`SqliteBridgeStore.listen`), since one process is the whole cluster.
+   */
+  notify(channel: string, payload: string): Promise<void>;
+
+  /**
+   * Claims the device's one live session for `nodeId` at hello, with a lease of `leaseMs`: the newest claim
+   * wins, always (the device chose to connect again). Returns the new epoch, larger than every earlier one of
+   * this device, and the session it replaced, whose owner must close it (4001) and stop acting for it.
+   */
+  claimSession(workspaceId: string, deviceId: string, nodeId: string, leaseMs: number): Promise<SessionClaim>;
+  /**
+   * True while `epoch` is the device's session (no newer claim replaced it). In a transaction the session row
+   * is held (`FOR SHARE`) until the commit, so a claim cannot slip in between this check and the write it
+   * guards: a late answer from a replaced session is refused, never saved.
+   */
+  isCurrent(workspaceId: string, deviceId: string, epoch: number): Promise<boolean>;
+  /** The device's session (a lapsed one included); none when it never claimed one or released it. */
+  session(workspaceId: string, deviceId: string): Promise<DeviceSession | undefined>;
+  /** Renews the lease of every session `nodeId` holds (its heartbeat); returns how many. */
+  renewLeases(nodeId: string, leaseMs: number): Promise<number>;
+  /**
+   * Ends the session `epoch` (its socket closed): the device is on no node until it claims again. False when a
+   * newer session replaced it (that one stays). Epochs keep growing after a release.
+   */
+  releaseSession(workspaceId: string, deviceId: string, epoch: number): Promise<boolean>;
+  /** The sessions whose lease has lapsed: their node stopped renewing them (it died, or lost the store). */
+  lapsedSessions(): Promise<DeviceSession[]>;
+}
+
+/**
+ * A device's session in the cluster: the node holding its WebSocket, the epoch of its claim, and until when
+ * that node's lease runs. Times are the store's clock (PostgreSQL's `now()`), never a node's.
+ */
+export interface DeviceSession {
+  workspace_id: string;
+  device_id: string;
+  node_id: string;
+  epoch: number;
+  /** ISO-8601 UTC time the lease lapses unless its node renews it. */
+  lease_until: string;
+  /** The lease has lapsed. */
+  lapsed: boolean;
+}
+
+/** What {@link StoreOps.claimSession} gives back. */
+export interface SessionClaim {
+  epoch: number;
+  /** The session this claim replaced (null: the device had none on record). */
+  previous: { node_id: string; epoch: number; lapsed: boolean } | null;
 }
 
 /** The store: its operations, transactions over them, and closing. */
@@ -59,4 +113,31 @@ export interface AsyncBridgeStore extends StoreOps {
    */
   transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+
+  /**
+   * Records node `nodeId` as a member with its shared config's digests, unless a live node (seen within
+   * `liveMs`; this node's own earlier row aside) has another `digest`: then nothing is written and the
+   * differing nodes are returned. Nodes joining at once take turns, so two different configs cannot both join.
+   */
+  joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<{ joined: true } | { joined: false; differing: ClusterNodeRecord[] }>;
+  /** Renews the node's `last_seen` (its heartbeat); false when its row is gone. */
+  nodeHeartbeat(nodeId: string): Promise<boolean>;
+  /** Every node on record, by node id. */
+  clusterNodes(): Promise<ClusterNodeRecord[]>;
+  /** Removes the node's row (a clean stop). */
+  leaveCluster(nodeId: string): Promise<void>;
+}
+
+/** The digest of a node's shared config, and of each of its keys (`cluster/config-digest.ts`). */
+export interface NodeConfigDigest {
+  digest: string;
+  keys: Record<string, string>;
+}
+
+/** A node of the cluster as recorded. */
+export interface ClusterNodeRecord {
+  node_id: string;
+  config: NodeConfigDigest;
+  started_at: string;
+  last_seen: string;
 }

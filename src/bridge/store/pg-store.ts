@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, NodeConfigDigest, StoreOps } from './async-store.js';
 
 /** The bridge's PostgreSQL schema: its migration files sit beside this module (the build copies them). */
 export const BRIDGE_PG_SCHEMA: PgSchema = { name: 'bridge', dir: fileURLToPath(new URL('./pg-migrations/', import.meta.url)) };
@@ -46,22 +46,11 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
+    return this.withClient(async (client) => {
       // Nested transactions (saveCalls inside one) join this one.
       const tx: StoreOps = pgOps(client, (inner) => inner(tx));
-      const out = await fn(tx);
-      await client.query('COMMIT');
-      return out;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => (broken = true));
-      throw e;
-    } finally {
-      // A client that could not roll back is not given to the next caller.
-      client.release(broken);
-    }
+      return fn(tx);
+    });
   }
 
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
@@ -79,10 +68,75 @@ export class PgBridgeStore implements AsyncBridgeStore {
   getDevice(ws: string, dev: string) { return this.ops.getDevice(ws, dev); }
   adapterCard(ws: string, dev: string) { return this.ops.adapterCard(ws, dev); }
   devices(ws: string) { return this.ops.devices(ws); }
+  notify(channel: string, payload: string) { return this.ops.notify(channel, payload); }
+  claimSession(ws: string, dev: string, node: string, leaseMs: number) { return this.ops.claimSession(ws, dev, node, leaseMs); }
+  isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
+  session(ws: string, dev: string) { return this.ops.session(ws, dev); }
+  renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
+  releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
+  lapsedSessions() { return this.ops.lapsedSessions(); }
+
+  async joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<{ joined: true } | { joined: false; differing: ClusterNodeRecord[] }> {
+    return this.withClient(async (c) => {
+      // One joining node at a time: the check and the write below are one step for the cluster.
+      await c.query(`SELECT pg_advisory_xact_lock(hashtext('aios cluster join'))`);
+      const live = await c.query<Record<string, unknown>>(
+        `SELECT * FROM cluster_nodes WHERE node_id <> $1 AND last_seen > now() - $2 * interval '1 millisecond' AND config_digest <> $3 ORDER BY node_id COLLATE "C"`,
+        [nodeId, liveMs, config.digest],
+      );
+      if (live.rows.length) return { joined: false as const, differing: live.rows.map(nodeOf) };
+      await c.query(
+        `INSERT INTO cluster_nodes (node_id, config_digest, config_keys, started_at, last_seen) VALUES ($1, $2, $3, now(), now())
+         ON CONFLICT (node_id) DO UPDATE SET config_digest = EXCLUDED.config_digest, config_keys = EXCLUDED.config_keys, started_at = now(), last_seen = now()`,
+        [nodeId, config.digest, JSON.stringify(config.keys)],
+      );
+      return { joined: true as const };
+    });
+  }
+
+  async nodeHeartbeat(nodeId: string): Promise<boolean> {
+    return (await this.pool.query(`UPDATE cluster_nodes SET last_seen = now() WHERE node_id = $1`, [nodeId])).rowCount === 1;
+  }
+
+  async clusterNodes(): Promise<ClusterNodeRecord[]> {
+    return (await this.pool.query<Record<string, unknown>>(`SELECT * FROM cluster_nodes ORDER BY node_id COLLATE "C"`)).rows.map(nodeOf);
+  }
+
+  async leaveCluster(nodeId: string): Promise<void> {
+    await this.pool.query(`DELETE FROM cluster_nodes WHERE node_id = $1`, [nodeId]);
+  }
+
+  /** Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. */
+  private async withClient<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw e;
+    } finally {
+      // A client that could not roll back is not given to the next caller.
+      client.release(broken);
+    }
+  }
 
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** A `cluster_nodes` row. */
+function nodeOf(r: Record<string, unknown>): ClusterNodeRecord {
+  return {
+    node_id: r['node_id'] as string,
+    config: { digest: r['config_digest'] as string, keys: JSON.parse(r['config_keys'] as string) as Record<string, string> },
+    started_at: (r['started_at'] as Date).toISOString(),
+    last_seen: (r['last_seen'] as Date).toISOString(),
+  };
 }
 
 /** A call row in SQLite's shapes (flags 0/1, numbers), so one `toCall` reads both stores. */
@@ -91,6 +145,21 @@ function callOf(r: Record<string, unknown>): StoredCall {
 }
 
 const json = (v: unknown) => (v ? JSON.stringify(v) : null);
+
+/** The columns of a session, with whether its lease has lapsed by the database's clock. */
+const SESSION_SELECT = `SELECT workspace_id, device_id, node_id, epoch, lease_until, lease_until <= now() AS lapsed FROM device_sessions`;
+
+/** A session row (epoch is a bigint: the driver gives text; the sequence stays far below 2^53). */
+function sessionOf(r: Record<string, unknown>): DeviceSession {
+  return {
+    workspace_id: r['workspace_id'] as string,
+    device_id: r['device_id'] as string,
+    node_id: r['node_id'] as string,
+    epoch: Number(r['epoch']),
+    lease_until: (r['lease_until'] as Date).toISOString(),
+    lapsed: r['lapsed'] as boolean,
+  };
+}
 
 /** The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). */
 function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>): StoreOps {
@@ -181,6 +250,55 @@ function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>
     async devices(ws) {
       // COLLATE "C": by code point, as SQLite's ORDER BY orders text.
       return (await rows(`${DEVICE_SELECT} WHERE workspace_id = $1 ORDER BY device_id COLLATE "C"`, [ws])).map(toDevice);
+    },
+    async notify(channel, payload) {
+      // pg_notify takes the channel as a value (NOTIFY would need it as an identifier); in a transaction the
+      // server queues it until the commit.
+      await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
+    },
+    async claimSession(ws, dev, node, leaseMs) {
+      // The old row is read and replaced under its lock, so two nodes claiming at once get different epochs
+      // and each sees the session it replaced.
+      if (q instanceof pg.Pool) return inTransaction((tx) => tx.claimSession(ws, dev, node, leaseMs));
+      for (;;) {
+        const [old] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2 FOR UPDATE`, [ws, dev]);
+        if (old) {
+          const [r] = await rows(
+            `UPDATE device_sessions SET node_id = $3, epoch = nextval('device_session_epoch'), lease_until = now() + $4 * interval '1 millisecond'
+             WHERE workspace_id = $1 AND device_id = $2 RETURNING epoch`,
+            [ws, dev, node, leaseMs],
+          );
+          const was = sessionOf(old);
+          return { epoch: Number(r!['epoch']), previous: { node_id: was.node_id, epoch: was.epoch, lapsed: was.lapsed } };
+        }
+        const [r] = await rows(
+          `INSERT INTO device_sessions (workspace_id, device_id, node_id, epoch, lease_until)
+           VALUES ($1, $2, $3, nextval('device_session_epoch'), now() + $4 * interval '1 millisecond')
+           ON CONFLICT (workspace_id, device_id) DO NOTHING RETURNING epoch`,
+          [ws, dev, node, leaseMs],
+        );
+        if (r) return { epoch: Number(r['epoch']), previous: null };
+        // Another node created the row first (its insert has committed): replace it under its lock.
+      }
+    },
+    async isCurrent(ws, dev, epoch) {
+      const [r] = await rows(`SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE`, [ws, dev]);
+      return r !== undefined && Number(r['epoch']) === epoch;
+    },
+    async session(ws, dev) {
+      const [r] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
+      return r ? sessionOf(r) : undefined;
+    },
+    async renewLeases(node, leaseMs) {
+      const r = await q.query(`UPDATE device_sessions SET lease_until = now() + $2 * interval '1 millisecond' WHERE node_id = $1`, [node, leaseMs]);
+      return r.rowCount ?? 0;
+    },
+    async releaseSession(ws, dev, epoch) {
+      const r = await q.query(`DELETE FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 AND epoch = $3`, [ws, dev, epoch]);
+      return r.rowCount === 1;
+    },
+    async lapsedSessions() {
+      return (await rows(`${SESSION_SELECT} WHERE lease_until <= now() ORDER BY workspace_id COLLATE "C", device_id COLLATE "C"`, [])).map(sessionOf);
     },
   };
 }

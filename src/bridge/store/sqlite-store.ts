@@ -3,8 +3,13 @@
  * unchanged, wrapped. A transaction holds the one connection: operations on the store itself wait until it
  * ends, so nothing else's writes join it (better-sqlite3's own transactions cannot span an `await`).
  */
+import type Database from 'better-sqlite3';
+import { statement } from '../../storage/sqlite.js';
 import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, NodeConfigDigest, StoreOps } from './async-store.js';
+
+/** Hears a notification: its channel and payload. */
+export type NotifyListener = (channel: string, payload: string) => void;
 
 /** The SQLite implementation of {@link AsyncBridgeStore}. */
 export class SqliteBridgeStore implements AsyncBridgeStore {
@@ -12,9 +17,28 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   /** Ends when the running transaction ends (null: none runs). */
   private held: Promise<void> | null = null;
   private readonly direct: StoreOps;
+  /** This process's bus listeners (`local-bus.ts`): one process is the whole cluster. */
+  private readonly listeners = new Set<NotifyListener>();
+  /** This process as the cluster's one node, once it joined. */
+  private node: ClusterNodeRecord | undefined;
 
   constructor(readonly store: BridgeStore) {
-    this.direct = directOps(store, false);
+    // One process is the whole cluster: its device sessions live and die with it, in a TEMP table (not in the
+    // file, so no migration), which still takes part in transactions.
+    store.db.exec(`CREATE TEMP TABLE IF NOT EXISTS device_sessions (
+      workspace_id TEXT NOT NULL, device_id TEXT NOT NULL, node_id TEXT NOT NULL, epoch INTEGER NOT NULL, lease_until INTEGER NOT NULL,
+      PRIMARY KEY (workspace_id, device_id))`);
+    this.direct = directOps(store, false, (channel, payload) => queueMicrotask(() => this.deliver(channel, payload)));
+  }
+
+  /** Hears what `notify` sends (after its transaction commits); returns the function that stops it. */
+  listen(fn: NotifyListener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private deliver(channel: string, payload: string): void {
+    for (const fn of this.listeners) fn(channel, payload);
   }
 
   /** Opens (creating and migrating) the store file at `path`. */
@@ -39,9 +63,12 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
     try {
       this.store.flushDevices();
       db.exec('BEGIN IMMEDIATE');
+      // Notifications wait for the commit, and are dropped by a rollback (as PostgreSQL's NOTIFY).
+      const queued: [string, string][] = [];
       try {
-        const out = await fn(directOps(this.store, true));
+        const out = await fn(directOps(this.store, true, (channel, payload) => void queued.push([channel, payload])));
         db.exec('COMMIT');
+        queueMicrotask(() => queued.forEach(([c, p]) => this.deliver(c, p)));
         return out;
       } catch (e) {
         if (db.inTransaction) db.exec('ROLLBACK');
@@ -70,6 +97,34 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   getDevice(ws: string, dev: string) { return this.run(() => this.direct.getDevice(ws, dev)); }
   adapterCard(ws: string, dev: string) { return this.run(() => this.direct.adapterCard(ws, dev)); }
   devices(ws: string) { return this.run(() => this.direct.devices(ws)); }
+  notify(channel: string, payload: string) { return this.run(() => this.direct.notify(channel, payload)); }
+  claimSession(ws: string, dev: string, node: string, leaseMs: number) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs)); }
+  isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
+  session(ws: string, dev: string) { return this.run(() => this.direct.session(ws, dev)); }
+  renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
+  releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
+  lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
+
+  /** One process is the whole cluster: it joins, always, and is its only node. */
+  async joinCluster(nodeId: string, config: NodeConfigDigest): Promise<{ joined: true }> {
+    const now = new Date().toISOString();
+    this.node = { node_id: nodeId, config, started_at: now, last_seen: now };
+    return { joined: true };
+  }
+
+  async nodeHeartbeat(nodeId: string): Promise<boolean> {
+    if (this.node?.node_id !== nodeId) return false;
+    this.node.last_seen = new Date().toISOString();
+    return true;
+  }
+
+  async clusterNodes(): Promise<ClusterNodeRecord[]> {
+    return this.node ? [{ ...this.node }] : [];
+  }
+
+  async leaveCluster(nodeId: string): Promise<void> {
+    if (this.node?.node_id === nodeId) this.node = undefined;
+  }
 
   async close(): Promise<void> {
     await this.idle();
@@ -86,8 +141,9 @@ function isDuplicateKey(e: unknown): boolean {
  * The operations straight on `store`. `inTransaction`: device writes go into the open transaction now
  * (not `BridgeStore`'s write-behind, which would commit them after a rollback).
  */
-function directOps(store: BridgeStore, inTransaction: boolean): StoreOps {
+function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyListener): StoreOps {
   return {
+    ...sessionOps(store.db),
     async insertCall(c) {
       try {
         store.insertCall(c);
@@ -114,5 +170,40 @@ function directOps(store: BridgeStore, inTransaction: boolean): StoreOps {
     getDevice: async (ws, dev) => store.getDevice(ws, dev),
     adapterCard: async (ws, dev) => store.adapterCard(ws, dev),
     devices: async (ws) => store.devices(ws),
+    notify: async (channel, payload) => notify(channel, payload),
+  };
+}
+
+/** Epochs of this process's sessions: they only grow (the process is the whole cluster). */
+let lastEpoch = 0;
+
+/** A session row: times are ms since the epoch, `now` is this process's clock. */
+function sessionOf(r: { workspace_id: string; device_id: string; node_id: string; epoch: number; lease_until: number }, now: number): DeviceSession {
+  return { ...r, lease_until: new Date(r.lease_until).toISOString(), lapsed: r.lease_until <= now };
+}
+
+/** Device sessions in the TEMP table (every operation is synchronous, so a claim cannot interleave). */
+function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isCurrent' | 'session' | 'renewLeases' | 'releaseSession' | 'lapsedSessions'> {
+  type Row = Parameters<typeof sessionOf>[0];
+  const get = (ws: string, dev: string) => statement(db, `SELECT * FROM temp.device_sessions WHERE workspace_id = ? AND device_id = ?`).get(ws, dev) as Row | undefined;
+  return {
+    async claimSession(ws, dev, node, leaseMs) {
+      const now = Date.now();
+      const old = get(ws, dev);
+      const epoch = ++lastEpoch;
+      statement(db, `INSERT OR REPLACE INTO temp.device_sessions (workspace_id, device_id, node_id, epoch, lease_until) VALUES (?, ?, ?, ?, ?)`).run(ws, dev, node, epoch, now + leaseMs);
+      return { epoch, previous: old ? { node_id: old.node_id, epoch: old.epoch, lapsed: old.lease_until <= now } : null };
+    },
+    isCurrent: async (ws, dev, epoch) => get(ws, dev)?.epoch === epoch,
+    async session(ws, dev) {
+      const r = get(ws, dev);
+      return r ? sessionOf(r, Date.now()) : undefined;
+    },
+    renewLeases: async (node, leaseMs) => statement(db, `UPDATE temp.device_sessions SET lease_until = ? WHERE node_id = ?`).run(Date.now() + leaseMs, node).changes,
+    releaseSession: async (ws, dev, epoch) => statement(db, `DELETE FROM temp.device_sessions WHERE workspace_id = ? AND device_id = ? AND epoch = ?`).run(ws, dev, epoch).changes === 1,
+    async lapsedSessions() {
+      const now = Date.now();
+      return (statement(db, `SELECT * FROM temp.device_sessions WHERE lease_until <= ? ORDER BY workspace_id, device_id`).all(now) as Row[]).map((r) => sessionOf(r, now));
+    },
   };
 }

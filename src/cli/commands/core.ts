@@ -84,6 +84,15 @@ export function registerCoreCommands(program: Command): void {
     .action(async (o: { config: string }) => {
       const cfg = loadBridgeConfig(o.config);
       const log = createLogger({ name: 'aios-bridge', ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
+      if (cfg.store.kind === 'postgres') {
+        // The clustered mode, as far as it is wired: membership, heartbeat and /health; the call path refused.
+        const { ClusterNodeServer } = await import('../../bridge/cluster/node-server.js');
+        const node = new ClusterNodeServer(cfg, { log });
+        const url = await node.start();
+        process.stderr.write(say('cli.bridge.cluster_node', { node: node.nodeId, count: await node.nodeCount(), url }) + '\n');
+        onShutdownSignals(() => node.stop());
+        return;
+      }
       // Imported here: `run` (the agent at rest) never loads the bridge (issue 32).
       const { startBridge } = await import('../../app/start-bridge.js');
       const b = await startBridge(cfg, log);

@@ -1,0 +1,93 @@
+/**
+ * Device sessions across a cluster (src/bridge/cluster/sessions.ts): two nodes with real buses on one private
+ * PostgreSQL 15. The newest claim wins, the old owner is told (to close with 4001), and the old epoch's late
+ * writes are refused.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DeviceSessions, StaleSessionError } from '../../src/bridge/cluster/sessions.js';
+import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import { until } from '../helpers/wait.js';
+import { aCall } from './store-suite.js';
+import { withNodes, type TestNode } from './cluster-node.js';
+
+let server: PrivatePostgres;
+before(async () => {
+  server = await startPostgres();
+});
+after(() => server?.stop());
+
+const sessionsOf = (node: TestNode) => new DeviceSessions({ store: node.store, bus: node.bus, leaseMs: 60_000 });
+
+test('the newer claim on another node wins: the old owner is told to close the device\'s older session, and the old epoch\'s late answer is refused', () =>
+  withNodes(server, ['node_a', 'node_b'], async ([a, b]) => {
+    const onA = sessionsOf(a!);
+    const onB = sessionsOf(b!);
+    const closedOnA: [string, string, number][] = [];
+    onA.onReplaced((ws, dev, epoch) => closedOnA.push([ws, dev, epoch]));
+    await a!.store.insertCall(aCall());
+
+    const oldEpoch = await onA.claim('ws_a', 'dev_1');
+    const newEpoch = await onB.claim('ws_a', 'dev_1');
+    assert.ok(newEpoch > oldEpoch);
+    await until(() => closedOnA.length > 0, 10_000, 'node a told that its session was replaced');
+    assert.deepEqual(closedOnA, [['ws_a', 'dev_1', newEpoch]]);
+    assert.equal(b!.heard.some((m) => m.type === 'session_replaced'), false, 'the new owner is not told to close anything');
+
+    // The old session's answer arrives late on node a: refused, nothing written.
+    await assert.rejects(
+      onA.fenced('ws_a', 'dev_1', oldEpoch, async (tx) => tx.saveCall(aCall({ state: 'succeeded', outcome: { state: 'succeeded' } as never }))),
+      (e: unknown) => e instanceof StaleSessionError && e.code === 'session_replaced' && e.epoch === oldEpoch,
+    );
+    assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'submitted');
+    // The current session's answer is written.
+    await onB.fenced('ws_a', 'dev_1', newEpoch, async (tx) => tx.saveCall(aCall({ state: 'failed', outcome: { state: 'failed' } as never })));
+    assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'failed');
+  }));
+
+test('fencing holds under a race: a claim made while a fenced write is open waits for it, then wins', () =>
+  withNodes(server, ['node_a', 'node_b'], async ([a, b]) => {
+    const onA = sessionsOf(a!);
+    const onB = sessionsOf(b!);
+    await a!.store.insertCall(aCall());
+    const oldEpoch = await onA.claim('ws_a', 'dev_1');
+    let writing!: () => void;
+    const inside = new Promise<void>((r) => (writing = r));
+    let finish!: () => void;
+    const proceed = new Promise<void>((r) => (finish = r));
+    const write = onA.fenced('ws_a', 'dev_1', oldEpoch, async (tx) => {
+      writing();
+      await proceed;
+      await tx.saveCall(aCall({ state: 'succeeded', outcome: { state: 'succeeded' } as never }));
+    });
+    await inside;
+    let claimed = false;
+    const claim = onB.claim('ws_a', 'dev_1').then((e) => ((claimed = true), e));
+    try {
+      // The claim waits on the session row the fenced write holds.
+      await until(async () => (await a!.store.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%device_sessions%FOR UPDATE%'`)).rowCount === 1, 5_000, 'the claim waiting on the session row');
+      assert.equal(claimed, false);
+    } finally {
+      // Whatever happened, the write's transaction ends (an open one would keep the pool from closing).
+      finish();
+      await write.catch(() => undefined);
+    }
+    await write;
+    const newEpoch = await claim;
+    assert.ok(newEpoch > oldEpoch);
+    assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'succeeded', 'the write made before the claim stands');
+    await assert.rejects(onA.fenced('ws_a', 'dev_1', oldEpoch, async () => undefined), StaleSessionError);
+  }));
+
+test('a node\'s heartbeat renews its sessions; when it stops, its lapsed leases are visible to the other nodes', () =>
+  withNodes(server, ['node_a', 'node_b'], async ([a, b]) => {
+    const short = new DeviceSessions({ store: a!.store, bus: a!.bus, leaseMs: 0 });
+    await sessionsOf(a!).claim('ws_a', 'dev_1');
+    await sessionsOf(b!).claim('ws_a', 'dev_2');
+    assert.deepEqual(await b!.store.lapsedSessions(), []);
+    assert.equal(await sessionsOf(a!).renew(), 1);
+    // Node a's lease runs out (its last renewal gave no time, as if it had died right after).
+    assert.equal(await short.renew(), 1);
+    const lapsed = await until(async () => (await b!.store.lapsedSessions()).map((s) => `${s.node_id}/${s.device_id}`).join() || null, 5_000, 'a lapsed lease');
+    assert.equal(lapsed, 'node_a/dev_1');
+  }));
