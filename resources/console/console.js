@@ -161,7 +161,7 @@ function renderDevice(d) {
   const sel = $('fn');
   const chosen = sel.value;
   sel.replaceChildren();
-  for (const f of d.functions || []) sel.append(el('option', { value: f.id }, f.id + ' — ' + f.name + ' (' + f.permission_level + ')'));
+  for (const f of d.functions || []) sel.append(el('option', { value: f.id }, t('bridge.console.fn.option', { id: f.id, name: f.name, level: t('bridge.console.level.' + f.permission_level) })));
   if (chosen && (d.functions || []).some((f) => f.id === chosen)) sel.value = chosen;
   buildForm();
 }

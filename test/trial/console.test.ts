@@ -101,6 +101,8 @@ test('the console in a zh-CN browser speaks Chinese, states in words; the switch
     await row.click();
     await page.waitForSelector('#device:not([hidden])');
     await page.selectOption('#fn', 'diagnostics.echo');
+    // The level in words of the page's language (the function's own name is the device's data).
+    assert.match((await page.textContent('#fn option[value="diagnostics.echo"]')) ?? '', /^diagnostics\.echo — .+（权限级别：公开）$/);
     await page.fill('#arg-value', '"来自控制台"');
     await page.click('#run');
     const state = page.locator('#call-state[data-state="completed"]');
@@ -118,6 +120,9 @@ test('the console in a zh-CN browser speaks Chinese, states in words; the switch
     await page.reload();
     await page.waitForFunction('document.documentElement.lang === "en"');
     assert.equal(await page.textContent('#devices-h span'), 'Devices', 'the switch is remembered');
+    await page.locator(`tr[data-device="${ids.device_id}"]`).click();
+    await page.waitForSelector('#device:not([hidden])');
+    assert.match((await page.textContent('#fn option[value="diagnostics.echo"]')) ?? '', /^diagnostics\.echo — .+ \(permission level: public\)$/);
     await shot(page, 'en/console');
   } finally {
     await context.close();
