@@ -41,11 +41,13 @@ test('the capture page uses only ui.capture.* keys that both catalogues hold, as
 });
 
 // Without a browser: each user guide shows every screen, from its own copy inside the repository.
-test('the user guides show every screen of their language, from docs/images/screens/<locale>/', () => {
+test('the user guides show every screen and bridge page of their language, from docs/images/screens/<locale>/', () => {
   const root = join(import.meta.dirname, '..', '..');
   for (const [locale, guide] of [['en', 'user-guide.md'], ['zh-CN', 'user-guide.zh-CN.md']] as const) {
     const text = readFileSync(join(root, 'docs', guide), 'utf8');
-    for (const name of SCREEN_NAMES) {
+    // The window's screens, and the bridge's pages a person meets (test/login/approval-languages.test.ts and
+    // test/trial/console.test.ts write those screenshots).
+    for (const name of [...SCREEN_NAMES, 'bridge-approval-approve', 'bridge-approval-devices', 'bridge-console']) {
       const image = `images/screens/${locale}/${name}.png`;
       assert.ok(text.includes(`](${image})`), `${guide} shows ${image}`);
       assert.ok(statSync(join(root, 'docs', image)).size > 1000, `docs/${image} is a real image`);
