@@ -27,6 +27,9 @@ import { hash, type AdapterEntry, type AdapterKind, type PendingAdapter, type Re
 import { RemoteAdapterStore } from './remote-store.js';
 import { RegistryRpc, type RegistryCatalogue } from './registry-rpc.js';
 
+/** Local adapters checked and started at once by one scan (each may start a sandboxed process). */
+const LOCAL_STARTS_AT_ONCE = 4;
+
 /** Constructor options. */
 export interface AdapterRegistryOptions {
   /** Adapters directories in priority order (default: the platform's user then system directory). */
@@ -388,10 +391,17 @@ export class AdapterRegistry extends EventEmitter implements RegistryCatalogue {
       }
       const { selected, shadowed } = selectByPriority(await scanAdapterDirs(this.dirs, (file) => this.warnLoose(file)));
       for (const s of shadowed) this.log.debug({ adapter: s.id, dir: s.dir }, 'adapter description shadowed by a higher-priority one');
-      for (const c of selected) {
-        if (next.has(c.id)) continue;
-        next.set(c.id, await this.localEntry(c, before.get(c.id)));
-      }
+      // Each adapter is checked and started on its own (a sandboxed process each): a few at once, so that an
+      // agent with several adapters is not as slow to come up as all their starts one after another; the
+      // list keeps the scan's order.
+      const todo = selected.filter((c) => !next.has(c.id));
+      const prepared = new Array<AdapterEntry>(todo.length);
+      let at = 0;
+      const worker = async (): Promise<void> => {
+        for (let i = at++; i < todo.length; i = at++) prepared[i] = await this.localEntry(todo[i]!, before.get(todo[i]!.id));
+      };
+      await Promise.all(Array.from({ length: Math.min(LOCAL_STARTS_AT_ONCE, todo.length) }, worker));
+      for (const [i, c] of todo.entries()) next.set(c.id, prepared[i]!);
     } else keep(['local', 'inferred']);
     if (scope === 'remote' || scope === 'all') {
       for (const e of remote) if (!next.has(e.id)) next.set(e.id, e);
