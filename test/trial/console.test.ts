@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { processStack, ids } from '../helpers/stack.js';
-import { latinPhrases } from '../helpers/script-check.js';
-import { shot } from '../renderer/page-checks.js';
+import { hanRuns, latinPhrases } from '../helpers/script-check.js';
+import { axe, shot } from '../renderer/page-checks.js';
 import { CHROMIUM_ARGS } from '../login/login-process.js';
 import { slow } from '../helpers/wait.js';
 
@@ -112,6 +112,7 @@ test('the console in a zh-CN browser speaks Chinese, states in words; the switch
     assert.ok(await page.isDisabled('#cancel'), 'Cancel is disabled once the call ended');
     const words = (await page.evaluate(CONSOLE_TEXT)) as string[];
     assert.deepEqual(words.flatMap(latinPhrases), [], 'English phrases in the zh-CN console');
+    await axe(page, 'zh-CN console');
     await shot(page, 'zh-CN/console');
 
     await page.selectOption('#lang', 'en');
@@ -123,6 +124,9 @@ test('the console in a zh-CN browser speaks Chinese, states in words; the switch
     await page.locator(`tr[data-device="${ids.device_id}"]`).click();
     await page.waitForSelector('#device:not([hidden])');
     assert.match((await page.textContent('#fn option[value="diagnostics.echo"]')) ?? '', /^diagnostics\.echo — .+ \(permission level: public\)$/);
+    // No Chinese in the English page (the test's own argument, shown in the outcome, is data and skipped).
+    assert.deepEqual(((await page.evaluate(CONSOLE_TEXT)) as string[]).flatMap(hanRuns), [], 'Chinese in the en console');
+    await axe(page, 'en console');
     await shot(page, 'en/console');
   } finally {
     await context.close();
