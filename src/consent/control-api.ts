@@ -100,7 +100,7 @@ export function consentControlHandlers(svc: ConsentControls, grants?: GrantStore
       return { ok: true };
     },
     // One way to be the one who answers prompts: attach, then heartbeat (PROTOCOL.md §8, docs/consent.md).
-    attachAnswerer: ({ name }, ctx) => svc.ui.attach((name ?? 'ui').slice(0, 100), ctx.onClose),
+    attachAnswerer: ({ name }, ctx) => svc.ui.attach(name ?? 'ui', ctx.onClose),
     heartbeat: ({ answerer_id }) => ({ ok: svc.ui.heartbeat(answerer_id) }),
     detachAnswerer: ({ answerer_id }) => ({ detached: svc.ui.detach(answerer_id) }),
     setFocused: ({ focused }) => {
@@ -115,7 +115,6 @@ export function consentControlHandlers(svc: ConsentControls, grants?: GrantStore
           // `ceilings`: the admin config's grants for the kinds it names (a user may narrow them, never widen).
           listGrants: ({ kind }) => ({ kinds: grants.kindNames(), grants: kind ? { [kind]: grants.list(kind) } : grants.snapshot(), ceilings: grants.ceilings() }),
           addGrant: ({ kind, entry }) => {
-            if (entry === undefined) bad('entry is required (one entry as grants.<kind> takes it)');
             if (JSON.stringify(entry).length > MAX_ENTRY_BYTES) bad('entry is too large');
             const grant = grantChange(() => grants.add(kind, entry));
             svc.events.emit(CONTROL_EVENTS.grants, { kind });

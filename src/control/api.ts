@@ -262,7 +262,7 @@ export const CONTROL_API = {
   ),
   // One way to be the one who answers prompts: attach, then heartbeat (docs/consent.md). The window does
   // not attach: the tray's main process answers for it.
-  attachAnswerer: defineControlMethod('control.prompts.attach', Type.Object({ name: Type.Optional(Type.String()) }), Type.Object({ answerer_id: Type.String(), heartbeat_ms: Type.Number(), lapse_ms: Type.Number() }), { window: false }),
+  attachAnswerer: defineControlMethod('control.prompts.attach', Type.Object({ name: Type.Optional(Type.String({ maxLength: 100 })) }), Type.Object({ answerer_id: Type.String(), heartbeat_ms: Type.Number(), lapse_ms: Type.Number() }), { window: false }),
   heartbeat: defineControlMethod('control.prompts.heartbeat', Type.Object({ answerer_id: Id() }), Ok, { window: false }),
   detachAnswerer: defineControlMethod('control.prompts.detach', Type.Object({ answerer_id: Id() }), Type.Object({ detached: Type.Boolean() }), { window: false }),
   setFocused: defineControlMethod('control.ui.focus', Type.Object({ focused: Type.Optional(Type.Boolean()) }), Ok),

@@ -104,3 +104,23 @@ test("the preload's answerPrompt carries resource_scope to the agent", async () 
     w.reg.dispose();
   }
 });
+
+test('the table states the bounds: an answerer name over 100 characters and a grant without an entry are refused before any handler', async () => {
+  const seen: unknown[] = [];
+  const methods = serveControl(CONTROL_API, {
+    attachAnswerer: (p) => {
+      seen.push(p);
+      return { answerer_id: 'a1', heartbeat_ms: 1000, lapse_ms: 3000 };
+    },
+    addGrant: (p) => {
+      seen.push(p);
+      throw new Error('not reached');
+    },
+  });
+  const ctx = { authenticated: true };
+  assert.deepEqual(await methods['control.prompts.attach']!({ name: 'x'.repeat(100) }, ctx), { answerer_id: 'a1', heartbeat_ms: 1000, lapse_ms: 3000 });
+  // The old handler cut a longer name silently.
+  await assert.rejects(methods['control.prompts.attach']!({ name: 'x'.repeat(101) }, ctx), (e: Error & { data?: { type?: string } }) => e.data?.type === 'invalid_arguments');
+  await assert.rejects(methods['control.grants.add']!({ kind: 'files' }, ctx), (e: Error & { data?: { type?: string } }) => e.data?.type === 'invalid_arguments' && /entry/.test(e.message));
+  assert.deepEqual(seen, [{ name: 'x'.repeat(100) }]);
+});
