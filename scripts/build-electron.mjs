@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { buildRenderer } from './build-renderer.mjs';
+import { buildAdapterHost } from './build-adapter-host.mjs';
 import { copyAssets } from './copy-assets.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,4 +35,5 @@ await build({
   logLevel: 'warning',
 });
 await buildRenderer({ out: join(out, 'renderer') });
+await buildAdapterHost(join(out, 'adapter-host'));
 process.stdout.write(`built the tray shell into ${out}; run it with: npx electron ${join(out, 'electron', 'main.js')}\n`);

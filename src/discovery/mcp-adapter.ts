@@ -25,10 +25,9 @@ import type { PermissionLevel } from '../protocol/messages.js';
 import { DEFAULT_SKILL_TIMEOUT_MAX_MS, DEFAULT_SKILL_TIMEOUT_MS, skillToDescriptor } from './card.js';
 import { AdapterProblem } from './adapter-problem.js';
 import { bubblewrapLaunch, probeBubblewrap, SANDBOX_HOST, unsandboxedLaunch, type Launch, type LaunchSpec } from './sandbox.js';
-import { APP_VERSION, PROJECT_ROOT } from '../version.js';
+import { hostRuntime } from './host-runtime.js';
+import { APP_VERSION } from '../version.js';
 
-/** The host process of JavaScript adapters (plain JavaScript: node runs it as it is). */
-export const ADAPTER_HOST_DIR = join(PROJECT_ROOT, 'resources', 'adapter-host');
 
 /**
  * How long a cancelled call's process may go on before it is killed: just past the agent's grace for a
@@ -188,16 +187,16 @@ export class McpAdapter {
 
   private async launch(): Promise<Launch> {
     const host = this.o.host;
-    const spec: LaunchSpec = host
+    // The host's Node.js and copy (src/discovery/host-runtime.ts): not the adapter's code.
+    const rt = host ? await hostRuntime() : undefined;
+    const spec: LaunchSpec = host && rt
       ? {
           codeDir: this.o.codeDir,
           dataDir: this.o.dataDir,
-          // The agent's own runtime (Electron's, run as node): it is not the adapter's code.
-          command: process.execPath,
+          command: rt.node,
           args: [`${SANDBOX_HOST}/host.mjs`, host.entry, APP_VERSION],
           network: false,
-          ...(process.versions['electron'] ? { env: { ELECTRON_RUN_AS_NODE: '1' } } : {}),
-          host: { dir: ADAPTER_HOST_DIR, nodeModules: join(PROJECT_ROOT, 'node_modules') },
+          host: { dir: rt.dir, ...(rt.nodeModules ? { nodeModules: rt.nodeModules } : {}) },
         }
       : { codeDir: this.o.codeDir, dataDir: this.o.dataDir, command: this.o.spec.command, args: this.o.spec.args ?? [], network: this.o.spec.network === true, ...(this.o.spec.env ? { env: this.o.spec.env } : {}) };
     const probe = await probeBubblewrap();

@@ -65,8 +65,11 @@ export interface LaunchSpec {
   /** Fixed variables from the signed manifest. */
   env?: Record<string, string>;
   network: boolean;
-  /** The adapter host of a JavaScript adapter: its folder and the packages it imports (read-only). */
-  host?: { dir: string; nodeModules: string };
+  /**
+   * The adapter host of a JavaScript adapter: its folder and the packages it imports (read-only); no
+   * packages for the self-contained bundle the tray app ships.
+   */
+  host?: { dir: string; nodeModules?: string };
 }
 
 /** Is `bwrap` usable here? The path, or why not (missing, or user namespaces refused). Probed once. */
@@ -126,7 +129,10 @@ export async function bubblewrapLaunch(bwrap: string, spec: LaunchSpec): Promise
   a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   a.push('--ro-bind', spec.codeDir, SANDBOX_CODE, '--bind', spec.dataDir, SANDBOX_DATA);
   // The host's script and its packages side by side (node resolves the packages from the script's folder).
-  if (spec.host) a.push('--ro-bind', join(spec.host.dir, 'host.mjs'), `${SANDBOX_HOST}/host.mjs`, '--ro-bind', spec.host.nodeModules, `${SANDBOX_HOST}/node_modules`);
+  if (spec.host) {
+    a.push('--ro-bind', join(spec.host.dir, 'host.mjs'), `${SANDBOX_HOST}/host.mjs`);
+    if (spec.host.nodeModules) a.push('--ro-bind', spec.host.nodeModules, `${SANDBOX_HOST}/node_modules`);
+  }
   a.push('--unshare-all');
   if (spec.network) a.push('--share-net');
   a.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv');

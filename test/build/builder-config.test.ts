@@ -48,6 +48,7 @@ function validator() {
 /** The source a built path comes from: dist/src/x.js ← src/x.ts, dist/electron/preload.cjs ← electron/preload.ts, dist/renderer ← electron/renderer. */
 function sourceOf(builtPath: string): string {
   if (builtPath === 'dist/renderer' || builtPath.startsWith('dist/renderer/')) return builtPath.replace(/^dist\/renderer/, 'electron/renderer');
+  if (builtPath === 'dist/adapter-host') return 'resources/adapter-host/host.mjs';
   return builtPath.replace(/^dist\//, '').replace(/\.c?js$/, '.ts');
 }
 
@@ -169,6 +170,20 @@ test('Electron fuses: no run-as-node, encrypted cookies, asar integrity (through
   const validate = validator();
   assert.equal(validate({ ...c, electronFuses: { ...fuses, runAsNodee: false } }), false, 'unknown fuse names are errors');
   assert.equal(validate({ ...c, electronFuses: { ...fuses, runAsNode: 'no' } }), false);
+});
+
+test('with runAsNode off, nothing runs the app binary as Node: the adapters\' host ships as a bundle outside app.asar', () => {
+  const c = load();
+  assert.equal(c.electronFuses?.['runAsNode'], false);
+  const host = c.extraResources.find((r) => r.from === 'dist/adapter-host');
+  assert.deepEqual(host && { from: host.from, to: host.to }, { from: 'dist/adapter-host', to: 'adapter-host' }, 'the host bundle lands in <resources>/adapter-host');
+  // ELECTRON_RUN_AS_NODE would be ignored by the packaged binary: no code may rely on it.
+  const users = readdirSync(join(ROOT, 'src'), { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts') && readFileSync(join(ROOT, 'src', f), 'utf8').includes('ELECTRON_RUN_AS_NODE'));
+  assert.deepEqual(users, []);
+  assert.match(readFileSync(join(ROOT, 'package.json'), 'utf8'), /node scripts\/build-adapter-host\.mjs/, 'npm run build bundles the host');
+  assert.match(readFileSync(join(ROOT, 'scripts', 'build-electron.mjs'), 'utf8'), /buildAdapterHost\(/, 'the tray build bundles the host');
 });
 
 test('publisher identity lives in package.json (the builder schema refuses it), as placeholders to override', () => {
