@@ -388,7 +388,8 @@ export class McpEndpoint {
     if (call.outcome) return Promise.resolve(call);
     return new Promise((resolve) => {
       let n = 0;
-      let last = this.stateText(call.state, device);
+      // Rendered only for a client that asked for progress (a quick call without a token renders nothing).
+      let last = progressToken !== undefined ? this.stateText(call.state, device) : '';
       const send = (message: string | undefined) => {
         if (progressToken === undefined) return;
         extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++n, ...(message ? { message } : {}) } }).catch(() => undefined);
@@ -421,7 +422,7 @@ export class McpEndpoint {
         done();
       };
       const timer = setTimeout(() => done(), Math.max(budget, 1000));
-      this.o.router.on(`event:${ws}/${id}`, onEvent);
+      if (progressToken !== undefined) this.o.router.on(`event:${ws}/${id}`, onEvent);
       this.o.router.on(`settled:${ws}/${id}`, done);
       extra.signal.addEventListener('abort', onAbort, { once: true });
       if (extra.signal.aborted) return onAbort();

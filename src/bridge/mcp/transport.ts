@@ -98,7 +98,11 @@ export class BridgeTransport implements Transport {
     if (!p.sse) {
       if (final) {
         this.forget(p);
-        if (p.res && !p.res.headersSent) p.res.writeHead(200, { 'Content-Type': 'application/json', ...this.sidHeader() }).end(JSON.stringify(message));
+        if (p.res && !p.res.headersSent) {
+          // With its length: a body written after writeHead without one goes out chunked (chunk framing on both sides).
+          const body = JSON.stringify(message);
+          p.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...this.sidHeader() }).end(body);
+        }
         return;
       }
       if (!p.res) return; // the client left before any event id was given: nothing can be resumed
