@@ -120,6 +120,24 @@ test('a request without a progressToken answered quickly is one JSON body; with 
   }
 });
 
+test('a JSON answer carries its Content-Length (one body, not chunked), and its text content is the output as JSON', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const r = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 'ünï' } } }, { 'mcp-session-id': sid });
+    assert.equal(r.headers.get('content-type'), 'application/json');
+    assert.equal(r.headers.get('transfer-encoding'), null);
+    const bytes = Buffer.from(await r.arrayBuffer());
+    assert.equal(r.headers.get('content-length'), String(bytes.length));
+    const body = JSON.parse(bytes.toString('utf8')) as { result: { content: { type: string; text: string }[]; structuredContent: unknown } };
+    assert.deepEqual(body.result.structuredContent, { value: 'ünï' });
+    assert.deepEqual(body.result.content, [{ type: 'text', text: JSON.stringify({ value: 'ünï' }) }]);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('resumability of a slow call without a progressToken: its answer turns into a stream, which resumes mid-call with Last-Event-ID', { timeout: 60_000 }, async () => {
   const s = await inProcessStack();
   try {
