@@ -238,6 +238,43 @@ test('ending a session (DELETE) does not cancel its running call: it finishes an
   }
 });
 
+test('notifications/cancelled for a tools/call answered without a progressToken cancels the call; the session goes on', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const h = { 'mcp-session-id': sid };
+    const ac = new AbortController();
+    const call = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 60_000 }, _meta: { 'org.aios/call_id': 'mcp-cancel-json-1' } } }, h, ac.signal);
+    assert.equal(call.status, 200);
+    await until(() => s.bridge.router.get(ids.workspace_id, 'mcp-cancel-json-1')?.state === 'running', 10_000, 'running');
+    const n = await post(s, path, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'changed my mind' } }, h);
+    assert.equal(n.status, 202);
+    const done = await s.bridge.router.waitFor(ids.workspace_id, 'mcp-cancel-json-1', 15_000);
+    assert.equal(done?.outcome?.state, 'cancelled');
+    ac.abort();
+    const echo = await post(s, path, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 1 } } }, h);
+    assert.deepEqual(((await echo.json()) as { result: { structuredContent: unknown } }).result.structuredContent, { value: 1 });
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a task-augmented tools/call is refused (the bridge offers no tasks), and runs nothing', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const r = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 1 }, task: { ttl: 60_000 }, _meta: { 'org.aios/call_id': 'mcp-task-1' } } }, { 'mcp-session-id': sid });
+    const text = await r.text();
+    assert.match(text, /"error":\{"code":-?\d+/, text);
+    assert.doesNotMatch(text, /"result"/);
+    assert.equal(s.bridge.router.get(ids.workspace_id, 'mcp-task-1'), undefined);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('bad input is a typed error, never a 5xx, and leaves the session working', async () => {
   const s = await inProcessStack();
   try {
