@@ -5,8 +5,9 @@
  * notifications, 405 for the GET stream) and answers tools/list and tools/call with the captured results under
  * the request's id. What a client costs against it is the client's own cost (its HTTP stack, parsing, checks),
  * with no bridge or device behind it.
- * Run by the benchmarks: node [--import tsx] bench/canned-answers-child.ts '<answers JSON>'
+ * Run by the benchmarks: node [--import tsx] bench/canned-answers-child.ts '<answers JSON>' | @<answers file>
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { announceReady, exitOnSignal } from './child.js';
@@ -23,7 +24,8 @@ export interface CannedAnswers {
 const SESSION = 'canned-session';
 
 function main(): void {
-  const a = JSON.parse(process.argv[2] ?? '{}') as CannedAnswers;
+  const arg = process.argv[2] ?? '{}';
+  const a = JSON.parse(arg.startsWith('@') ? readFileSync(arg.slice(1), 'utf8') : arg) as CannedAnswers;
   // Everything but the id, built once: an answer is one concatenation, as cheap as the verbatim HTTP one.
   const head = (result: string) => `{"result":${result},"jsonrpc":"2.0","id":`;
   const list = head(a.toolsList);

@@ -10,7 +10,9 @@
  *
  * Run: npm run bench:mcp [-- --rounds N] [--latency N] [--throughput N] [--concurrency N]
  */
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -100,7 +102,10 @@ async function startCanned(stack: DeviceStack, concurrency: number, tools: unkno
     body: JSON.stringify({ workspace_id: BENCH_IDS.workspace_id, device_id: BENCH_IDS.device_id, function: 'device.info', arguments: {}, wait: true }),
   });
   const answers: CannedAnswers = { httpBody: await r.text(), toolsList: JSON.stringify(tools), toolsCall: JSON.stringify(callResult) };
-  const child = await startChild<{ url: string }>(benchFile('canned-answers-child'), [JSON.stringify(answers)]);
+  // In a file: the tools list of a device with every built-in handler (≈ 80 kB) nears the 128 KiB limit of one argument.
+  const file = join(stack.dir, 'canned-answers.json');
+  writeFileSync(file, JSON.stringify(answers));
+  const child = await startChild<{ url: string }>(benchFile('canned-answers-child'), ['@' + file]);
   const http = runtimeCaller({ ...stack, url: child.info.url }, concurrency, 'device.info', {}, isInfo);
   const client = new Client({ name: 'aios-bench', version: '1.0.0' });
   try {
