@@ -121,6 +121,24 @@ test('a request without a progressToken answered quickly is one JSON body; with 
   }
 });
 
+test('a JSON answer carries its Content-Length (one body, not chunked), and its text content is the output as JSON', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const r = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 'ünï' } } }, { 'mcp-session-id': sid });
+    assert.equal(r.headers.get('content-type'), 'application/json');
+    assert.equal(r.headers.get('transfer-encoding'), null);
+    const bytes = Buffer.from(await r.arrayBuffer());
+    assert.equal(r.headers.get('content-length'), String(bytes.length));
+    const body = JSON.parse(bytes.toString('utf8')) as { result: { content: { type: string; text: string }[]; structuredContent: unknown } };
+    assert.deepEqual(body.result.structuredContent, { value: 'ünï' });
+    assert.deepEqual(body.result.content, [{ type: 'text', text: JSON.stringify({ value: 'ünï' }) }]);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('resumability of a slow call without a progressToken: its answer turns into a stream, which resumes mid-call with Last-Event-ID', { timeout: slow(60_000) }, async () => {
   const s = await inProcessStack();
   try {
@@ -216,6 +234,43 @@ test('ending a session (DELETE) does not cancel its running call: it finishes an
     const done = await s.bridge.router.waitFor(ids.workspace_id, 'mcp-delete-1', 15_000);
     assert.equal(done?.outcome?.state, 'completed');
     assert.equal(s.bridge.mcp.sessionCount, 0);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('notifications/cancelled for a tools/call answered without a progressToken cancels the call; the session goes on', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const h = { 'mcp-session-id': sid };
+    const ac = new AbortController();
+    const call = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 60_000 }, _meta: { 'org.aios/call_id': 'mcp-cancel-json-1' } } }, h, ac.signal);
+    assert.equal(call.status, 200);
+    await until(() => s.bridge.router.get(ids.workspace_id, 'mcp-cancel-json-1')?.state === 'running', 10_000, 'running');
+    const n = await post(s, path, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'changed my mind' } }, h);
+    assert.equal(n.status, 202);
+    const done = await s.bridge.router.waitFor(ids.workspace_id, 'mcp-cancel-json-1', 15_000);
+    assert.equal(done?.outcome?.state, 'cancelled');
+    ac.abort();
+    const echo = await post(s, path, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 1 } } }, h);
+    assert.deepEqual(((await echo.json()) as { result: { structuredContent: unknown } }).result.structuredContent, { value: 1 });
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a task-augmented tools/call is refused (the bridge offers no tasks), and runs nothing', async () => {
+  const s = await inProcessStack();
+  try {
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const sid = await session(s, path);
+    const r = await post(s, path, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'diagnostics-echo', arguments: { value: 1 }, task: { ttl: 60_000 }, _meta: { 'org.aios/call_id': 'mcp-task-1' } } }, { 'mcp-session-id': sid });
+    const text = await r.text();
+    assert.match(text, /"error":\{"code":-?\d+/, text);
+    assert.doesNotMatch(text, /"result"/);
+    assert.equal(s.bridge.router.get(ids.workspace_id, 'mcp-task-1'), undefined);
   } finally {
     await s.stop();
   }

@@ -24,7 +24,7 @@ import type { DeviceHub } from '../device-hub.js';
 import { HttpError, readJson, sendError, type RateLimiter, type StreamLimiter } from '../http-util.js';
 import type { BridgeStore, DeviceRecord, StoredCall } from '../store.js';
 import { BoundedEventStore } from './event-store.js';
-import { BridgeTransport } from './transport.js';
+import { BridgeTransport, RequestEnd } from './transport.js';
 import { deviceLabel, deviceToolName, functionOfDeviceTool, functionOfWorkspaceTool, isLeftOut, toolFor, workspaceToolName, type McpTool } from './tools.js';
 
 /** The `_meta` keys a tools/call may carry and its result carries (docs/mcp.md). */
@@ -86,6 +86,11 @@ interface Session {
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a tools/call needs of the request it serves: how its wait ends early, and (with a progressToken) how to send progress. */
+interface CallContext {
+  end: RequestEnd;
+  notify?: (n: ServerNotification) => Promise<void>;
+}
 type CallToolParams = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
 
 /** A refusal before the SDK sees the request (403 Host/Origin, 503 stopping). */
@@ -230,7 +235,10 @@ export class McpEndpoint {
     // with zod, a copy of it per call. checkCallParams checks what that parse checked; the results are built to
     // CallToolResult by successResult and errorResult.
     const CallTool = sdk.types.CallToolRequestSchema.extend({ params: sdk.types.RequestSchema.shape.params });
-    sdk.Protocol.prototype.setRequestHandler.call(server, CallTool, (r, extra) => this.callTool(sdk, s, (r.params ?? {}) as CallToolParams, extra as Extra));
+    sdk.Protocol.prototype.setRequestHandler.call(server, CallTool, (r, extra) => this.callTool(sdk, s, (r.params ?? {}) as CallToolParams, contextOf(extra as Extra)));
+    // A tools/call the bridge's transport serves as JSON skips the Protocol (transport.ts says what it does instead).
+    // Only plain ones (name, arguments, _meta): anything else, e.g. a task-augmented call, is the Protocol's to refuse.
+    transport.direct = (m, end) => (m.method === 'tools/call' && isPlainCall(m.params) ? this.callTool(sdk, s, (m.params ?? {}) as CallToolParams, { end }) : undefined);
     server.onerror = (e) => this.o.log.debug({ err: String(e), session: s.id }, 'MCP session error');
     transport.onclose = () => {
       s.closing = true;
@@ -319,7 +327,7 @@ export class McpEndpoint {
     sdk: Sdk,
     s: Session,
     p: CallToolParams,
-    extra: Extra,
+    ctx: CallContext,
   ): Promise<CallToolResult> {
     const { McpError, ErrorCode } = sdk.types;
     checkCallParams(p, (m) => new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${m}`));
@@ -362,7 +370,7 @@ export class McpEndpoint {
       throw e;
     }
     const { call, duplicate } = submitted;
-    const settled = await this.follow(s, call, device, p._meta?.['progressToken'] as string | number | undefined, extra);
+    const settled = await this.follow(s, call, device, p._meta?.['progressToken'] as string | number | undefined, ctx);
     if (!settled?.outcome) {
       // Cancelled by the client (no response is sent), or the bridge stopped waiting: the record says the rest.
       return errorResult(preAcceptOutcome(call.call_id, functionId, 'failed', new WireError('timeout', 'The bridge stopped waiting for the outcome; read it with GET /v1/calls/<call_id> or a retry with the same org.aios/call_id.', { retryable: true, sideEffects: 'possible' })));
@@ -381,17 +389,18 @@ export class McpEndpoint {
     call: StoredCall,
     device: DeviceRecord,
     progressToken: string | number | undefined,
-    extra: Extra,
+    ctx: CallContext,
   ): Promise<StoredCall | undefined> {
     const ws = s.workspace;
     const id = call.call_id;
     if (call.outcome) return Promise.resolve(call);
     return new Promise((resolve) => {
       let n = 0;
-      let last = this.stateText(call.state, device);
+      // Rendered only for a client that asked for progress (a quick call without a token renders nothing).
+      let last = progressToken !== undefined ? this.stateText(call.state, device) : '';
       const send = (message: string | undefined) => {
-        if (progressToken === undefined) return;
-        extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++n, ...(message ? { message } : {}) } }).catch(() => undefined);
+        if (progressToken === undefined || !ctx.notify) return;
+        ctx.notify({ method: 'notifications/progress', params: { progressToken, progress: ++n, ...(message ? { message } : {}) } }).catch(() => undefined);
       };
       const onEvent = (e: CallEvent) => {
         if (e.type === 'state') {
@@ -411,20 +420,21 @@ export class McpEndpoint {
         clearTimeout(timer);
         this.o.router.off(`event:${ws}/${id}`, onEvent);
         this.o.router.off(`settled:${ws}/${id}`, done);
-        extra.signal.removeEventListener('abort', onAbort);
+        ctx.end.off();
         resolve(c ?? this.o.router.get(ws, id));
       };
-      const onAbort = () => {
-        if (!s.closing) {
+      // Ended early: by the client's notifications/cancelled (cancel the call), or by the session's end (do not).
+      const onAbort = (byClient: boolean) => {
+        if (byClient && !s.closing) {
           this.o.router.cancel(ws, id, 'cancelled by the MCP client').catch((e: unknown) => this.o.log.warn({ call_id: id, err: String(e) }, 'could not cancel a call the MCP client cancelled'));
         }
         done();
       };
       const timer = setTimeout(() => done(), Math.max(budget, 1000));
-      this.o.router.on(`event:${ws}/${id}`, onEvent);
+      if (progressToken !== undefined) this.o.router.on(`event:${ws}/${id}`, onEvent);
       this.o.router.on(`settled:${ws}/${id}`, done);
-      extra.signal.addEventListener('abort', onAbort, { once: true });
-      if (extra.signal.aborted) return onAbort();
+      ctx.end.on(onAbort);
+      if (ctx.end.ended !== undefined) return;
       // It may have finished between submit and now.
       const cur = this.o.router.get(ws, id);
       if (cur?.outcome) return done(cur);
@@ -436,6 +446,23 @@ export class McpEndpoint {
     const key = state === 'awaiting_confirmation' ? 'core.mcp.progress_confirming' : state === 'running' ? 'core.mcp.progress_running' : 'core.mcp.progress_sent';
     return strings.render(coreMessage(key, { device: deviceLabel(device) }), this.o.locale);
   }
+}
+
+/**
+ * The context of a tools/call the SDK's Protocol serves: its signal aborts when the client cancels the request
+ * or the session closes (the handler tells them apart by `closing`), and it sends progress.
+ */
+function contextOf(extra: Extra): CallContext {
+  const end = new RequestEnd();
+  if (extra.signal.aborted) end.end(true);
+  else extra.signal.addEventListener('abort', () => end.end(true), { once: true });
+  return { end, notify: (n) => extra.sendNotification(n) };
+}
+
+function isPlainCall(params: unknown): boolean {
+  if (params === undefined) return true;
+  for (const k in params as Record<string, unknown>) if (k !== 'name' && k !== 'arguments' && k !== '_meta') return false;
+  return true;
 }
 
 /** What the SDK's CallToolRequestSchema checks of a tools/call's params (the base params were parsed already). */
