@@ -93,6 +93,8 @@ export class CallRouter extends EventEmitter {
    */
   private readonly live = new Map<string, StoredCall>();
   private readonly open = new Map<string, StoredCall>();
+  /** The same open calls by device (`deviceKey`): a device's session events touch only its own. */
+  private readonly openByDevice = new Map<string, Map<string, StoredCall>>();
   /**
    * Finished calls (read from the store) that take a device outcome this turn: the one copy every lookup
    * sees until it is committed, so two answers of one turn are judged against each other.
@@ -153,6 +155,10 @@ export class CallRouter extends EventEmitter {
 
   private track(c: StoredCall): void {
     this.open.set(openKey(c.workspace_id, c.device_id, c.call_id), c);
+    const dk = deviceKey(c.workspace_id, c.device_id);
+    let mine = this.openByDevice.get(dk);
+    if (!mine) this.openByDevice.set(dk, (mine = new Map()));
+    mine.set(c.call_id, c);
     this.live.set(`${c.workspace_id}/${c.call_id}`, c);
   }
 
@@ -488,8 +494,16 @@ export class CallRouter extends EventEmitter {
     return 'new';
   }
 
+  /** The open calls sent to one device, in the order they were opened (a snapshot). */
+  private openOn(workspaceId: string, deviceId: string): StoredCall[] {
+    return [...(this.openByDevice.get(deviceKey(workspaceId, deviceId))?.values() ?? [])];
+  }
+
   private untrack(call: StoredCall): void {
     this.open.delete(openKey(call.workspace_id, call.device_id, call.call_id));
+    const dk = deviceKey(call.workspace_id, call.device_id);
+    const mine = this.openByDevice.get(dk);
+    if (mine?.delete(call.call_id) && !mine.size) this.openByDevice.delete(dk);
     const key = `${call.workspace_id}/${call.call_id}`;
     this.live.delete(key);
     clearTimeout(this.deadlines.get(key));
@@ -528,8 +542,8 @@ export class CallRouter extends EventEmitter {
     if (this.closed) return;
     const at = new Date().toISOString();
     const { device_id: dev, workspace_id: ws } = conn.identity;
-    for (const call of this.open.values()) {
-      if (call.device_id !== dev || call.workspace_id !== ws || !owns(conn.identity, call) || this.hasOutcome(call)) continue;
+    for (const call of this.openOn(ws, dev)) {
+      if (!owns(conn.identity, call) || this.hasOutcome(call)) continue;
       if (event === 'device_online' && lastEvent(call.timeline) !== 'device_offline') continue;
       if (event === 'device_offline' && lastEvent(call.timeline) === 'device_offline') continue;
       call.timeline.push({ event, at });
@@ -585,7 +599,7 @@ export class CallRouter extends EventEmitter {
     if (this.closed) return;
     // The live records (not a second copy read from the store): a snapshot, as the loop waits.
     const { device_id: dev, workspace_id: ws } = conn.identity;
-    for (const call of [...this.open.values()].filter((c) => c.device_id === dev && c.workspace_id === ws && owns(conn.identity, c))) {
+    for (const call of this.openOn(ws, dev).filter((c) => owns(conn.identity, c))) {
       if (this.closed) return;
       if (this.hasOutcome(call)) continue; // finished while an earlier one was being asked about
       await this.askDevice(conn, call, 'open');
