@@ -7,6 +7,7 @@ import type { CallRecord } from '../bridge/store.js';
 import type { Descriptor } from '../protocol/messages.js';
 import type { LocalControl } from './local-control.js';
 import type { Scratch } from './scratch.js';
+import type { GrantView } from '../control/api.js';
 import type { CheckResult, Trace, Verdict } from './types.js';
 import type { Message } from '../i18n/index.js';
 import { m, TrialError } from './say.js';
@@ -61,7 +62,7 @@ export class TrialContext {
   scratch: Scratch | undefined;
   scratchProblem: Message | undefined;
   /** The device's grants by kind, once read (grants.ts); null when the agent would not list them. */
-  grants: Record<string, Record<string, unknown>[]> | null | undefined;
+  grants: Record<string, GrantView[]> | null | undefined;
   readonly results: CheckResult[] = [];
   private readonly records = new Map<string, Record<string, unknown> | Error>();
 

@@ -24,8 +24,8 @@ export function grantKindOf(fn: string): string | undefined {
 export async function grantsByKind(ctx: TrialContext): Promise<Record<string, Record<string, unknown>[]> | undefined> {
   if (!ctx.control) return undefined;
   if (ctx.grants === undefined) {
-    const g = (await ctx.control.api.listGrants({}).catch(() => null)) as Record<string, unknown> | null;
-    ctx.grants = g ? ((g['grants'] ?? {}) as Record<string, Record<string, unknown>[]>) : null;
+    const g = await ctx.control.api.listGrants({}).catch(() => null);
+    ctx.grants = g ? g.grants : null;
   }
   return ctx.grants ?? undefined;
 }

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { LocalControl } from './local-control.js';
+import type { GrantView } from '../control/api.js';
 
 /** A shared scratch folder: `dir` on disk, `root` the share's name in calls. */
 export interface Scratch {
@@ -13,12 +14,9 @@ export interface Scratch {
   root: string;
 }
 
-/** The files grants in a `control.grants.list` answer, whichever of the two natural shapes it has. */
-export function filesGrants(g: Record<string, unknown>): Record<string, unknown>[] {
-  const list = g['grants'];
-  if (Array.isArray(list)) return (list as Record<string, unknown>[]).filter((x) => x['kind'] === 'files');
-  const byKind = (list ?? g) as Record<string, unknown>;
-  return Array.isArray(byKind['files']) ? (byKind['files'] as Record<string, unknown>[]) : [];
+/** The folders the device shares (its files grants; the id is the folder's path), as its controls list them. */
+export async function sharedFolders(control: LocalControl): Promise<GrantView[]> {
+  return (await control.api.listGrants({ kind: 'files' })).grants['files'] ?? [];
 }
 
 /**
@@ -43,10 +41,9 @@ export async function shareScratch(control: LocalControl, agentDataDir: string):
   try {
     return await tryIn(tempParent);
   } catch (first) {
-    const listed = (await control.api.listGrants({ kind: 'files' })) as unknown as Record<string, unknown>;
-    const writable = filesGrants(listed).find((g) => g['access'] === 'read_write' && typeof g['id'] === 'string' && existsSync(g['id']));
+    const writable = (await sharedFolders(control)).find((g) => g.access === 'read_write' && existsSync(g.id));
     if (!writable) throw first;
-    return await tryIn(writable['id'] as string);
+    return await tryIn(writable.id);
   }
 }
 

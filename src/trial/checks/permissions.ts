@@ -10,7 +10,7 @@ import type { CallRecord } from '../../bridge/store.js';
 import type { CheckDef } from '../check.js';
 import { ONLINE } from '../check.js';
 import type { Observed, TrialContext } from '../context.js';
-import { filesGrants } from '../scratch.js';
+import { sharedFolders as sharedGrants } from '../scratch.js';
 import { ensureScratch } from './contract.js';
 import { grantKindOf, grantsByKind } from '../grants.js';
 import { m } from '../say.js';
@@ -95,8 +95,8 @@ export const permissionsChecks = (): CheckDef[] => [
 
 /** The folders shared as files grants (from the device's controls; none known without control). */
 async function sharedFolders(ctx: TrialContext): Promise<string[]> {
-  const g = (await ctx.control?.api.listGrants({ kind: 'files' }).catch(() => undefined)) as Record<string, unknown> | undefined;
-  return g ? filesGrants(g).map((x) => x['id']).filter((x): x is string => typeof x === 'string') : [];
+  if (!ctx.control) return [];
+  return (await sharedGrants(ctx.control).catch(() => [])).map((g) => g.id);
 }
 
 /** `p` is `folder` or inside it. */
