@@ -56,14 +56,10 @@ function activityFilter(): ActivityFilter {
   return f;
 }
 
-function activityRow(c: CallRow): HTMLLIElement {
-  const li = document.createElement('li');
-  li.dataset['callId'] = c.call_id;
-  li.dataset['state'] = c.state;
-  li.dataset['function'] = c.function_id;
+/** One call in words with its reason (Activity's rows and Home's latest calls). */
+export function callText(c: CallRow): HTMLSpanElement {
   const text = document.createElement('span');
   text.className = 'grow';
-  text.id = `activity-row-${c.call_id}`;
   text.replaceChildren(...callLine(c));
   const why = reasonText(c);
   if (why) {
@@ -72,6 +68,11 @@ function activityRow(c: CallRow): HTMLLIElement {
     reason.textContent = why;
     text.append(reason);
   }
+  return text;
+}
+
+/** When a call finished, as a `<time>` (empty while it runs). */
+export function callTime(c: CallRow): HTMLTimeElement {
   const time = document.createElement('time');
   time.className = 'muted';
   time.dataset['value'] = '';
@@ -79,6 +80,17 @@ function activityRow(c: CallRow): HTMLLIElement {
     time.dateTime = c.finished_at;
     time.textContent = formatTime(c.finished_at);
   }
+  return time;
+}
+
+function activityRow(c: CallRow): HTMLLIElement {
+  const li = document.createElement('li');
+  li.dataset['callId'] = c.call_id;
+  li.dataset['state'] = c.state;
+  li.dataset['function'] = c.function_id;
+  const text = callText(c);
+  text.id = `activity-row-${c.call_id}`;
+  const time = callTime(c);
   const more = document.createElement('button');
   more.type = 'button';
   more.className = 'link';

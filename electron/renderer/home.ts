@@ -6,9 +6,9 @@
 import { t } from './catalogue.js';
 import type { CallRow } from './control-types.js';
 import { $ } from './dom.js';
-import { formatCount, formatTime } from './format.js';
+import { formatCount } from './format.js';
 import { control, currentTransport } from './page.js';
-import { callLine, reasonText } from './activity.js';
+import { callText, callTime } from './activity.js';
 import * as prompt from './prompt.js';
 import * as screens from './screens.js';
 import * as settings from './settings.js';
@@ -38,22 +38,7 @@ function callItem(c: CallRow): HTMLLIElement {
   const li = document.createElement('li');
   li.dataset['callId'] = c.call_id;
   li.dataset['state'] = c.state;
-  const text = document.createElement('span');
-  text.className = 'grow';
-  text.replaceChildren(...callLine(c));
-  const why = reasonText(c);
-  if (why) {
-    const reason = document.createElement('span');
-    reason.className = 'reason muted';
-    reason.textContent = why;
-    text.append(reason);
-  }
-  const time = document.createElement('time');
-  time.className = 'muted';
-  time.dataset['value'] = '';
-  time.dateTime = c.finished_at;
-  time.textContent = formatTime(c.finished_at);
-  li.append(text, time);
+  li.append(callText(c), callTime(c));
   return li;
 }
 
