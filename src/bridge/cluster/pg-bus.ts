@@ -10,8 +10,9 @@
  */
 import pg from 'pg';
 import type { Logger } from '../../base/logger.js';
-import type { AsyncBridgeStore, StoreOps } from '../store/async-store.js';
-import { ALL_NODES_CHANNEL, checkNodeId, decodeMessage, encodeMessage, nodeChannel, type BusHandler, type BusMessage, type CatchUpReason, type ClusterBus } from './bus.js';
+import type { AsyncBridgeStore } from '../store/async-store.js';
+import { ALL_NODES_CHANNEL, checkNodeId, decodeMessage, nodeChannel, type CatchUpReason, type ClusterBus } from './bus.js';
+import { StoreBus } from './store-bus.js';
 
 /** Options of {@link PgClusterBus}. */
 export interface PgBusOptions {
@@ -43,11 +44,9 @@ export interface PgBusOptions {
 export type BusState = 'idle' | 'listening' | 'reconnecting' | 'closed';
 
 /** The PostgreSQL implementation of {@link ClusterBus}. */
-export class PgClusterBus implements ClusterBus {
+export class PgClusterBus extends StoreBus implements ClusterBus {
   readonly nodeId: string;
-  private readonly handlers = new Set<BusHandler>();
   private client: pg.Client | null = null;
-  private closed = false;
   private reconnecting: Promise<void> | null = null;
   private probe: NodeJS.Timeout | undefined;
   private sweep: NodeJS.Timeout | undefined;
@@ -62,6 +61,7 @@ export class PgClusterBus implements ClusterBus {
   failedAttempts = 0;
 
   constructor(private readonly o: PgBusOptions) {
+    super(o.store, o.log);
     this.nodeId = checkNodeId(o.nodeId);
   }
 
@@ -106,24 +106,6 @@ export class PgClusterBus implements ClusterBus {
     return this.scanning;
   }
 
-  subscribe(handler: BusHandler): () => void {
-    this.handlers.add(handler);
-    return () => this.handlers.delete(handler);
-  }
-
-  async notify(to: string, message: BusMessage, tx?: StoreOps): Promise<void> {
-    await this.send(nodeChannel(to), message, tx);
-  }
-
-  async broadcast(message: BusMessage, tx?: StoreOps): Promise<void> {
-    await this.send(ALL_NODES_CHANNEL, message, tx);
-  }
-
-  private async send(channel: string, message: BusMessage, tx?: StoreOps): Promise<void> {
-    if (this.closed) throw new Error('the cluster bus is closed');
-    await (tx ?? this.o.store).notify(channel, encodeMessage(message));
-  }
-
   async close(): Promise<void> {
     this.closed = true;
     this._state = 'closed';
@@ -166,13 +148,7 @@ export class PgClusterBus implements ClusterBus {
       this.o.log.warn({ channel: n.channel }, 'the cluster bus ignored a message it does not know');
       return;
     }
-    for (const h of this.handlers) {
-      try {
-        h(message);
-      } catch (e) {
-        this.o.log.error({ err: String(e), type: message.type }, 'a cluster bus handler failed');
-      }
-    }
+    this.dispatch(message);
   }
 
   /** The listening connection ended or failed: drop it and listen again on a new one. */
