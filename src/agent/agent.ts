@@ -12,7 +12,7 @@ import { CLIENT_PROTOCOL_VERSION, METHODS, type HelloParams, type Outcome, type 
 import { NO_GRANTS, type BlobClient, type HandlerEnv } from '../sdk/index.js';
 import type { Logger } from '../base/logger.js';
 import { ConfigError } from '../config/load.js';
-import { configPathResolver } from '../config/agent-config.js';
+import { bridgeUrls, configPathResolver } from '../config/agent-config.js';
 import type { GrantStore } from '../grants/grant-store.js';
 import type { FunctionSwitches } from './function-switches.js';
 import { APP_VERSION } from '../version.js';
@@ -183,10 +183,11 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     this.journal.batchHint = () => this.dispatcher.activeCount > 1;
     this.journal.onCheckpointError = (e) => this.log.error({ err: String(e) }, 'the journal table could not be updated; its rows stay in the journal log and will be retried');
-    if (config.bridge?.url) {
+    const urls = bridgeUrls(config);
+    if (urls.length) {
       const tokens = opts.tokens ?? configTokenProvider(config);
       this.session = new DeviceSession({
-        url: config.bridge.url,
+        urls,
         token: () => tokens.getAccessToken(),
         ...(tokens.onUnauthorized ? { refreshToken: () => tokens.onUnauthorized!() } : {}),
         hello: () => this.hello(),

@@ -15,8 +15,11 @@ import type { BlobClient } from '../sdk/index.js';
 
 /** Options of the HTTP blob client. */
 export interface HttpBlobClientOptions {
-  /** The bridge's HTTP base, e.g. `http://127.0.0.1:8700` (a ws:// or wss:// URL is mapped to http/https). */
-  baseUrl: string;
+  /**
+   * The bridge's HTTP base, e.g. `http://127.0.0.1:8700` (a ws:// or wss:// URL is mapped to http/https),
+   * or a function read at each request (the node the device session is on, `bridge.urls`).
+   */
+  baseUrl: string | (() => string);
   /** The device access token, read at each request (it may be refreshed). */
   token: () => string | Promise<string>;
   /** Refuse downloads larger than this before fetching (default 2 GiB). */
@@ -65,24 +68,33 @@ async function httpError(res: IncomingMessage, what: string): Promise<WireError>
   });
 }
 
+/** The bridge's HTTP root for a ws(s) or http(s) address. */
+function httpBase(address: string): URL {
+  const u = new URL(address);
+  if (u.protocol === 'ws:') u.protocol = 'http:';
+  if (u.protocol === 'wss:') u.protocol = 'https:';
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('blob baseUrl must be http(s) or ws(s)');
+  u.pathname = '/';
+  u.search = '';
+  return u;
+}
+
 /** Blob transfers over the bridge's HTTP API. */
 export class HttpBlobClient implements BlobClient {
-  private readonly base: URL;
+  private readonly base: () => URL;
   private readonly maxDownloadBytes: number;
 
   constructor(private readonly opts: HttpBlobClientOptions) {
-    const u = new URL(opts.baseUrl);
-    if (u.protocol === 'ws:') u.protocol = 'http:';
-    if (u.protocol === 'wss:') u.protocol = 'https:';
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('blob baseUrl must be http(s) or ws(s)');
-    u.pathname = '/';
-    u.search = '';
-    this.base = u;
+    const { baseUrl } = opts;
+    if (typeof baseUrl === 'string') {
+      const fixed = httpBase(baseUrl);
+      this.base = () => fixed;
+    } else this.base = () => httpBase(baseUrl());
     this.maxDownloadBytes = opts.maxDownloadBytes ?? 2 * 1024 ** 3;
   }
 
   private async request(method: string, pathname: string, headers: Record<string, string>, signal?: AbortSignal): Promise<http.ClientRequest> {
-    const url = new URL(pathname, this.base);
+    const url = new URL(pathname, this.base());
     const lib = url.protocol === 'https:' ? https : http;
     const token = await this.opts.token();
     const opts: http.RequestOptions = { method, headers: { ...headers, authorization: `Bearer ${token}` } };

@@ -23,7 +23,12 @@ export interface FatalStop {
 }
 
 export interface SessionOptions {
-  url: string;
+  /**
+   * The bridge's device WebSocket addresses, tried in order (`bridge.urls`, issue 34): an attempt that
+   * fails before its session is up moves to the next one; a session that was up and dropped is retried
+   * on the same address first (its node may just be restarting). Each attempt waits out the backoff.
+   */
+  urls: readonly string[];
   /** The current access token. */
   token(): Promise<string>;
   /** Called after the bridge said `unauthorized`; resolve true when a fresh token is available. */
@@ -76,6 +81,8 @@ export class DeviceSession {
   private peer: JsonRpcPeer | undefined;
   private ws: WebSocket | undefined;
   private attempt = 0;
+  /** Which of `urls` the next attempt dials. */
+  private urlAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private leaseTimer: NodeJS.Timeout | undefined;
   private upTimer: NodeJS.Timeout | undefined;
@@ -93,7 +100,14 @@ export class DeviceSession {
   private everConnected = false;
   fatal: FatalStop | undefined;
 
-  constructor(private readonly o: SessionOptions) {}
+  constructor(private readonly o: SessionOptions) {
+    if (o.urls.length === 0) throw new TypeError('DeviceSession needs at least one bridge URL');
+  }
+
+  /** The bridge address of the current (or next) connection. */
+  get url(): string {
+    return this.o.urls[this.urlAt]!;
+  }
 
   get status(): BridgeStatus {
     return this._status;
@@ -193,7 +207,7 @@ export class DeviceSession {
       return;
     }
     if (this.stopped) return;
-    const ws = new WebSocket(this.o.url, SUBPROTOCOL, {
+    const ws = new WebSocket(this.url, SUBPROTOCOL, {
       headers: { Authorization: `Bearer ${token}` },
       maxPayload: this.o.maxMessageBytes,
       handshakeTimeout: 10_000,
@@ -307,7 +321,7 @@ export class DeviceSession {
     if (this.everConnected) this.reconnects++;
     this.everConnected = true;
     this.setStatus('connected');
-    this.o.log.info({ session_id: res.session_id }, 'connected to bridge');
+    this.o.log.info({ session_id: res.session_id, ...(this.o.urls.length > 1 ? { url: this.url } : {}) }, 'connected to bridge');
     clearTimeout(this.upTimer);
     this.upTimer = setTimeout(() => (this.attempt = 0), (this.o.backoff ?? DEFAULT_BACKOFF).resetAfterMs);
     this.upTimer.unref();
@@ -331,8 +345,15 @@ export class DeviceSession {
     if (wasReady) {
       this.o.log.warn({ code, reason }, 'bridge connection lost; calls keep running');
       this.startLease();
-    }
+    } else this.nextUrl();
     this.scheduleRetry();
+  }
+
+  /** An attempt failed before its session was up: the next one dials the next address, if there is one. */
+  private nextUrl(): void {
+    if (this.o.urls.length < 2) return;
+    this.urlAt = (this.urlAt + 1) % this.o.urls.length;
+    this.o.log.info({ url: this.url }, 'trying the next bridge address');
   }
 
   private startLease(): void {

@@ -95,7 +95,10 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
   const tokens: TokenProvider = extra.tokens ?? (current ? { getAccessToken: () => current!.getAccessToken(), onUnauthorized: () => current!.onUnauthorized!() } : configTokenProvider(config));
   const onRefreshError = (e: Error) => log.warn({ err: String(e) }, 'token refresh failed; will retry');
   creds?.tokens.start(onRefreshError);
-  const blobs = config.bridge?.url ? new HttpBlobClient({ baseUrl: config.bridge.url, token: () => tokens.getAccessToken() }) : undefined;
+  let agent: Agent;
+  // Blobs go to the bridge node the session is connected to (`bridge.urls`), else the first address.
+  const firstUrl = config.bridge?.url;
+  const blobs = firstUrl ? new HttpBlobClient({ baseUrl: () => agent.session?.url ?? firstUrl, token: () => tokens.getAccessToken() }) : undefined;
   // Calls feed /metrics once the endpoint exists (the observer is registered before it is built).
   let discovery: Discovery | undefined;
   // Memory back once the agent is idle (after start-up, then after each busy period): src/base/idle-gc.ts.
@@ -109,7 +112,6 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
       if (outcome.confirmation?.required) m.incConfirmation(outcome.confirmation.decision);
     },
   };
-  let agent: Agent;
   try {
     agent = new Agent(config, {
       log,
@@ -372,7 +374,7 @@ async function provisionedByConfig(config: AgentConfig): Promise<boolean> {
 
 /** The config of an agent that is not signed in: no bridge to connect to, the device's own id. */
 async function signedOutConfig(config: AgentConfig): Promise<AgentConfig> {
-  const { url: _none, ...bridge } = config.bridge ?? {};
+  const { url: _none, urls: _noList, ...bridge } = config.bridge ?? {};
   return {
     ...config,
     bridge,

@@ -15,7 +15,7 @@ const Decision = Type.Union([Type.Literal('allow'), Type.Literal('ask'), Type.Li
 /** Schema of the agent config; unknown keys are errors. */
 export const AgentConfigSchema = Type.Object(
   {
-    bridge: Type.Optional(Type.Object({ url: Type.Optional(S), token_file: Type.Optional(S), token: Type.Optional(S) }, strict)),
+    bridge: Type.Optional(Type.Object({ url: Type.Optional(S), urls: Type.Optional(Type.Array(S, { minItems: 1, maxItems: 16 })), token_file: Type.Optional(S), token: Type.Optional(S) }, strict)),
     identity: Type.Optional(
       Type.Object({ workspace_id: Type.Optional(S), user_id: Type.Optional(S), device_id: Type.Optional(S), device_name: Type.Optional(S) }, strict),
     ),
@@ -69,6 +69,20 @@ export function defaultDataDir(): string {
   return join(process.env['XDG_DATA_HOME'] ?? join(homedir(), '.local', 'share'), 'aios-device');
 }
 
+/** A bridge address the device session can dial: ws(s) or http(s). */
+function isBridgeUrl(url: string): boolean {
+  try {
+    return ['ws:', 'wss:', 'http:', 'https:'].includes(new URL(url).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** The bridge addresses the device session tries, in order (`bridge.urls`, else `bridge.url`). */
+export function bridgeUrls(config: Pick<AgentConfigFile, 'bridge'>): string[] {
+  return config.bridge?.urls ? [...config.bridge.urls] : config.bridge?.url ? [config.bridge.url] : [];
+}
+
 /** Validates a parsed document and applies defaults. */
 export function normalizeAgentConfig(doc: unknown, source = '(inline)'): AgentConfig {
   const c = checkConfig<AgentConfigFile>(source, doc, AgentConfigSchema);
@@ -77,6 +91,10 @@ export function normalizeAgentConfig(doc: unknown, source = '(inline)'): AgentCo
   // Whether a `policy` entry names a critical function is known only once the functions are registered:
   // `adminPolicyProblems` (src/consent/policy.ts) refuses `allow` for those at start-up.
   if (c.bridge?.token && c.bridge?.token_file) problems.push(coreMessage('core.config.token_exclusive'));
+  if (c.bridge?.url && c.bridge?.urls) problems.push(coreMessage('core.config.url_exclusive'));
+  for (const url of c.bridge?.urls ?? (c.bridge?.url ? [c.bridge.url] : [])) {
+    if (!isBridgeUrl(url)) problems.push(coreMessage('core.config.bridge_url', { url }));
+  }
   if (problems.length) throw new ConfigError(source, problems);
   const out: AgentConfig = {
     ...c,
@@ -90,6 +108,8 @@ export function normalizeAgentConfig(doc: unknown, source = '(inline)'): AgentCo
     confirmations: { provider: c.confirmations?.provider ?? 'auto', timeout_ms: c.confirmations?.timeout_ms ?? 60_000 },
   };
   if (c.bridge?.token_file) out.bridge = { ...c.bridge, token_file: rel(c.bridge.token_file) };
+  // `bridge.url` stays the first address (sign-in, blobs, status); the session tries them all in order.
+  if (c.bridge?.urls) out.bridge = { ...out.bridge, url: c.bridge.urls[0]!, urls: c.bridge.urls };
   if (c.adapters?.dirs) out.adapters = { ...c.adapters, dirs: c.adapters.dirs.map(rel) };
   if (c.trust?.keys) out.trust = { keys: c.trust.keys.map(rel) };
   if (c.log?.file) out.log = { ...c.log, file: rel(c.log.file) };

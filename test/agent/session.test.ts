@@ -55,7 +55,7 @@ function session(url: string, extra: Partial<SessionOptions> = {}) {
   const statuses: BridgeStatus[] = [];
   const fatals: FatalStop[] = [];
   const s = new DeviceSession({
-    url,
+    urls: [url],
     token: async () => 'tok',
     hello: () => ({ protocol_version: '1.0', client: { name: 'aios-device', version: '0.1.0', platform: 'linux', arch: 'x64' }, device: { id: 'dev_1', name: 'test' }, workspace_id: 'ws_1', user_id: 'usr_1', functions_revision: 1, limits: { max_message_bytes: 1 << 20, max_concurrent_calls: 8, dedupe_retention_s: 86400 } }) as never,
     dispatcher: {} as never,
@@ -137,4 +137,43 @@ test('client_outdated in hello stops for good with the minimum version', async (
   assert.match(fatals[0]!.message, /this is \S+; the bridge needs 9\.0\.0 or newer/, 'the message names both versions');
   assert.equal(statuses.at(-1), 'offline');
   assert.ok(!statuses.slice(statuses.indexOf('offline')).includes('connecting'), 'no retry after the fatal stop');
+});
+
+test('bridge.urls: a failed attempt dials the next address; a session that was up and dropped is retried on its own address first', async (t) => {
+  const { freePort } = await import('../helpers/net.js');
+  const closed = `ws://127.0.0.1:${await freePort()}/v1/device`; // nothing listens: connection refused
+  const refusing = await fakeBridge(() => undefined, { refuse: true }); // answers HTTP 503
+  let drops = 0;
+  const live = await fakeBridge((ws, peer) => {
+    peer.onRequest(METHODS.hello, () => {
+      // The first session drops right after it is up (a node restarting); the second stays.
+      if (drops++ === 0) setImmediate(() => ws.close(1011, 'node restarting'));
+      return helloResult;
+    });
+  });
+  const { s, statuses } = session(closed, { urls: [closed, refusing.url, live.url], backoff: { baseMs: 1, capMs: 5, resetAfterMs: 60_000 } });
+  t.after(async () => { s.stop(); await refusing.close(); await live.close(); });
+  assert.equal(s.url, closed, 'the first attempt dials the first address');
+  s.start();
+  await until(() => live.attempts.length >= 2 && s.status === 'connected', 20_000, 'the second session on the live address');
+  assert.equal(refusing.attempts.length, 1, 'the refusing address was tried once, in order, and not again after the drop');
+  assert.equal(s.url, live.url);
+  assert.equal(statuses.filter((x) => x === 'connected').length, 2);
+});
+
+test('bridge.urls: every address failing cycles through them in order, each attempt after its backoff', async (t) => {
+  const a = await fakeBridge(() => undefined, { refuse: true });
+  const b = await fakeBridge(() => undefined, { refuse: true });
+  const { s } = session(a.url, { urls: [a.url, b.url], backoff: { baseMs: 1, capMs: 5, resetAfterMs: 60_000 } });
+  t.after(async () => { s.stop(); await a.close(); await b.close(); });
+  s.start();
+  await until(() => a.attempts.length >= 3 && b.attempts.length >= 3, 20_000, 'three rounds over both addresses');
+  s.stop();
+  // Strictly alternating: a, b, a, b, a, b (each attempt's time is taken when the bridge sees it).
+  const order = [...a.attempts.map((at) => ({ at, who: 'a' })), ...b.attempts.map((at) => ({ at, who: 'b' }))].sort((x, y) => x.at - y.at).map((x) => x.who);
+  assert.deepEqual(order.slice(0, 6), ['a', 'b', 'a', 'b', 'a', 'b']);
+});
+
+test('a session needs at least one bridge address', () => {
+  assert.throws(() => session('ws://x', { urls: [] }), /at least one bridge URL/);
 });
