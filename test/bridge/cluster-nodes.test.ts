@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { silentLogger, type Logger } from '../../src/base/logger.js';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
 import { configDigest, differingKeys } from '../../src/bridge/cluster/config-digest.js';
-import { ClusterConfigMismatchError, ClusterNode } from '../../src/bridge/cluster/node.js';
+import { ClusterConfigMismatchError, ClusterNode, ClusterNodeIdTakenError } from '../../src/bridge/cluster/node.js';
 import { PgBridgeStore } from '../../src/bridge/store/pg-store.js';
 import { SqliteBridgeStore } from '../../src/bridge/store/sqlite-store.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
@@ -47,7 +47,7 @@ async function withStores(count: number, fn: (stores: PgBridgeStore[]) => Promis
   }
 }
 
-const node = (store: PgBridgeStore, nodeId: string, c = config(), over: { heartbeatMs?: number; liveMs?: number } = {}) =>
+const node = (store: PgBridgeStore, nodeId: string, c = config(), over: { heartbeatMs?: number; liveMs?: number; takenWaitMs?: number; onIdTaken?: (e: ClusterNodeIdTakenError) => void } = {}) =>
   new ClusterNode({ store, nodeId, config: configDigest(c), log: silentLogger(), ...over });
 
 test('the config digest is over the shared keys\' JCS form: key order and other keys do not matter; each shared key does', () => {
@@ -140,6 +140,64 @@ test('the heartbeat renews last_seen and the node\'s session leases; GET /health
     assert.deepEqual(Object.keys(h.cluster.nodes[0]!).sort(), ['last_seen', 'node_id'], 'no config digest in /health');
     await a.leave();
     assert.deepEqual((await b.health()).cluster.nodes.map((x) => x.node_id), ['node_b']);
+  }));
+
+test('a second process with a live node\'s id waits for it to lapse, then refuses: nothing of it is written', () =>
+  withStores(2, async ([s1, s2]) => {
+    const a = node(s1!, 'node_a', config(), { heartbeatMs: 50, liveMs: 60_000 });
+    await a.join();
+    a.startHeartbeat();
+    const row = async () => (await s1!.clusterNodes()).find((x) => x.node_id === 'node_a')!;
+    const before = await row();
+    const twin = node(s2!, 'node_a', config(), { heartbeatMs: 50, liveMs: 60_000, takenWaitMs: 300 });
+    await assert.rejects(twin.join(), (e: unknown) => {
+      assert.ok(e instanceof ClusterNodeIdTakenError);
+      assert.equal(e.code, 'cluster_node_id_taken');
+      assert.match(e.message, /"node_a"/);
+      return true;
+    });
+    assert.equal((await row()).started_at, before.started_at, 'the live node\'s row is untouched');
+    // The live node goes on beating: its row is still its own.
+    const seen = (await row()).last_seen;
+    await until(async () => (await row()).last_seen > seen, 5_000, 'node_a still beating');
+    await a.leave();
+    assert.deepEqual(await s1!.clusterNodes(), []);
+  }));
+
+test('a node restarted after a crash (its old row still live) waits for the old row to lapse, then joins', () =>
+  withStores(2, async ([s1, s2]) => {
+    // The crashed process: joined, beat, then nothing (no leave).
+    await node(s1!, 'node_a', config(), { heartbeatMs: 50, liveMs: 400 }).join();
+    const old = (await s1!.clusterNodes())[0]!;
+    const restarted = node(s2!, 'node_a', config(), { heartbeatMs: 50, liveMs: 400 });
+    await restarted.join();
+    const fresh = (await s1!.clusterNodes())[0]!;
+    // Both times are the database's: the new row was written only once the old one had lapsed.
+    assert.ok(Date.parse(fresh.started_at) >= Date.parse(old.last_seen) + 399, `joined at ${fresh.started_at}, the old row was last seen at ${old.last_seen}`);
+    await restarted.beat();
+    assert.deepEqual((await s1!.clusterNodes()).map((x) => x.node_id), ['node_a']);
+    await restarted.leave();
+    assert.deepEqual(await s1!.clusterNodes(), []);
+  }));
+
+test('a node whose id another process took while it was silent stops beating, tells its owner, and leaves the other\'s row alone', () =>
+  withStores(2, async ([s1, s2]) => {
+    const taken: ClusterNodeIdTakenError[] = [];
+    const frozen = node(s1!, 'node_a', config(), { heartbeatMs: 50, liveMs: 200, onIdTaken: (e) => void taken.push(e) });
+    await frozen.join();
+    // While it is frozen (no heartbeat) its row lapses and another process joins as node_a.
+    const other = node(s2!, 'node_a', config(), { heartbeatMs: 50, liveMs: 200 });
+    await other.join();
+    const othersRow = (await s2!.clusterNodes())[0]!;
+    await frozen.beat();
+    assert.equal(taken.length, 1, 'the owner is told');
+    assert.equal(taken[0]!.code, 'cluster_node_id_taken');
+    const now = (await s2!.clusterNodes())[0]!;
+    assert.equal(now.started_at, othersRow.started_at, 'the frozen node did not write the other\'s row');
+    await frozen.leave();
+    assert.deepEqual((await s2!.clusterNodes()).map((x) => x.started_at), [othersRow.started_at], 'leaving removes only its own row');
+    await other.leave();
+    assert.deepEqual(await s2!.clusterNodes(), []);
   }));
 
 test('one process on SQLite is a cluster of one: it joins and is its only node', async () => {

@@ -25,6 +25,11 @@ export interface ClusterNodeServerOptions {
   /** The node's heartbeat and liveness window (defaults: `NODE_HEARTBEAT_MS`, `NODE_LIVE_MS`). */
   heartbeatMs?: number;
   liveMs?: number;
+  /**
+   * The node stopped by itself: another process joined under its node id (`ClusterNodeIdTakenError`). The
+   * node has stopped serving and left nothing of the other's; the CLI exits with an error.
+   */
+  onStopped?(e: Error): void;
 }
 
 /** A cluster node's process: membership, heartbeat, bus and `/health`; the call path refused. */
@@ -66,6 +71,8 @@ export class ClusterNodeServer {
         log: this.o.log,
         ...(this.o.heartbeatMs !== undefined ? { heartbeatMs: this.o.heartbeatMs } : {}),
         ...(this.o.liveMs !== undefined ? { liveMs: this.o.liveMs } : {}),
+        // Two processes must not act as one node: the one whose id was taken stops.
+        onIdTaken: (e) => void this.stop().finally(() => this.o.onStopped?.(e)),
       });
       await this.node.join();
       // Nothing is routed through the bus yet, so a reconnection has nothing to catch up on; listening now

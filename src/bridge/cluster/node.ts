@@ -28,6 +28,20 @@ export class ClusterConfigMismatchError extends SaidError {
   }
 }
 
+/**
+ * A live node already has this node id: another process (two processes with one id would LISTEN on one
+ * channel and both act for its devices), or this node's previous process whose heartbeats have not lapsed
+ * yet (it waited `liveMs` for that before refusing). Also what a running node learns when another process
+ * has joined under its id since (its heartbeat finds the row taken): it stops acting as the node.
+ */
+export class ClusterNodeIdTakenError extends SaidError {
+  readonly code = 'cluster_node_id_taken' as const;
+  constructor(readonly nodeId: string, readonly lastSeen: string) {
+    super(coreMessage('core.cluster.node_id_taken', { node: nodeId, last_seen: lastSeen }));
+    this.name = 'ClusterNodeIdTakenError';
+  }
+}
+
 /** `GET /health`'s cluster part. */
 export interface ClusterHealth {
   node_id: string;
@@ -44,6 +58,16 @@ export interface ClusterNodeOptions {
   heartbeatMs?: number;
   /** Default {@link NODE_LIVE_MS}: a node silent longer is not live, and its sessions' leases lapse. */
   liveMs?: number;
+  /**
+   * How long `join` waits for a live row with this node id to lapse before refusing (a node restarted after
+   * a crash finds its previous process's row still live for up to `liveMs`). Default `liveMs + heartbeatMs`.
+   */
+  takenWaitMs?: number;
+  /**
+   * Another process joined under this node id while this one ran (its heartbeat found the row taken): the
+   * heartbeat has stopped; the owner must stop serving as this node. Logged as an error in any case.
+   */
+  onIdTaken?(e: ClusterNodeIdTakenError): void;
 }
 
 /** This process as a node of the cluster. */
@@ -53,6 +77,8 @@ export class ClusterNode {
   readonly liveMs: number;
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | null = null;
+  /** This process's row (`started_at` from its join): its heartbeats renew only that row. */
+  private startedAt: string | undefined;
 
   constructor(private readonly o: ClusterNodeOptions) {
     this.nodeId = checkNodeId(o.nodeId);
@@ -60,10 +86,25 @@ export class ClusterNode {
     this.liveMs = o.liveMs ?? NODE_LIVE_MS;
   }
 
-  /** Joins the cluster; throws {@link ClusterConfigMismatchError} (having written nothing) on a config mismatch. */
+  /**
+   * Joins the cluster; throws {@link ClusterConfigMismatchError} (having written nothing) on a config mismatch,
+   * and {@link ClusterNodeIdTakenError} when a live node keeps this node id for longer than `takenWaitMs`.
+   */
   async join(): Promise<void> {
-    const r = await this.o.store.joinCluster(this.nodeId, this.o.config, this.liveMs);
-    if (!r.joined) throw new ClusterConfigMismatchError(this.nodeId, r.differing.map((n) => ({ node_id: n.node_id, keys: differingKeys(this.o.config, n.config) })));
+    const waitMs = this.o.takenWaitMs ?? this.liveMs + this.heartbeatMs;
+    const until = Date.now() + waitMs;
+    for (;;) {
+      const r = await this.o.store.joinCluster(this.nodeId, this.o.config, this.liveMs);
+      if (r.joined) {
+        this.startedAt = r.started_at;
+        return;
+      }
+      if (!r.taken) throw new ClusterConfigMismatchError(this.nodeId, r.differing.map((n) => ({ node_id: n.node_id, keys: differingKeys(this.o.config, n.config) })));
+      const left = until - Date.now();
+      if (left <= 0) throw new ClusterNodeIdTakenError(this.nodeId, r.taken.last_seen);
+      this.o.log.warn({ node_id: this.nodeId, last_seen: r.taken.last_seen }, 'a live node has this node id (a previous process of this node, or another one): waiting for it to lapse');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(left, this.heartbeatMs)));
+    }
   }
 
   /**
@@ -80,7 +121,9 @@ export class ClusterNode {
   beat(): Promise<void> {
     this.beating ??= (async () => {
       try {
-        if (!(await this.o.store.nodeHeartbeat(this.nodeId))) {
+        const beat = await this.o.store.nodeHeartbeat(this.nodeId, this.startedAt ?? '');
+        if (beat === 'taken') return this.lostId();
+        if (beat === 'gone') {
           this.o.log.warn({ node_id: this.nodeId }, 'this node\'s row was gone from cluster_nodes; joining again');
           await this.join();
         }
@@ -94,6 +137,16 @@ export class ClusterNode {
     return this.beating;
   }
 
+  /** Another process joined under this node id: stop the heartbeat (its row is not ours) and tell the owner. */
+  private async lostId(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    const row = (await this.o.store.clusterNodes()).find((n) => n.node_id === this.nodeId);
+    const e = new ClusterNodeIdTakenError(this.nodeId, row?.last_seen ?? new Date().toISOString());
+    this.o.log.error({ node_id: this.nodeId }, e.message);
+    this.o.onIdTaken?.(e);
+  }
+
   /** `{ node_id, cluster: { nodes: [{ node_id, last_seen }] } }` for `GET /health`: every node on record. */
   async health(): Promise<ClusterHealth> {
     const nodes: ClusterNodeRecord[] = await this.o.store.clusterNodes();
@@ -105,6 +158,7 @@ export class ClusterNode {
     clearInterval(this.timer);
     this.timer = undefined;
     await this.beating;
-    await this.o.store.leaveCluster(this.nodeId);
+    // Only this process's row: another process that took the id keeps its own.
+    if (this.startedAt) await this.o.store.leaveCluster(this.nodeId, this.startedAt);
   }
 }

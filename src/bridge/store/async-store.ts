@@ -102,6 +102,19 @@ export interface SessionClaim {
   previous: { node_id: string; epoch: number; lapsed: boolean } | null;
 }
 
+/**
+ * What joining the cluster gave: joined (with the row's `started_at`, which fences this process's heartbeats);
+ * refused because live nodes have another shared config (`differing`); or refused because a live node already
+ * has this node id (`taken`: another process, or this node's previous process whose heartbeats have not lapsed).
+ */
+export type JoinResult =
+  | { joined: true; started_at: string }
+  | { joined: false; differing: ClusterNodeRecord[]; taken?: undefined }
+  | { joined: false; taken: ClusterNodeRecord; differing?: undefined };
+
+/** A heartbeat's result ({@link AsyncBridgeStore.nodeHeartbeat}). */
+export type HeartbeatResult = 'ok' | 'gone' | 'taken';
+
 /** The store: its operations, transactions over them, and closing. */
 export interface AsyncBridgeStore extends StoreOps {
   /** Which engine this is. */
@@ -119,13 +132,17 @@ export interface AsyncBridgeStore extends StoreOps {
    * `liveMs`; this node's own earlier row aside) has another `digest`: then nothing is written and the
    * differing nodes are returned. Nodes joining at once take turns, so two different configs cannot both join.
    */
-  joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<{ joined: true } | { joined: false; differing: ClusterNodeRecord[] }>;
-  /** Renews the node's `last_seen` (its heartbeat); false when its row is gone. */
-  nodeHeartbeat(nodeId: string): Promise<boolean>;
+  joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<JoinResult>;
+  /**
+   * Renews the node's `last_seen` (its heartbeat) if its row is still the one this process wrote when it
+   * joined (`startedAt`, from {@link JoinResult}): `ok`; `gone` when the row is gone; `taken` when another
+   * process has joined under the same node id since (this one must stop acting as that node).
+   */
+  nodeHeartbeat(nodeId: string, startedAt: string): Promise<HeartbeatResult>;
   /** Every node on record, by node id. */
   clusterNodes(): Promise<ClusterNodeRecord[]>;
-  /** Removes the node's row (a clean stop). */
-  leaveCluster(nodeId: string): Promise<void>;
+  /** Removes the node's row (a clean stop), if it is still the one this process wrote (`startedAt`). */
+  leaveCluster(nodeId: string, startedAt: string): Promise<void>;
 }
 
 /** The digest of a node's shared config, and of each of its keys (`cluster/config-digest.ts`). */

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, NodeConfigDigest, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
 /** The bridge's PostgreSQL schema: its migration files sit beside this module (the build copies them). */
 export const BRIDGE_PG_SCHEMA: PgSchema = { name: 'bridge', dir: fileURLToPath(new URL('./pg-migrations/', import.meta.url)) };
@@ -76,34 +76,46 @@ export class PgBridgeStore implements AsyncBridgeStore {
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
 
-  async joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<{ joined: true } | { joined: false; differing: ClusterNodeRecord[] }> {
+  async joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<JoinResult> {
     return this.withClient(async (c) => {
       // One joining node at a time: the check and the write below are one step for the cluster.
       await c.query(`SELECT pg_advisory_xact_lock(hashtext('aios cluster join'))`);
+      // A live row with this node id is another process's (a clean stop removes the row): two processes
+      // with one id would LISTEN on one channel and both act for its devices.
+      const same = await c.query<Record<string, unknown>>(`SELECT * FROM cluster_nodes WHERE node_id = $1 AND last_seen > now() - $2 * interval '1 millisecond'`, [nodeId, liveMs]);
+      if (same.rows.length) return { joined: false as const, taken: nodeOf(same.rows[0]!) };
       const live = await c.query<Record<string, unknown>>(
         `SELECT * FROM cluster_nodes WHERE node_id <> $1 AND last_seen > now() - $2 * interval '1 millisecond' AND config_digest <> $3 ORDER BY node_id COLLATE "C"`,
         [nodeId, liveMs, config.digest],
       );
       if (live.rows.length) return { joined: false as const, differing: live.rows.map(nodeOf) };
-      await c.query(
-        `INSERT INTO cluster_nodes (node_id, config_digest, config_keys, started_at, last_seen) VALUES ($1, $2, $3, now(), now())
-         ON CONFLICT (node_id) DO UPDATE SET config_digest = EXCLUDED.config_digest, config_keys = EXCLUDED.config_keys, started_at = now(), last_seen = now()`,
+      // started_at in whole milliseconds, so that it survives the trip through a JavaScript Date and back.
+      const row = await c.query<{ started_at: Date }>(
+        `INSERT INTO cluster_nodes (node_id, config_digest, config_keys, started_at, last_seen) VALUES ($1, $2, $3, date_trunc('milliseconds', now()), now())
+         ON CONFLICT (node_id) DO UPDATE SET config_digest = EXCLUDED.config_digest, config_keys = EXCLUDED.config_keys, started_at = EXCLUDED.started_at, last_seen = now()
+         RETURNING started_at`,
         [nodeId, config.digest, JSON.stringify(config.keys)],
       );
-      return { joined: true as const };
+      return { joined: true as const, started_at: row.rows[0]!.started_at.toISOString() };
     });
   }
 
-  async nodeHeartbeat(nodeId: string): Promise<boolean> {
-    return (await this.pool.query(`UPDATE cluster_nodes SET last_seen = now() WHERE node_id = $1`, [nodeId])).rowCount === 1;
+  async nodeHeartbeat(nodeId: string, startedAt: string): Promise<HeartbeatResult> {
+    const r = await this.pool.query<{ mine: boolean }>(
+      `WITH renewed AS (UPDATE cluster_nodes SET last_seen = now() WHERE node_id = $1 AND started_at = $2 RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM renewed) AS mine, EXISTS (SELECT 1 FROM cluster_nodes WHERE node_id = $1) AS present`,
+      [nodeId, startedAt],
+    );
+    const { mine, present } = r.rows[0] as { mine: boolean; present: boolean };
+    return mine ? 'ok' : present ? 'taken' : 'gone';
   }
 
   async clusterNodes(): Promise<ClusterNodeRecord[]> {
     return (await this.pool.query<Record<string, unknown>>(`SELECT * FROM cluster_nodes ORDER BY node_id COLLATE "C"`)).rows.map(nodeOf);
   }
 
-  async leaveCluster(nodeId: string): Promise<void> {
-    await this.pool.query(`DELETE FROM cluster_nodes WHERE node_id = $1`, [nodeId]);
+  async leaveCluster(nodeId: string, startedAt: string): Promise<void> {
+    await this.pool.query(`DELETE FROM cluster_nodes WHERE node_id = $1 AND started_at = $2`, [nodeId, startedAt]);
   }
 
   /** Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. */

@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import { statement } from '../../storage/sqlite.js';
 import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, NodeConfigDigest, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
 /** Hears a notification: its channel and payload. */
 export type NotifyListener = (channel: string, payload: string) => void;
@@ -106,24 +106,25 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
 
   /** One process is the whole cluster: it joins, always, and is its only node. */
-  async joinCluster(nodeId: string, config: NodeConfigDigest): Promise<{ joined: true }> {
+  async joinCluster(nodeId: string, config: NodeConfigDigest): Promise<JoinResult> {
     const now = new Date().toISOString();
     this.node = { node_id: nodeId, config, started_at: now, last_seen: now };
-    return { joined: true };
+    return { joined: true, started_at: now };
   }
 
-  async nodeHeartbeat(nodeId: string): Promise<boolean> {
-    if (this.node?.node_id !== nodeId) return false;
+  async nodeHeartbeat(nodeId: string, startedAt: string): Promise<HeartbeatResult> {
+    if (this.node?.node_id !== nodeId) return 'gone';
+    if (this.node.started_at !== startedAt) return 'taken';
     this.node.last_seen = new Date().toISOString();
-    return true;
+    return 'ok';
   }
 
   async clusterNodes(): Promise<ClusterNodeRecord[]> {
     return this.node ? [{ ...this.node }] : [];
   }
 
-  async leaveCluster(nodeId: string): Promise<void> {
-    if (this.node?.node_id === nodeId) this.node = undefined;
+  async leaveCluster(nodeId: string, startedAt: string): Promise<void> {
+    if (this.node?.node_id === nodeId && this.node.started_at === startedAt) this.node = undefined;
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@
  * The core subcommands: bridge, run, invoke, functions, status.
  */
 import { coreMessage, localeFromEnv, strings } from '../../i18n/index.js';
-import { errorLine, say } from '../say.js';
+import { errorLine, say, sayError } from '../say.js';
 import { personErrorText } from '../../app/error-text.js';
 import { renderViolation } from '../../discovery/adapter-problem.js';
 import { functionWords } from '../../sdk/function-words.js';
@@ -87,7 +87,13 @@ export function registerCoreCommands(program: Command): void {
       if (cfg.store.kind === 'postgres') {
         // The clustered mode, as far as it is wired: membership, heartbeat and /health; the call path refused.
         const { ClusterNodeServer } = await import('../../bridge/cluster/node-server.js');
-        const node = new ClusterNodeServer(cfg, { log });
+        const node = new ClusterNodeServer(cfg, {
+          log,
+          onStopped: (e) => {
+            process.stderr.write(sayError(e) + '\n');
+            process.exitCode = 1;
+          },
+        });
         const url = await node.start();
         process.stderr.write(say('cli.bridge.cluster_node', { node: node.nodeId, count: await node.nodeCount(), url }) + '\n');
         onShutdownSignals(() => node.stop());
