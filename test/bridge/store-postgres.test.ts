@@ -182,3 +182,36 @@ test('postgres: two nodes claiming one device at once: every claim gets its own 
     await Promise.all(nodes.map((n) => n.close()));
   }
 });
+
+test('a server that accepts and never answers: opening the store fails within its connect limit instead of hanging', async () => {
+  const { createServer } = await import('node:net');
+  const held: import('node:net').Socket[] = [];
+  const silent = createServer((sock) => void held.push(sock));
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  const port = (silent.address() as import('node:net').AddressInfo).port;
+  try {
+    await assert.rejects(PgBridgeStore.open(`postgres://postgres@127.0.0.1:${port}/x`, { connectTimeoutMs: 300 }), /timeout/i);
+  } finally {
+    for (const s of held) s.destroy();
+    silent.close();
+  }
+});
+
+test('a server that stops answering mid-run (its backend frozen): the store call fails at the query limit, and the next call works on a new connection', async () => {
+  const store = await PgBridgeStore.open(freshDb(), { max: 1, queryTimeoutMs: 500 });
+  let frozen: number | undefined;
+  try {
+    const pid = (await store.pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    process.kill(pid, 'SIGSTOP');
+    frozen = pid;
+    await assert.rejects(store.clusterNodes(), /timeout/i);
+    process.kill(pid, 'SIGCONT');
+    frozen = undefined;
+    assert.deepEqual(await store.clusterNodes(), [], 'the next call is answered');
+    const after = (await store.pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    assert.notEqual(after, pid, 'the timed-out connection was dropped, not reused');
+  } finally {
+    if (frozen !== undefined) process.kill(frozen, 'SIGCONT');
+    await store.close();
+  }
+});

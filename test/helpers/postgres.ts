@@ -1,9 +1,10 @@
 /**
  * A private PostgreSQL 15 instance per test run (../shared/TESTING.md, "PostgreSQL: a private instance per
  * test run"): initdb as the `postgres` user into a mktemp folder, on a free loopback port, `fsync=off` (tests
- * only), stopped with `-m immediate` and removed afterwards. Never the system's cluster.
+ * only), stopped with `-m immediate` and removed afterwards. Never the system's cluster. A watchdog process
+ * does the same if the test process dies without stopping it (SIGKILL, a runner's timeout).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +69,13 @@ export async function startPostgres(): Promise<PrivatePostgres> {
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
+  // The watchdog: once this process is gone (however it ended), stop the instance and remove its folder.
+  // `tail --pid` waits for a process to end; the script's arguments are passed, never spliced into it.
+  const watchdog = spawn('sh', ['-c', 'tail --pid="$1" -f /dev/null; runuser -u postgres -- "$2" -D "$3" -m immediate stop; rm -rf "$4"', 'watchdog', String(process.pid), join(PG_BIN, 'pg_ctl'), data, dir], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  watchdog.unref();
   const base = `postgres://postgres@127.0.0.1:${port}`;
   let stopped = false;
   return {
@@ -89,6 +97,7 @@ export async function startPostgres(): Promise<PrivatePostgres> {
         asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
+        watchdog.kill();
       }
     },
   };

@@ -20,7 +20,20 @@ export interface PgStoreOptions {
   max?: number;
   /** Told about errors of idle connections (the server went away); the pool replaces them. */
   onIdleError?: (e: Error) => void;
+  /** How long a new connection may take (default {@link PG_CONNECT_TIMEOUT_MS}). */
+  connectTimeoutMs?: number;
+  /**
+   * How long a query may go unanswered (default {@link PG_QUERY_TIMEOUT_MS}). A server that stops answering
+   * (a partition, a frozen host) would otherwise hang every store call; the timed-out connection is dropped
+   * and the pool opens a new one for the next call.
+   */
+  queryTimeoutMs?: number;
 }
+
+/** A new connection's time limit, by default. */
+export const PG_CONNECT_TIMEOUT_MS = 5_000;
+/** A query's time limit, by default: far above any of the store's queries, well under a caller's patience. */
+export const PG_QUERY_TIMEOUT_MS = 15_000;
 
 /** The PostgreSQL implementation of {@link AsyncBridgeStore}. */
 export class PgBridgeStore implements AsyncBridgeStore {
@@ -33,7 +46,14 @@ export class PgBridgeStore implements AsyncBridgeStore {
 
   /** Connects to `url`, applies the missing migrations, and returns the store. */
   static async open(url: string, opts: PgStoreOptions = {}): Promise<PgBridgeStore> {
-    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.max ?? 10,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS,
+      query_timeout: opts.queryTimeoutMs ?? PG_QUERY_TIMEOUT_MS,
+      // A dead peer is noticed by the kernel even on an idle connection.
+      keepAlive: true,
+    });
     // An idle client's error is emitted on the pool; unheard, it would end the process.
     pool.on('error', (e) => opts.onIdleError?.(e));
     try {
