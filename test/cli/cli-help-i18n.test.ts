@@ -86,7 +86,7 @@ test('decisions --help: the argument list, its title and the default of an argum
 test("commander's parse errors are in the user language, with the help after them, and exit 64 as before", async () => {
   const cases: { args: string[]; zh: string; en: string }[] = [
     { args: ['invoke', 'device.info', '--frob'], zh: '错误：未知选项 --frob', en: "error: unknown option '--frob'" },
-    { args: ['invoke', 'device.info', '--bolb', 'x'], zh: '错误：未知选项 --bolb\n（你是想用 --blob 吗？）', en: "error: unknown option '--bolb'\n(Did you mean --blob?)" },
+    { args: ['invoke', 'device.info', '--bolb', 'x'], zh: '错误：未知选项 --bolb\n（您是想用 --blob 吗？）', en: "error: unknown option '--bolb'\n(Did you mean --blob?)" },
     { args: ['invoke'], zh: '错误：缺少必需的参数 function', en: "error: missing required argument 'function'" },
     { args: ['invoke', 'device.info', '--args'], zh: '错误：选项 -a, --args <json> 缺少取值', en: "error: option '-a, --args <json>' argument missing" },
     { args: ['bridge'], zh: '错误：未指定必需的选项 -c, --config <file>', en: "error: required option '-c, --config <file>' not specified" },

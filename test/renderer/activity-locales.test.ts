@@ -41,7 +41,7 @@ describe('the activity screen in zh-CN and the pseudo-locale', () => {
     const row = s.page.locator(`#activity li[data-call-id="${denied}"]`);
     // The reason in words, the code only in the details.
     const text = (await row.locator('span.grow').textContent()) ?? '';
-    assert.match(text, /^运行一个需要你确认的诊断空操作。 — 已拒绝 · 发起方：.+您拒绝了它。$/);
+    assert.match(text, /^运行一个需要您确认的诊断空操作。 — 已拒绝 · 发起方：.+您拒绝了它。$/);
     assert.doesNotMatch(text, /user_rejected|未知/);
     await row.getByRole('button', { name: '详情', exact: true }).click();
     await s.page.locator('#activity-details').waitFor();

@@ -14,11 +14,11 @@ const CASES = [
   {
     agentEnv: 'en_US.UTF-8', window: 'zh-CN',
     agentSentence: 'Run a diagnostic no-op that needs your confirmation.',
-    title: '需确认的空操作', sentence: '运行一个需要你确认的诊断空操作。', risk: /^权限级别：高/, functionRow: /^需确认的空操作（diagnostics\.confirm）· 权限级别：高/,
+    title: '需确认的空操作', sentence: '运行一个需要您确认的诊断空操作。', risk: /^权限级别：高/, functionRow: /^需确认的空操作（diagnostics\.confirm）· 权限级别：高/,
   },
   {
     agentEnv: 'zh_CN.UTF-8', window: 'en',
-    agentSentence: '运行一个需要你确认的诊断空操作。',
+    agentSentence: '运行一个需要您确认的诊断空操作。',
     title: 'Confirmed no-op', sentence: 'Run a diagnostic no-op that needs your confirmation.', risk: /^permission level: high/, functionRow: /^Confirmed no-op \(diagnostics\.confirm\) · permission level: high/,
   },
 ] as const;

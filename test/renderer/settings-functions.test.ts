@@ -103,7 +103,7 @@ test('a new local adapter folder shows on the Functions screen as waiting for ap
   const example = join(ROOT, 'examples/hello-adapter/org.example.hello');
   for (const [locale, words, home] of [
     ['en-US', 'New adapter waiting for your approval: org.example.hello', 'New adapters waiting for your approval: 1'],
-    ['zh-CN', '新的适配器等待你批准：org.example.hello', '等待您批准的新适配器：1 个'],
+    ['zh-CN', '新的适配器等待您批准：org.example.hello', '等待您批准的新适配器：1 个'],
   ] as const) {
     const dir = tempDir('aios-renderer-adapters-');
     const adapters = join(dir, 'adapters');
