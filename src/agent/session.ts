@@ -342,6 +342,12 @@ export class DeviceSession {
     if (code === CLOSE.outdated) {
       return this.stopFatally({ type: 'client_outdated', message: 'The bridge requires a newer client; update AIOS Device.' });
     }
+    if (code === CLOSE.limits) {
+      // Past a bound of the bridge's (too many functions, descriptors too big, tools_changed too often): the
+      // same functions would be refused again at once, so the next attempt waits the longest backoff.
+      this.o.log.error({ code, bound: limitsBound(reason) }, 'the bridge closed the session: this device went past one of its per-device bounds (device_limits_exceeded); reconnecting after the longest backoff');
+      this.attempt = 30;
+    }
     if (wasReady) {
       this.o.log.warn({ code, reason }, 'bridge connection lost; calls keep running');
       this.startLease();
@@ -387,6 +393,15 @@ export class DeviceSession {
       last = now;
     }, 5000);
     this.sleepWatch.unref();
+  }
+}
+
+/** The bound a 4008 close names (its reason is `{ type, code, details: { bound } }`), if it can be read. */
+function limitsBound(reason: string): unknown {
+  try {
+    return (JSON.parse(reason) as { details?: { bound?: unknown } }).details?.bound;
+  } catch {
+    return undefined;
   }
 }
 

@@ -177,3 +177,24 @@ test('bridge.urls: every address failing cycles through them in order, each atte
 test('a session needs at least one bridge address', () => {
   assert.throws(() => session('ws://x', { urls: [] }), /at least one bridge URL/);
 });
+
+test('a session closed for going past the bridge\'s bounds (4008) waits the longest backoff before the next attempt, and says which bound', async (t) => {
+  const bridge = await fakeBridge((ws, peer) => {
+    peer.onRequest(METHODS.hello, () => {
+      setImmediate(() => ws.close(CLOSE.limits, JSON.stringify({ type: 'device_limits_exceeded', code: -41063, details: { bound: 'max_functions' } })));
+      return helloResult;
+    });
+  });
+  const errors: { o: unknown; msg: string | undefined }[] = [];
+  const quiet = silentLogger();
+  const log = { ...quiet, error: (o: unknown, msg?: string) => void errors.push({ o, msg }), child: () => quiet } as typeof quiet;
+  // Backoff ceilings of 1 ms, except the longest: a retry after 4008 waits at least 300 ms, any other ≈ 1 ms.
+  const { s } = session(bridge.url, { log, backoff: { baseMs: 1, capMs: 300, resetAfterMs: 60_000 }, random: () => 1 - Number.EPSILON });
+  t.after(() => { s.stop(); return bridge.close(); });
+  s.start();
+  await until(() => bridge.attempts.length >= 2, 20_000, 'the second attempt');
+  s.stop();
+  const gap = bridge.attempts[1]! - bridge.attempts[0]!;
+  assert.ok(gap >= 299, `the second attempt came ${gap} ms after the first: not after the longest backoff`);
+  assert.equal((errors[0]?.o as { bound?: unknown } | undefined)?.bound, 'max_functions', JSON.stringify(errors));
+});
