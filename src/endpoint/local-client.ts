@@ -1,8 +1,12 @@
 /**
  * A JSON-RPC client for the running agent's local endpoint, found through `<data_dir>/endpoint.json` and
- * authenticated with `<data_dir>/local-token`. Used by CLI commands that act on a running agent.
+ * authenticated with `<data_dir>/local-token`. Used by CLI commands that act on a running agent. It talks
+ * over the agent's Unix socket when `endpoint.json` names one that the token's owner owns (its folder is
+ * private to that user, so no other user can stand in for it, on any system), else over loopback TCP after
+ * the listener-owner check (Linux only).
  */
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, readFile, stat } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { RpcError, WireError } from '../protocol/errors.js';
 import { LOCAL_TOKEN_FILE } from './local-token.js';
@@ -21,13 +25,61 @@ export async function listenerIsTheAgent(http: string, dataDir: string): Promise
   return owner === (await stat(join(dataDir, LOCAL_TOKEN_FILE))).uid;
 }
 
+/** Where the running agent answers: its loopback URL, and its Unix socket when that is the one to use. */
+export interface LocalAgentAddress {
+  http: string;
+  /** The agent's socket (checked: a socket owned by the token's owner); requests go there, not to `http`. */
+  socket?: string;
+  token: string;
+}
+
+/** The running agent found by {@link findRunningAgent}. */
+export interface RunningLocalAgent extends LocalAgentAddress {
+  /** The whole of its `endpoint.json`. */
+  endpoint: Record<string, unknown>;
+  /** Its `GET /health` answer. */
+  health: Record<string, unknown>;
+}
+
+/**
+ * Whether `path` is a socket the token's owner owns (Windows named pipes have no owner to read: they are
+ * used as named). A socket of another user, or a file that is not a socket, is not the agent's.
+ */
+async function socketIsTheAgents(path: string, dataDir: string): Promise<boolean> {
+  if (process.platform === 'win32') return path.startsWith('\\\\.\\pipe\\');
+  try {
+    const st = await lstat(path);
+    return st.isSocket() && st.uid === (await stat(join(dataDir, LOCAL_TOKEN_FILE))).uid;
+  } catch {
+    return false;
+  }
+}
+
+/** One HTTP exchange with the agent, over its socket when it has one, else over loopback TCP. */
+function exchange(agent: Pick<LocalAgentAddress, 'http' | 'socket'>, method: string, path: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const common = { method, headers, signal: AbortSignal.timeout(timeoutMs) };
+    const u = new URL(path, agent.http);
+    const where = agent.socket ? { socketPath: agent.socket, path } : { hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port, path: u.pathname + u.search };
+    const req = request({ ...where, ...common }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /**
  * The running agent's address (and the whole of its `endpoint.json`), or undefined when none is
  * recorded or it does not answer.
  */
-export async function findRunningAgent(dataDir: string): Promise<{ http: string; token: string; endpoint: Record<string, unknown>; health: Record<string, unknown> } | undefined> {
+export async function findRunningAgent(dataDir: string): Promise<RunningLocalAgent | undefined> {
   try {
-    const ep = JSON.parse(await readFile(join(dataDir, 'endpoint.json'), 'utf8')) as { http?: unknown; pid?: unknown };
+    const ep = JSON.parse(await readFile(join(dataDir, 'endpoint.json'), 'utf8')) as { http?: unknown; socket?: unknown; pid?: unknown };
     if (typeof ep.http !== 'string') return undefined;
     if (typeof ep.pid === 'number') {
       try {
@@ -36,27 +88,29 @@ export async function findRunningAgent(dataDir: string): Promise<{ http: string;
         if ((e as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
       }
     }
+    const socket = typeof ep.socket === 'string' && (await socketIsTheAgents(ep.socket, dataDir)) ? ep.socket : undefined;
     // Nothing goes to a listener of another OS user, not even /health: it is not the agent.
-    if (!(await listenerIsTheAgent(ep.http, dataDir))) return undefined;
+    if (!socket && !(await listenerIsTheAgent(ep.http, dataDir))) return undefined;
     const token = (await readFile(join(dataDir, LOCAL_TOKEN_FILE), 'utf8')).trim();
-    const health = await fetch(`${ep.http}/health`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
-    if (!health?.ok) return undefined;
-    const body = (await health.json().catch(() => ({}))) as Record<string, unknown>;
-    return { http: ep.http, token, endpoint: ep, health: body };
+    const address: LocalAgentAddress = { http: ep.http, token, ...(socket ? { socket } : {}) };
+    const health = await exchange(address, 'GET', '/health', {}, undefined, 2000).catch(() => undefined);
+    if (!health || health.status !== 200) return undefined;
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(health.text) as Record<string, unknown>;
+    } catch {
+      /* an empty health answer */
+    }
+    return { ...address, endpoint: ep, health: body };
   } catch {
     return undefined;
   }
 }
 
 /** Calls one method on the local endpoint; throws the revived WireError/RpcError on an error answer. */
-export async function callLocal(agent: { http: string; token: string }, method: string, params: unknown, timeoutMs = 30_000): Promise<unknown> {
-  const res = await fetch(`${agent.http}/rpc`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${agent.token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const body = (await res.json()) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+export async function callLocal(agent: LocalAgentAddress, method: string, params: unknown, timeoutMs = 30_000): Promise<unknown> {
+  const res = await exchange(agent, 'POST', '/rpc', { 'Content-Type': 'application/json', Authorization: `Bearer ${agent.token}` }, JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), timeoutMs);
+  const body = JSON.parse(res.text) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
   if (body.error) throw WireError.fromPlain(body.error) ?? new RpcError(body.error.code, body.error.message, body.error.data);
   return body.result;
 }
