@@ -8,12 +8,12 @@ import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester, isTerminal, type Atteste
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
-import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
+import type { CallEvent, CallService, SubmitRequest } from './call-lifecycle.js';
 import type { DeviceHub } from './device-hub.js';
 import { HttpError, RateLimiter, readJson, sendError, statusForWireError, type StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
-import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type TimelineEntry } from './store.js';
+import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type StoredCall, type TimelineEntry } from './store.js';
 
 /** What the bridge found when it checked a device's Adapter Card. */
 export interface CardCheck {
@@ -40,15 +40,20 @@ const SubmitSchema = Type.Object(
 );
 
 export interface RuntimeApiOptions {
-  store: BridgeStore;
-  hub: DeviceHub;
-  router: CallRouter;
+  /**
+   * The devices `/v1/devices…` and `/skills` show: the single process's store and sessions. A cluster node
+   * has none yet: it answers those routes 503 `cluster_not_wired` (docs/deploy.md, "Clustered bridge").
+   */
+  devices?: { store: BridgeStore; hub: DeviceHub };
+  router: CallService;
   auth: RuntimeAuthenticator;
   limiter: RateLimiter;
   /** The per-token cap on open `events` streams and `wait: true` requests; none when absent. */
   streams?: StreamLimiter;
   maxBodyBytes: number;
   publicUrl: () => string;
+  /** What a route this bridge does not serve yet answers (503 `cluster_not_wired`), on a cluster node. */
+  notWired?: () => string;
   /** Checks a device's Adapter Card against the key pinned at its login (BridgeServer.checkCard). */
   cardCheck?: (identity: { workspace_id: string; user_id: string; device_id: string }, card: Record<string, unknown>) => Promise<CardCheck>;
   /** The bridge's `min_client_version`, shown with each device so an outdated one is recognised. */
@@ -106,7 +111,10 @@ export class RuntimeApi {
     const parts = url.pathname.split('/').filter(Boolean).map(decodePathSegment);
     if (parts.includes(undefined)) throw new HttpError(404, 'not_found', 'No such resource: a part of the path is not valid percent-encoding.');
     const m = req.method ?? 'GET';
-    if (parts[0] === 'skills') return this.skills(res, url, ws);
+    if (parts[0] === 'skills' || parts[1] === 'devices') {
+      if (!this.o.devices) throw new HttpError(503, 'cluster_not_wired', this.o.notWired?.() ?? 'Not served here.');
+      if (parts[0] === 'skills') return this.skills(res, url, ws, this.o.devices);
+    }
     if (parts[1] === 'calls') {
       if (parts.length === 2 && m === 'POST') return this.submit(req, res, ws, runtime, token);
       const id = parts[2];
@@ -115,23 +123,24 @@ export class RuntimeApi {
       if (parts[3] === 'cancel' && m === 'POST') return this.cancel(req, res, ws, id);
       if (parts[3] === 'events' && m === 'GET') return this.events(req, res, ws, id, token);
     }
-    if (parts[1] === 'devices' && m === 'GET') {
+    if (parts[1] === 'devices' && m === 'GET' && this.o.devices) {
+      const { store, hub } = this.o.devices;
       if (parts.length === 2) {
         const q = url.searchParams.get('workspace_id');
         if (q && q !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
-        return sendJson(res, 200, { devices: this.o.store.devices(ws).map((d) => this.deviceView(d, false)) });
+        return sendJson(res, 200, { devices: store.devices(ws).map((d) => this.deviceView(d, false)) });
       }
-      const d = this.o.store.getDevice(ws, parts[2]!);
+      const d = store.getDevice(ws, parts[2]!);
       if (!d) {
         // A device whose every hello was refused (e.g. client_outdated) has no record yet, but is not unknown.
-        const refused = parts.length === 3 ? this.o.hub.lastRefusedHello(ws, parts[2]!) : undefined;
+        const refused = parts.length === 3 ? hub.lastRefusedHello(ws, parts[2]!) : undefined;
         if (refused) return sendJson(res, 200, { device_id: parts[2], workspace_id: ws, online: false, client_version: refused.client_version, min_client_version: this.o.minClientVersion ?? null, last_refused_hello: refused, functions: [] });
         throw new HttpError(404, 'not_found', 'No such device in this workspace.');
       }
       if (parts.length === 3) {
         const v = this.deviceView(d, true);
         // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
-        const card = this.o.store.adapterCard(ws, d.device_id);
+        const card = store.adapterCard(ws, d.device_id);
         v['adapter_card'] = card;
         const check = card && this.o.cardCheck ? await this.o.cardCheck(d, card) : undefined;
         v['adapter_card_verified'] = check?.verified ?? null;
@@ -148,6 +157,7 @@ export class RuntimeApi {
   }
 
   private deviceView(d: DeviceRecord, full: boolean): Record<string, unknown> {
+    const hub = this.o.devices!.hub;
     const v: Record<string, unknown> = {
       device_id: d.device_id,
       workspace_id: d.workspace_id,
@@ -156,15 +166,15 @@ export class RuntimeApi {
       platform: d.platform,
       arch: d.arch,
       client_version: d.client_version,
-      online: this.o.hub.isOnline(d.device_id, d.workspace_id),
-      last_seen: this.o.hub.isOnline(d.device_id, d.workspace_id) ? new Date().toISOString() : d.last_seen,
+      online: hub.isOnline(d.device_id, d.workspace_id),
+      last_seen: hub.isOnline(d.device_id, d.workspace_id) ? new Date().toISOString() : d.last_seen,
       functions_revision: d.functions_revision,
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
     if (full) {
       v['min_client_version'] = this.o.minClientVersion ?? null;
-      v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.protocolVersion ?? null;
-      v['last_refused_hello'] = this.o.hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
+      v['protocol_version'] = hub.get(d.device_id, d.workspace_id)?.protocolVersion ?? null;
+      v['last_refused_hello'] = hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
       v['last_closed'] = d.last_closed ?? null;
     }
     return v;
@@ -181,10 +191,9 @@ export class RuntimeApi {
     if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
     // Before the call exists: a refused wait creates nothing.
     if (b.wait) this.holdStream(token, res);
-    const { call, duplicate } = await this.o.router.submit({ ...b, ...(runtime ? { runtime } : {}) }, (fn) => {
-      const d = this.o.store.getDevice(ws, b.device_id)?.functions.find((f) => f.id === fn);
-      return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
-    });
+    const { wait: _w, wait_timeout_ms: _t, ...request } = b;
+    // The invoke's timeout defaults to the function's own (`timeout_ms_default`), read by the router.
+    const { call, duplicate } = await this.o.router.submit({ ...request, ...(runtime ? { runtime } : {}) });
     // A repeated call_id is answered from the record; its outcome says so (replayed: true).
     const answer = (c: typeof call) => {
       const r = publicRecord(c);
@@ -196,8 +205,8 @@ export class RuntimeApi {
     answer((await this.o.router.waitFor(ws, call.call_id, waitMs)) ?? call);
   }
 
-  private getCall(res: ServerResponse, ws: string, id: string): void {
-    const c = this.o.router.get(ws, id);
+  private async getCall(res: ServerResponse, ws: string, id: string): Promise<void> {
+    const c = await this.o.router.get(ws, id);
     if (!c) throw new HttpError(404, 'not_found', 'No such call.');
     sendJson(res, 200, publicRecord(c));
   }
@@ -222,8 +231,14 @@ export class RuntimeApi {
    * (`router.resolvableUntil`, 24 h after the `unknown`): then the end. A resolved call replays up to its
    * `unknown`, then `resolved`.
    */
-  private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string): void {
-    const c = this.o.router.get(ws, id);
+  private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string): void | Promise<void> {
+    const got = this.o.router.get(ws, id);
+    // The stream subscribes in the same turn as the record arrives: it hears every change after that record.
+    if (got instanceof Promise) return got.then((c) => this.stream(req, res, ws, id, token, c));
+    this.stream(req, res, ws, id, token, got);
+  }
+
+  private stream(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string, c: StoredCall | undefined): void {
     if (!c) throw new HttpError(404, 'not_found', 'No such call.');
     this.holdStream(token, res);
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
@@ -267,8 +282,7 @@ export class RuntimeApi {
         write('state', { call_id: id, state: e.data.state, at: e.data.finished_at ?? new Date().toISOString() }, true);
         write('outcome', e.data, false);
         // The bridge's own `unknown` may still be resolved: stay until it is, or until its window closes.
-        const rec = this.o.router.get(ws, id);
-        const until = rec && this.o.router.resolvableUntil(rec);
+        const until = this.o.router.resolvableUntil(e.call);
         if (until === undefined) cleanup(true);
         else closeAt(until);
       } else if (e.type === 'resolved') {
@@ -299,10 +313,10 @@ export class RuntimeApi {
     }
   }
 
-  private skills(res: ServerResponse, url: URL, ws: string): void {
+  private skills(res: ServerResponse, url: URL, ws: string, { store, hub }: { store: BridgeStore; hub: DeviceHub }): void {
     const type = url.searchParams.get('type');
     const base = this.o.publicUrl();
-    const skills = this.o.store.devices(ws).flatMap((d) =>
+    const skills = store.devices(ws).flatMap((d) =>
       d.functions
         .filter((f) => !type || f.capability_type === type)
         .map((f) => ({
@@ -314,7 +328,7 @@ export class RuntimeApi {
           access: f.access,
           version: f.version,
           device_id: d.device_id,
-          online: this.o.hub.isOnline(d.device_id, d.workspace_id),
+          online: hub.isOnline(d.device_id, d.workspace_id),
         })),
     );
     sendJson(res, 200, { protocol: { version: '1.0.0' }, provider: { name: 'AIOS reference bridge', url: base }, skills });
