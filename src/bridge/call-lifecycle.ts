@@ -179,6 +179,24 @@ export function bridgeOutcome(call: StoredCall, state: 'failed' | 'expired' | 'u
 }
 
 /**
+ * The bridge's own outcome when it gives up at the deadline (§6.4, 1.2): `unknown` with `timeout` while the
+ * session lives but is silent, `unknown` with `device_offline` when the session is gone, and `expired` with no
+ * side effects when the invoke never reached a live session.
+ */
+export function deadlineOutcome(call: StoredCall, how: 'silent' | 'gone' | 'never_sent'): Outcome {
+  if (how === 'never_sent') return bridgeOutcome(call, 'expired', new WireError('device_offline', 'The device had no live session before the bridge deadline; the call never reached it.', { sideEffects: 'none', details: { source: 'bridge' } }));
+  const err = how === 'silent'
+    ? new WireError('timeout', 'The device did not answer before the bridge deadline; whether the call ran is not known yet.', { sideEffects: 'possible', details: { source: 'bridge' } })
+    : new WireError('device_offline', "The device's session was gone at the bridge deadline; whether the call ran is not known yet.", { sideEffects: 'possible', details: { source: 'bridge' } });
+  return bridgeOutcome(call, 'unknown', err);
+}
+
+/** The bridge's outcome for a call a reconnected device never saw, past its deadline: `expired`. */
+export function neverReceivedOutcome(call: StoredCall): Outcome {
+  return bridgeOutcome(call, 'expired', new WireError('call_expired', 'The call could not reach the device before its deadline.'));
+}
+
+/**
  * True when a call that already has an outcome takes no other: a second bridge outcome, a device outcome for a
  * call the device already answered, a resolved `unknown`, or one already keeping a device outcome beside.
  */

@@ -14,7 +14,7 @@ import type { DeviceConnection, DeviceHub } from './device-hub.js';
 import { deviceKey, type BridgeCallState, type BridgeStore, type SessionEventName, type StoredCall } from './store.js';
 import { setClampedTimeout } from '../base/timers.js';
 import {
-  answers, applyOutcome, bridgeOutcome, callTimeoutMs, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, outcomeIsFinal,
+  answers, applyOutcome, bridgeOutcome, callTimeoutMs, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, outcomeIsFinal,
   owns, resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, untilVerdict, withoutRuntime,
   type Applied, type CallEvent, type CallService, type PendingOutcome, type SubmitRequest,
 } from './call-lifecycle.js';
@@ -327,14 +327,7 @@ export class CallRouter extends EventEmitter implements CallService {
     }
     const latest = this.lookup(ws, callId);
     if (!latest || this.hasOutcome(latest)) return;
-    if (!conn && !latest.sent) {
-      this.finish(latest, bridgeOutcome(latest, 'expired', new WireError('device_offline', 'The device had no live session before the bridge deadline; the call never reached it.', { sideEffects: 'none', details: { source: 'bridge' } })), true);
-      return;
-    }
-    const err = conn
-      ? new WireError('timeout', 'The device did not answer before the bridge deadline; whether the call ran is not known yet.', { sideEffects: 'possible', details: { source: 'bridge' } })
-      : new WireError('device_offline', "The device's session was gone at the bridge deadline; whether the call ran is not known yet.", { sideEffects: 'possible', details: { source: 'bridge' } });
-    this.finish(latest, bridgeOutcome(latest, 'unknown', err), true);
+    this.finish(latest, deadlineOutcome(latest, conn ? 'silent' : latest.sent ? 'gone' : 'never_sent'), true);
   }
 
   /**
@@ -515,7 +508,7 @@ export class CallRouter extends EventEmitter implements CallService {
         this.log.warn({ call_id: call.call_id, err: String(e) }, kind === 'open' ? 'could not re-ask the device about a call' : 'could not resolve a call the bridge ended unknown');
       } else if (kind === 'unknown') await this.tombstone(conn, call);
       else if (call.deadline_ms > Date.now()) this.forward(call);
-      else this.finish(call, bridgeOutcome(call, 'expired', new WireError('call_expired', 'The call could not reach the device before its deadline.')), true);
+      else this.finish(call, neverReceivedOutcome(call), true);
     }
   }
 

@@ -62,6 +62,16 @@ async function cluster(t: Tokens, opts: Partial<Record<'node_a' | 'node_b' | 'no
   };
 }
 
+/** `p`'s value, failing after `ms` (times the slack) instead of hanging when it never comes. */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let got: { v: T } | undefined;
+  let failed: unknown;
+  p.then((v) => (got = { v }), (e: unknown) => (failed = e ?? new Error(what)));
+  await until(() => got ?? failed, ms, what);
+  if (failed) throw failed;
+  return got!.v;
+}
+
 /** POST /v1/calls on `url`. */
 async function submit(url: string, t: Tokens, body: Record<string, unknown>) {
   const r = await fetch(`${url}/v1/calls`, {
@@ -106,7 +116,7 @@ test('a device on node A answers a call submitted on node B; SSE and a waiting r
     // Opened while the device runs the call: what C streams comes through the bus, not from a replay.
     const sse = sseEvents(`${urlC}/v1/calls/${id}/events`, t.runtime);
     const retried = submit(urlC, t, { function: 'diagnostics.wait', arguments: { ms: 1500, steps: 3 }, call_id: id, wait: true });
-    const events = await sse.done;
+    const events = await within(sse.done, 20_000, 'the SSE stream on node C to end with the outcome');
     const names = events.map((e) => `${e.event}${e.data['replay'] ? '(replay)' : ''}:${String(e.data['state'] ?? '')}`);
     const terminal = events.find((e) => e.event === 'state' && e.data['state'] === 'completed');
     assert.ok(terminal, names.join(' '));
@@ -118,7 +128,7 @@ test('a device on node A answers a call submitted on node B; SSE and a waiting r
     assert.equal(outcome?.data['state'], 'completed');
     assert.ok(Number((outcome?.data['output'] as { waited_ms: number }).waited_ms) >= 1400);
 
-    const w = await retried;
+    const w = await within(retried, 20_000, 'the waiting retry on node C');
     assert.equal(w.status, 200, JSON.stringify(w.body));
     assert.equal(w.body.outcome?.state, 'completed');
     assert.equal(w.body.outcome?.replayed, true, 'a retry of the call id is the same call');
@@ -144,10 +154,12 @@ test('the device connecting through node C makes node A close its session with 4
     // 1. A session on node A, replaced through node C by the real agent: A closes it with 4001.
     const old1 = simOn(urlA, t);
     sims.push(old1);
-    const closed1 = new Promise<number>((r) => (old1.onclose = r));
+    let code1: number | undefined;
+    old1.onclose = (code) => (code1 = code);
     await old1.connect();
     running = await agentOn(dir, urlC, t);
-    assert.equal(await closed1, 4001, 'node A closed the replaced session with 4001');
+    await until(() => code1, 10_000, 'node A closing the replaced session');
+    assert.equal(code1, 4001, 'node A closed the replaced session with 4001');
     await until(async () => (await c.store.session(ids.workspace_id, ids.device_id))?.node_id === 'node_c', 10_000, 'the agent\'s session on node C');
     await running.stop();
     running = undefined;

@@ -25,7 +25,7 @@ import { argsDigest } from '../../protocol/hash.js';
 import { attestsRuntime, isTerminal, METHODS, type CallStateNote, type Outcome, type ProgressNote } from '../../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../../protocol/peer.js';
 import {
-  answers, applyOutcome, bridgeOutcome, callTimeoutMs, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, owns,
+  answers, applyOutcome, bridgeOutcome, callTimeoutMs, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, owns,
   resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, untilVerdict, withoutRuntime,
   type CallEvent, type CallService, type SubmitRequest,
 } from '../call-lifecycle.js';
@@ -257,7 +257,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     if (!call.sent) void this.write(conn, call, 'sent', (c) => (c.sent ? false : (c.sent = true)));
     // Past the deadline the bridge has given up, but it keeps listening: a late answer resolves its `unknown` (§6.8).
     const budget = Math.max(1000, call.deadline_ms - Date.now()) + LATE_LISTEN_MS;
-    conn.peer
+    void conn.peer
       .request<Outcome>(METHODS.invoke, attestsRuntime(conn.protocolVersion) ? call.params : withoutRuntime(call.params), budget)
       .then((o) => this.accept(conn, call, o, 'invoke result'))
       .catch((e: unknown) => {
@@ -424,7 +424,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
         // A tombstone names no function (the device never knew it): it is this call's, by its id.
         if (o?.call_id === call.call_id) await this.accept(conn, call, o.function ? o : { ...o, function: call.function }, 'cancel answer for an unknown the device never saw');
       } else if (call.deadline_ms > Date.now()) this.forward(conn, call);
-      else await this.finish(conn, call, bridgeOutcome(call, 'expired', new WireError('call_expired', 'The call could not reach the device before its deadline.')), true, 'call.get: never received');
+      else await this.finish(conn, call, neverReceivedOutcome(call), true, 'call.get: never received');
     }
   }
 
@@ -467,15 +467,12 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       clearTimeout(timer);
       const latest = await this.o.store.getCall(ws, callId);
       if (!latest || latest.outcome || this.closed) return;
-      await this.finish(conn, latest, bridgeOutcome(latest, 'unknown', new WireError('timeout', 'The device did not answer before the bridge deadline; whether the call ran is not known yet.', { sideEffects: 'possible', details: { source: 'bridge' } })), true, 'bridge deadline');
+      await this.finish(conn, latest, deadlineOutcome(latest, 'silent'), true, 'bridge deadline');
       return;
     }
     const s = await this.o.store.session(ws, call.device_id);
     if (s && !s.lapsed && s.node_id !== this.o.bus.nodeId) return;
-    const o = call.sent
-      ? bridgeOutcome(call, 'unknown', new WireError('device_offline', "The device's session was gone at the bridge deadline; whether the call ran is not known yet.", { sideEffects: 'possible', details: { source: 'bridge' } }))
-      : bridgeOutcome(call, 'expired', new WireError('device_offline', 'The device had no live session before the bridge deadline; the call never reached it.', { sideEffects: 'none', details: { source: 'bridge' } }));
-    await this.finish(null, call, o, true, 'bridge deadline');
+    await this.finish(null, call, deadlineOutcome(call, call.sent ? 'gone' : 'never_sent'), true, 'bridge deadline');
   }
 
   /**
