@@ -16,7 +16,7 @@ import { setClampedTimeout } from '../base/timers.js';
 import {
   answers, applyOutcome, bridgeOutcome, callTimeoutMs, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, outcomeIsFinal,
   owns, resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, untilVerdict, withoutRuntime,
-  type Applied, type CallEvent, type CallService, type PendingOutcome, type SubmitRequest,
+  type Applied, type CallEvent, type CallService, type PendingOutcome, type ResolvedData, type SubmitRequest,
 } from './call-lifecycle.js';
 
 export { RESOLVE_WINDOW_MS, withDerivedStates, type CallEvent, type LearnedState, type ResolvedData, type SessionEventData, type SubmitRequest } from './call-lifecycle.js';
