@@ -1,7 +1,7 @@
 /**
  * The clustered call path (issue 34; src/bridge/cluster/cluster-calls.ts): three real bridge nodes in this
  * process on one private PostgreSQL 15, a real agent and simulated devices (bench/sim-device.ts) on loopback.
- * A device on node A answers a call submitted on node B while node C streams it; the same device connecting
+ * A device on node A answers a call submitted on node B while node C streams it and cancels another; the same device connecting
  * through node C makes node A close its old session with 4001; and a late answer from the replaced session is
  * refused (fencing), even when node A never heard of the replacement (its bus connection cut).
  */
@@ -95,7 +95,7 @@ function simOn(url: string, t: Tokens, answer?: (p: InvokeParams) => Promise<Out
   return new SimDevice({ url: url.replace(/^http/, 'ws') + '/v1/device', token: t.device, identity: ids, protocolVersion: '1.2', ...(answer ? { answer } : {}) });
 }
 
-test('a device on node A answers a call submitted on node B; SSE and a waiting retry on node C see it live; a device on no node is 409 device_offline on every node', async () => {
+test('a device on node A answers a call submitted on node B; SSE and a waiting retry on node C see it live; node C cancels a call running at node A; a device on no node is 409 device_offline on every node', async () => {
   const t = tokens();
   const dir = tempDir();
   const c = await cluster(t);
@@ -137,6 +137,16 @@ test('a device on node A answers a call submitted on node B; SSE and a waiting r
     const rec = await getCall(urlB, t, id);
     assert.equal(rec.state, 'completed');
     assert.deepEqual(rec.outcome?.output, outcome?.data['output']);
+
+    // Cancelled through node C while it runs on the device at node A: node C tells node A, which asks the device.
+    const long = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 60_000 } });
+    assert.equal(long.status, 202, JSON.stringify(long.body));
+    await until(async () => (await getCall(urlB, t, long.body.call_id)).state === 'running', 10_000, 'the long call running on the device');
+    const r = await fetch(`${urlC}/v1/calls/${long.body.call_id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${t.runtime}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'not needed' }) });
+    const cancelled = (await r.json()) as { state: string; outcome?: Outcome };
+    assert.equal(r.status, 200, JSON.stringify(cancelled));
+    assert.equal(cancelled.state, 'cancelled', JSON.stringify(cancelled));
+    assert.equal(cancelled.outcome?.error?.type, 'cancelled');
   } finally {
     await running?.stop().catch(() => undefined);
     await c.stop();

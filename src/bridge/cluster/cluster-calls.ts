@@ -12,9 +12,8 @@
  *   turns what changed into the same events as the single process (`event:<ws>/<id>`, `settled:<ws>/<id>`).
  *
  * Not here yet (docs/deploy.md, "Clustered bridge"): a deadline sweeper (deadlines are timers on the owner
- * node, so a call whose owner dies before its deadline is ended by no one until the device reconnects),
- * progress notes to other nodes (they reach streams on the owner node only), and cancelling a call whose
- * device is on another node.
+ * node, so a call whose owner dies before its deadline is ended by no one until the device reconnects), and
+ * progress notes to other nodes (they reach streams on the owner node only).
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../base/logger.js';
@@ -30,7 +29,6 @@ import {
   type CallEvent, type CallService, type SubmitRequest,
 } from '../call-lifecycle.js';
 import type { DeviceConnection, DeviceHub } from '../device-hub.js';
-import { HttpError } from '../http-util.js';
 import { isStateEntry, type SessionEventName, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, StoreOps } from '../store/async-store.js';
 import type { BusMessage, CatchUpReason, ClusterBus } from './bus.js';
@@ -43,8 +41,6 @@ export interface ClusterCallRouterOptions {
   hub: DeviceHub;
   sessions: DeviceSessions;
   log: Logger;
-  /** What cancelling a call whose device is on another node answers (503 `cluster_not_wired`). */
-  notWired: () => string;
   /** The §6.8 resolution window (default RESOLVE_WINDOW_MS). */
   resolveWindowMs?: number;
 }
@@ -96,6 +92,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   private onBus(m: BusMessage): void {
     if (this.closed) return;
     if (m.type === 'call') void this.onCallMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not send a call to its device'));
+    else if (m.type === 'cancel') void this.onCancelMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not cancel a call another node was asked to cancel'));
     else if (m.type === 'call_changed') {
       if (this.watched.has(`${m.workspace_id}/${m.call_id}`)) void this.read(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not read a changed call'));
     } else this.o.hub.replaced(m.workspace_id, m.device_id, m.epoch);
@@ -167,19 +164,38 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     return resolvableUntil(call, this.resolveWindowMs, now);
   }
 
+  /**
+   * Cancels a call through its device. On the node holding the device's session: asks the device and takes its
+   * answer. On another node: tells the owner (`cancel`; the reason stays here, the bus carries ids only) and
+   * waits for the outcome as long as the owner waits for the device's answer.
+   */
   async cancel(workspaceId: string, callId: string, reason?: string): Promise<StoredCall> {
     const call = await this.o.store.getCall(workspaceId, callId);
     if (!call) throw new RpcError(404, 'No such call.');
     if (call.outcome) return call;
     const conn = this.sessionFor(call);
-    if (!conn) {
-      const s = await this.o.store.session(workspaceId, call.device_id);
-      if (!s || s.lapsed) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
-      throw new HttpError(503, 'cluster_not_wired', this.o.notWired());
+    if (conn) {
+      await this.cancelOn(conn, call, reason);
+      return (await this.o.store.getCall(workspaceId, callId)) ?? call;
     }
-    const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
+    const s = await this.o.store.session(workspaceId, call.device_id);
+    if (!s || s.lapsed) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
+    const settled = this.waitFor(workspaceId, callId, CANCEL_WAIT_MS + 1000);
+    await this.o.bus.notify(s.node_id, { type: 'cancel', workspace_id: workspaceId, call_id: callId });
+    return (await settled) ?? call;
+  }
+
+  /** Asks the device to cancel the call and takes its answer (the owner's side of a cancel). */
+  private async cancelOn(conn: DeviceConnection, call: StoredCall, reason?: string): Promise<void> {
+    const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: call.call_id, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
     await this.accept(conn, call, outcome, 'cancel result');
-    return (await this.o.store.getCall(workspaceId, callId)) ?? call;
+  }
+
+  /** Another node's runtime asked to cancel a call whose device is here. */
+  private async onCancelMessage(ws: string, callId: string): Promise<void> {
+    const call = await this.o.store.getCall(ws, callId);
+    const conn = call && !call.outcome ? this.sessionFor(call) : undefined;
+    if (call && conn) await this.cancelOn(conn, call);
   }
 
   /**

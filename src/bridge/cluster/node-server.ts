@@ -113,7 +113,7 @@ export class ClusterNodeServer {
         },
       });
       const notWired = () => new ClusterNotWiredError(this.nodeId).message;
-      this.router = new ClusterCallRouter({ store, bus: this.bus, hub: this.hub, sessions, log, notWired, ...(this.o.resolveWindowMs !== undefined ? { resolveWindowMs: this.o.resolveWindowMs } : {}) });
+      this.router = new ClusterCallRouter({ store, bus: this.bus, hub: this.hub, sessions, log, ...(this.o.resolveWindowMs !== undefined ? { resolveWindowMs: this.o.resolveWindowMs } : {}) });
       this.functionLists = new FunctionListReader({
         limits: this.config.device_limits,
         log,
