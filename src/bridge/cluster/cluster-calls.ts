@@ -418,8 +418,24 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   private async onOffline(conn: DeviceConnection): Promise<void> {
     if (conn.epoch === undefined) return;
     const { workspace_id: ws, device_id: dev } = conn.identity;
-    if (!this.closed) await this.sessionEvent(conn, await this.openCallsOf(conn), 'device_offline');
-    await this.o.sessions.release(ws, dev, conn.epoch);
+    try {
+      if (!this.closed) await this.sessionEvent(conn, await this.openCallsOf(conn), 'device_offline');
+    } finally {
+      this.release(ws, dev, conn.epoch);
+    }
+  }
+
+  /**
+   * Gives the session up, trying again (1 s, 2 s, … up to a minute apart) while the store cannot be reached: a
+   * session left on record would be renewed by this node's heartbeat, and calls for a device that is gone
+   * would wait on this node instead of answering `device_offline`.
+   */
+  private release(ws: string, dev: string, epoch: number, attempt = 0): void {
+    this.o.sessions.release(ws, dev, epoch).catch((e: unknown) => {
+      if (this.closed) return;
+      this.o.log.warn({ device_id: dev, err: String(e), attempt: attempt + 1 }, 'could not give up a closed session; trying again');
+      setTimeout(() => this.release(ws, dev, epoch, attempt + 1), Math.min(60_000, 1000 * 2 ** attempt)).unref();
+    });
   }
 
   /**
