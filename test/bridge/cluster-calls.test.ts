@@ -188,6 +188,8 @@ test('the device connecting through node C makes node A close its session with 4
       return { call_id: p.call_id, function: p.function, state: 'completed', output: { waited_ms: -1 }, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as Outcome;
     });
     sims.push(old2);
+    let code2: number | undefined;
+    old2.onclose = (code) => (code2 = code);
     await old2.connect();
     const sub = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 1500, steps: 3 } });
     assert.equal(sub.status, 202, JSON.stringify(sub.body));
@@ -223,6 +225,14 @@ test('the device connecting through node C makes node A close its session with 4
     }, 20_000, 'the call ended by the agent on node C');
     assert.equal(done.state, 'completed');
     assert.ok((done.outcome!.output as { waited_ms: number }).waited_ms >= 1400, JSON.stringify(done.outcome));
+
+    // 5. Node A's catch-up scan (it runs after its bus listens again, and every minute) closes the session it
+    // missed the replacement of, with 4001; the agent on node C keeps its own.
+    assert.equal(code2, undefined);
+    await c.nodes[0].router!.catchUp('sweep');
+    await until(() => code2, 10_000, 'node A closing the session it missed the replacement of');
+    assert.equal(code2, 4001);
+    assert.equal((await c.store.session(ids.workspace_id, ids.device_id))?.node_id, 'node_c');
   } finally {
     for (const s of sims) s.close(true);
     await running?.stop().catch(() => undefined);
