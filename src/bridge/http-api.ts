@@ -13,7 +13,7 @@ import type { DeviceHub } from './device-hub.js';
 import { HttpError, RateLimiter, readJson, sendError, statusForWireError, type StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
-import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type StoredCall, type TimelineEntry } from './store.js';
+import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type RefusedHello, type StoredCall, type TimelineEntry } from './store.js';
 
 /** What the bridge found when it checked a device's Adapter Card. */
 export interface CardCheck {
@@ -39,12 +39,36 @@ const SubmitSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** What `/v1/devices…` and `/skills` read: the devices, their cards and refused hellos, and which are online. */
+export interface DeviceDirectory {
+  devices(workspaceId: string): Promise<DeviceRecord[]>;
+  getDevice(workspaceId: string, deviceId: string): Promise<DeviceRecord | undefined>;
+  adapterCard(workspaceId: string, deviceId: string): Promise<Record<string, unknown> | null>;
+  lastRefusedHello(workspaceId: string, deviceId: string): Promise<RefusedHello | undefined>;
+  /** The device's live session, if it has one: its protocol version when this bridge holds it (else null). */
+  session(workspaceId: string, deviceId: string): Promise<{ protocolVersion: string | null } | undefined>;
+  /** The devices of the workspace with a live session. */
+  online(workspaceId: string): Promise<ReadonlySet<string>>;
+}
+
+/** The single process's directory: its store and its own sessions. */
+export function localDirectory(store: BridgeStore, hub: DeviceHub): DeviceDirectory {
+  return {
+    devices: async (ws) => store.devices(ws),
+    getDevice: async (ws, id) => store.getDevice(ws, id),
+    adapterCard: async (ws, id) => store.adapterCard(ws, id),
+    lastRefusedHello: async (ws, id) => hub.lastRefusedHello(ws, id),
+    session: async (ws, id) => {
+      const c = hub.get(id, ws);
+      return c ? { protocolVersion: c.protocolVersion } : undefined;
+    },
+    online: async (ws) => new Set(hub.connections().filter((c) => c.identity.workspace_id === ws).map((c) => c.identity.device_id)),
+  };
+}
+
 export interface RuntimeApiOptions {
-  /**
-   * The devices `/v1/devices…` and `/skills` show: the single process's store and sessions. A cluster node
-   * has none yet: it answers those routes 503 `cluster_not_wired` (docs/deploy.md, "Clustered bridge").
-   */
-  devices?: { store: BridgeStore; hub: DeviceHub };
+  /** What `/v1/devices…` and `/skills` show: the single process's store and sessions, or a cluster node's. */
+  devices: DeviceDirectory;
   router: CallService;
   auth: RuntimeAuthenticator;
   limiter: RateLimiter;
@@ -52,8 +76,6 @@ export interface RuntimeApiOptions {
   streams?: StreamLimiter;
   maxBodyBytes: number;
   publicUrl: () => string;
-  /** What a route this bridge does not serve yet answers (503 `cluster_not_wired`), on a cluster node. */
-  notWired?: () => string;
   /** Checks a device's Adapter Card against the key pinned at its login (BridgeServer.checkCard). */
   cardCheck?: (identity: { workspace_id: string; user_id: string; device_id: string }, card: Record<string, unknown>) => Promise<CardCheck>;
   /** The bridge's `min_client_version`, shown with each device so an outdated one is recognised. */
@@ -111,10 +133,7 @@ export class RuntimeApi {
     const parts = url.pathname.split('/').filter(Boolean).map(decodePathSegment);
     if (parts.includes(undefined)) throw new HttpError(404, 'not_found', 'No such resource: a part of the path is not valid percent-encoding.');
     const m = req.method ?? 'GET';
-    if (parts[0] === 'skills' || parts[1] === 'devices') {
-      if (!this.o.devices) throw new HttpError(503, 'cluster_not_wired', this.o.notWired?.() ?? 'Not served here.');
-      if (parts[0] === 'skills') return this.skills(res, url, ws, this.o.devices);
-    }
+    if (parts[0] === 'skills') return this.skills(res, url, ws);
     if (parts[1] === 'calls') {
       if (parts.length === 2 && m === 'POST') return this.submit(req, res, ws, runtime, token);
       const id = parts[2];
@@ -123,24 +142,25 @@ export class RuntimeApi {
       if (parts[3] === 'cancel' && m === 'POST') return this.cancel(req, res, ws, id);
       if (parts[3] === 'events' && m === 'GET') return this.events(req, res, ws, id, token);
     }
-    if (parts[1] === 'devices' && m === 'GET' && this.o.devices) {
-      const { store, hub } = this.o.devices;
+    if (parts[1] === 'devices' && m === 'GET') {
+      const dir = this.o.devices;
       if (parts.length === 2) {
         const q = url.searchParams.get('workspace_id');
         if (q && q !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
-        return sendJson(res, 200, { devices: store.devices(ws).map((d) => this.deviceView(d, false)) });
+        const [devices, online] = await Promise.all([dir.devices(ws), dir.online(ws)]);
+        return sendJson(res, 200, { devices: devices.map((d) => this.deviceView(d, online.has(d.device_id))) });
       }
-      const d = store.getDevice(ws, parts[2]!);
+      const d = await dir.getDevice(ws, parts[2]!);
       if (!d) {
         // A device whose every hello was refused (e.g. client_outdated) has no record yet, but is not unknown.
-        const refused = parts.length === 3 ? hub.lastRefusedHello(ws, parts[2]!) : undefined;
+        const refused = parts.length === 3 ? await dir.lastRefusedHello(ws, parts[2]!) : undefined;
         if (refused) return sendJson(res, 200, { device_id: parts[2], workspace_id: ws, online: false, client_version: refused.client_version, min_client_version: this.o.minClientVersion ?? null, last_refused_hello: refused, functions: [] });
         throw new HttpError(404, 'not_found', 'No such device in this workspace.');
       }
       if (parts.length === 3) {
-        const v = this.deviceView(d, true);
+        const [session, refused, card] = await Promise.all([dir.session(ws, d.device_id), dir.lastRefusedHello(ws, d.device_id), dir.adapterCard(ws, d.device_id)]);
+        const v = this.deviceView(d, session !== undefined, { protocolVersion: session?.protocolVersion ?? null, refused });
         // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
-        const card = store.adapterCard(ws, d.device_id);
         v['adapter_card'] = card;
         const check = card && this.o.cardCheck ? await this.o.cardCheck(d, card) : undefined;
         v['adapter_card_verified'] = check?.verified ?? null;
@@ -156,8 +176,8 @@ export class RuntimeApi {
     throw new HttpError(404, 'not_found', 'No such route.');
   }
 
-  private deviceView(d: DeviceRecord, full: boolean): Record<string, unknown> {
-    const hub = this.o.devices!.hub;
+  /** A device as `/v1/devices` shows it; `full` (one device): with its session's protocol version and last refused hello. */
+  private deviceView(d: DeviceRecord, online: boolean, full?: { protocolVersion: string | null; refused: RefusedHello | undefined }): Record<string, unknown> {
     const v: Record<string, unknown> = {
       device_id: d.device_id,
       workspace_id: d.workspace_id,
@@ -166,15 +186,15 @@ export class RuntimeApi {
       platform: d.platform,
       arch: d.arch,
       client_version: d.client_version,
-      online: hub.isOnline(d.device_id, d.workspace_id),
-      last_seen: hub.isOnline(d.device_id, d.workspace_id) ? new Date().toISOString() : d.last_seen,
+      online,
+      last_seen: online ? new Date().toISOString() : d.last_seen,
       functions_revision: d.functions_revision,
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
     if (full) {
       v['min_client_version'] = this.o.minClientVersion ?? null;
-      v['protocol_version'] = hub.get(d.device_id, d.workspace_id)?.protocolVersion ?? null;
-      v['last_refused_hello'] = hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
+      v['protocol_version'] = full.protocolVersion;
+      v['last_refused_hello'] = full.refused ?? null;
       v['last_closed'] = d.last_closed ?? null;
     }
     return v;
@@ -313,10 +333,11 @@ export class RuntimeApi {
     }
   }
 
-  private skills(res: ServerResponse, url: URL, ws: string, { store, hub }: { store: BridgeStore; hub: DeviceHub }): void {
+  private async skills(res: ServerResponse, url: URL, ws: string): Promise<void> {
+    const [devices, online] = await Promise.all([this.o.devices.devices(ws), this.o.devices.online(ws)]);
     const type = url.searchParams.get('type');
     const base = this.o.publicUrl();
-    const skills = store.devices(ws).flatMap((d) =>
+    const skills = devices.flatMap((d) =>
       d.functions
         .filter((f) => !type || f.capability_type === type)
         .map((f) => ({
@@ -328,7 +349,7 @@ export class RuntimeApi {
           access: f.access,
           version: f.version,
           device_id: d.device_id,
-          online: hub.isOnline(d.device_id, d.workspace_id),
+          online: online.has(d.device_id),
         })),
     );
     sendJson(res, 200, { protocol: { version: '1.0.0' }, provider: { name: 'AIOS reference bridge', url: base }, skills });

@@ -10,7 +10,7 @@ import { TokenBucket } from './token-bucket.js';
 
 /** An HTTP-level failure with its status and §2 error body. */
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly type: ErrorType | 'not_found' | 'bad_request' | 'method_not_allowed' | 'cluster_not_wired', message: string, readonly details?: Record<string, unknown>) {
+  constructor(readonly status: number, readonly type: ErrorType | 'not_found' | 'bad_request' | 'method_not_allowed', message: string, readonly details?: Record<string, unknown>) {
     super(message);
   }
 }

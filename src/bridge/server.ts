@@ -19,7 +19,7 @@ import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, RuntimeScope } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
-import { RuntimeApi, type CardCheck } from './http-api.js';
+import { localDirectory, RuntimeApi, type CardCheck } from './http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
 import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
 import { isLocale, localeFromEnv } from '../i18n/index.js';
@@ -151,7 +151,7 @@ export class BridgeServer {
     const runtimeSide = { store: this.store, hub: this.hub, router: this.router, auth: tokens, limiter, streams: this.streams, maxBodyBytes: config.max_message_bytes };
     this.api = new RuntimeApi({
       ...runtimeSide,
-      devices: { store: this.store, hub: this.hub },
+      devices: localDirectory(this.store, this.hub),
       publicUrl: () => this.publicUrl,
       cardCheck: (d, card) => this.checkCard(d, card),
       minClientVersion: config.min_client_version,

@@ -109,6 +109,15 @@ test('a device on node A answers a call submitted on node B; SSE and a waiting r
     }
     running = await agentOn(dir, urlA, t);
     await until(async () => (await c.store.session(ids.workspace_id, ids.device_id))?.node_id === 'node_a', 10_000, 'the agent\'s session claimed by node A');
+    // Every node lists the device online, with the functions node A read from it.
+    const device = async (url: string) => (await (await fetch(`${url}/v1/devices/${ids.device_id}`, { headers: { authorization: `Bearer ${t.runtime}` } })).json()) as { online: boolean; protocol_version: string | null; functions: { id: string }[] };
+    const onC = await until(async () => {
+      const d = await device(urlC);
+      return d.functions.some((f) => f.id === 'diagnostics.wait') ? d : undefined;
+    }, 10_000, 'the device\'s functions, seen from node C');
+    assert.equal(onC.online, true);
+    assert.equal(onC.protocol_version, null, 'known only where the session is');
+    assert.equal(typeof (await device(urlA)).protocol_version, 'string');
 
     const sub = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 1500, steps: 3 } });
     assert.equal(sub.status, 202, JSON.stringify(sub.body));

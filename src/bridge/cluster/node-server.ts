@@ -3,8 +3,8 @@
  * PostgreSQL store, joins the cluster (refusing when its shared config differs from the live nodes'), renews
  * its heartbeat and its sessions' leases, listens on the cluster bus, and serves device WebSockets (one live
  * session per device across the cluster, claimed at hello: `sessions.ts`) and the runtime calls API
- * (`cluster-calls.ts`). What is not wired to PostgreSQL yet (sign-in, blobs, MCP, the device list and
- * skills, the console) answers 503 `cluster_not_wired`.
+ * (`cluster-calls.ts`), the device list and skills. What is not wired to PostgreSQL yet (sign-in, blobs, MCP,
+ * the console) answers 503 `cluster_not_wired`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -112,7 +112,6 @@ export class ClusterNodeServer {
           abandon: (id, epoch) => void sessions.release(id.workspace_id, id.device_id, epoch).catch(() => undefined),
         },
       });
-      const notWired = () => new ClusterNotWiredError(this.nodeId).message;
       this.router = new ClusterCallRouter({ store, bus: this.bus, hub: this.hub, sessions, log, ...(this.o.resolveWindowMs !== undefined ? { resolveWindowMs: this.o.resolveWindowMs } : {}) });
       this.functionLists = new FunctionListReader({
         limits: this.config.device_limits,
@@ -128,15 +127,27 @@ export class ClusterNodeServer {
       this.hub.on('notification', (c: DeviceConnection, method: string) => {
         if (method === METHODS.toolsChanged) this.functionLists?.toolsChanged(c);
       });
+      const hub = this.hub;
       this.api = new RuntimeApi({
         router: this.router,
+        devices: {
+          devices: (ws) => store.devices(ws),
+          getDevice: (ws, id) => store.getDevice(ws, id),
+          adapterCard: (ws, id) => store.adapterCard(ws, id),
+          lastRefusedHello: (ws, id) => store.refusedHello(ws, id),
+          // Any node's session; its protocol version is known only on the node holding it.
+          session: async (ws, id) => {
+            const s = await store.session(ws, id);
+            return s && !s.lapsed ? { protocolVersion: hub.get(id, ws)?.protocolVersion ?? null } : undefined;
+          },
+          online: async (ws) => new Set(await store.liveDevices(ws)),
+        },
         auth: tokens,
         // Per node for now: a rate limit shared by the cluster is not built yet (docs/deploy.md).
         limiter: new RateLimiter(this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst),
         streams: new StreamLimiter(this.config.runtime_stream_limit),
         maxBodyBytes: this.config.max_message_bytes,
         publicUrl: () => this.config.public_url ?? this.url,
-        notWired,
         minClientVersion: this.config.min_client_version,
       });
       await this.bus.start();
@@ -152,7 +163,7 @@ export class ClusterNodeServer {
     }
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices and the calls API; sign-in, blobs, MCP and the device list are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API and the device list; sign-in, blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
     return this.url;
   }
 
