@@ -6,84 +6,23 @@
 import { EventEmitter } from 'node:events';
 import { newCallId } from '../protocol/call-id.js';
 import { argsDigest } from '../protocol/hash.js';
-import { preAcceptOutcome } from '../protocol/outcomes.js';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
-import { attestsRuntime, isTerminal, MAX_TIME_PARAM_MS, METHODS, type AttestedRuntime, type CallStateNote, type InvokeParams, type Outcome, type ProgressNote, type Requester } from '../protocol/messages.js';
+import { attestsRuntime, isTerminal, MAX_TIME_PARAM_MS, METHODS, type CallStateNote, type Outcome, type ProgressNote } from '../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../protocol/peer.js';
 import type { Logger } from '../base/logger.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
-import { deviceKey, isStateEntry, type BridgeCallState, type BridgeStore, type ResolvedFrom, type SessionEventName, type StoredCall, type TimelineEntry } from './store.js';
-import type { DeviceIdentity } from './auth.js';
+import { deviceKey, type BridgeCallState, type BridgeStore, type SessionEventName, type StoredCall } from './store.js';
 import { setClampedTimeout } from '../base/timers.js';
+import {
+  answers, applyOutcome, bridgeOutcome, callTimeoutMs, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, outcomeIsFinal,
+  owns, resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, untilVerdict, withoutRuntime,
+  type Applied, type CallEvent, type CallService, type PendingOutcome, type ResolvedData, type SubmitRequest,
+} from './call-lifecycle.js';
 
-const DEFAULT_CONFIRM_TIMEOUT_MS = 60_000;
-const DEFAULT_TIMEOUT_MS = 30_000;
-const DEADLINE_SLACK_MS = 5000;
-const CANCEL_WAIT_MS = 7000;
-/**
- * How long the bridge keeps listening for a device's late answer (an invoke response or a cancel answer on a
- * session that stayed open) after it gave up: as long as it re-asks reconnecting devices about its `unknown`s (§6.8).
- */
-const LATE_LISTEN_MS = 24 * 3600_000;
-/**
- * How long the bridge waits for the device's own outcome to resolve an `unknown` it issued (§6.8): it re-asks
- * a reconnecting device about those calls in this window, and SSE streams waiting for `resolved` end with it.
- */
-export const RESOLVE_WINDOW_MS = 24 * 3600_000;
-
-/** What a runtime submits (POST /v1/calls). */
-export interface SubmitRequest {
-  workspace_id: string;
-  device_id: string;
-  function: string;
-  arguments: Record<string, unknown>;
-  call_id?: string;
-  timeout_ms?: number;
-  confirm_timeout_ms?: number;
-  descriptor_hash?: string;
-  requester?: Requester;
-  /** The runtime the bridge attests (its token's entry), sent in invokes on 1.2 sessions (§6.1). */
-  runtime?: AttestedRuntime;
-}
-
-/** A state the bridge learned, as SSE subscribers see it (their stream numbers it with `seq`). */
-export interface LearnedState {
-  call_id: string;
-  state: BridgeCallState;
-  at: string;
-}
-
-/**
- * A call event for SSE subscribers: a state the bridge has just learned, a progress note, or the
- * outcome. Never a derived state: SSE sends no back-dated events (§6.2).
- */
-export type CallEvent =
-  | { type: 'state'; data: LearnedState }
-  | { type: 'progress'; data: ProgressNote }
-  | { type: 'outcome'; data: Outcome }
-  /** The device's session dropped or came back while the call waited (§6.4, 1.2). */
-  | { type: SessionEventName; data: SessionEventData }
-  /** The device's own outcome resolved the bridge's `unknown` (§6.8, 1.2). */
-  | { type: 'resolved'; data: ResolvedData };
-
-/** A session event as SSE sends it (and the timeline keeps it, without `call_id`). */
-export interface SessionEventData {
-  call_id: string;
-  event: SessionEventName;
-  at: string;
-}
-
-/** What SSE `resolved` carries: the call's new state and outcome, and the `unknown` it replaced. */
-export interface ResolvedData {
-  call_id: string;
-  state: BridgeCallState;
-  outcome: Outcome;
-  resolved_from: ResolvedFrom;
-  at: string;
-}
+export { RESOLVE_WINDOW_MS, withDerivedStates, type CallEvent, type LearnedState, type ResolvedData, type SessionEventData, type SubmitRequest } from './call-lifecycle.js';
 
 /** Emits `event:<workspace>/<call_id>` with CallEvent and `settled:<workspace>/<call_id>` when terminal. */
-export class CallRouter extends EventEmitter {
+export class CallRouter extends EventEmitter implements CallService {
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
   /**
    * The records of calls not yet finished: the one copy the router reads and changes until the
@@ -226,16 +165,14 @@ export class CallRouter extends EventEmitter {
    * Submits a call; resolves once its record is committed (and it is on its way to the device). Rejects with
    * WireError (device_offline, idempotency_conflict), RpcError 404 for an unknown device.
    */
-  async submit(req: SubmitRequest, budgetFor: (fn: string) => { timeoutMs: number } = () => ({ timeoutMs: DEFAULT_TIMEOUT_MS })): Promise<{ call: StoredCall; duplicate: boolean }> {
+  async submit(req: SubmitRequest, budgetFor?: (fn: string) => { timeoutMs: number }): Promise<{ call: StoredCall; duplicate: boolean }> {
     const device = this.store.getDevice(req.workspace_id, req.device_id);
     if (!device) throw new RpcError(404, 'No such device in this workspace.');
     const digest = argsDigest(req.function, req.arguments);
     // A call id the bridge mints now is new (UUIDv7): only a runtime's own id can name an existing call.
     const existing = req.call_id !== undefined ? this.lookup(req.workspace_id, req.call_id) : undefined;
     if (existing) {
-      if (existing.device_id !== req.device_id || existing.args_digest !== digest) {
-        throw new WireError('idempotency_conflict', 'This call_id was already used with a different device, function or arguments.');
-      }
+      if (existing.device_id !== req.device_id || existing.args_digest !== digest) throw idempotencyConflict();
       // Not answered before the first submission's record is committed.
       if (this.commit) await this.commit.promise;
       // A runtime retry: the device deduplicates; re-forward only if the call is not finished.
@@ -244,50 +181,10 @@ export class CallRouter extends EventEmitter {
     }
     const callId = req.call_id ?? newCallId();
     const conn = this.hub.get(req.device_id, req.workspace_id);
-    if (!conn) {
-      // A device the bridge refused at its last hello is not "off": say why (§10, 1.2).
-      const refused = this.hub.lastRefusedHello(req.workspace_id, req.device_id);
-      if (refused) {
-        const { type, message: _m, ...last } = refused;
-        const t = (['client_outdated', 'unsupported_protocol_version', 'identity_mismatch'] as const).find((x) => x === type) ?? 'device_offline';
-        throw new WireError(t, `The bridge refused the device's last hello: ${refused.message}`, { details: { device_id: req.device_id, last_refused_hello: { type, ...last } } });
-      }
-      throw new WireError('device_offline', 'The device has no live session with the bridge.', { details: { device_id: req.device_id } });
-    }
-    // The device's default is capped like a runtime's own timeout_ms (a descriptor may say anything).
-    const timeout = req.timeout_ms ?? Math.min(budgetFor(req.function).timeoutMs, MAX_TIME_PARAM_MS);
-    const confirm = req.confirm_timeout_ms ?? DEFAULT_CONFIRM_TIMEOUT_MS;
-    const params: InvokeParams = {
-      call_id: callId,
-      function: req.function,
-      arguments: req.arguments,
-      workspace_id: req.workspace_id,
-      user_id: device.user_id,
-      device_id: req.device_id,
-      timeout_ms: timeout,
-      // Only when the runtime set it: otherwise the device's own `confirmations.timeout_ms` applies.
-      ...(req.confirm_timeout_ms !== undefined ? { confirm_timeout_ms: req.confirm_timeout_ms } : {}),
-      attempt: 1,
-      ...(req.descriptor_hash ? { descriptor_hash: req.descriptor_hash } : {}),
-      ...(req.requester ? { requester: req.requester } : {}),
-      ...(req.runtime ? { runtime: req.runtime } : {}),
-    };
-    const now = new Date().toISOString();
-    const call: StoredCall = {
-      call_id: callId,
-      workspace_id: req.workspace_id,
-      device_id: req.device_id,
-      function: req.function,
-      state: 'submitted',
-      created_at: now,
-      updated_at: now,
-      timeline: [{ state: 'submitted', at: now }],
-      args_digest: digest,
-      params,
-      deadline_ms: Date.now() + confirm + timeout + DEADLINE_SLACK_MS,
-      bridge_outcome: false,
-      sent: false,
-    };
+    // A device the bridge refused at its last hello is not "off": say why (§10, 1.2).
+    if (!conn) throw offlineError(req.device_id, this.hub.lastRefusedHello(req.workspace_id, req.device_id));
+    const timeout = req.timeout_ms ?? (budgetFor ? Math.min(budgetFor(req.function).timeoutMs, MAX_TIME_PARAM_MS) : callTimeoutMs(req, device));
+    const call = newCall(req, callId, device.user_id, digest, timeout);
     this.inserts.push(call);
     this.track(call);
     this.armDeadline(call);
@@ -300,7 +197,7 @@ export class CallRouter extends EventEmitter {
    * answer, §6.4): how long `wait` waits by default, so it returns the bridge's verdict rather than 202.
    */
   untilVerdict(call: StoredCall): number {
-    return Math.max(0, call.deadline_ms + CANCEL_WAIT_MS + 1000 - Date.now());
+    return untilVerdict(call);
   }
 
   get(workspaceId: string, callId: string): StoredCall | undefined {
@@ -353,7 +250,7 @@ export class CallRouter extends EventEmitter {
    */
   private accept(conn: DeviceConnection, call: StoredCall, o: Outcome, what: string): boolean {
     const from = conn.identity;
-    const ok = owns(from, call) && typeof o === 'object' && o !== null && o.call_id === call.call_id && o.function === call.function;
+    const ok = owns(from, call) && answers(o, call);
     if (!ok) {
       this.log.warn(
         { what, call_id: call.call_id, workspace_id: call.workspace_id, device_id: call.device_id, from_workspace: from.workspace_id, from_device: from.device_id,
@@ -384,7 +281,7 @@ export class CallRouter extends EventEmitter {
         const w = e instanceof WireError ? e : new WireError('execution_failed', 'The device could not take the call.', { retryable: true });
         if (this.closed) return;
         const latest = this.lookup(call.workspace_id, call.call_id);
-        if (latest) this.finish(latest, this.bridgeOutcome(latest, 'failed', w), true);
+        if (latest) this.finish(latest, bridgeOutcome(latest, 'failed', w), true);
       });
   }
 
@@ -430,18 +327,7 @@ export class CallRouter extends EventEmitter {
     }
     const latest = this.lookup(ws, callId);
     if (!latest || this.hasOutcome(latest)) return;
-    if (!conn && !latest.sent) {
-      this.finish(latest, this.bridgeOutcome(latest, 'expired', new WireError('device_offline', 'The device had no live session before the bridge deadline; the call never reached it.', { sideEffects: 'none', details: { source: 'bridge' } })), true);
-      return;
-    }
-    const err = conn
-      ? new WireError('timeout', 'The device did not answer before the bridge deadline; whether the call ran is not known yet.', { sideEffects: 'possible', details: { source: 'bridge' } })
-      : new WireError('device_offline', "The device's session was gone at the bridge deadline; whether the call ran is not known yet.", { sideEffects: 'possible', details: { source: 'bridge' } });
-    this.finish(latest, this.bridgeOutcome(latest, 'unknown', err), true);
-  }
-
-  private bridgeOutcome(call: StoredCall, state: 'failed' | 'expired' | 'unknown', err: WireError): Outcome {
-    return preAcceptOutcome(call.call_id, call.function, state, err);
+    this.finish(latest, deadlineOutcome(latest, conn ? 'silent' : latest.sent ? 'gone' : 'never_sent'), true);
   }
 
   /**
@@ -465,33 +351,12 @@ export class CallRouter extends EventEmitter {
 
   /** Applies a taken outcome to the record (in `flush`, just before the commit); says how, or false when it changes nothing. */
   private applyOutcome(call: StoredCall, p: PendingOutcome): Applied | false {
-    const { o, byBridge, derive } = p;
-    const now = new Date().toISOString();
-    if (call.outcome) {
-      if (outcomeIsFinal(call, byBridge)) return false;
-      if (call.state !== 'unknown') {
-        call.device_outcome = { ...o, replayed: false };
-        call.updated_at = now;
-        return 'beside';
-      }
-      const issued = [...call.timeline].reverse().find((t) => t.state === 'unknown');
-      call.resolved_from = { state: 'unknown', at: issued?.at ?? call.outcome.finished_at ?? call.updated_at };
-      call.outcome = { ...o, replayed: false };
-      call.bridge_outcome = false;
-      call.timeline.push({ state: o.state, at: now });
-      call.state = o.state;
-      call.updated_at = now;
-      return 'resolved';
+    const how = applyOutcome(call, p);
+    if (how === 'new') {
+      this.dirty.delete(call);
+      this.untrack(call);
     }
-    call.outcome = { ...o, replayed: false };
-    call.bridge_outcome = byBridge;
-    if (call.state !== o.state) call.timeline.push({ state: o.state, at: o.finished_at ?? now });
-    if (derive && !byBridge) call.timeline = withDerivedStates(call.timeline, o);
-    call.state = o.state;
-    call.updated_at = now;
-    this.dirty.delete(call);
-    this.untrack(call);
-    return 'new';
+    return how;
   }
 
   /** The open calls sent to one device, in the order they were opened (a snapshot). */
@@ -516,15 +381,13 @@ export class CallRouter extends EventEmitter {
    * window has passed. The one rule for every reader (the SSE stream's replay and live paths, reconcile).
    */
   resolvableUntil(call: StoredCall, now = Date.now()): number | undefined {
-    if (call.state !== 'unknown' || !call.bridge_outcome || call.resolved_from) return undefined;
-    const until = Date.parse(call.updated_at) + this.resolveWindowMs;
-    return until > now ? until : undefined;
+    return resolvableUntil(call, this.resolveWindowMs, now);
   }
 
   /** Tells subscribers and waiters about a committed outcome. */
   private announce(call: StoredCall): void {
     const key = `${call.workspace_id}/${call.call_id}`;
-    this.emit(`event:${key}`, { type: 'outcome', data: call.outcome! } satisfies CallEvent);
+    this.emit(`event:${key}`, { type: 'outcome', data: call.outcome!, call } satisfies CallEvent);
     this.emit(`settled:${key}`, call);
   }
 
@@ -544,8 +407,7 @@ export class CallRouter extends EventEmitter {
     const { device_id: dev, workspace_id: ws } = conn.identity;
     for (const call of this.openOn(ws, dev)) {
       if (!owns(conn.identity, call) || this.hasOutcome(call)) continue;
-      if (event === 'device_online' && lastEvent(call.timeline) !== 'device_offline') continue;
-      if (event === 'device_offline' && lastEvent(call.timeline) === 'device_offline') continue;
+      if (!takesSessionEvent(call, event)) continue;
       call.timeline.push({ event, at });
       call.updated_at = at;
       this.markDirty(call);
@@ -563,8 +425,8 @@ export class CallRouter extends EventEmitter {
       if (method === METHODS.callState) {
         const s = (note as CallStateNote).state;
         // Only a state the bridge did not know yet is news: a repeated note adds nothing to the record or the stream.
-        if (!this.hasOutcome(call) && DEVICE_NOTE_STATES.has(s) && typeof (note as CallStateNote).at === 'string' && call.state !== s && !call.timeline.some((t) => t.state === s)) {
-          const at = (note as CallStateNote).at;
+        const at: unknown = (note as CallStateNote).at;
+        if (!this.hasOutcome(call) && isNewNoteState(call, s, at)) {
           call.state = s as BridgeCallState;
           call.timeline.push({ state: s, at });
           call.updated_at = new Date().toISOString();
@@ -646,7 +508,7 @@ export class CallRouter extends EventEmitter {
         this.log.warn({ call_id: call.call_id, err: String(e) }, kind === 'open' ? 'could not re-ask the device about a call' : 'could not resolve a call the bridge ended unknown');
       } else if (kind === 'unknown') await this.tombstone(conn, call);
       else if (call.deadline_ms > Date.now()) this.forward(call);
-      else this.finish(call, this.bridgeOutcome(call, 'expired', new WireError('call_expired', 'The call could not reach the device before its deadline.')), true);
+      else this.finish(call, neverReceivedOutcome(call), true);
     }
   }
 
@@ -674,66 +536,6 @@ export class CallRouter extends EventEmitter {
   }
 }
 
-/**
- * True when a call that already has an outcome takes no other: a second bridge outcome, a device outcome for a
- * call the device already answered, a resolved `unknown`, or one already keeping a device outcome beside.
- */
-function outcomeIsFinal(call: StoredCall, byBridge: boolean): boolean {
-  return byBridge || !call.bridge_outcome || Boolean(call.resolved_from) || Boolean(call.device_outcome);
-}
-
-/** How a taken outcome changed its record: a first outcome, a resolved `unknown`, or a device outcome kept beside. */
-type Applied = 'new' | 'resolved' | 'beside';
-
-/** The last session event in a timeline, if any. */
-function lastEvent(timeline: readonly TimelineEntry[]): SessionEventName | undefined {
-  for (let i = timeline.length - 1; i >= 0; i--) {
-    const t = timeline[i]!;
-    if (!isStateEntry(t)) return t.event;
-  }
-  return undefined;
-}
-
-/** An outcome taken this turn, not yet applied. */
-interface PendingOutcome {
-  o: Outcome;
-  byBridge: boolean;
-  derive: boolean;
-}
-
-/** Where each state sits in a call's life (§6.2); the terminal ones share the last place. */
-const STATE_RANK: Record<string, number> = { submitted: 0, accepted: 1, awaiting_confirmation: 2, running: 3 };
-const rank = (s: string): number => STATE_RANK[s] ?? 4;
-/** The states a device's note may report (a terminal state travels in the outcome, never in a note). */
-const DEVICE_NOTE_STATES: ReadonlySet<string> = new Set(['accepted', 'awaiting_confirmation', 'running']);
-
-/**
- * The timeline with the states a 1.1 device sent no note for, taken from the outcome's `accepted_at` and
- * `started_at` and marked derived, in the order of a call's life. `awaiting_confirmation` is never derived:
- * a device always sends it, and the outcome has no time for it.
- */
-export function withDerivedStates(timeline: readonly TimelineEntry[], o: Outcome): TimelineEntry[] {
-  const add: TimelineEntry[] = [];
-  for (const [state, at] of [['accepted', o.accepted_at], ['running', o.started_at]] as const) {
-    if (typeof at === 'string' && at && !timeline.some((t) => t.state === state)) add.push({ state, at, derived: true });
-  }
-  if (!add.length) return [...timeline];
-  // A stable sort: entries of the same rank keep the order the bridge recorded them in.
-  return [...timeline, ...add].sort((a, b) => rank(a.state ?? '') - rank(b.state ?? ''));
-}
-
 function openKey(workspaceId: string, deviceId: string, callId: string): string {
   return `${deviceKey(workspaceId, deviceId)}/${callId}`;
-}
-
-/** True when a session's identity is the one the call was sent to: its workspace, user and device. */
-function owns(id: DeviceIdentity, call: StoredCall): boolean {
-  return id.workspace_id === call.workspace_id && id.device_id === call.device_id && id.user_id === call.params.user_id;
-}
-
-/** An invoke for a 1.0/1.1 session: those never carry `runtime` (§6.1, "Changes" 1.2). */
-function withoutRuntime(p: InvokeParams): InvokeParams {
-  if (!p.runtime) return p;
-  const { runtime: _r, ...rest } = p;
-  return rest;
 }

@@ -30,6 +30,19 @@ export interface DeviceConnection {
   protocolVersion: string;
   peer: JsonRpcPeer;
   connectedAt: string;
+  /** The session's epoch in the cluster (`DeviceSessions.claim`); absent on a single-process bridge. */
+  epoch?: number;
+}
+
+/**
+ * A clustered bridge's device sessions (cluster/sessions.ts): one live session per device across the nodes.
+ * `claim` runs at hello, after its checks; the hello answers only once the claim is committed.
+ */
+export interface SessionClaims {
+  /** Claims the device's session for this node; resolves with its epoch (newer than every earlier one). */
+  claim(identity: DeviceIdentity): Promise<number>;
+  /** The connection closed before its hello could answer: give the claimed session up. */
+  abandon(identity: DeviceIdentity, epoch: number): void;
 }
 
 export interface DeviceHubOptions {
@@ -44,6 +57,8 @@ export interface DeviceHubOptions {
    * shares them); in memory only when absent (unit tests).
    */
   refusals?: RefusalStore;
+  /** A clustered bridge's session claims; none on a single process (the hub's own map is the whole truth). */
+  sessions?: SessionClaims;
 }
 
 /** Persistence of refused hellos (BridgeStore implements it). */
@@ -116,6 +131,23 @@ export class DeviceHub extends EventEmitter {
     return this.get(deviceId, workspaceId) !== undefined;
   }
 
+  /** Every live session on this bridge (a snapshot). */
+  connections(): DeviceConnection[] {
+    return [...this.live.values()];
+  }
+
+  /**
+   * Session `epoch` of the device was claimed elsewhere (or here, by a newer connection): closes this bridge's
+   * older session of that device with 4001. True when one was closed.
+   */
+  replaced(workspaceId: string, deviceId: string, epoch: number): boolean {
+    const c = this.live.get(deviceKey(workspaceId, deviceId));
+    if (!c || c.epoch === undefined || c.epoch >= epoch) return false;
+    this.o.log.info({ device_id: deviceId, epoch: c.epoch, by: epoch }, 'a newer session of the device replaces this one');
+    c.peer.close(CLOSE.replaced, 'replaced');
+    return true;
+  }
+
   /** Adds a handler for a request a device sends after hello. */
   onDeviceRequest(method: string, fn: (conn: DeviceConnection, params: unknown) => unknown): void {
     this.deviceRequests.set(method, fn);
@@ -146,6 +178,8 @@ export class DeviceHub extends EventEmitter {
   private accept(ws: WebSocket, identity: DeviceIdentity): void {
     const transport = new WebSocketTransport(ws, this.o.heartbeatMs);
     let conn: DeviceConnection | undefined;
+    /** A hello is claiming the cluster session now (a second hello meanwhile is refused like one after it). */
+    let claiming = false;
     const peer = new JsonRpcPeer(transport, {
       maxMessageBytes: this.o.maxMessageBytes,
       gate: (m) => {
@@ -155,7 +189,7 @@ export class DeviceHub extends EventEmitter {
     });
     peer.onRequest(METHODS.ping, () => ({ time: new Date().toISOString() }));
     peer.onRequest(METHODS.hello, (params) => {
-      if (conn) throw new WireError('not_ready', 'This connection already said hello.');
+      if (conn || claiming) throw new WireError('not_ready', 'This connection already said hello.');
       const hello = params as HelloParams;
       const key = deviceKey(identity.workspace_id, identity.device_id);
       let version: string;
@@ -176,24 +210,43 @@ export class DeviceHub extends EventEmitter {
         throw e;
       }
       this.noteRefused(identity, undefined);
-      const previous = this.live.get(key);
-      conn = { sessionId: 'ses_' + randomUUID(), identity, hello, protocolVersion: version, peer, connectedAt: new Date().toISOString() };
-      this.live.set(key, conn);
-      if (previous) {
-        this.o.log.info({ device_id: identity.device_id }, 'a new connection replaces the device\'s previous one');
-        previous.peer.close(CLOSE.replaced, 'replaced');
-      }
-      const c = conn;
-      setImmediate(() => this.emit('online', c));
-      const result: HelloResult = {
-        session_id: conn.sessionId,
-        protocol_version: version,
-        server_time: new Date().toISOString(),
-        heartbeat_ms: this.o.heartbeatMs,
-        lease_ms: this.o.leaseMs,
-        min_client_version: this.o.minClientVersion,
+      const establish = (epoch?: number): HelloResult => {
+        const previous = this.live.get(key);
+        conn = { sessionId: 'ses_' + randomUUID(), identity, hello, protocolVersion: version, peer, connectedAt: new Date().toISOString(), ...(epoch !== undefined ? { epoch } : {}) };
+        this.live.set(key, conn);
+        if (previous) {
+          this.o.log.info({ device_id: identity.device_id }, 'a new connection replaces the device\'s previous one');
+          previous.peer.close(CLOSE.replaced, 'replaced');
+        }
+        const c = conn;
+        setImmediate(() => this.emit('online', c));
+        return {
+          session_id: conn.sessionId,
+          protocol_version: version,
+          server_time: new Date().toISOString(),
+          heartbeat_ms: this.o.heartbeatMs,
+          lease_ms: this.o.leaseMs,
+          min_client_version: this.o.minClientVersion,
+        };
       };
-      return result;
+      const sessions = this.o.sessions;
+      if (!sessions) return establish();
+      // The cluster's one live session per device: claimed (and the node holding the older one told) first.
+      claiming = true;
+      return sessions.claim(identity).finally(() => (claiming = false)).then(
+        (epoch) => {
+          const newer = this.live.get(key);
+          if (!peer.isOpen || (newer?.epoch !== undefined && newer.epoch > epoch)) {
+            sessions.abandon(identity, epoch);
+            throw new WireError('not_ready', 'This connection closed or was replaced while its session was being claimed.');
+          }
+          return establish(epoch);
+        },
+        (e: unknown) => {
+          this.o.log.warn({ err: String(e), device_id: identity.device_id }, 'could not claim the device\'s session');
+          throw new WireError('not_ready', 'The bridge could not record the session; connect again.');
+        },
+      );
     });
     for (const [m, fn] of this.deviceRequests) peer.onRequest(m, (p) => fn(conn!, p));
     for (const m of [METHODS.callState, METHODS.progress, METHODS.toolsChanged]) {

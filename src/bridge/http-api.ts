@@ -8,12 +8,12 @@ import { CALL_ID_PATTERN, MAX_TIME_PARAM_MS, Requester, isTerminal, type Atteste
 import { schemaValidator } from '../protocol/schema-validator.js';
 import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
-import { CallRouter, type CallEvent, type SubmitRequest } from './calls.js';
+import type { CallEvent, CallService, SubmitRequest } from './call-lifecycle.js';
 import type { DeviceHub } from './device-hub.js';
 import { HttpError, RateLimiter, readJson, sendError, statusForWireError, type StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
-import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type TimelineEntry } from './store.js';
+import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type RefusedHello, type StoredCall, type TimelineEntry } from './store.js';
 
 /** What the bridge found when it checked a device's Adapter Card. */
 export interface CardCheck {
@@ -39,10 +39,37 @@ const SubmitSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** What `/v1/devices…` and `/skills` read: the devices, their cards and refused hellos, and which are online. */
+export interface DeviceDirectory {
+  devices(workspaceId: string): Promise<DeviceRecord[]>;
+  getDevice(workspaceId: string, deviceId: string): Promise<DeviceRecord | undefined>;
+  adapterCard(workspaceId: string, deviceId: string): Promise<Record<string, unknown> | null>;
+  lastRefusedHello(workspaceId: string, deviceId: string): Promise<RefusedHello | undefined>;
+  /** The device's live session, if it has one: its protocol version when this bridge holds it (else null). */
+  session(workspaceId: string, deviceId: string): Promise<{ protocolVersion: string | null } | undefined>;
+  /** The devices of the workspace with a live session. */
+  online(workspaceId: string): Promise<ReadonlySet<string>>;
+}
+
+/** The single process's directory: its store and its own sessions. */
+export function localDirectory(store: BridgeStore, hub: DeviceHub): DeviceDirectory {
+  return {
+    devices: async (ws) => store.devices(ws),
+    getDevice: async (ws, id) => store.getDevice(ws, id),
+    adapterCard: async (ws, id) => store.adapterCard(ws, id),
+    lastRefusedHello: async (ws, id) => hub.lastRefusedHello(ws, id),
+    session: async (ws, id) => {
+      const c = hub.get(id, ws);
+      return c ? { protocolVersion: c.protocolVersion } : undefined;
+    },
+    online: async (ws) => new Set(hub.connections().filter((c) => c.identity.workspace_id === ws).map((c) => c.identity.device_id)),
+  };
+}
+
 export interface RuntimeApiOptions {
-  store: BridgeStore;
-  hub: DeviceHub;
-  router: CallRouter;
+  /** What `/v1/devices…` and `/skills` show: the single process's store and sessions, or a cluster node's. */
+  devices: DeviceDirectory;
+  router: CallService;
   auth: RuntimeAuthenticator;
   limiter: RateLimiter;
   /** The per-token cap on open `events` streams and `wait: true` requests; none when absent. */
@@ -116,22 +143,24 @@ export class RuntimeApi {
       if (parts[3] === 'events' && m === 'GET') return this.events(req, res, ws, id, token);
     }
     if (parts[1] === 'devices' && m === 'GET') {
+      const dir = this.o.devices;
       if (parts.length === 2) {
         const q = url.searchParams.get('workspace_id');
         if (q && q !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
-        return sendJson(res, 200, { devices: this.o.store.devices(ws).map((d) => this.deviceView(d, false)) });
+        const [devices, online] = await Promise.all([dir.devices(ws), dir.online(ws)]);
+        return sendJson(res, 200, { devices: devices.map((d) => this.deviceView(d, online.has(d.device_id))) });
       }
-      const d = this.o.store.getDevice(ws, parts[2]!);
+      const d = await dir.getDevice(ws, parts[2]!);
       if (!d) {
         // A device whose every hello was refused (e.g. client_outdated) has no record yet, but is not unknown.
-        const refused = parts.length === 3 ? this.o.hub.lastRefusedHello(ws, parts[2]!) : undefined;
+        const refused = parts.length === 3 ? await dir.lastRefusedHello(ws, parts[2]!) : undefined;
         if (refused) return sendJson(res, 200, { device_id: parts[2], workspace_id: ws, online: false, client_version: refused.client_version, min_client_version: this.o.minClientVersion ?? null, last_refused_hello: refused, functions: [] });
         throw new HttpError(404, 'not_found', 'No such device in this workspace.');
       }
       if (parts.length === 3) {
-        const v = this.deviceView(d, true);
+        const [session, refused, card] = await Promise.all([dir.session(ws, d.device_id), dir.lastRefusedHello(ws, d.device_id), dir.adapterCard(ws, d.device_id)]);
+        const v = this.deviceView(d, session !== undefined, { protocolVersion: session?.protocolVersion ?? null, refused });
         // Checked when asked (this route is not on a call's path), so it needs no state and survives a restart.
-        const card = this.o.store.adapterCard(ws, d.device_id);
         v['adapter_card'] = card;
         const check = card && this.o.cardCheck ? await this.o.cardCheck(d, card) : undefined;
         v['adapter_card_verified'] = check?.verified ?? null;
@@ -147,7 +176,8 @@ export class RuntimeApi {
     throw new HttpError(404, 'not_found', 'No such route.');
   }
 
-  private deviceView(d: DeviceRecord, full: boolean): Record<string, unknown> {
+  /** A device as `/v1/devices` shows it; `full` (one device): with its session's protocol version and last refused hello. */
+  private deviceView(d: DeviceRecord, online: boolean, full?: { protocolVersion: string | null; refused: RefusedHello | undefined }): Record<string, unknown> {
     const v: Record<string, unknown> = {
       device_id: d.device_id,
       workspace_id: d.workspace_id,
@@ -156,15 +186,15 @@ export class RuntimeApi {
       platform: d.platform,
       arch: d.arch,
       client_version: d.client_version,
-      online: this.o.hub.isOnline(d.device_id, d.workspace_id),
-      last_seen: this.o.hub.isOnline(d.device_id, d.workspace_id) ? new Date().toISOString() : d.last_seen,
+      online,
+      last_seen: online ? new Date().toISOString() : d.last_seen,
       functions_revision: d.functions_revision,
       functions: full ? d.functions : d.functions.map((f) => f.id),
     };
     if (full) {
       v['min_client_version'] = this.o.minClientVersion ?? null;
-      v['protocol_version'] = this.o.hub.get(d.device_id, d.workspace_id)?.protocolVersion ?? null;
-      v['last_refused_hello'] = this.o.hub.lastRefusedHello(d.workspace_id, d.device_id) ?? null;
+      v['protocol_version'] = full.protocolVersion;
+      v['last_refused_hello'] = full.refused ?? null;
       v['last_closed'] = d.last_closed ?? null;
     }
     return v;
@@ -181,10 +211,9 @@ export class RuntimeApi {
     if (b.workspace_id !== ws) throw new WireError('identity_mismatch', 'This runtime token is scoped to another workspace.');
     // Before the call exists: a refused wait creates nothing.
     if (b.wait) this.holdStream(token, res);
-    const { call, duplicate } = await this.o.router.submit({ ...b, ...(runtime ? { runtime } : {}) }, (fn) => {
-      const d = this.o.store.getDevice(ws, b.device_id)?.functions.find((f) => f.id === fn);
-      return { timeoutMs: d?.timeout_ms_default ?? 30_000 };
-    });
+    const { wait: _w, wait_timeout_ms: _t, ...request } = b;
+    // The invoke's timeout defaults to the function's own (`timeout_ms_default`), read by the router.
+    const { call, duplicate } = await this.o.router.submit({ ...request, ...(runtime ? { runtime } : {}) });
     // A repeated call_id is answered from the record; its outcome says so (replayed: true).
     const answer = (c: typeof call) => {
       const r = publicRecord(c);
@@ -196,8 +225,8 @@ export class RuntimeApi {
     answer((await this.o.router.waitFor(ws, call.call_id, waitMs)) ?? call);
   }
 
-  private getCall(res: ServerResponse, ws: string, id: string): void {
-    const c = this.o.router.get(ws, id);
+  private async getCall(res: ServerResponse, ws: string, id: string): Promise<void> {
+    const c = await this.o.router.get(ws, id);
     if (!c) throw new HttpError(404, 'not_found', 'No such call.');
     sendJson(res, 200, publicRecord(c));
   }
@@ -222,8 +251,14 @@ export class RuntimeApi {
    * (`router.resolvableUntil`, 24 h after the `unknown`): then the end. A resolved call replays up to its
    * `unknown`, then `resolved`.
    */
-  private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string): void {
-    const c = this.o.router.get(ws, id);
+  private events(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string): void | Promise<void> {
+    const got = this.o.router.get(ws, id);
+    // The stream subscribes in the same turn as the record arrives: it hears every change after that record.
+    if (got instanceof Promise) return got.then((c) => this.stream(req, res, ws, id, token, c));
+    this.stream(req, res, ws, id, token, got);
+  }
+
+  private stream(req: IncomingMessage, res: ServerResponse, ws: string, id: string, token: string, c: StoredCall | undefined): void {
     if (!c) throw new HttpError(404, 'not_found', 'No such call.');
     this.holdStream(token, res);
     res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
@@ -267,8 +302,7 @@ export class RuntimeApi {
         write('state', { call_id: id, state: e.data.state, at: e.data.finished_at ?? new Date().toISOString() }, true);
         write('outcome', e.data, false);
         // The bridge's own `unknown` may still be resolved: stay until it is, or until its window closes.
-        const rec = this.o.router.get(ws, id);
-        const until = rec && this.o.router.resolvableUntil(rec);
+        const until = this.o.router.resolvableUntil(e.call);
         if (until === undefined) cleanup(true);
         else closeAt(until);
       } else if (e.type === 'resolved') {
@@ -299,10 +333,11 @@ export class RuntimeApi {
     }
   }
 
-  private skills(res: ServerResponse, url: URL, ws: string): void {
+  private async skills(res: ServerResponse, url: URL, ws: string): Promise<void> {
+    const [devices, online] = await Promise.all([this.o.devices.devices(ws), this.o.devices.online(ws)]);
     const type = url.searchParams.get('type');
     const base = this.o.publicUrl();
-    const skills = this.o.store.devices(ws).flatMap((d) =>
+    const skills = devices.flatMap((d) =>
       d.functions
         .filter((f) => !type || f.capability_type === type)
         .map((f) => ({
@@ -314,7 +349,7 @@ export class RuntimeApi {
           access: f.access,
           version: f.version,
           device_id: d.device_id,
-          online: this.o.hub.isOnline(d.device_id, d.workspace_id),
+          online: online.has(d.device_id),
         })),
     );
     sendJson(res, 200, { protocol: { version: '1.0.0' }, provider: { name: 'AIOS reference bridge', url: base }, skills });

@@ -19,7 +19,7 @@ import { APP_VERSION, PROJECT_ROOT } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, RuntimeScope } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
-import { RuntimeApi, type CardCheck } from './http-api.js';
+import { localDirectory, RuntimeApi, type CardCheck } from './http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
 import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
 import { isLocale, localeFromEnv } from '../i18n/index.js';
@@ -61,7 +61,7 @@ export interface BridgeOptions {
 }
 
 /** Tokens from the config file. */
-class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
+export class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
   constructor(private readonly c: BridgeConfig) {}
   authenticateDevice(token: string): DeviceIdentity | null {
     return Object.prototype.hasOwnProperty.call(this.c.device_tokens, token) ? this.c.device_tokens[token]! : null;
@@ -74,12 +74,10 @@ class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
 }
 
 /**
- * `store.kind: postgres` was configured for a whole bridge. What is wired of the clustered mode is the node's
- * membership (`cluster/node-server.ts`, started by `aios-device bridge`: the PostgreSQL store, the config
- * check against the live nodes, the heartbeat, the bus, `GET /health`); the call path still runs on the
- * synchronous SQLite store, so a bridge that would serve devices and calls refuses to start rather than
- * quietly using SQLite, and the cluster node answers its call-path routes with this error (docs/deploy.md,
- * "Clustered bridge").
+ * What is not wired to PostgreSQL yet (docs/deploy.md, "Clustered bridge"). `BridgeServer` (the single process)
+ * runs on SQLite only: given `store.kind: postgres` it refuses to start rather than quietly using SQLite (a
+ * cluster node is `cluster/node-server.ts`, started by `aios-device bridge`); a cluster node answers the routes
+ * it does not serve yet (sign-in, blobs, MCP, the console) 503 with this error's type and message.
  */
 export class ClusterNotWiredError extends SaidError {
   readonly code = 'cluster_not_wired' as const;
@@ -153,6 +151,7 @@ export class BridgeServer {
     const runtimeSide = { store: this.store, hub: this.hub, router: this.router, auth: tokens, limiter, streams: this.streams, maxBodyBytes: config.max_message_bytes };
     this.api = new RuntimeApi({
       ...runtimeSide,
+      devices: localDirectory(this.store, this.hub),
       publicUrl: () => this.publicUrl,
       cardCheck: (d, card) => this.checkCard(d, card),
       minClientVersion: config.min_client_version,

@@ -1,8 +1,8 @@
 /**
- * The clustered mode as far as it is wired (src/bridge/cluster/node-server.ts): nodes on one private
- * PostgreSQL 15 join after the config check, heartbeat, and answer GET /health with the cluster's nodes; the
- * call path is refused with `cluster_not_wired`; a node with another runtime_tokens refuses to start; and
- * `aios-device bridge` runs such a node.
+ * The clustered mode's nodes (src/bridge/cluster/node-server.ts): nodes on one private PostgreSQL 15 join after
+ * the config check, heartbeat, and answer GET /health with the cluster's nodes; the routes not wired to
+ * PostgreSQL yet are refused with `cluster_not_wired`; a node with another runtime_tokens refuses to start; and
+ * `aios-device bridge` runs such a node. The call path itself: cluster-calls.test.ts.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -43,7 +43,7 @@ const health = async (url: string) => {
   return { status: r.status, body: (await r.json()) as { status: string; node_id: string; bus?: string; cluster: { nodes: { node_id: string; last_seen: string }[] } } };
 };
 
-test('two nodes join one cluster and list each other in GET /health (503: not serving yet); the call path and device sockets are refused with cluster_not_wired; a node with another runtime_tokens refuses to join', async () => {
+test('two nodes join one cluster and list each other in GET /health; the device list comes from PostgreSQL; the routes not wired yet (MCP, blobs) answer 503 cluster_not_wired; a node with another runtime_tokens refuses to join', async () => {
   const db = server.createDatabase(`nodesrv${process.pid}_${++n}`);
   const a = new ClusterNodeServer(nodeConfig(db, 'node_a'), { log: silentLogger(), heartbeatMs: 50 });
   const b = new ClusterNodeServer(nodeConfig(db, 'node_b', { listen: { host: '127.0.0.1', port: 0 }, heartbeat_ms: 1000 }), { log: silentLogger() });
@@ -52,8 +52,8 @@ test('two nodes join one cluster and list each other in GET /health (503: not se
     const urlA = await a.start();
     const urlB = await b.start();
     const h = await health(urlB);
-    assert.equal(h.status, 503, 'a load balancer must not send calls here yet');
-    assert.equal(h.body.status, 'cluster_not_wired');
+    assert.equal(h.status, 200);
+    assert.equal(h.body.status, 'ok');
     assert.equal(h.body.node_id, 'node_b');
     assert.equal(h.body.bus, 'listening');
     assert.deepEqual(h.body.cluster.nodes.map((x) => x.node_id), ['node_a', 'node_b']);
@@ -62,17 +62,27 @@ test('two nodes join one cluster and list each other in GET /health (503: not se
     await until(async () => (await health(urlB)).body.cluster.nodes[0]!.last_seen > seen, 5_000, 'node_a\'s heartbeat');
 
     const call = await fetch(`${urlA}/v1/calls`, { method: 'POST', headers: { authorization: 'Bearer rt-secret', 'content-type': 'application/json' }, body: '{}' });
-    assert.equal(call.status, 503);
-    const body = (await call.json()) as { error: { type: string; message: string } };
-    assert.equal(body.error.type, 'cluster_not_wired');
-    assert.match(body.error.message, /call path .* is not wired to PostgreSQL yet/);
-    const refused = await new Promise<number>((resolve, reject) => {
-      const ws = new WebSocket(`${urlA.replace(/^http/, 'ws')}/v1/device`, { headers: { authorization: 'Bearer dev-secret' } });
-      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-      ws.on('open', () => reject(new Error('a device session was opened')));
-      ws.on('error', () => undefined);
+    assert.equal(call.status, 400, 'the calls API is served: a bad body is the runtime\'s error');
+    const list = await fetch(`${urlB}/v1/devices`, { headers: { authorization: 'Bearer rt-secret' } });
+    assert.equal(list.status, 200);
+    assert.deepEqual(((await list.json()) as { devices: { device_id: string; online: boolean }[] }).devices.map((d) => [d.device_id, d.online]), [['dev_1', false]]);
+    for (const path of ['/v1/mcp/devices/dev_1', '/v1/blobs']) {
+      const r = await fetch(`${urlA}${path}`, { headers: { authorization: 'Bearer rt-secret' } });
+      assert.equal(r.status, 503, path);
+      const body = (await r.json()) as { error: { type: string; message: string } };
+      assert.equal(body.error.type, 'cluster_not_wired', path);
+      assert.match(body.error.message, /not wired to PostgreSQL yet/);
+    }
+    const opened = await new Promise<boolean>((resolve) => {
+      const ws = new WebSocket(`${urlA.replace(/^http/, 'ws')}/v1/device`, 'aios-device.v1', { headers: { authorization: 'Bearer dev-secret' } });
+      ws.on('open', () => {
+        ws.close();
+        resolve(true);
+      });
+      ws.on('unexpected-response', () => resolve(false));
+      ws.on('error', () => resolve(false));
     });
-    assert.equal(refused, 503);
+    assert.equal(opened, true, 'device sockets are served');
 
     await assert.rejects(odd.start(), (e: unknown) => e instanceof ClusterConfigMismatchError && /"runtime_tokens"/.test(e.message) && e.differing.length === 2);
     assert.deepEqual((await health(urlA)).body.cluster.nodes.map((x) => x.node_id), ['node_a', 'node_b'], 'the refused node left no row');
@@ -84,7 +94,7 @@ test('two nodes join one cluster and list each other in GET /health (503: not se
   }
 });
 
-test('aios-device bridge with store.kind: postgres runs a cluster node: it says what is wired, joins, and leaves on SIGTERM', async () => {
+test('aios-device bridge with store.kind: postgres runs a cluster node: it says what it serves and what is not wired yet, joins, and leaves on SIGTERM', async () => {
   const db = server.createDatabase(`nodecli${process.pid}_${++n}`);
   const dir = tempDir();
   const file = join(dir, 'bridge.json.cfg');
@@ -93,7 +103,7 @@ test('aios-device bridge with store.kind: postgres runs a cluster node: it says 
   const store = await PgBridgeStore.open(db, { max: 1 });
   try {
     await until(() => /cluster node cli_node joined \(1 node\(s\) on record\)/.test(p.err), 30_000, () => `the node's start line\n${procReport('bridge', p)}`);
-    assert.match(p.err, /refuses devices and calls \(cluster_not_wired\)/);
+    assert.match(p.err, /serves device connections, the calls API and the device list .* not wired to PostgreSQL yet and answer 503 cluster_not_wired/);
     assert.deepEqual((await store.clusterNodes()).map((x) => x.node_id), ['cli_node']);
     assert.equal(await p.kill('SIGTERM'), 0, procReport('bridge', p));
     assert.deepEqual(await store.clusterNodes(), [], 'it left the cluster when stopped');

@@ -89,11 +89,11 @@ test(`with neither url nor url_file the URL comes from ${STORE_URL_ENV}; without
   }
 });
 
-test('a bridge configured for postgres refuses to start, saying the clustered mode is not wired yet, and opens nothing', async () => {
+test('the single-process bridge configured for postgres refuses to start, saying it runs on SQLite only and pointing to cluster nodes, and opens nothing', async () => {
   const dir = tempDir();
   try {
     const config = normalizeBridgeConfig({ data_dir: join(dir, 'bridge'), users: [], store: { kind: 'postgres', url: URL_ }, cluster: { node_id: 'node_a' } });
-    assert.throws(() => new BridgeServer(config, { log: silentLogger() }), (e: unknown) => e instanceof ClusterNotWiredError && e.code === 'cluster_not_wired' && /call path .* is not wired to PostgreSQL yet/.test(e.message));
+    assert.throws(() => new BridgeServer(config, { log: silentLogger() }), (e: unknown) => e instanceof ClusterNotWiredError && e.code === 'cluster_not_wired' && /single-process bridge .* runs on SQLite only/.test(e.message) && /aios-device bridge/.test(e.message));
     await assert.rejects(startBridge(config, silentLogger()), ClusterNotWiredError);
     assert.equal(existsSync(join(dir, 'bridge')), false, 'no data_dir, no SQLite file: it did not quietly run on SQLite');
   } finally {

@@ -27,6 +27,8 @@ export type BusMessage =
   | { type: 'call'; workspace_id: string; call_id: string }
   /** A call's record changed (a state, a note, progress, its outcome): nodes streaming it read it again. */
   | { type: 'call_changed'; workspace_id: string; call_id: string }
+  /** A runtime asked another node to cancel a call whose device's session this node holds: ask the device to cancel it. */
+  | { type: 'cancel'; workspace_id: string; call_id: string }
   /**
    * The device's session moved to a newer one (`epoch`, claimed on another node): close every older session of
    * that device here with 4001, and stop acting for them (fencing).
@@ -115,6 +117,7 @@ export function decodeMessage(text: string): BusMessage | null {
   switch (v['type']) {
     case 'call':
     case 'call_changed':
+    case 'cancel':
       return isId(v['workspace_id']) && isId(v['call_id']) ? { type: v['type'], workspace_id: v['workspace_id'], call_id: v['call_id'] } : null;
     case 'session_replaced':
       return isId(v['workspace_id']) && isId(v['device_id']) && Number.isSafeInteger(v['epoch'])

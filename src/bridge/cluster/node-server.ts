@@ -1,23 +1,31 @@
 /**
- * A bridge process in the clustered mode (`store.kind: postgres`), as far as it is wired (issue 34): it opens
- * and migrates the PostgreSQL store, joins the cluster (refusing when its shared config differs from the live
- * nodes'), renews its heartbeat, listens on the cluster bus, and answers `GET /health` with the cluster's
- * nodes. The call path is not wired to PostgreSQL yet: every other route, and every device WebSocket, is
- * refused with `cluster_not_wired`, and `/health` answers 503 so a load balancer sends nothing here.
+ * A bridge process in the clustered mode (`store.kind: postgres`, issue 34): it opens and migrates the
+ * PostgreSQL store, joins the cluster (refusing when its shared config differs from the live nodes'), renews
+ * its heartbeat and its sessions' leases, listens on the cluster bus, and serves device WebSockets (one live
+ * session per device across the cluster, claimed at hello: `sessions.ts`) and the runtime calls API
+ * (`cluster-calls.ts`), the device list and skills. What is not wired to PostgreSQL yet (sign-in, blobs, MCP,
+ * the console) answers 503 `cluster_not_wired`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import type { Logger } from '../../base/logger.js';
 import { sendJson } from '../../base/http-body.js';
 import { storeUrl, type BridgeConfig } from '../../config/bridge-config.js';
+import { METHODS } from '../../protocol/messages.js';
+import { CLOSE } from '../../protocol/ws-transport.js';
 import { APP_VERSION } from '../../version.js';
-import { sendError } from '../http-util.js';
-import { ClusterNotWiredError } from '../server.js';
+import { DeviceHub, type DeviceConnection, type RefusalStore } from '../device-hub.js';
+import { FunctionListReader, limitsCloseReason } from '../device-limits.js';
+import { RuntimeApi } from '../http-api.js';
+import { RateLimiter, sendError, StreamLimiter } from '../http-util.js';
+import { ClusterNotWiredError, ConfigTokens } from '../server.js';
+import { cardDigest } from '../store.js';
 import { PgBridgeStore } from '../store/pg-store.js';
+import { ClusterCallRouter } from './cluster-calls.js';
 import { configDigest } from './config-digest.js';
 import { ClusterNode } from './node.js';
-import { PgClusterBus } from './pg-bus.js';
+import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
+import { DeviceSessions } from './sessions.js';
 
 /** Options of {@link ClusterNodeServer}. */
 export interface ClusterNodeServerOptions {
@@ -30,14 +38,24 @@ export interface ClusterNodeServerOptions {
    * node has stopped serving and left nothing of the other's; the CLI exits with an error.
    */
   onStopped?(e: Error): void;
+  /** The bus's reconnection and sweep timings (tests shorten or lengthen them). */
+  bus?: Pick<PgBusOptions, 'backoffMs' | 'maxBackoffMs' | 'sweepMs' | 'probeMs'>;
+  /** The §6.8 resolution window in ms (default 24 h). */
+  resolveWindowMs?: number;
 }
 
-/** A cluster node's process: membership, heartbeat, bus and `/health`; the call path refused. */
+/** A cluster node's process: membership, heartbeat, bus, `/health`, device sessions and the calls API. */
 export class ClusterNodeServer {
   readonly nodeId: string;
   private store: PgBridgeStore | undefined;
   private bus: PgClusterBus | undefined;
   private node: ClusterNode | undefined;
+  private hub: DeviceHub | undefined;
+  private sessions: DeviceSessions | undefined;
+  /** The node's call path (after `start`). */
+  router: ClusterCallRouter | undefined;
+  private api: RuntimeApi | undefined;
+  private functionLists: FunctionListReader | undefined;
   private readonly http: Server;
   private url = '';
 
@@ -45,7 +63,11 @@ export class ClusterNodeServer {
     if (config.store.kind !== 'postgres' || !config.cluster) throw new Error('a cluster node needs "store.kind: postgres" and "cluster.node_id"');
     this.nodeId = config.cluster.node_id;
     this.http = createServer((req, res) => void this.serve(req, res));
-    this.http.on('upgrade', (req: IncomingMessage, socket: Duplex) => this.refuseUpgrade(socket));
+    this.http.on('upgrade', (req, socket, head) => {
+      const path = new URL(req.url ?? '/', 'http://node').pathname;
+      if (path === '/v1/device' && this.hub) this.hub.handleUpgrade(req, socket, head);
+      else socket.destroy();
+    });
   }
 
   /** How many nodes the cluster has on record (after `start`). */
@@ -75,9 +97,66 @@ export class ClusterNodeServer {
         onIdTaken: (e) => void this.stop().finally(() => this.o.onStopped?.(e)),
       });
       await this.node.join();
-      // Nothing is routed through the bus yet, so a reconnection has nothing to catch up on; listening now
-      // still proves the node can hold its own LISTEN connection to the database.
-      this.bus = new PgClusterBus({ url, nodeId: this.nodeId, store: this.store, log: this.o.log, caughtUp: () => undefined });
+      const store = this.store;
+      const log = this.o.log;
+      // Every configured device has a record (a known one keeps it), as on the single process.
+      await store.transaction(async (tx) => {
+        for (const id of Object.values(this.config.device_tokens)) await tx.upsertDevice({ ...id }, false);
+      });
+      this.bus = new PgClusterBus({ url, nodeId: this.nodeId, store, log, caughtUp: (r) => this.router?.catchUp(r), ...this.o.bus });
+      const sessions = (this.sessions = new DeviceSessions({ store, bus: this.bus, leaseMs: this.node.liveMs }));
+      const tokens = new ConfigTokens(this.config);
+      this.hub = new DeviceHub({
+        auth: tokens,
+        minClientVersion: this.config.min_client_version,
+        heartbeatMs: this.config.heartbeat_ms,
+        leaseMs: this.config.lease_ms,
+        maxMessageBytes: this.config.max_message_bytes,
+        log,
+        refusals: pgRefusals(store, log),
+        sessions: {
+          claim: (id) => sessions.claim(id.workspace_id, id.device_id),
+          abandon: (id, epoch) => void sessions.release(id.workspace_id, id.device_id, epoch).catch(() => undefined),
+        },
+      });
+      this.router = new ClusterCallRouter({ store, bus: this.bus, hub: this.hub, sessions, log, ...(this.o.resolveWindowMs !== undefined ? { resolveWindowMs: this.o.resolveWindowMs } : {}) });
+      this.functionLists = new FunctionListReader({
+        limits: this.config.device_limits,
+        log,
+        save: (c, functions, revision) => void store.upsertDevice({ ...c.identity, functions, functions_revision: revision }).catch((e: Error) => log.warn({ err: e.message }, 'could not save a device\'s functions')),
+        exceeded: (c, bound, message) => {
+          void store.upsertDevice({ ...c.identity, last_closed: { at: new Date().toISOString(), type: 'device_limits_exceeded', message } }).catch(() => undefined);
+          c.peer.close(CLOSE.limits, limitsCloseReason(bound));
+        },
+      });
+      this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c).catch((e: Error) => log.warn({ err: e.message, device_id: c.identity.device_id }, 'could not record a device that came online')));
+      this.hub.on('offline', (c: DeviceConnection) => void store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }).catch(() => undefined));
+      this.hub.on('notification', (c: DeviceConnection, method: string) => {
+        if (method === METHODS.toolsChanged) this.functionLists?.toolsChanged(c);
+      });
+      const hub = this.hub;
+      this.api = new RuntimeApi({
+        router: this.router,
+        devices: {
+          devices: (ws) => store.devices(ws),
+          getDevice: (ws, id) => store.getDevice(ws, id),
+          adapterCard: (ws, id) => store.adapterCard(ws, id),
+          lastRefusedHello: (ws, id) => store.refusedHello(ws, id),
+          // Any node's session; its protocol version is known only on the node holding it.
+          session: async (ws, id) => {
+            const s = await store.session(ws, id);
+            return s && !s.lapsed ? { protocolVersion: hub.get(id, ws)?.protocolVersion ?? null } : undefined;
+          },
+          online: async (ws) => new Set(await store.liveDevices(ws)),
+        },
+        auth: tokens,
+        // Per node for now: a rate limit shared by the cluster is not built yet (docs/deploy.md).
+        limiter: new RateLimiter(this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst),
+        streams: new StreamLimiter(this.config.runtime_stream_limit),
+        maxBodyBytes: this.config.max_message_bytes,
+        publicUrl: () => this.config.public_url ?? this.url,
+        minClientVersion: this.config.min_client_version,
+      });
       await this.bus.start();
       this.node.startHeartbeat();
       const { host, port } = this.config.listen;
@@ -91,12 +170,19 @@ export class ClusterNodeServer {
     }
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-    this.o.log.warn({ url: this.url, node_id: this.nodeId }, 'cluster node up: it refuses devices and calls (cluster_not_wired), the call path is not wired to PostgreSQL yet');
+    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API and the device list; sign-in, blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
     return this.url;
   }
 
   /** Stops listening, leaves the cluster (removing its row) and closes the bus and the store. */
   async stop(): Promise<void> {
+    // The devices here are on no node once this one stops (they reconnect through the load balancer): a call
+    // for one meanwhile answers device_offline instead of waiting on a node that is gone.
+    await Promise.all((this.hub?.connections() ?? []).map((c) => (c.epoch === undefined ? undefined : this.sessions?.release(c.identity.workspace_id, c.identity.device_id, c.epoch).catch(() => false))));
+    // Nothing may touch the store once it closes: stop hearing the sessions first.
+    this.hub?.removeAllListeners();
+    this.router?.close();
+    this.hub?.close();
     if (this.http.listening) {
       this.http.closeAllConnections();
       await new Promise<void>((r) => this.http.close(() => r()));
@@ -104,27 +190,71 @@ export class ClusterNodeServer {
     await this.bus?.close();
     await this.node?.leave().catch((e: Error) => this.o.log.warn({ err: e.message }, 'could not remove this node from cluster_nodes'));
     await this.store?.close();
-    this.bus = this.node = this.store = undefined;
+    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = undefined;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://node').pathname;
-    if (path === '/health' && req.method === 'GET') {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://node');
+    } catch {
+      return sendError(res, 400, 'bad_request', 'Bad request URL.');
+    }
+    if (url.pathname === '/health' && req.method === 'GET') {
       try {
         const health = await this.node!.health();
-        // 503: this node serves no devices or calls yet; a load balancer must not send it any.
-        return sendJson(res, 503, { status: 'cluster_not_wired', version: APP_VERSION, bus: this.bus?.state, ...health });
+        return sendJson(res, 200, { status: 'ok', version: APP_VERSION, bus: this.bus?.state, ...health });
       } catch (e) {
         this.o.log.warn({ err: (e as Error).message }, 'GET /health could not read the cluster\'s nodes');
         return sendJson(res, 503, { status: 'store_unavailable', version: APP_VERSION, node_id: this.nodeId });
       }
     }
+    try {
+      if (this.api && (await this.api.handle(req, res, url))) return;
+    } catch (e) {
+      this.o.log.error({ err: String(e), path: url.pathname }, 'request failed');
+      if (!res.headersSent) sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
+      else res.end();
+      return;
+    }
     req.resume();
     sendError(res, 503, 'cluster_not_wired', new ClusterNotWiredError(this.nodeId).message);
   }
 
-  private refuseUpgrade(socket: Duplex): void {
-    const body = JSON.stringify({ error: { type: 'cluster_not_wired', message: new ClusterNotWiredError(this.nodeId).message } });
-    socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  /** A device's hello succeeded here: its record in the store (the card only when it changed), then its functions. */
+  private async onOnline(c: DeviceConnection): Promise<void> {
+    const store = this.store;
+    if (!store) return;
+    const h = c.hello;
+    const card = h.adapter_card;
+    delete h.adapter_card;
+    const { workspace_id: ws, device_id: dev } = c.identity;
+    const known = await store.getDevice(ws, dev);
+    const changed = card !== undefined && (!known?.adapter_card_digest || known.adapter_card_digest !== cardDigest(card));
+    await store.upsertDevice({
+      ...c.identity,
+      name: h.device.name ?? null,
+      platform: h.client.platform,
+      arch: h.client.arch,
+      client_version: h.client.version,
+      last_seen: new Date().toISOString(),
+      ...(changed ? { adapter_card: card } : {}),
+    });
+    // Its hello succeeded: a refusal on record (from any node) no longer describes it.
+    await store.clearRefusedHello(ws, dev);
+    await this.functionLists?.refresh(c);
   }
+}
+
+/**
+ * Refused hellos in the shared store: written as they happen (a runtime's call on any node then says why the
+ * device is not there); the call path reads them from the store, and a successful hello clears them (`onOnline`).
+ */
+function pgRefusals(store: PgBridgeStore, log: Logger): RefusalStore {
+  return {
+    refusedHello: () => undefined,
+    saveRefusedHello: (ws, dev, h) => void store.saveRefusedHello(ws, dev, h).catch((e: Error) => log.warn({ err: e.message, device_id: dev }, 'could not record a refused hello')),
+    clearRefusedHello: () => undefined,
+    refusedHelloKeys: () => [],
+  };
 }

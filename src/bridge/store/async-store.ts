@@ -2,8 +2,8 @@
  * The bridge's store as one asynchronous interface with two implementations, chosen by config (`store.kind`):
  * SQLite (`sqlite-store.ts`, the embedded default, over today's synchronous `BridgeStore`) and PostgreSQL
  * (`pg-store.ts`, the clustered mode's shared engine, issue 34). Both pass one test suite
- * (test/bridge/store-suite.ts). The call path (`calls.ts`) still uses `BridgeStore` directly; this interface
- * is what it moves to when the clustered mode is wired (docs/deploy.md, "Clustered bridge").
+ * (test/bridge/store-suite.ts). The single process's call path (`calls.ts`) uses `BridgeStore` directly; a
+ * cluster node's (`cluster/cluster-calls.ts`) uses this interface (docs/deploy.md, "Clustered bridge").
  */
 import type { DeviceRecord, DeviceUpdate, RefusedHello, StoredCall } from '../store.js';
 

@@ -96,6 +96,11 @@ export class PgBridgeStore implements AsyncBridgeStore {
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
 
+  /** The devices of a workspace whose session is live (claimed, its lease not lapsed), on any node. */
+  async liveDevices(workspaceId: string): Promise<string[]> {
+    return (await this.pool.query<{ device_id: string }>(`SELECT device_id FROM device_sessions WHERE workspace_id = $1 AND lease_until > now()`, [workspaceId])).rows.map((r) => r.device_id);
+  }
+
   async joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<JoinResult> {
     return this.withClient(async (c) => {
       // One joining node at a time: the check and the write below are one step for the cluster.

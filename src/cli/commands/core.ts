@@ -85,7 +85,7 @@ export function registerCoreCommands(program: Command): void {
       const cfg = loadBridgeConfig(o.config);
       const log = createLogger({ name: 'aios-bridge', ...(cfg.log?.level ? { level: cfg.log.level } : {}), ...(cfg.log?.file ? { file: cfg.log.file } : {}) });
       if (cfg.store.kind === 'postgres') {
-        // The clustered mode, as far as it is wired: membership, heartbeat and /health; the call path refused.
+        // The clustered mode: a cluster node serving devices and the calls API (docs/deploy.md, "Clustered bridge").
         const { ClusterNodeServer } = await import('../../bridge/cluster/node-server.js');
         const node = new ClusterNodeServer(cfg, {
           log,

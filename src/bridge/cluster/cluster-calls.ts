@@ -1,0 +1,538 @@
+/**
+ * The call path of a cluster node (issue 34): the same rules as the single process's `CallRouter`
+ * (call-lifecycle.ts), with the records in PostgreSQL and the nodes meeting through the cluster bus.
+ *
+ * - **Submit, on any node**: the call is inserted (idempotent by the unique key `(workspace_id, call_id)`) and
+ *   the node holding the device's session is told (`call`) in the same transaction, with the session row held
+ *   until the commit, so the node told is the owner; a device on no node answers 409 `device_offline`.
+ * - **The owner** (the node holding the device's WebSocket) forwards the call, and writes what the device
+ *   says (notes, the outcome, session events) in transactions fenced by its session's epoch: what a replaced
+ *   session sends is refused, never written. Each write tells every node `call_changed` (ids only).
+ * - **Every node** holding a `wait` or an SSE stream for a call reads the record again on `call_changed` and
+ *   turns what changed into the same events as the single process (`event:<ws>/<id>`, `settled:<ws>/<id>`).
+ *
+ * Not here yet (docs/deploy.md, "Clustered bridge"): a deadline sweeper (deadlines are timers on the owner
+ * node, so a call whose owner dies before its deadline is ended by no one until the device reconnects), and
+ * progress notes to other nodes (they reach streams on the owner node only).
+ */
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../../base/logger.js';
+import { setClampedTimeout } from '../../base/timers.js';
+import { newCallId } from '../../protocol/call-id.js';
+import { RPC, RpcError, WireError } from '../../protocol/errors.js';
+import { argsDigest } from '../../protocol/hash.js';
+import { attestsRuntime, isTerminal, METHODS, type CallStateNote, type Outcome, type ProgressNote } from '../../protocol/messages.js';
+import { ConnectionClosedError, RequestTimeoutError } from '../../protocol/peer.js';
+import {
+  answers, applyOutcome, bridgeOutcome, callTimeoutMs, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, owns,
+  resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, untilVerdict, withoutRuntime,
+  type CallEvent, type CallService, type SubmitRequest,
+} from '../call-lifecycle.js';
+import type { DeviceConnection, DeviceHub } from '../device-hub.js';
+import { isStateEntry, type SessionEventName, type StoredCall } from '../store.js';
+import type { AsyncBridgeStore, StoreOps } from '../store/async-store.js';
+import type { BusMessage, CatchUpReason, ClusterBus } from './bus.js';
+import { StaleSessionError, type DeviceSessions } from './sessions.js';
+
+/** Options of {@link ClusterCallRouter}. */
+export interface ClusterCallRouterOptions {
+  store: AsyncBridgeStore;
+  bus: ClusterBus;
+  hub: DeviceHub;
+  sessions: DeviceSessions;
+  log: Logger;
+  /** The §6.8 resolution window (default RESOLVE_WINDOW_MS). */
+  resolveWindowMs?: number;
+}
+
+/** A call this node streams or waits on: the last record it read, and its reads one after another. */
+interface Watch {
+  workspaceId: string;
+  callId: string;
+  last?: StoredCall;
+  chain: Promise<unknown>;
+  /** Reads queued or running, or just returned to a caller that may subscribe in the same turn. */
+  pending: number;
+}
+
+/** How a write went: written, nothing to change, refused (a replaced session's), or failed (the store). */
+type WriteResult = 'written' | 'unchanged' | 'refused' | 'failed';
+
+/** A cluster node's call path: runtime side on every node, device side on the owner. */
+export class ClusterCallRouter extends EventEmitter implements CallService {
+  private readonly watched = new Map<string, Watch>();
+  /** This node's writes to one call, one after another (a note and the outcome never race here). */
+  private readonly writes = new Map<string, Promise<WriteResult>>();
+  private readonly deadlines = new Map<string, NodeJS.Timeout>();
+  /** Calls whose invoke is in flight on a session of this node, by call, with the session's epoch. */
+  private readonly inflight = new Map<string, number>();
+  private readonly resolveWindowMs: number;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+  /** Device outcomes refused because a newer session had replaced the one they came on (fencing). */
+  refusedAnswers = 0;
+
+  constructor(private readonly o: ClusterCallRouterOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.resolveWindowMs = o.resolveWindowMs ?? RESOLVE_WINDOW_MS;
+    this.unsubscribe = o.bus.subscribe((m) => this.onBus(m));
+    o.hub.onDeviceRequest(METHODS.callReport, (conn, p) => this.onReport(conn, p as { outcomes: Outcome[] }));
+    o.hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
+    o.hub.on('online', (conn: DeviceConnection) => void this.onOnline(conn).catch((e: unknown) => this.o.log.warn({ err: String(e), device_id: conn.identity.device_id }, 'could not reconcile a device\'s calls')));
+    o.hub.on('offline', (conn: DeviceConnection) => void this.onOffline(conn).catch((e: unknown) => this.o.log.warn({ err: String(e), device_id: conn.identity.device_id }, 'could not record that a device went offline')));
+    // A stream or a waiter that goes away: its call's watch is dropped once nobody else holds it.
+    this.on('removeListener', (name: string | symbol) => {
+      const key = typeof name === 'string' ? name.replace(/^(event|settled):/, '') : '';
+      const w = this.watched.get(key);
+      if (w) setImmediate(() => this.forget(key, w));
+    });
+  }
+
+  private onBus(m: BusMessage): void {
+    if (this.closed) return;
+    if (m.type === 'call') void this.onCallMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not send a call to its device'));
+    else if (m.type === 'cancel') void this.onCancelMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not cancel a call another node was asked to cancel'));
+    else if (m.type === 'call_changed') {
+      if (this.watched.has(`${m.workspace_id}/${m.call_id}`)) void this.read(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not read a changed call'));
+    } else this.o.hub.replaced(m.workspace_id, m.device_id, m.epoch);
+  }
+
+  // ---- The runtime side (any node) ----
+
+  async submit(req: SubmitRequest): Promise<{ call: StoredCall; duplicate: boolean }> {
+    const { workspace_id: ws, device_id: dev } = req;
+    const device = await this.o.store.getDevice(ws, dev);
+    if (!device) throw new RpcError(404, 'No such device in this workspace.');
+    const digest = argsDigest(req.function, req.arguments);
+    if (req.call_id !== undefined) {
+      const existing = await this.o.store.getCall(ws, req.call_id);
+      if (existing) return this.retried(existing, req, digest);
+    }
+    const call = newCall(req, req.call_id ?? newCallId(), device.user_id, digest, callTimeoutMs(req, device));
+    const r = await this.o.store.transaction(async (tx) => {
+      const s = await tx.session(ws, dev);
+      // isCurrent holds the session row until the commit: a claim made meanwhile waits, so the node told owns it.
+      if (!s || s.lapsed || !(await tx.isCurrent(ws, dev, s.epoch))) return 'offline' as const;
+      if (!(await tx.insertCall(call))) return 'exists' as const;
+      await this.o.bus.notify(s.node_id, { type: 'call', workspace_id: ws, call_id: call.call_id }, tx);
+      return 'sent' as const;
+    });
+    if (r === 'offline') throw offlineError(dev, await this.o.store.refusedHello(ws, dev));
+    if (r === 'exists') {
+      // Another node inserted the same call id first: this is a retry of that call.
+      const existing = await this.o.store.getCall(ws, call.call_id);
+      if (existing) return this.retried(existing, req, digest);
+    }
+    return { call, duplicate: false };
+  }
+
+  /** A runtime's retry of a call id: the same call, or a conflict. The owner is told again while it is open (the device deduplicates). */
+  private async retried(existing: StoredCall, req: SubmitRequest, digest: string): Promise<{ call: StoredCall; duplicate: boolean }> {
+    if (existing.device_id !== req.device_id || existing.args_digest !== digest) throw idempotencyConflict();
+    if (!existing.outcome) {
+      const s = await this.o.store.session(existing.workspace_id, existing.device_id);
+      if (s && !s.lapsed) await this.o.bus.notify(s.node_id, { type: 'call', workspace_id: existing.workspace_id, call_id: existing.call_id });
+    }
+    return { call: existing, duplicate: true };
+  }
+
+  get(workspaceId: string, callId: string): Promise<StoredCall | undefined> {
+    return this.read(workspaceId, callId);
+  }
+
+  async waitFor(workspaceId: string, callId: string, ms: number): Promise<StoredCall | undefined> {
+    const cur = await this.read(workspaceId, callId);
+    if (!cur || cur.outcome) return cur;
+    const key = `settled:${workspaceId}/${callId}`;
+    return new Promise((resolve) => {
+      const done = (settled?: StoredCall) => {
+        clearTimeout(t);
+        this.off(key, done);
+        resolve(settled ?? this.read(workspaceId, callId));
+      };
+      const t = setClampedTimeout(done, ms);
+      this.on(key, done);
+    });
+  }
+
+  untilVerdict(call: StoredCall): number {
+    return untilVerdict(call);
+  }
+
+  resolvableUntil(call: StoredCall, now = Date.now()): number | undefined {
+    return resolvableUntil(call, this.resolveWindowMs, now);
+  }
+
+  /**
+   * Cancels a call through its device. On the node holding the device's session: asks the device and takes its
+   * answer. On another node: tells the owner (`cancel`; the reason stays here, the bus carries ids only) and
+   * waits for the outcome as long as the owner waits for the device's answer.
+   */
+  async cancel(workspaceId: string, callId: string, reason?: string): Promise<StoredCall> {
+    const call = await this.o.store.getCall(workspaceId, callId);
+    if (!call) throw new RpcError(404, 'No such call.');
+    if (call.outcome) return call;
+    const conn = this.sessionFor(call);
+    if (conn) {
+      await this.cancelOn(conn, call, reason);
+      return (await this.o.store.getCall(workspaceId, callId)) ?? call;
+    }
+    const s = await this.o.store.session(workspaceId, call.device_id);
+    if (!s || s.lapsed) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
+    const settled = this.waitFor(workspaceId, callId, CANCEL_WAIT_MS + 1000);
+    await this.o.bus.notify(s.node_id, { type: 'cancel', workspace_id: workspaceId, call_id: callId });
+    return (await settled) ?? call;
+  }
+
+  /** Asks the device to cancel the call and takes its answer (the owner's side of a cancel). */
+  private async cancelOn(conn: DeviceConnection, call: StoredCall, reason?: string): Promise<void> {
+    const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: call.call_id, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
+    await this.accept(conn, call, outcome, 'cancel result');
+  }
+
+  /** Another node's runtime asked to cancel a call whose device is here. */
+  private async onCancelMessage(ws: string, callId: string): Promise<void> {
+    const call = await this.o.store.getCall(ws, callId);
+    const conn = call && !call.outcome ? this.sessionFor(call) : undefined;
+    if (call && conn) await this.cancelOn(conn, call);
+  }
+
+  /**
+   * Reads the call's record, after this node's earlier reads of it; tells this node's streams and waiters what
+   * changed since the last one. A caller that subscribes in the turn the read resolves misses nothing: the
+   * next read needs the store, so it ends in a later turn.
+   */
+  private read(workspaceId: string, callId: string): Promise<StoredCall | undefined> {
+    const key = `${workspaceId}/${callId}`;
+    let w = this.watched.get(key);
+    if (!w) this.watched.set(key, (w = { workspaceId, callId, chain: Promise.resolve(), pending: 0 }));
+    const watch = w;
+    watch.pending++;
+    const p = watch.chain.then(async () => {
+      const row = await this.o.store.getCall(workspaceId, callId);
+      if (row && watch.last) this.emitChanges(watch.last, row);
+      if (row) watch.last = row;
+      return row;
+    });
+    watch.chain = p.catch(() => undefined);
+    void watch.chain.then(() =>
+      setImmediate(() => {
+        watch.pending--;
+        this.forget(key, watch);
+      }),
+    );
+    return p;
+  }
+
+  /** Drops a watch nobody holds (no read pending, no stream, no waiter). */
+  private forget(key: string, w: Watch): void {
+    if (w.pending === 0 && this.watched.get(key) === w && !this.listenerCount(`event:${key}`) && !this.listenerCount(`settled:${key}`)) this.watched.delete(key);
+  }
+
+  /** The events between two records of one call, as the single process sends them (no derived states). */
+  private emitChanges(prev: StoredCall, row: StoredCall): void {
+    const key = `${row.workspace_id}/${row.call_id}`;
+    const seen = prev.timeline.filter((t) => !t.derived).length;
+    for (const t of row.timeline.filter((x) => !x.derived).slice(seen)) {
+      if (isStateEntry(t)) {
+        // A terminal state travels as the outcome (or `resolved`), never as a state event.
+        if (!isTerminal(t.state)) this.emit(`event:${key}`, { type: 'state', data: { call_id: row.call_id, state: t.state, at: t.at } } satisfies CallEvent);
+      } else this.emit(`event:${key}`, { type: t.event, data: { call_id: row.call_id, event: t.event, at: t.at } } satisfies CallEvent);
+    }
+    if (!prev.outcome && row.outcome) {
+      this.emit(`event:${key}`, { type: 'outcome', data: row.outcome, call: row } satisfies CallEvent);
+      this.emit(`settled:${key}`, row);
+    } else if (prev.outcome && !prev.resolved_from && row.resolved_from && row.outcome) {
+      this.emit(`event:${key}`, { type: 'resolved', data: { call_id: row.call_id, state: row.state, outcome: row.outcome, resolved_from: row.resolved_from, at: row.updated_at } } satisfies CallEvent);
+    }
+  }
+
+  // ---- The device side (the owner node) ----
+
+  /** The live session on this node of the call's own device identity, if any. */
+  private sessionFor(call: StoredCall): DeviceConnection | undefined {
+    const conn = this.o.hub.get(call.device_id, call.workspace_id);
+    return conn && owns(conn.identity, call) ? conn : undefined;
+  }
+
+  /** A call was submitted for a device whose session this node holds. */
+  private async onCallMessage(ws: string, callId: string): Promise<void> {
+    const call = await this.o.store.getCall(ws, callId);
+    if (!call || call.outcome || this.closed) return;
+    this.armDeadline(call);
+    const conn = this.sessionFor(call);
+    // Gone already: the node its next session lands on asks about the call (`onOnline`).
+    if (conn) this.forward(conn, call);
+  }
+
+  private forward(conn: DeviceConnection, call: StoredCall): void {
+    const key = `${call.workspace_id}/${call.call_id}`;
+    if (this.closed || this.inflight.get(key) === conn.epoch) return;
+    this.inflight.set(key, conn.epoch ?? -1);
+    if (!call.sent) void this.write(conn, call, 'sent', (c) => (c.sent ? false : (c.sent = true)));
+    // Past the deadline the bridge has given up, but it keeps listening: a late answer resolves its `unknown` (§6.8).
+    const budget = Math.max(1000, call.deadline_ms - Date.now()) + LATE_LISTEN_MS;
+    void conn.peer
+      .request<Outcome>(METHODS.invoke, attestsRuntime(conn.protocolVersion) ? call.params : withoutRuntime(call.params), budget)
+      .then((o) => this.accept(conn, call, o, 'invoke result'))
+      .catch((e: unknown) => {
+        if (e instanceof ConnectionClosedError || e instanceof RequestTimeoutError || this.closed) return; // reconcile / deadline take over
+        const w = e instanceof WireError ? e : new WireError('execution_failed', 'The device could not take the call.', { retryable: true });
+        return this.finish(conn, call, bridgeOutcome(call, 'failed', w), true, 'invoke error');
+      })
+      .finally(() => {
+        if (this.inflight.get(key) === (conn.epoch ?? -1)) this.inflight.delete(key);
+      });
+  }
+
+  /**
+   * Takes a device's outcome for a call only from a session of the call's own identity, naming this call and
+   * its function; anything else is dropped and logged (ids only).
+   */
+  private async accept(conn: DeviceConnection, call: StoredCall, o: Outcome, what: string): Promise<WriteResult> {
+    if (!owns(conn.identity, call) || !answers(o, call)) {
+      this.o.log.warn({ what, call_id: call.call_id, from_device: conn.identity.device_id }, 'dropped a device answer that does not match its call or comes from another identity');
+      return 'unchanged';
+    }
+    return this.finish(conn, call, o, false, what, conn.protocolVersion !== '1.0');
+  }
+
+  /** Writes a terminal outcome (fenced by `conn`'s session; by the store alone when null). */
+  private async finish(conn: DeviceConnection | null, call: StoredCall, o: Outcome, byBridge: boolean, what: string, derive = false): Promise<WriteResult> {
+    if (!isTerminal(o.state)) return 'unchanged';
+    const r = await this.write(conn, call, what, (c) => applyOutcome(c, { o, byBridge, derive }) !== false);
+    if (r === 'refused' && !byBridge) this.refusedAnswers++;
+    if (r === 'written') this.clearDeadline(call);
+    return r;
+  }
+
+  /**
+   * Changes a call's record in one transaction: read, `mutate` (false: nothing to write), save, and tell every
+   * node `call_changed` on the commit. With `conn`, fenced: refused when a newer session replaced `conn`'s.
+   * This node's writes to one call run one after another.
+   */
+  private write(conn: DeviceConnection | null, call: StoredCall, what: string, mutate: (c: StoredCall) => boolean): Promise<WriteResult> {
+    const { workspace_id: ws, call_id: id } = call;
+    const key = `${ws}/${id}`;
+    const body = async (tx: StoreOps): Promise<WriteResult> => {
+      const c = await tx.getCall(ws, id);
+      if (!c || !mutate(c)) return 'unchanged';
+      await tx.saveCall(c);
+      await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
+      return 'written';
+    };
+    const run = (this.writes.get(key) ?? Promise.resolve<WriteResult>('unchanged')).then(async (): Promise<WriteResult> => {
+      try {
+        return conn?.epoch !== undefined ? await this.o.sessions.fenced(ws, conn.identity.device_id, conn.epoch, body) : await this.o.store.transaction(body);
+      } catch (e) {
+        if (e instanceof StaleSessionError) {
+          this.o.log.warn({ what, call_id: id, device_id: call.device_id, epoch: e.epoch }, 'refused what a replaced session of the device sent: a newer session holds it');
+          return 'refused';
+        }
+        this.o.log.error({ what, call_id: id, err: String(e) }, 'could not save a call');
+        return 'failed';
+      }
+    });
+    this.writes.set(key, run);
+    void run.then(() => {
+      if (this.writes.get(key) === run) this.writes.delete(key);
+    });
+    return run;
+  }
+
+  private onNotification(conn: DeviceConnection, method: string, params: unknown): void {
+    if (this.closed || (method !== METHODS.callState && method !== METHODS.progress)) return;
+    const note = params as CallStateNote | ProgressNote;
+    if (typeof note?.call_id !== 'string') return;
+    const { workspace_id: ws, device_id: dev } = conn.identity;
+    // Progress is not kept in the record: it reaches this node's streams only.
+    if (method === METHODS.progress) return void this.emit(`event:${ws}/${note.call_id}`, { type: 'progress', data: note as ProgressNote } satisfies CallEvent);
+    const { state, at } = note as CallStateNote;
+    const stub = { workspace_id: ws, call_id: note.call_id, device_id: dev } as StoredCall;
+    void this.write(conn, stub, 'call.state', (c) => {
+      if (!owns(conn.identity, c) || !isNewNoteState(c, state, at)) return false;
+      c.state = state as StoredCall['state'];
+      c.timeline.push({ state: state as StoredCall['state'], at });
+      c.updated_at = new Date().toISOString();
+      return true;
+    });
+  }
+
+  /** `aios/call.report` (§6.8): acknowledges an outcome once it is written, or can never be (no such call, or final already). */
+  private async onReport(conn: DeviceConnection, p: { outcomes: Outcome[] }): Promise<{ accepted: string[] }> {
+    if (this.closed) throw new WireError('not_ready', 'The bridge is stopping.');
+    const accepted: string[] = [];
+    const { workspace_id: ws, device_id: dev } = conn.identity;
+    for (const o of p.outcomes) {
+      const call = typeof o?.call_id === 'string' ? await this.o.store.findByDevice(ws, dev, o.call_id) : undefined;
+      if (!call) this.o.log.warn({ workspace_id: ws, device_id: dev }, 'dropped a device answer: a call.report names no call of this device');
+      // A refused answer (a replaced session) or a failed write is not acknowledged: the device reports it again.
+      else {
+        const r = await this.accept(conn, call, o, 'call.report');
+        if (r === 'refused' || r === 'failed') continue;
+      }
+      accepted.push(o.call_id);
+    }
+    return { accepted };
+  }
+
+  /** The device's calls still open, of this session's identity. */
+  private async openCallsOf(conn: DeviceConnection): Promise<StoredCall[]> {
+    const { workspace_id: ws, device_id: dev } = conn.identity;
+    return (await this.o.store.openCalls(dev)).filter((c) => c.workspace_id === ws && owns(conn.identity, c));
+  }
+
+  /** Records a session event on each waiting call of the device (fenced by the session). */
+  private async sessionEvent(conn: DeviceConnection, calls: StoredCall[], event: SessionEventName): Promise<void> {
+    const at = new Date().toISOString();
+    for (const call of calls) {
+      if (!takesSessionEvent(call, event)) continue;
+      await this.write(conn, call, event, (c) => {
+        if (c.outcome || !takesSessionEvent(c, event)) return false;
+        c.timeline.push({ event, at });
+        c.updated_at = at;
+        return true;
+      });
+    }
+  }
+
+  /** After a device (re)connects here: `device_online` on its waiting calls, then ask about each one (§10, §6.8). */
+  private async onOnline(conn: DeviceConnection): Promise<void> {
+    if (this.closed) return;
+    const open = await this.openCallsOf(conn);
+    await this.sessionEvent(conn, open, 'device_online');
+    for (const call of open) {
+      if (this.closed || this.o.hub.get(conn.identity.device_id, conn.identity.workspace_id) !== conn) return;
+      this.armDeadline(call);
+      await this.askDevice(conn, call, 'open');
+    }
+    const { workspace_id: ws, device_id: dev } = conn.identity;
+    for (const call of await this.o.store.unresolvedUnknowns(ws, dev, new Date(Date.now() - this.resolveWindowMs).toISOString())) {
+      if (this.closed || this.o.hub.get(dev, ws) !== conn) return;
+      if (owns(conn.identity, call)) await this.askDevice(conn, call, 'unknown');
+    }
+  }
+
+  /** The session closed: `device_offline` on its waiting calls (unless a newer session replaced it), then the session is given up. */
+  private async onOffline(conn: DeviceConnection): Promise<void> {
+    if (conn.epoch === undefined) return;
+    const { workspace_id: ws, device_id: dev } = conn.identity;
+    try {
+      if (!this.closed) await this.sessionEvent(conn, await this.openCallsOf(conn), 'device_offline');
+    } finally {
+      this.release(ws, dev, conn.epoch);
+    }
+  }
+
+  /**
+   * Gives the session up, trying again (1 s, 2 s, … up to a minute apart) while the store cannot be reached: a
+   * session left on record would be renewed by this node's heartbeat, and calls for a device that is gone
+   * would wait on this node instead of answering `device_offline`.
+   */
+  private release(ws: string, dev: string, epoch: number, attempt = 0): void {
+    this.o.sessions.release(ws, dev, epoch).catch((e: unknown) => {
+      if (this.closed) return;
+      this.o.log.warn({ device_id: dev, err: String(e), attempt: attempt + 1 }, 'could not give up a closed session; trying again');
+      setTimeout(() => this.release(ws, dev, epoch, attempt + 1), Math.min(60_000, 1000 * 2 ** attempt)).unref();
+    });
+  }
+
+  /**
+   * Asks the device `call.get` about one call: a terminal outcome is taken; a call running there is attached to
+   * again (a re-sent invoke, which the device deduplicates). One it never saw is sent again while its deadline
+   * allows, else ends `expired` (`open`); an `unknown` it never saw is cancelled there so it never runs (§6.8).
+   */
+  private async askDevice(conn: DeviceConnection, call: StoredCall, kind: 'open' | 'unknown'): Promise<void> {
+    try {
+      const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
+      if ('error' in r) await this.accept(conn, call, r, kind === 'open' ? 'call.get result' : 'call.get result for an unknown');
+      else this.forward(conn, call);
+    } catch (e) {
+      if (!(e instanceof RpcError && e.code === RPC.invalid_params)) {
+        this.o.log.warn({ call_id: call.call_id, err: String(e) }, 'could not re-ask the device about a call');
+      } else if (kind === 'unknown') {
+        const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: call.call_id, reason: 'never received' }, CANCEL_WAIT_MS).catch(() => undefined);
+        // A tombstone names no function (the device never knew it): it is this call's, by its id.
+        if (o?.call_id === call.call_id) await this.accept(conn, call, o.function ? o : { ...o, function: call.function }, 'cancel answer for an unknown the device never saw');
+      } else if (call.deadline_ms > Date.now()) this.forward(conn, call);
+      else await this.finish(conn, call, neverReceivedOutcome(call), true, 'call.get: never received');
+    }
+  }
+
+  private armDeadline(call: StoredCall): void {
+    const key = `${call.workspace_id}/${call.call_id}`;
+    clearTimeout(this.deadlines.get(key));
+    const t = setClampedTimeout(() => void this.onDeadline(call.workspace_id, call.call_id).catch((e: unknown) => this.o.log.warn({ call_id: call.call_id, err: String(e) }, 'the bridge deadline could not end a call')), call.deadline_ms - Date.now());
+    t.unref();
+    this.deadlines.set(key, t);
+  }
+
+  private clearDeadline(call: StoredCall): void {
+    const key = `${call.workspace_id}/${call.call_id}`;
+    clearTimeout(this.deadlines.get(key));
+    this.deadlines.delete(key);
+  }
+
+  /**
+   * The bridge gives up (§6.4, 1.2), on the node that forwarded the call: it asks the device to cancel and takes
+   * its answer if one comes within CANCEL_WAIT_MS; otherwise `unknown` (`timeout` while the session lives,
+   * `device_offline` when it is gone), or `expired/device_offline` when the invoke never reached a session. A
+   * device now on another node is that node's to end (it armed its own deadline when the device came).
+   */
+  private async onDeadline(ws: string, callId: string): Promise<void> {
+    this.deadlines.delete(`${ws}/${callId}`);
+    if (this.closed) return;
+    const call = await this.o.store.getCall(ws, callId);
+    if (!call || call.outcome) return;
+    if (call.deadline_ms > Date.now()) return this.armDeadline(call);
+    const conn = this.sessionFor(call);
+    if (conn) {
+      const late = conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, reason: 'bridge deadline' }, CANCEL_WAIT_MS + LATE_LISTEN_MS).then(
+        (o) => this.accept(conn, call, o, 'cancel result at the deadline'),
+        (e: unknown) => {
+          if (!(e instanceof ConnectionClosedError)) this.o.log.warn({ call_id: callId, err: String(e) }, 'cancel at the bridge deadline got no outcome');
+        },
+      );
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([late, new Promise((r) => (timer = setTimeout(r, CANCEL_WAIT_MS)))]);
+      clearTimeout(timer);
+      const latest = await this.o.store.getCall(ws, callId);
+      if (!latest || latest.outcome || this.closed) return;
+      await this.finish(conn, latest, deadlineOutcome(latest, 'silent'), true, 'bridge deadline');
+      return;
+    }
+    const s = await this.o.store.session(ws, call.device_id);
+    if (s && !s.lapsed && s.node_id !== this.o.bus.nodeId) return;
+    await this.finish(null, call, deadlineOutcome(call, call.sent ? 'gone' : 'never_sent'), true, 'bridge deadline');
+  }
+
+  /**
+   * After the bus (re)listens, and on its sweep (messages may have been lost): this node's streams read their
+   * calls again, its sessions that a newer one replaced are closed (4001), and the open calls of its other
+   * sessions are sent (again) to their devices.
+   */
+  async catchUp(_reason: CatchUpReason): Promise<void> {
+    for (const w of [...this.watched.values()]) void this.read(w.workspaceId, w.callId).catch(() => undefined);
+    for (const conn of this.o.hub.connections()) {
+      if (this.closed || conn.epoch === undefined) continue;
+      const { workspace_id: ws, device_id: dev } = conn.identity;
+      if (!(await this.o.store.isCurrent(ws, dev, conn.epoch))) {
+        this.o.hub.replaced(ws, dev, conn.epoch + 1);
+        continue;
+      }
+      for (const call of await this.openCallsOf(conn)) {
+        this.armDeadline(call);
+        this.forward(conn, call);
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unsubscribe();
+    for (const t of this.deadlines.values()) clearTimeout(t);
+    this.deadlines.clear();
+    this.removeAllListeners();
+  }
+}

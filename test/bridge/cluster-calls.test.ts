@@ -1,0 +1,251 @@
+/**
+ * The clustered call path (issue 34; src/bridge/cluster/cluster-calls.ts): three real bridge nodes in this
+ * process on one private PostgreSQL 15, a real agent and simulated devices (bench/sim-device.ts) on loopback.
+ * A device on node A answers a call submitted on node B while node C streams it and cancels another; the same device connecting
+ * through node C makes node A close its old session with 4001; and a late answer from the replaced session is
+ * refused (fencing), even when node A never heard of the replacement (its bus connection cut).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import pg from 'pg';
+import { silentLogger } from '../../src/base/logger.js';
+import { normalizeAgentConfig } from '../../src/config/agent-config.js';
+import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
+import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
+import { ClusterNodeServer, type ClusterNodeServerOptions } from '../../src/bridge/cluster/node-server.js';
+import { PgBridgeStore } from '../../src/bridge/store/pg-store.js';
+import type { InvokeParams, Outcome } from '../../src/protocol/messages.js';
+import { SimDevice } from '../../bench/sim-device.js';
+import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
+import { sseEvents } from '../helpers/sse.js';
+import { agentDoc, ids, tempDir, tokens } from '../helpers/stack.js';
+import { until } from '../helpers/wait.js';
+
+let server: PrivatePostgres;
+let n = 0;
+before(async () => {
+  server = await startPostgres();
+});
+after(() => server?.stop());
+
+type Tokens = ReturnType<typeof tokens>;
+
+/** Three nodes on a fresh database, the store seen from outside, and the tokens they share. */
+async function cluster(t: Tokens, opts: Partial<Record<'node_a' | 'node_b' | 'node_c', Partial<ClusterNodeServerOptions>>> = {}) {
+  const db = server.createDatabase(`calls${process.pid}_${++n}`);
+  const nodes: ClusterNodeServer[] = [];
+  const urls: string[] = [];
+  for (const id of ['node_a', 'node_b', 'node_c'] as const) {
+    const config = normalizeBridgeConfig({
+      data_dir: '/nonexistent/unused',
+      listen: { host: '127.0.0.1', port: 0 },
+      runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id, name: 'Agent' } },
+      device_tokens: { [t.device]: { ...ids } },
+      store: { kind: 'postgres', url: db },
+      cluster: { node_id: id },
+    });
+    const node = new ClusterNodeServer(config, { log: silentLogger(), heartbeatMs: 200, ...opts[id] });
+    nodes.push(node);
+    urls.push(await node.start());
+  }
+  const store = await PgBridgeStore.open(db, { max: 2 });
+  return {
+    db,
+    nodes: nodes as [ClusterNodeServer, ClusterNodeServer, ClusterNodeServer],
+    urls: urls as [string, string, string],
+    store,
+    async stop() {
+      await Promise.all(nodes.map((x) => x.stop()));
+      await store.close();
+    },
+  };
+}
+
+/** `p`'s value, failing after `ms` (times the slack) instead of hanging when it never comes. */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let got: { v: T } | undefined;
+  let failed: unknown;
+  p.then((v) => (got = { v }), (e: unknown) => (failed = e ?? new Error(what)));
+  await until(() => got ?? failed, ms, what);
+  if (failed) throw failed;
+  return got!.v;
+}
+
+/** POST /v1/calls on `url`. */
+async function submit(url: string, t: Tokens, body: Record<string, unknown>) {
+  const r = await fetch(`${url}/v1/calls`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.runtime}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ workspace_id: ids.workspace_id, device_id: ids.device_id, ...body }),
+  });
+  return { status: r.status, body: (await r.json()) as { call_id: string; state: string; outcome?: Outcome; error?: { type: string } } };
+}
+
+const getCall = async (url: string, t: Tokens, id: string) =>
+  (await (await fetch(`${url}/v1/calls/${id}`, { headers: { authorization: `Bearer ${t.runtime}` } })).json()) as { state: string; outcome?: Outcome; timeline: { state?: string }[] };
+
+/** A real agent whose bridge is `url`. */
+function agentOn(dir: string, url: string, t: Tokens): Promise<RunningAgent> {
+  return startAgent(normalizeAgentConfig(agentDoc(dir, url, t)), silentLogger(), { backoff: { baseMs: 20, capMs: 200, resetAfterMs: 60_000 } });
+}
+
+/** A simulated device (the same identity and token as the agent) whose bridge is `url`. */
+function simOn(url: string, t: Tokens, answer?: (p: InvokeParams) => Promise<Outcome>): SimDevice {
+  return new SimDevice({ url: url.replace(/^http/, 'ws') + '/v1/device', token: t.device, identity: ids, protocolVersion: '1.2', ...(answer ? { answer } : {}) });
+}
+
+test('a device on node A answers a call submitted on node B; SSE and a waiting retry on node C see it live; node C cancels a call running at node A; a device on no node is 409 device_offline on every node', async () => {
+  const t = tokens();
+  const dir = tempDir();
+  const c = await cluster(t);
+  const [urlA, urlB, urlC] = c.urls;
+  let running: RunningAgent | undefined;
+  try {
+    for (const url of c.urls) {
+      const off = await submit(url, t, { function: 'diagnostics.echo', arguments: { value: 1 } });
+      assert.equal(off.status, 409, JSON.stringify(off.body));
+      assert.equal(off.body.error?.type, 'device_offline');
+    }
+    running = await agentOn(dir, urlA, t);
+    await until(async () => (await c.store.session(ids.workspace_id, ids.device_id))?.node_id === 'node_a', 10_000, 'the agent\'s session claimed by node A');
+    // Every node lists the device online, with the functions node A read from it.
+    const device = async (url: string) => (await (await fetch(`${url}/v1/devices/${ids.device_id}`, { headers: { authorization: `Bearer ${t.runtime}` } })).json()) as { online: boolean; protocol_version: string | null; functions: { id: string }[] };
+    const onC = await until(async () => {
+      const d = await device(urlC);
+      return d.functions.some((f) => f.id === 'diagnostics.wait') ? d : undefined;
+    }, 10_000, 'the device\'s functions, seen from node C');
+    assert.equal(onC.online, true);
+    assert.equal(onC.protocol_version, null, 'known only where the session is');
+    assert.equal(typeof (await device(urlA)).protocol_version, 'string');
+
+    const sub = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 1500, steps: 3 } });
+    assert.equal(sub.status, 202, JSON.stringify(sub.body));
+    const id = sub.body.call_id;
+    // Opened while the device runs the call: what C streams comes through the bus, not from a replay.
+    const sse = sseEvents(`${urlC}/v1/calls/${id}/events`, t.runtime);
+    sse.done.catch(() => undefined); // awaited below
+    const retried = submit(urlC, t, { function: 'diagnostics.wait', arguments: { ms: 1500, steps: 3 }, call_id: id, wait: true });
+    retried.catch(() => undefined); // awaited below; a failure before that is reported there
+    const events = await within(sse.done, 20_000, 'the SSE stream on node C to end with the outcome');
+    const names = events.map((e) => `${e.event}${e.data['replay'] ? '(replay)' : ''}:${String(e.data['state'] ?? '')}`);
+    const terminal = events.find((e) => e.event === 'state' && e.data['state'] === 'completed');
+    assert.ok(terminal, names.join(' '));
+    assert.equal(terminal.data['replay'], undefined, `the outcome reached node C live: ${names.join(' ')}`);
+    assert.ok(events.some((e) => e.event === 'state' && e.data['state'] === 'running'), names.join(' '));
+    assert.deepEqual(events.map((e) => e.id), events.map((_, i) => i), 'ids count up from 0');
+    const outcome = events.at(-1);
+    assert.equal(outcome?.event, 'outcome');
+    assert.equal(outcome?.data['state'], 'completed');
+    assert.ok(Number((outcome?.data['output'] as { waited_ms: number }).waited_ms) >= 1400);
+
+    const w = await within(retried, 20_000, 'the waiting retry on node C');
+    assert.equal(w.status, 200, JSON.stringify(w.body));
+    assert.equal(w.body.outcome?.state, 'completed');
+    assert.equal(w.body.outcome?.replayed, true, 'a retry of the call id is the same call');
+    const rec = await getCall(urlB, t, id);
+    assert.equal(rec.state, 'completed');
+    assert.deepEqual(rec.outcome?.output, outcome?.data['output']);
+
+    // Cancelled through node C while it runs on the device at node A: node C tells node A, which asks the device.
+    const long = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 60_000 } });
+    assert.equal(long.status, 202, JSON.stringify(long.body));
+    await until(async () => (await getCall(urlB, t, long.body.call_id)).state === 'running', 10_000, 'the long call running on the device');
+    const r = await fetch(`${urlC}/v1/calls/${long.body.call_id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${t.runtime}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'not needed' }) });
+    const cancelled = (await r.json()) as { state: string; outcome?: Outcome };
+    assert.equal(r.status, 200, JSON.stringify(cancelled));
+    assert.equal(cancelled.state, 'cancelled', JSON.stringify(cancelled));
+    assert.equal(cancelled.outcome?.error?.type, 'cancelled');
+  } finally {
+    await running?.stop().catch(() => undefined);
+    await c.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the device connecting through node C makes node A close its session with 4001; a late answer from a replaced session is refused, even when node A missed the replacement', async () => {
+  const t = tokens();
+  const dir = tempDir();
+  // Node A reconnects its bus only after an hour: the test cuts its listening connection and keeps it cut.
+  const c = await cluster(t, { node_a: { bus: { backoffMs: 3_600_000, maxBackoffMs: 3_600_000, sweepMs: 0 } } });
+  const [urlA, urlB, urlC] = c.urls;
+  let running: RunningAgent | undefined;
+  const sims: SimDevice[] = [];
+  try {
+    // 1. A session on node A, replaced through node C by the real agent: A closes it with 4001.
+    const old1 = simOn(urlA, t);
+    sims.push(old1);
+    let code1: number | undefined;
+    old1.onclose = (code) => (code1 = code);
+    await old1.connect();
+    running = await agentOn(dir, urlC, t);
+    await until(() => code1, 10_000, 'node A closing the replaced session');
+    assert.equal(code1, 4001, 'node A closed the replaced session with 4001');
+    await until(async () => (await c.store.session(ids.workspace_id, ids.device_id))?.node_id === 'node_c', 10_000, 'the agent\'s session on node C');
+    await running.stop();
+    running = undefined;
+    await until(async () => !(await c.store.session(ids.workspace_id, ids.device_id)), 10_000, 'the agent\'s session released');
+
+    // 2. A session on node A gets a call submitted on node B, and holds its answer.
+    let invoked: InvokeParams | undefined;
+    let answerNow!: () => void;
+    const held = new Promise<void>((r) => (answerNow = r));
+    const old2 = simOn(urlA, t, async (p) => {
+      invoked = p;
+      await held;
+      const now = new Date().toISOString();
+      return { call_id: p.call_id, function: p.function, state: 'completed', output: { waited_ms: -1 }, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as Outcome;
+    });
+    sims.push(old2);
+    let code2: number | undefined;
+    old2.onclose = (code) => (code2 = code);
+    await old2.connect();
+    const sub = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 1500, steps: 3 } });
+    assert.equal(sub.status, 202, JSON.stringify(sub.body));
+    const id = sub.body.call_id;
+    await until(() => invoked?.call_id === id, 10_000, 'the invoke on the session at node A');
+
+    // 3. Node A's bus connection is cut (a partition between it and PostgreSQL's notifications)...
+    const admin = new pg.Client({ connectionString: c.db });
+    await admin.connect();
+    try {
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'aios_bridge_listen_node_a'`);
+    } finally {
+      await admin.end();
+    }
+    await until(async () => ((await (await fetch(`${urlA}/health`)).json()) as { bus: string }).bus === 'reconnecting', 10_000, 'node A\'s bus cut');
+    // ...so it does not hear that the real agent, connecting through node C, replaced its session.
+    running = await agentOn(dir, urlC, t);
+    await until(async () => (await c.store.session(ids.workspace_id, ids.device_id))?.node_id === 'node_c', 10_000, 'the agent\'s session on node C');
+    assert.equal(old2.online, true, 'node A never heard of the replacement: its old session is still open');
+
+    // 4. The replaced session answers late: refused, never written; the call ends with the real device's outcome.
+    answerNow();
+    // Node A has dealt with the answer once it refused it, or (were it not fenced) once the record holds it.
+    const mid = await until(async () => {
+      const r = await getCall(urlB, t, id);
+      return c.nodes[0].router!.refusedAnswers > 0 || r.outcome ? r : undefined;
+    }, 10_000, 'node A dealing with the late answer');
+    assert.notDeepEqual(mid.outcome?.output, { waited_ms: -1 }, 'the replaced session\'s answer was not recorded');
+    assert.equal(c.nodes[0].router!.refusedAnswers, 1, 'node A refused it');
+    const done = await until(async () => {
+      const r = await getCall(urlC, t, id);
+      return r.outcome ? r : undefined;
+    }, 20_000, 'the call ended by the agent on node C');
+    assert.equal(done.state, 'completed');
+    assert.ok((done.outcome!.output as { waited_ms: number }).waited_ms >= 1400, JSON.stringify(done.outcome));
+
+    // 5. Node A's catch-up scan (it runs after its bus listens again, and every minute) closes the session it
+    // missed the replacement of, with 4001; the agent on node C keeps its own.
+    assert.equal(code2, undefined);
+    await c.nodes[0].router!.catchUp('sweep');
+    await until(() => code2, 10_000, 'node A closing the session it missed the replacement of');
+    assert.equal(code2, 4001);
+    assert.equal((await c.store.session(ids.workspace_id, ids.device_id))?.node_id, 'node_c');
+  } finally {
+    for (const s of sims) s.close(true);
+    await running?.stop().catch(() => undefined);
+    await c.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
