@@ -25,7 +25,7 @@ import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
 import { isLocale, localeFromEnv } from '../i18n/index.js';
 import { bridgeEn, bridgeZh } from '../i18n/bridge.js';
 import { sendJson } from '../base/http-body.js';
-import { BridgeStore, cardDigest } from './store.js';
+import { BridgeStore, helloUpdate } from './store.js';
 import { BlobStore } from './blob-store.js';
 import type { JWK } from 'jose';
 import { verifyCard } from '../protocol/card-sign.js';
@@ -274,22 +274,7 @@ export class BridgeServer {
   }
 
   private async onOnline(c: DeviceConnection): Promise<void> {
-    const h = c.hello;
-    const card = h.adapter_card;
-    // The session keeps no card (a bridge for 10,000 devices cannot hold 10,000 cards); the store has it,
-    // and a reconnect with the same card (the usual case) does not write it again.
-    delete h.adapter_card;
-    const known = this.store.getDevice(c.identity.workspace_id, c.identity.device_id);
-    const changed = card !== undefined && (!known?.adapter_card_digest || known.adapter_card_digest !== cardDigest(card));
-    this.store.upsertDevice({
-      ...c.identity,
-      name: h.device.name ?? null,
-      platform: h.client.platform,
-      arch: h.client.arch,
-      client_version: h.client.version,
-      last_seen: new Date().toISOString(),
-      ...(changed ? { adapter_card: card } : {}),
-    });
+    this.store.upsertDevice(helloUpdate(c.identity, c.hello, this.store.getDevice(c.identity.workspace_id, c.identity.device_id)));
     await this.functionLists.refresh(c);
   }
 

@@ -6,7 +6,8 @@ import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { openDatabase, statement } from '../storage/sqlite.js';
 import { migrate, type Migration, type Schema } from '../storage/migrations.js';
-import type { CallState, Descriptor, InvokeParams, Outcome } from '../protocol/messages.js';
+import type { CallState, Descriptor, HelloParams, InvokeParams, Outcome } from '../protocol/messages.js';
+import type { DeviceIdentity } from './auth.js';
 
 /** Bridge-side states: the device's (§6.2) plus `submitted` (sent, no state heard back yet). */
 export type BridgeCallState = CallState | 'submitted';
@@ -126,6 +127,27 @@ export type DeviceUpdate = Partial<Omit<DeviceRecord, 'adapter_card_digest'>> & 
 /** The digest `DeviceRecord.adapter_card_digest` holds, of a card's JSON text. */
 export function cardDigest(card: Record<string, unknown>): string {
   return createHash('sha256').update(JSON.stringify(card)).digest('hex');
+}
+
+/**
+ * The device record's update for a hello that succeeded, on either store: what the device says of itself,
+ * seen now, and its Adapter Card only when it differs from the stored one (`known`), so a reconnect with the
+ * same card (the usual case) does not write it again. The card is taken out of `hello`: the session keeps
+ * no card (a bridge for 10,000 devices cannot hold 10,000 cards); the store has it.
+ */
+export function helloUpdate(identity: DeviceIdentity, hello: HelloParams, known: Pick<DeviceRecord, 'adapter_card_digest'> | undefined): DeviceUpdate {
+  const card = hello.adapter_card;
+  delete hello.adapter_card;
+  const changed = card !== undefined && (!known?.adapter_card_digest || known.adapter_card_digest !== cardDigest(card));
+  return {
+    ...identity,
+    name: hello.device.name ?? null,
+    platform: hello.client.platform,
+    arch: hello.client.arch,
+    client_version: hello.client.version,
+    last_seen: new Date().toISOString(),
+    ...(changed ? { adapter_card: card } : {}),
+  };
 }
 
 /** How many device records stay parsed in memory (most recently used); the rest are read when needed. */

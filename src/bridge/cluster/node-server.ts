@@ -19,7 +19,7 @@ import { FunctionListReader, limitsCloseReason } from '../device-limits.js';
 import { RuntimeApi } from '../http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from '../http-util.js';
 import { ClusterNotWiredError, ConfigTokens } from '../server.js';
-import { cardDigest } from '../store.js';
+import { helloUpdate } from '../store.js';
 import { PgBridgeStore } from '../store/pg-store.js';
 import { ClusterCallRouter } from './cluster-calls.js';
 import { configDigest } from './config-digest.js';
@@ -225,21 +225,8 @@ export class ClusterNodeServer {
   private async onOnline(c: DeviceConnection): Promise<void> {
     const store = this.store;
     if (!store) return;
-    const h = c.hello;
-    const card = h.adapter_card;
-    delete h.adapter_card;
     const { workspace_id: ws, device_id: dev } = c.identity;
-    const known = await store.getDevice(ws, dev);
-    const changed = card !== undefined && (!known?.adapter_card_digest || known.adapter_card_digest !== cardDigest(card));
-    await store.upsertDevice({
-      ...c.identity,
-      name: h.device.name ?? null,
-      platform: h.client.platform,
-      arch: h.client.arch,
-      client_version: h.client.version,
-      last_seen: new Date().toISOString(),
-      ...(changed ? { adapter_card: card } : {}),
-    });
+    await store.upsertDevice(helloUpdate(c.identity, c.hello, await store.getDevice(ws, dev)));
     // Its hello succeeded: a refusal on record (from any node) no longer describes it.
     await store.clearRefusedHello(ws, dev);
     await this.functionLists?.refresh(c);
