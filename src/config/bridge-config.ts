@@ -2,8 +2,9 @@
  * The reference bridge's config file (PROTOCOL.md §11).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ConfigError, LogSection, checkConfig, readConfigFile, resolvePath } from './load.js';
+import { ConfigError, LogSection, checkConfig, readConfigFile, resolvePath, type ConfigProblem } from './load.js';
 import { coreMessage } from '../i18n/index.js';
+import { SaidError, saidOf } from '../i18n/said.js';
 import { isPasswordHash } from '../base/password.js';
 import slugify from 'slugify';
 import { readFileSync } from 'node:fs';
@@ -199,22 +200,22 @@ function isPostgresUrl(u: string): boolean {
 /** Checks `store` and `cluster` together; the problems name the key and say what to write. */
 function storeConfig(c: BridgeConfigFile, source: string): StoreConfig {
   const s = c.store ?? { kind: 'sqlite' as const };
-  const problems: string[] = [];
+  const problems: ConfigProblem[] = [];
   if (s.kind === 'sqlite') {
-    if (s.url !== undefined || s.url_file !== undefined) problems.push('"store.url" and "store.url_file" are for "store.kind: postgres"; SQLite keeps its file in data_dir');
-    if (c.cluster) problems.push('"cluster" needs "store.kind: postgres": the nodes of a cluster share one PostgreSQL database');
+    if (s.url !== undefined || s.url_file !== undefined) problems.push(coreMessage('core.config.store_url_sqlite'));
+    if (c.cluster) problems.push(coreMessage('core.config.cluster_needs_postgres'));
     if (problems.length) throw new ConfigError(source, problems);
     return { kind: 'sqlite' };
   }
-  if (!c.cluster) problems.push('"store.kind: postgres" needs "cluster.node_id": this node\'s id, 1 to 32 of a-z, 0-9 and _, different on every node');
-  if (s.url !== undefined && s.url_file !== undefined) problems.push('"store.url" and "store.url_file" are both set: give one of them');
+  if (!c.cluster) problems.push(coreMessage('core.config.postgres_needs_node_id'));
+  if (s.url !== undefined && s.url_file !== undefined) problems.push(coreMessage('core.config.store_url_both'));
   const file = s.url_file !== undefined ? (source === '(inline)' ? s.url_file : resolvePath(source, s.url_file)) : undefined;
   const out: StoreConfig = { kind: 'postgres', ...(s.url !== undefined ? { url: s.url } : {}), ...(file !== undefined ? { url_file: file } : {}) };
   if (!problems.length) {
     try {
       storeUrl(out);
     } catch (e) {
-      problems.push((e as Error).message);
+      problems.push(saidOf(e) ?? (e as Error).message);
     }
   }
   if (problems.length) throw new ConfigError(source, problems);
@@ -236,14 +237,14 @@ export function storeUrl(s: Extract<StoreConfig, { kind: 'postgres' }>, env: Nod
     try {
       url = readFileSync(s.url_file, 'utf8').trim();
     } catch (e) {
-      throw new Error(`${from} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { cause: e });
+      throw new SaidError(coreMessage('core.config.store_url_file_unreadable', { file: s.url_file, code: (e as NodeJS.ErrnoException).code ?? 'error' }), { cause: e });
     }
   } else {
     url = env[STORE_URL_ENV]?.trim() ?? '';
     from = STORE_URL_ENV;
-    if (!url) throw new Error(`"store.kind: postgres" needs the database's URL: "store.url", "store.url_file" (a file holding it), or the environment variable ${STORE_URL_ENV}`);
+    if (!url) throw new SaidError(coreMessage('core.config.store_url_missing', { env: STORE_URL_ENV }));
   }
-  if (!isPostgresUrl(url)) throw new Error(`${from} is not a postgres:// or postgresql:// URL`);
+  if (!isPostgresUrl(url)) throw new SaidError(coreMessage('core.config.store_url_scheme', { from }));
   return url;
 }
 

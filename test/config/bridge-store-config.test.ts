@@ -100,3 +100,31 @@ test('the single-process bridge configured for postgres refuses to start, saying
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the store and cluster problems are said in the reader\'s language (en and zh-CN), and a missing URL names the variable', () => {
+  const cases: Record<string, unknown>[] = [
+    { store: { kind: 'sqlite', url: URL_ } },
+    { cluster: { node_id: 'a' } },
+    { store: { kind: 'postgres', url: URL_ } },
+    { store: { kind: 'postgres', url: URL_, url_file: '/x' }, cluster: { node_id: 'a' } },
+    { store: { kind: 'postgres', url: 'mysql://h/db' }, cluster: { node_id: 'a' } },
+  ];
+  for (const doc of cases) {
+    try {
+      normalizeBridgeConfig({ data_dir: '/tmp/x', ...doc });
+      assert.fail(`accepted: ${JSON.stringify(doc)}`);
+    } catch (e) {
+      assert.ok(e instanceof ConfigError);
+      const zh = e.say('zh-CN').join('；');
+      assert.match(zh, /[\u4e00-\u9fff]{2}/, `${JSON.stringify(doc)} in zh-CN: ${zh}`);
+      assert.doesNotMatch(zh, /\b(needs|are both set|is not a|are for)\b/, `no English sentence left: ${zh}`);
+    }
+  }
+  const saved = process.env[STORE_URL_ENV];
+  delete process.env[STORE_URL_ENV];
+  try {
+    assert.throws(() => storeUrl({ kind: 'postgres' }), (e: unknown) => (e as { said?: { key?: string } }).said?.key === 'core.config.store_url_missing' && (e as Error).message.includes(STORE_URL_ENV));
+  } finally {
+    if (saved !== undefined) process.env[STORE_URL_ENV] = saved;
+  }
+});
