@@ -417,7 +417,7 @@ describe('tty provider: the agent runs in a real terminal (tmux); the person rea
     const s = await harness.p.shown(call_id);
     // The bridge attests the runtime (its token entry has no name: runtime-1); what the runtime claims is only a claim.
     assert.match(s, /runtime-1 \(says it is "QA runner"\) in workspace ws_t asks to:/);
-    assert.match(s, /Risk: high \(may change or delete data\)/);
+    assert.match(s, /Risk: permission level: high · can delete or overwrite data/);
     await st.waitFor((x) => /Time left: \d+ s/.test(last(x)), 'the countdown');
     assert.doesNotMatch(s, /private words/);
     st.keys('v');

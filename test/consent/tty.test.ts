@@ -60,7 +60,7 @@ test('tty: the prompt shows who asks what, the risk and a countdown; "a" allows 
   assert.match(s, /An unverified runtime \(says it is "Front-desk assistant"\) in workspace ws_demo asks to:/);
   assert.match(s, /Write a text file/);
   assert.match(s, /Overwrite report\.docx in out \(14 KB\)/);
-  assert.match(s, /Risk: high \(may change or delete data\)/);
+  assert.match(s, /Risk: permission level: high · can delete or overwrite data/);
   assert.match(s, /Time left: \d+ s/);
   assert.doesNotMatch(s, /hello/, 'argument values stay hidden until asked for');
   t.keys('a');
@@ -195,7 +195,7 @@ test('tty: in a Chinese locale the prompt speaks Chinese, from the zh-CN catalog
   const s = await t.waitFor((x) => x.includes('[a] 允许一次') && /剩余时间：\d+ 秒/.test(x), 'the Chinese prompt');
   assert.match(s, /AIOS Device：需要确认/);
   assert.match(s, /工作空间 ws_demo 中的 未经验证的运行时（自称“Front-desk assistant”） 请求：/);
-  assert.match(s, /风险：高（可能修改或删除数据）/);
+  assert.match(s, /风险：权限级别：高 · 可能删除或覆盖数据/);
   assert.doesNotMatch(s, /Time left|allow once|Risk:/);
   t.keys('a');
   const after = await t.waitFor((x) => x.includes('已允许一次。'), 'the Chinese answer line');
