@@ -17,7 +17,7 @@ import { functionWordKeys } from '../sdk/function-words.js';
 import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { Journal } from './journal.js';
 import { callLineWriter, type CallLineWriter } from '../base/logger.js';
-import { setClampedTimeout } from '../base/timers.js';
+import { DeadlineWheel } from '../base/deadline-wheel.js';
 import { LockAbortedError, LockManager, Semaphore } from './locks.js';
 import { errorOutcome, preAcceptOutcome } from '../protocol/outcomes.js';
 import type { FunctionRegistry } from './registry.js';
@@ -85,6 +85,8 @@ export class Dispatcher {
   private readonly outbox: Outbox;
   private readonly notes: StateNotes;
   private readonly exec: ExecutionEnv;
+  /** Every started call's execution budget, on one timer (no timer or closure per call). */
+  private readonly deadlines = new DeadlineWheel<InFlight>((call) => this.abort(call, 'timeout'));
 
   /** Where the one line per finished call goes (its fields are fixed: no redaction pass). */
   private readonly callLine: CallLineWriter;
@@ -452,7 +454,7 @@ export class Dispatcher {
   private async start(call: InFlight, lockNames: readonly string[], timeoutMs: number, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
     const t = call.times;
     call.budgetMs = timeoutMs;
-    const timer = setClampedTimeout(() => this.abort(call, 'timeout'), timeoutMs);
+    const deadline = this.deadlines.add(call, timeoutMs);
     let release = this.locks.tryAcquireAll(lockNames);
     let releaseSlot: (() => void) | undefined;
     try {
@@ -493,7 +495,7 @@ export class Dispatcher {
       }
       return await execute(this.exec, call, args, requester, log);
     } finally {
-      clearTimeout(timer);
+      this.deadlines.delete(call, deadline);
       releaseSlot?.();
       release?.();
     }
