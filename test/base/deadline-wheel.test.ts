@@ -135,9 +135,8 @@ test('all deleted: nothing fires, and the process is held only while a deadline 
 test('an entry deleted or added by another entry\'s onDue in the same slot is respected', () => {
   const clock = new ManualClock();
   const fired: string[] = [];
-  let wheel!: DeadlineWheel<string>;
   const tickets = new Map<string, number>();
-  wheel = new DeadlineWheel<string>((k) => {
+  const wheel: DeadlineWheel<string> = new DeadlineWheel<string>((k) => {
     fired.push(k);
     if (k === 'x') wheel.delete('y', tickets.get('y')!);
     if (k === 'x') tickets.set('z', wheel.add('z', 15));
