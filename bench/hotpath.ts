@@ -4,7 +4,9 @@
  * its heap allocated per call (a v8.GCProfiler in the child, `hotpath-alloc.mjs`, started and stopped by
  * SIGUSR2 around the measured burst). The call is the no-op `diagnostics.echo`, or `device.info` (`--fn
  * device.info`: the call issue 32's "≤ 8 KB allocated per call" is stated for).
- * Run: node --import tsx bench/hotpath.ts [calls] [--fn diagnostics.echo|device.info] [-- node flags for the agent]
+ * `--heap-prof FILE` also records the measured burst with V8's sampling heap profiler into FILE; `node
+ * bench/heap-top.mjs FILE CALLS` then says which functions allocated the bytes.
+ * Run: node --import tsx bench/hotpath.ts [calls] [--fn diagnostics.echo|device.info] [--heap-prof FILE] [-- node flags for the agent]
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,12 +34,12 @@ export interface HotpathResult {
 export const HOTPATH_CALLS: Record<string, RoundtripCall> = { [ECHO_CALL.function]: ECHO_CALL, [DEVICE_INFO_CALL.function]: DEVICE_INFO_CALL };
 
 /** One warm-up burst of 1000 calls, then `calls` measured ones, 64 in flight. */
-export async function measureHotpath(o: { calls: number; call?: RoundtripCall; nodeArgs?: string[] }): Promise<HotpathResult> {
+export async function measureHotpath(o: { calls: number; call?: RoundtripCall; nodeArgs?: string[]; heapProfile?: string }): Promise<HotpathResult> {
   const c = o.call ?? ECHO_CALL;
   const allocOut = join(tmpdir(), `hotpath-alloc-${process.pid}-${Date.now()}`);
   // The preload is plain JS beside this file's source (tsc does not copy it into dist/).
   const preload = join(dirname(fileURLToPath(import.meta.url).replace(/[/\\]dist([/\\]bench)/, '$1')), 'hotpath-alloc.mjs');
-  const t = await openAgentRoundtrip({ synchronous: 'normal', log: 'info', nodeArgs: [...(o.nodeArgs ?? []), '--import', preload], env: { HP_ALLOC_OUT: allocOut } }, c);
+  const t = await openAgentRoundtrip({ synchronous: 'normal', log: 'info', nodeArgs: [...(o.nodeArgs ?? []), '--import', preload], env: { HP_ALLOC_OUT: allocOut, ...(o.heapProfile ? { HP_HEAP_PROF: o.heapProfile } : {}) } }, c);
   try {
     const run = async (n: number): Promise<void> => {
       let next = 0;
@@ -81,11 +83,13 @@ async function main(): Promise<void> {
   const nodeArgs = sep >= 0 ? process.argv.slice(sep + 1) : [];
   const fnAt = own.indexOf('--fn');
   const fn = fnAt >= 0 ? own.splice(fnAt, 2)[1] : ECHO_CALL.function;
+  const profAt = own.indexOf('--heap-prof');
+  const heapProfile = profAt >= 0 ? own.splice(profAt, 2)[1] : undefined;
   const call = HOTPATH_CALLS[fn ?? ''];
   if (!call) throw new Error(`--fn must be one of ${Object.keys(HOTPATH_CALLS).join(', ')}`);
   const calls = Number(own[0] ?? 6000);
   if (!Number.isInteger(calls) || calls < 1) throw new Error('calls must be a positive integer');
-  process.stdout.write(JSON.stringify(await measureHotpath({ calls, call, nodeArgs })) + '\n');
+  process.stdout.write(JSON.stringify(await measureHotpath({ calls, call, nodeArgs, ...(heapProfile ? { heapProfile } : {}) })) + '\n');
 }
 
 if (isMain(import.meta.url)) runMain('bench:hotpath', main);

@@ -17,7 +17,7 @@ import { functionWordKeys } from '../sdk/function-words.js';
 import { coreMessage, strings, type Locale } from '../i18n/index.js';
 import type { Journal } from './journal.js';
 import { callLineWriter, type CallLineWriter } from '../base/logger.js';
-import { setClampedTimeout } from '../base/timers.js';
+import { DeadlineWheel } from '../base/deadline-wheel.js';
 import { LockAbortedError, LockManager, Semaphore } from './locks.js';
 import { errorOutcome, preAcceptOutcome } from '../protocol/outcomes.js';
 import type { FunctionRegistry } from './registry.js';
@@ -85,6 +85,8 @@ export class Dispatcher {
   private readonly outbox: Outbox;
   private readonly notes: StateNotes;
   private readonly exec: ExecutionEnv;
+  /** Every started call's execution budget, on one timer (no timer or closure per call). */
+  private readonly deadlines = new DeadlineWheel<InFlight>((call) => this.abort(call, 'timeout'));
 
   /** Where the one line per finished call goes (its fields are fixed: no redaction pass). */
   private readonly callLine: CallLineWriter;
@@ -120,9 +122,10 @@ export class Dispatcher {
 
   /**
    * `aios/function.invoke` for the wire: a freshly run call's outcome comes with its JSON (made once, for
-   * the size check and the journal), which the peer sends as is.
+   * the size check and the journal), which the peer sends as is. A call refused or replayed at admission
+   * is answered at once (no promise).
    */
-  async answer(p: InvokeParams): Promise<Outcome | PreSerialized<Outcome>> {
+  answer(p: InvokeParams): Outcome | Promise<Outcome | PreSerialized<Outcome>> {
     const a = admit(this.admission, p);
     switch (a.kind) {
       case 'refused':
@@ -157,9 +160,10 @@ export class Dispatcher {
       times: { callId: p.call_id, fn: p.function, acceptedAt: new Date().toISOString(), startedAt: null },
       progress: undefined,
     };
-    // Registered before the first await, so a duplicate arriving meanwhile attaches to this call.
+    // Registered before the first await, so a duplicate arriving meanwhile attaches to this call; `run`
+    // removes it when the call ends.
     this.inflight.set(p.call_id, call);
-    call.promise = this.run(call, p).finally(() => this.inflight.delete(p.call_id));
+    call.promise = this.run(call, p);
     return call.promise;
   }
 
@@ -284,42 +288,47 @@ export class Dispatcher {
 
   /** The accepted call's life, to its outcome: serialized once, journalled, its notes ended, its book-keeping queued. */
   private async run(call: InFlight, p: InvokeParams): Promise<PreSerialized<Outcome>> {
-    const log = new CallLogger(this.o.log, call.callId, call.fn);
-    const d = call.reg.descriptor;
-    let outcome: Outcome;
     try {
-      outcome = await this.lifecycle(call, p, log);
-    } catch (e) {
-      if (e instanceof JournalFault) {
-        log.error({ err: String(e.cause) }, 'journal write failed; call not accepted');
-        const refused = preAcceptOutcome(call.callId, call.fn, 'failed', new WireError('execution_failed', 'The device could not journal the call, so it did not run.', { retryable: true }));
-        return new PreSerialized(refused, JSON.stringify(refused));
+      const log = new CallLogger(this.o.log, call.callId, call.fn);
+      const d = call.reg.descriptor;
+      let outcome: Outcome;
+      try {
+        outcome = await this.lifecycle(call, p, log);
+      } catch (e) {
+        if (e instanceof JournalFault) {
+          log.error({ err: String(e.cause) }, 'journal write failed; call not accepted');
+          const refused = preAcceptOutcome(call.callId, call.fn, 'failed', new WireError('execution_failed', 'The device could not journal the call, so it did not run.', { retryable: true }));
+          return new PreSerialized(refused, JSON.stringify(refused));
+        }
+        log.error({ err: String(e) }, 'call path fault');
+        outcome = errorOutcome(call.times, 'failed', 'execution_failed', 'The device client failed while handling the call.', call.handlerRunning ? 'possible' : 'none');
       }
-      log.error({ err: String(e) }, 'call path fault');
-      outcome = errorOutcome(call.times, 'failed', 'execution_failed', 'The device client failed while handling the call.', call.handlerRunning ? 'possible' : 'none');
+      call.progress?.stop();
+      // The outcome is serialized once: for the size check, the journal and the response frame.
+      let json = JSON.stringify(outcome);
+      if (outcome.state === 'completed' && tooLong(json, this.o.maxOutputBytes)) {
+        outcome = errorOutcome(call.times, 'failed', 'payload_too_large', 'The output is larger than a message may be; the function should return a blob.', d.risk?.read_only ? 'none' : 'possible', { limit: this.o.maxOutputBytes, size: Buffer.byteLength(json) });
+        json = JSON.stringify(outcome);
+      }
+      try {
+        // A call that ended before it was journalled (refused by policy, cancelled during the decision) is
+        // journalled now, in the same write as its outcome.
+        if (!call.journalled) void this.accept(call, 'accepted', null).catch(() => undefined);
+        await this.outbox.finish(outcome, json);
+      } catch (e) {
+        log.error({ err: String(e) }, 'journal write of the outcome failed');
+      }
+      call.state = outcome.state;
+      this.notes.end(call, outcome.state, outcome.finished_at ?? new Date().toISOString(), call.times.acceptedAt);
+      this.afterAnswer(() => {
+        this.logCall(outcome);
+        this.observe(outcome, d, p, call.resources);
+      });
+      return new PreSerialized(outcome, json);
+    } finally {
+      // The call is no longer live: a duplicate now finds its outcome in the journal.
+      this.inflight.delete(call.callId);
     }
-    call.progress?.stop();
-    // The outcome is serialized once: for the size check, the journal and the response frame.
-    let json = JSON.stringify(outcome);
-    if (outcome.state === 'completed' && tooLong(json, this.o.maxOutputBytes)) {
-      outcome = errorOutcome(call.times, 'failed', 'payload_too_large', 'The output is larger than a message may be; the function should return a blob.', d.risk?.read_only ? 'none' : 'possible', { limit: this.o.maxOutputBytes, size: Buffer.byteLength(json) });
-      json = JSON.stringify(outcome);
-    }
-    try {
-      // A call that ended before it was journalled (refused by policy, cancelled during the decision) is
-      // journalled now, in the same write as its outcome.
-      if (!call.journalled) void this.accept(call, 'accepted', null).catch(() => undefined);
-      await this.outbox.finish(outcome, json);
-    } catch (e) {
-      log.error({ err: String(e) }, 'journal write of the outcome failed');
-    }
-    call.state = outcome.state;
-    this.notes.end(call, outcome.state, outcome.finished_at ?? new Date().toISOString(), call.times.acceptedAt);
-    this.afterAnswer(() => {
-      this.logCall(outcome);
-      this.observe(outcome, d, p, call.resources);
-    });
-    return new PreSerialized(outcome, json);
   }
 
   /**
@@ -378,7 +387,8 @@ export class Dispatcher {
     // grants. A refusal here is final and journalled like any outcome; nobody is asked.
     let resolved: Resolved;
     try {
-      resolved = await resolveResources(call.reg, args, this.o.grants, this.o.seesGrants?.(call.reg.source) !== false);
+      // Most functions declare no resources(): nothing to wait for, the descriptor's locks are the call's.
+      resolved = def.resources ? await resolveResources(call.reg, args, this.o.grants, this.o.seesGrants?.(call.reg.source) !== false) : { resources: [], locks: d.locks };
     } catch (e) {
       const err = e instanceof WireError ? e : new WireError('execution_failed', 'The function could not work out what this call touches.');
       if (!(e instanceof WireError)) log.error({ err: String(e) }, 'resources() threw an unexpected error');
@@ -439,7 +449,8 @@ export class Dispatcher {
     }
     // Paused while the user was being asked: the answer does not start the call.
     if (this.o.consent.isPaused()) return pausedBeforeStart(t);
-    return this.start(call, resolved.locks, Math.min(p.timeout_ms ?? d.timeout_ms_default, d.timeout_ms_max), args, p.requester, log);
+    // Awaited here, not returned: a promise returned from an async function costs another promise and two ticks.
+    return await this.start(call, resolved.locks, Math.min(p.timeout_ms ?? d.timeout_ms_default, d.timeout_ms_max), args, p.requester, log);
   }
 
   /**
@@ -452,7 +463,7 @@ export class Dispatcher {
   private async start(call: InFlight, lockNames: readonly string[], timeoutMs: number, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
     const t = call.times;
     call.budgetMs = timeoutMs;
-    const timer = setClampedTimeout(() => this.abort(call, 'timeout'), timeoutMs);
+    const deadline = this.deadlines.add(call, timeoutMs);
     let release = this.locks.tryAcquireAll(lockNames);
     let releaseSlot: (() => void) | undefined;
     try {
@@ -493,7 +504,7 @@ export class Dispatcher {
       }
       return await execute(this.exec, call, args, requester, log);
     } finally {
-      clearTimeout(timer);
+      this.deadlines.delete(call, deadline);
       releaseSlot?.();
       release?.();
     }

@@ -9,7 +9,7 @@ import { errorOutcome, finalOutcome } from '../protocol/outcomes.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
 import type { BlobClient, CallContext, Progress } from '../sdk/index.js';
 import type { Logger } from '../base/logger.js';
-import type { TempArea } from '../sdk/temp.js';
+import type { CallTempScope, TempArea } from '../sdk/temp.js';
 import { abortedWhileRunning } from './abort.js';
 import type { InFlight } from './inflight.js';
 
@@ -28,24 +28,7 @@ export interface ExecutionEnv {
 /** Runs the call's handler and answers with its outcome, whatever happens (a throw is a defect of the caller). */
 export async function execute(env: ExecutionEnv, call: InFlight, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
   const t = call.times;
-  const temp = env.temp().scope(call.callId);
-  const ctx: CallContext = {
-    tempFile: (ext) => temp.tempFile(ext),
-    tempDir: () => temp.tempDir(),
-    resources: call.resources ?? [],
-    callId: call.callId,
-    functionId: call.fn,
-    get signal() {
-      return call.ab.signal;
-    },
-    requester,
-    log,
-    blobs: env.blobs,
-    progress: (pr) => env.progress(call, pr),
-    commit: () => {
-      call.committed = true;
-    },
-  };
+  const ctx = new HandlerContext(env, call, requester, log);
   call.handlerRunning = true;
   // The handler, started now (a synchronous throw is its rejection): one `then` and one race per call,
   // the fewest promises that still let an abort answer before the handler settles.
@@ -55,18 +38,14 @@ export async function execute(env: ExecutionEnv, call: InFlight, args: Record<st
   } catch (e) {
     handler = Promise.reject(e);
   }
-  let settled: Promise<Settled> | undefined;
+  const settled = handler.then(asSettled, asFailed);
   // Whichever comes first: the handler settles, or the call is aborted (`abort` wakes this).
   const first = await new Promise<Settled | 'aborted'>((resolve) => {
-    settled = handler.then(
-      (v): Settled => ({ ok: true, v }),
-      (e: unknown): Settled => ({ ok: false, e }),
-    );
-    // The call's temp files go when its handler settles, however the call ended (even after its outcome).
     void settled.then((s) => {
+      // The call's temp files go when its handler settles, however the call ended (even after its outcome).
+      HandlerContext.settled(ctx);
       resolve(s);
-      return temp.close();
-    }).catch((e: unknown) => log.warn({ err: String(e) }, 'a call\'s temporary files could not be removed'));
+    });
     if (call.ab.aborted) resolve('aborted');
     else call.wake = () => resolve('aborted');
   });
@@ -80,10 +59,10 @@ export async function execute(env: ExecutionEnv, call: InFlight, args: Record<st
   const kind = call.ab.reason!.kind;
   let graceTimer: NodeJS.Timeout | undefined;
   const grace = new Promise<'grace'>((r) => (graceTimer = setTimeout(() => r('grace'), ABORT_GRACE_MS)));
-  const stopped = await Promise.race([settled!, grace]);
+  const stopped = await Promise.race([settled, grace]);
   clearTimeout(graceTimer);
   if (stopped === 'grace') {
-    void settled!.then((s) => log.warn({ late: s.ok ? 'result' : 'error' }, 'handler finished after its call ended; result dropped'));
+    void settled.then((s) => log.warn({ late: s.ok ? 'result' : 'error' }, 'handler finished after its call ended; result dropped'));
   } else {
     call.handlerRunning = false;
     if (stopped.ok && !call.committed && kind !== 'timeout') {
@@ -100,6 +79,65 @@ export async function execute(env: ExecutionEnv, call: InFlight, args: Record<st
 
 /** How the handler's promise settled. */
 type Settled = { ok: true; v: unknown } | { ok: false; e: unknown };
+
+const asSettled = (v: unknown): Settled => ({ ok: true, v });
+const asFailed = (e: unknown): Settled => ({ ok: false, e });
+
+/**
+ * A call's context as its handler sees it: one object per call (an object literal with the `signal`
+ * getter cost three times as much: V8 makes each one a dictionary). Its functions are own properties, so
+ * a handler may take them off the context. The temp folder's scope is made on first use: most calls make none.
+ */
+class HandlerContext implements CallContext {
+  readonly callId: string;
+  readonly functionId: string;
+  readonly resources: CallContext['resources'];
+  readonly blobs: BlobClient;
+  readonly tempFile = (ext?: string): Promise<string> => this.#temp().tempFile(ext);
+  readonly tempDir = (): Promise<string> => this.#temp().tempDir();
+  readonly progress = (pr: Progress): void => this.#env.progress(this.#call, pr);
+  readonly commit = (): void => {
+    this.#call.committed = true;
+  };
+  readonly #env: ExecutionEnv;
+  readonly #call: InFlight;
+  #scope: CallTempScope | undefined;
+  /** The handler has settled: its temp files are gone, and new ones are refused. */
+  #ended = false;
+
+  constructor(
+    env: ExecutionEnv,
+    call: InFlight,
+    readonly requester: CallContext['requester'],
+    readonly log: Logger,
+  ) {
+    this.#env = env;
+    this.#call = call;
+    this.callId = call.callId;
+    this.functionId = call.fn;
+    this.resources = call.resources ?? [];
+    this.blobs = env.blobs;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.ab.signal;
+  }
+
+  #temp(): CallTempScope {
+    if (!this.#scope) {
+      this.#scope = this.#env.temp().scope(this.callId);
+      // Asked for after the handler settled: the scope is closed at once, so the request fails.
+      if (this.#ended) void this.#scope.close();
+    }
+    return this.#scope;
+  }
+
+  /** The handler settled: the call's temp folder (if it made one) is removed. */
+  static settled(ctx: HandlerContext): void {
+    ctx.#ended = true;
+    ctx.#scope?.close().catch((e: unknown) => ctx.log.warn({ err: String(e) }, 'a call\'s temporary files could not be removed'));
+  }
+}
 
 /** A handler's result as the outcome (its size is checked once the outcome is serialized). */
 function completed(call: InFlight, output: unknown, log: Logger): Outcome {

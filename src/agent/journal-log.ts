@@ -27,8 +27,14 @@ export type LogRecord =
 /** The header line's record: the identity the records after it belong to. */
 export type HeaderRecord = ['h', string, string];
 
+/**
+ * One line of the log: a string, or its parts in order (a finished call's line is given as three, so that
+ * the outcome's JSON, made once by the dispatcher, is written as it is and never copied into a longer string).
+ */
+export type LogLine = string | readonly string[];
+
 interface Op {
-  line: string;
+  line: LogLine;
   /** Applies the write to the journal's rows once its line is in the log. */
   apply(): void;
   resolve(): void;
@@ -43,6 +49,7 @@ export class JournalLog {
   private closed = false;
   /** The log is empty: its next write starts with the header line naming the identity. */
   private needHeader = true;
+  private readonly out = new GroupBuffer();
   /**
    * True while several calls are in flight: writes then wait for the end of the event-loop turn, so one
    * `write()` serves them all. Alone, a write is logged at the end of the current task (lowest latency).
@@ -63,7 +70,7 @@ export class JournalLog {
   }
 
   /** Queues one line; resolves once it is in the log and `apply` has run. */
-  append(line: string, apply: () => void): Promise<void> {
+  append(line: LogLine, apply: () => void): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the journal is closed'));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ line, apply, resolve, reject });
@@ -86,14 +93,22 @@ export class JournalLog {
       for (const op of ops) op.reject(new Error('the journal is closed'));
       return;
     }
-    let text = this.needHeader ? JSON.stringify(['h', this.header.workspaceId, this.header.deviceId]) + '\n' : '';
-    for (const op of ops) text += op.line + '\n';
+    // Each line is written into one reused buffer: no string of the whole group is made (joining them
+    // copied every outcome's JSON once more per call).
+    let n = this.needHeader ? this.out.put(JSON.stringify(['h', this.header.workspaceId, this.header.deviceId]) + '\n', 0) : 0;
+    for (const op of ops) {
+      if (typeof op.line === 'string') n = this.out.put(op.line, n);
+      else for (const part of op.line) n = this.out.put(part, n);
+      n = this.out.put('\n', n);
+    }
     try {
-      writeAll(this.fd, text);
+      this.out.writeTo(this.fd, n);
       if (this.fsync) fdatasyncSync(this.fd);
     } catch (e) {
       for (const op of ops) op.reject(e);
       return;
+    } finally {
+      this.out.release();
     }
     this.needHeader = false;
     for (const op of ops) {
@@ -147,9 +162,30 @@ export class JournalLog {
   }
 }
 
-/** Writes the whole string (a short write is continued, never left half-done). */
-function writeAll(fd: number, text: string): void {
-  const buf = Buffer.from(text);
-  let off = 0;
-  while (off < buf.length) off += writeSync(fd, buf, off);
+/** The bytes of one group, in a buffer kept between groups (grown as needed; a large one is let go after its write). */
+class GroupBuffer {
+  private static readonly KEEP = 256 * 1024;
+  private buf = Buffer.allocUnsafe(16 * 1024);
+
+  /** Writes `text` at `at` as UTF-8; returns where it ends. */
+  put(text: string, at: number): number {
+    const size = Buffer.byteLength(text);
+    if (at + size > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf.length, at + size));
+      this.buf.copy(bigger, 0, 0, at);
+      this.buf = bigger;
+    }
+    return at + this.buf.write(text, at);
+  }
+
+  /** Writes the first `size` bytes to `fd` (a short write is continued, never left half-done). */
+  writeTo(fd: number, size: number): void {
+    let off = 0;
+    while (off < size) off += writeSync(fd, this.buf, off, size - off);
+  }
+
+  /** After a group: a buffer grown past KEEP is not kept. */
+  release(): void {
+    if (this.buf.length > GroupBuffer.KEEP) this.buf = Buffer.allocUnsafe(16 * 1024);
+  }
 }

@@ -21,7 +21,7 @@ import { isTerminal } from '../protocol/messages.js';
 import { ERRORS } from '../protocol/errors.js';
 import type { SyncLevel } from '../storage/sqlite.js';
 import { IdFilter } from './id-filter.js';
-import { JournalLog, type LogRecord } from './journal-log.js';
+import { JournalLog, type LogLine, type LogRecord } from './journal-log.js';
 import { JournalTable, type ListOptions, type Row, type Scope } from './journal-table.js';
 
 export { JOURNAL_MIGRATIONS, JOURNAL_SCHEMA } from './journal-table.js';
@@ -185,8 +185,8 @@ export class Journal {
   finish(outcome: Outcome, delivered = false, json = JSON.stringify(outcome)): Promise<void> {
     const fin = outcome.finished_at ?? new Date().toISOString();
     const ms = Date.now();
-    // The outcome's JSON is made once: it goes into the line and, later, into the table.
-    const line = `["f",${JSON.stringify(outcome.call_id)},${json},${JSON.stringify(fin)},${delivered ? 1 : 0},${ms}]`;
+    // The outcome's JSON is made once: it goes into the line (as one of its parts) and, later, into the table.
+    const line = [`["f",${JSON.stringify(outcome.call_id)},`, json, `,${JSON.stringify(fin)},${delivered ? 1 : 0},${ms}]`];
     return this.write(line, () => this.applyFinish(outcome.call_id, outcome.state, json, fin, delivered, ms));
   }
 
@@ -306,7 +306,7 @@ export class Journal {
   /** Told when a rebuilt id filter has replaced the full one (tests wait on it). */
   onIdFilterRebuilt: () => void = () => undefined;
 
-  private write(line: string, apply: () => void, newId?: string): Promise<void> {
+  private write(line: LogLine, apply: () => void, newId?: string): Promise<void> {
     const p = this.log.append(line, apply);
     if (newId !== undefined && !this.closed) this.queuedIds.add(newId);
     return p;

@@ -86,6 +86,7 @@ export class LockManager {
 
   /** Takes all `names` now if every one is free; undefined (holding nothing) otherwise. */
   tryAcquireAll(names: readonly string[]): (() => void) | undefined {
+    if (!names.length) return holdsNothing;
     const sorted = [...new Set(names)].sort();
     const releases: (() => void)[] = [];
     for (const n of sorted) {
@@ -142,6 +143,9 @@ export class LockManager {
     }
   }
 }
+
+/** The release of an empty set of locks (most calls take none). */
+const holdsNothing = (): void => undefined;
 
 function once(fn: () => void): () => void {
   let done = false;

@@ -37,6 +37,8 @@ const COALESCE_MS = 300;
 /** Emits 'changed' (ToolsChanged) after changes settle for 300 ms. */
 export class FunctionRegistry extends EventEmitter {
   private readonly fns = new Map<string, RegisteredFunction>();
+  /** The descriptors and their ids in id order, until the set changes (device.info lists the ids on every call). */
+  private sorted: { descriptors: Descriptor[]; ids: string[] } | undefined;
   private rev: number;
   private pending = { added: new Map<string, string>(), removed: new Map<string, string>(), updated: new Map<string, string>() };
   private timer: NodeJS.Timeout | undefined;
@@ -76,6 +78,7 @@ export class FunctionRegistry extends EventEmitter {
     for (const f of prepared) {
       const prev = this.fns.get(f.descriptor.id);
       this.fns.set(f.descriptor.id, f);
+      this.sorted = undefined;
       if (!prev) this.note('added', f.descriptor);
       else if (prev.descriptor.descriptor_hash !== f.descriptor.descriptor_hash) this.note('updated', f.descriptor);
     }
@@ -92,6 +95,7 @@ export class FunctionRegistry extends EventEmitter {
     for (const [id, f] of this.fns) {
       if (f.source !== source || keep.has(id)) continue;
       this.fns.delete(id);
+      this.sorted = undefined;
       this.note('removed', f.descriptor);
     }
   }
@@ -101,6 +105,7 @@ export class FunctionRegistry extends EventEmitter {
     for (const [id, f] of this.fns) {
       if (f.source !== source) continue;
       this.fns.delete(id);
+      this.sorted = undefined;
       this.note('removed', f.descriptor);
     }
   }
@@ -130,11 +135,19 @@ export class FunctionRegistry extends EventEmitter {
 
   /** Descriptors in deterministic order (by id). */
   descriptors(): Descriptor[] {
-    return [...this.fns.values()].map((f) => f.descriptor).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.inOrder().descriptors.slice();
   }
 
   ids(): string[] {
-    return this.descriptors().map((d) => d.id);
+    return this.inOrder().ids.slice();
+  }
+
+  private inOrder(): { descriptors: Descriptor[]; ids: string[] } {
+    if (!this.sorted) {
+      const descriptors = [...this.fns.values()].map((f) => f.descriptor).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      this.sorted = { descriptors, ids: descriptors.map((d) => d.id) };
+    }
+    return this.sorted;
   }
 
   /**

@@ -140,6 +140,20 @@ export class JsonRpcPeer {
     this.writeText(JSON.stringify(msg));
   }
 
+  /** A message whose text is `parts` joined; the transport may send them without joining them. */
+  private writeParts(parts: readonly string[]): void {
+    const max = this.opts.maxMessageBytes;
+    let length = 0;
+    for (const p of parts) length += p.length;
+    if (max !== undefined && max > 0 && length * 3 > max) {
+      let bytes = 0;
+      for (const p of parts) bytes += Buffer.byteLength(p);
+      if (bytes > max) throw new WireError('payload_too_large', `The message is larger than the ${max}-byte frame limit.`, { details: { limit: max } });
+    }
+    if (this.transport.sendParts) this.transport.sendParts(parts);
+    else this.transport.send(parts.join(''));
+  }
+
   private writeText(text: string): void {
     const max = this.opts.maxMessageBytes;
     if (tooLong(text, max)) {
@@ -208,7 +222,7 @@ export class JsonRpcPeer {
       const result = await handler(params, method);
       if (!this.isOpen) return;
       try {
-        if (result instanceof PreSerialized) this.writeText(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.json}}`);
+        if (result instanceof PreSerialized) this.writeParts([`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`, result.json, '}']);
         else this.write({ jsonrpc: '2.0', id, result: result ?? null });
       } catch (e) {
         if (e instanceof WireError) this.sendRaw(id, e.toRpcError());

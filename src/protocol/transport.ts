@@ -14,6 +14,11 @@ export interface CloseInfo {
 export interface Transport {
   /** Sends one serialized JSON-RPC message. Throws if closed. */
   send(text: string): void;
+  /**
+   * Sends one message given as parts of its text, in order (a response around an outcome's JSON made
+   * earlier): optional; without it the peer joins the parts and calls `send`.
+   */
+  sendParts?(parts: readonly string[]): void;
   close(code?: number, reason?: string): void;
   readonly isOpen: boolean;
   /** Handles one message; the promise (if any) settles once it is handled (ExchangeTransport waits for it). */

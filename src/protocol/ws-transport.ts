@@ -31,6 +31,9 @@ export const CLOSE = {
   limits: 4008,
 } as const;
 
+/** `ws.send` options for a text frame whose UTF-8 bytes are given as a Buffer. */
+const TEXT_FRAME = { binary: false } as const;
+
 /** Default frame limit (§1). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** Default heartbeat (§1). */
@@ -84,6 +87,21 @@ export class WebSocketTransport implements Transport {
     if (!this.isOpen) throw new Error('transport closed');
     this.cork();
     this.ws.send(text);
+  }
+
+  /**
+   * The parts are written into one buffer and sent as a text frame: no string of the whole message is
+   * made (joined, the parts would be copied once more into it, and `ws` then copies the text again).
+   */
+  sendParts(parts: readonly string[]): void {
+    if (!this.isOpen) throw new Error('transport closed');
+    let size = 0;
+    for (const p of parts) size += Buffer.byteLength(p);
+    const bytes = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const p of parts) at += bytes.write(p, at);
+    this.cork();
+    this.ws.send(bytes, TEXT_FRAME);
   }
 
   private corked = false;

@@ -27,4 +27,11 @@ test('args_digest hashes {function, arguments} canonically', () => {
   assert.equal(a, createHash('sha256').update('{"arguments":{"a":1,"b":2},"function":"f.x"}').digest('hex'));
   assert.notEqual(a, argsDigest('f.x', { a: 1, b: 3 }));
   assert.notEqual(a, argsDigest('f.y', { a: 1, b: 2 }));
+  // The digest is JCS of the whole { function, arguments } object, whatever the arguments hold.
+  const whole = (fn: string, args: unknown) => createHash('sha256').update(jcs({ function: fn, arguments: args })).digest('hex');
+  for (const [fn, args] of [['device.info', {}], ['f.\u20ac', { z: [1, { y: '\ud83d\ude00', x: null }], a: 1e21 }], ['f.x', undefined], ['f.x', []], ['f.x', 'text'], ['f.x', null]] as const) {
+    assert.equal(argsDigest(fn, args), whole(fn, args), `${fn} ${JSON.stringify(args)}`);
+  }
+  assert.throws(() => argsDigest('f.x', { s: '\ud800' }), /surrogate/i);
+  assert.throws(() => argsDigest('f.\ud800', {}), /surrogate/i);
 });
