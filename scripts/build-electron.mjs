@@ -3,7 +3,8 @@
 // scripts/copy-assets.mjs), the shell
 // (tsc -p electron/tsconfig.json), the preload bundled into one CommonJS file (a sandboxed preload can
 // neither load ES modules nor require sibling files), and the window's pages built into <out>/renderer
-// (scripts/build-renderer.mjs: the local endpoint's /ui/ and the tray's aios-ui:// scheme serve them).
+// (scripts/build-renderer.mjs: the local endpoint's /ui/ and the tray's aios-ui:// scheme serve them), and
+// the precompiled validators into <out>/validators (scripts/build-validators.mjs).
 // Usage: node scripts/build-electron.mjs [--out <dir>]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { build } from 'esbuild';
 import { buildRenderer } from './build-renderer.mjs';
 import { buildAdapterHost } from './build-adapter-host.mjs';
 import { copyAssets } from './copy-assets.mjs';
+import { buildValidators } from './build-validators.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const i = process.argv.indexOf('--out');
@@ -36,4 +38,6 @@ await build({
 });
 await buildRenderer({ out: join(out, 'renderer') });
 await buildAdapterHost(join(out, 'adapter-host'));
+// The precompiled validators, from the core just compiled into <out>.
+await buildValidators(out);
 process.stdout.write(`built the tray shell into ${out}; run it with: npx electron ${join(out, 'electron', 'main.js')}\n`);

@@ -7,6 +7,7 @@ import { defineGrantKind, defineHandler, listingCandidates, optionalNative, type
 import { bluetoothFunctions } from './functions.js';
 import { normalizeBluetoothGrant, type BluetoothGrant } from './grants.js';
 import { BleRuntime, parseOptions } from './runtime.js';
+import { linuxWithoutBluetooth } from './noble-loader.js';
 import type { Noble } from './noble-types.js';
 import { UUID_PATTERN, normPeripheralId } from './uuid.js';
 
@@ -51,7 +52,8 @@ export default defineHandler({
     // noble's platform binding through the kit: a load failure becomes device_unavailable (no_adapter,
     // not_installed, …) or permission_denied (os_refused) with what to do. CommonJS: the instance is `default`.
     const platform = async () => (await optionalNative('@abandonware/noble', { feature: 'Bluetooth', load: () => import('@abandonware/noble') })).default as unknown as Noble;
-    const runtime = new BleRuntime(parseOptions(env.options), (method, line) => log.debug({ noble: method, line }, 'noble console output'), platform);
+    // bluetooth.state on a Linux without Bluetooth answers without loading noble (linuxWithoutBluetooth).
+    const runtime = new BleRuntime(parseOptions(env.options), (method, line) => log.debug({ noble: method, line }, 'noble console output'), platform, linuxWithoutBluetooth);
     return {
       functions: bluetoothFunctions({ runtime, grants: () => env.grants.list('bluetooth').map(fromGrant) }),
       // Paused: let go of the devices (another program or phone may want them); the next call reconnects.

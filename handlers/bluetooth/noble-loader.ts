@@ -10,6 +10,7 @@
  * - `websocket`: noble's WebSocket binding (what `NOBLE_WEBSOCKET=1` selects), which talks to
  *   ws://localhost:2846. TEST ONLY: the tests and the bench run a protocol simulator there (no radio).
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { BleError } from './errors.js';
 import type { Noble } from './noble-types.js';
@@ -44,6 +45,24 @@ export function loadFailure(e: unknown): BleError {
     return new BleError('os_refused', 'The operating system refused Bluetooth to this program; on Linux give node the cap_net_raw and cap_net_admin capabilities (see docs/handlers/bluetooth.md).');
   }
   return new BleError('no_adapter', 'This device has no usable Bluetooth adapter (the system reports none); plug one in or enable Bluetooth, then try again.');
+}
+
+/**
+ * True when this Linux kernel has no Bluetooth at all (no `/sys/class/bluetooth`: no adapter ever
+ * registered, and the subsystem is not loaded) while noble itself is installed: then noble would load
+ * only to find no adapter (or fail with EAFNOSUPPORT), ≈ 150–200 ms of import for an answer known
+ * without it. An adapter that appears later creates the folder; a system without `/sys/class` (some
+ * containers) and every other platform are not judged here.
+ */
+export function linuxWithoutBluetooth(): boolean {
+  if (process.platform !== 'linux' || !existsSync('/sys/class') || existsSync('/sys/class/bluetooth')) return false;
+  try {
+    require.resolve('@abandonware/noble');
+    return true;
+  } catch {
+    // Not installed: the load path says so (`not_installed`).
+    return false;
+  }
 }
 
 /** Loads noble with the chosen binding; `platform` imports the default one (it throws what it throws). */

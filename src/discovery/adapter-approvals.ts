@@ -32,7 +32,8 @@ const ApprovalRecordSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-const ApprovalsFileSchema = Type.Object({ adapters: Type.Record(Type.String(), ApprovalRecordSchema) }, { additionalProperties: false });
+/** The approvals file (its schema is precompiled at build time, src/kit/precompile.ts). */
+export const ApprovalsFileSchema = Type.Object({ adapters: Type.Record(Type.String(), ApprovalRecordSchema) }, { additionalProperties: false });
 
 /** One person's approval of one adapter. */
 export interface ApprovalRecord {

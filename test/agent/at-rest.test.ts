@@ -1,7 +1,9 @@
 /**
  * The agent at rest loads only what a call needs (issue 32 item 1): started as `aios-device run` does,
  * with every built-in handler, it has not loaded the bridge, the trial, the QR code encoders, or a
- * handler's native or document libraries (serialport, noble, pdfkit), which load on first use.
+ * handler's native or document libraries (serialport, noble, pdfkit), which load on first use; and,
+ * given the precompiled validators a build makes (generated here from the current code, as `npm run
+ * build` does), not ajv's compiler either: every schema it checks at start is precompiled.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { agentDoc, CLI, Proc, procReport, ROOT, tempDir, tokens, until } from '../helpers/stack.js';
+import { buildValidators } from '../../src/kit/precompile.js';
 
 /** Path fragments of modules an agent at rest must not have loaded, and where each loads instead. */
 const HEAVY: [fragment: string, loadsWhen: string][] = [
@@ -20,18 +23,21 @@ const HEAVY: [fragment: string, loadsWhen: string][] = [
   [`${sep}node_modules${sep}serialport${sep}`, 'the first serial call'],
   [`${sep}node_modules${sep}@serialport${sep}`, 'the first serial call'],
   [`${sep}node_modules${sep}@abandonware${sep}`, 'the first Bluetooth call'],
+  [`${sep}node_modules${sep}ajv${sep}dist${sep}compile${sep}`, 'a schema the build did not precompile (an adapter\'s)'],
 ];
 
-test('the agent at rest has not loaded the bridge, the trial, the QR encoders or a handler\'s heavy libraries', async () => {
+test('the agent at rest has not loaded the bridge, the trial, the QR encoders, a handler\'s heavy libraries or ajv\'s compiler', async () => {
   const dir = tempDir();
   const listFile = join(dir, 'loaded.json');
+  const validators = join(dir, 'validators');
+  await buildValidators(validators);
   const config = join(dir, 'agent.json');
   // A bridge nobody listens on: the agent starts, loads every handler and keeps trying to connect.
   writeFileSync(config, JSON.stringify(agentDoc(dir, 'http://127.0.0.1:9', tokens())));
   const agent = new Proc(
     spawn(process.execPath, ['--import', 'tsx', '--import', join(ROOT, 'test', 'fixtures', 'loaded-modules.mjs'), CLI, 'run', '--config', config], {
       cwd: ROOT,
-      env: { ...process.env, LC_ALL: 'C.UTF-8', AIOS_LOADED_MODULES_OUT: listFile },
+      env: { ...process.env, LC_ALL: 'C.UTF-8', AIOS_LOADED_MODULES_OUT: listFile, AIOS_VALIDATORS_DIR: validators },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );

@@ -45,10 +45,11 @@ function validator() {
   return new Ajv({ allErrors: true, strict: false }).compile(schema);
 }
 
-/** The source a built path comes from: dist/src/x.js ← src/x.ts, dist/electron/preload.cjs ← electron/preload.ts, dist/renderer ← electron/renderer. */
+/** The source a built path comes from: dist/src/x.js ← src/x.ts, dist/electron/preload.cjs ← electron/preload.ts, dist/renderer ← electron/renderer, dist/validators ← src/kit/precompile.ts. */
 function sourceOf(builtPath: string): string {
   if (builtPath === 'dist/renderer' || builtPath.startsWith('dist/renderer/')) return builtPath.replace(/^dist\/renderer/, 'electron/renderer');
   if (builtPath === 'dist/adapter-host') return 'resources/adapter-host/host.mjs';
+  if (builtPath === 'dist/validators') return 'src/kit/precompile.ts';
   return builtPath.replace(/^dist\//, '').replace(/\.c?js$/, '.ts');
 }
 
@@ -101,6 +102,7 @@ test('identity and targets are the ones the project ships', () => {
   assert.ok(c.files.includes('dist/src/**/*.sql'), 'the PostgreSQL migration files ship beside dist/src/bridge/store/pg-store.js');
   // The window's pages ship built (scripts/build-renderer.mjs), where src/version.ts's RENDERER_DIR finds them; their TypeScript sources do not.
   assert.ok(c.files.includes('dist/renderer/**'), 'the built pages ship beside dist/src, where the /ui/ route and the window serve them from');
+  assert.ok(c.files.includes('dist/validators/*.cjs'), 'the precompiled validators ship beside dist/src, where schema-validator.js looks them up');
   assert.ok(!c.files.some((f) => f.startsWith('electron/renderer')), 'the pages\' sources do not ship');
   // deb.depends replaces electron-builder's defaults: Electron's own libraries must be listed again.
   const defaults = ['libgtk-3-0', 'libnotify4', 'libnss3', 'libxss1', 'libxtst6', 'xdg-utils', 'libatspi2.0-0', 'libuuid1', 'libsecret-1-0'];

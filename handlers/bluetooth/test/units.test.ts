@@ -104,3 +104,24 @@ test('bluetooth.state from what the kit\'s optionalNative throws: no adapter, OS
   const rt = new BleRuntime(parseOptions({}), () => {}, failing('EPERM', 'EPERM', 'ble-test-d'));
   await assert.rejects(rt.get(), (e: unknown) => (e as { type?: string }).type === 'permission_denied' && (e as { details?: { reason?: string } }).details?.reason === 'os_refused');
 });
+
+test('bluetooth.state answers no_adapter without loading noble when the system says there is no Bluetooth; other calls still load it', async () => {
+  const { BleRuntime } = await import('../runtime.js');
+  let loads = 0;
+  const platform = () => {
+    loads++;
+    return Promise.reject(new BleError('no_adapter', 'none')) as Promise<never>;
+  };
+  const rt = new BleRuntime(parseOptions({}), () => {}, platform, () => true);
+  assert.deepEqual(await rt.state(new AbortController().signal), { present: false, powered: false, authorised: true, reason: 'no_adapter' });
+  assert.equal(loads, 0, 'noble was not loaded for the state');
+  await assert.rejects(rt.get());
+  assert.equal(loads, 1, 'a call that needs the adapter still loads noble (and reports its own error)');
+});
+
+test('linuxWithoutBluetooth: true only on Linux with /sys/class but no /sys/class/bluetooth', async () => {
+  const { existsSync } = await import('node:fs');
+  const { linuxWithoutBluetooth } = await import('../noble-loader.js');
+  const expected = process.platform === 'linux' && existsSync('/sys/class') && !existsSync('/sys/class/bluetooth');
+  assert.equal(linuxWithoutBluetooth(), expected);
+});
