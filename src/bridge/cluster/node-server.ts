@@ -17,7 +17,7 @@ import { APP_VERSION } from '../../version.js';
 import { DeviceHub, type DeviceConnection, type RefusalStore } from '../device-hub.js';
 import { FunctionListReader, limitsCloseReason } from '../device-limits.js';
 import { RuntimeApi } from '../http-api.js';
-import { RateLimiter, sendError, StreamLimiter } from '../http-util.js';
+import { RateLimiter, sendError, STORE_RETRY_AFTER_S, StreamLimiter } from '../http-util.js';
 import { ClusterNotWiredError, ConfigTokens } from '../server.js';
 import { cardDigest } from '../store.js';
 import { PgBridgeStore } from '../store/pg-store.js';
@@ -206,7 +206,7 @@ export class ClusterNodeServer {
         return sendJson(res, 200, { status: 'ok', version: APP_VERSION, bus: this.bus?.state, ...health });
       } catch (e) {
         this.o.log.warn({ err: (e as Error).message }, 'GET /health could not read the cluster\'s nodes');
-        return sendJson(res, 503, { status: 'store_unavailable', version: APP_VERSION, node_id: this.nodeId });
+        return sendJson(res, 503, { status: 'store_unavailable', version: APP_VERSION, node_id: this.nodeId, bus: this.bus?.state }, { 'Retry-After': String(STORE_RETRY_AFTER_S) });
       }
     }
     try {
