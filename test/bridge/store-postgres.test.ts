@@ -161,6 +161,9 @@ test('postgres: each migration after 0001 applies over a version-1 database hold
       assert.equal((await s.getCall('ws_a', 'c1'))?.state, 'submitted');
       assert.equal((await s.getDevice('ws_a', 'dev_1'))?.name, 'kept');
       assert.ok((await s.claimSession('ws_a', 'dev_1', 'node_a', 1000)).epoch > 0, 'the new tables work');
+      // 0004: the call's deadline (1 ms after the epoch) as a time, and the sweeper's claim reads it.
+      assert.equal(((await pool.query(`SELECT deadline_at FROM bridge_calls WHERE call_id = 'c1'`)).rows[0] as { deadline_at: Date }).deadline_at.getTime(), 1);
+      assert.deepEqual((await s.claimExpiredCalls(0, 10)).map((c) => c.call_id), ['c1']);
     } finally {
       await s.close();
     }

@@ -42,6 +42,9 @@ export interface ClusterNodeServerOptions {
   bus?: Pick<PgBusOptions, 'backoffMs' | 'maxBackoffMs' | 'sweepMs' | 'probeMs'>;
   /** The §6.8 resolution window in ms (default 24 h). */
   resolveWindowMs?: number;
+  /** The deadline sweeper's period and grace (`ClusterCallRouterOptions`; tests shorten them). */
+  deadlineSweepMs?: number;
+  deadlineGraceMs?: number;
 }
 
 /** A cluster node's process: membership, heartbeat, bus, `/health`, device sessions and the calls API. */
@@ -119,7 +122,10 @@ export class ClusterNodeServer {
           abandon: (id, epoch) => void sessions.release(id.workspace_id, id.device_id, epoch).catch(() => undefined),
         },
       });
-      this.router = new ClusterCallRouter({ store, bus: this.bus, hub: this.hub, sessions, log, ...(this.o.resolveWindowMs !== undefined ? { resolveWindowMs: this.o.resolveWindowMs } : {}) });
+      this.router = new ClusterCallRouter({ store, bus: this.bus, hub: this.hub, sessions, log, ...(this.o.resolveWindowMs !== undefined ? { resolveWindowMs: this.o.resolveWindowMs } : {}),
+        ...(this.o.deadlineSweepMs !== undefined ? { deadlineSweepMs: this.o.deadlineSweepMs } : {}),
+        ...(this.o.deadlineGraceMs !== undefined ? { deadlineGraceMs: this.o.deadlineGraceMs } : {}),
+      });
       this.functionLists = new FunctionListReader({
         limits: this.config.device_limits,
         log,

@@ -121,8 +121,9 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
-  getCall(ws: string, id: string) { return this.ops.getCall(ws, id); }
+  getCall(ws: string, id: string, forUpdate?: boolean) { return this.ops.getCall(ws, id, forUpdate); }
   openCalls(deviceId?: string) { return this.ops.openCalls(deviceId); }
+  claimExpiredCalls(graceMs: number, limit: number) { return this.ops.claimExpiredCalls(graceMs, limit); }
   findByDevice(ws: string, dev: string, id: string) { return this.ops.findByDevice(ws, dev, id); }
   unresolvedUnknowns(ws: string, dev: string, since: string) { return this.ops.unresolvedUnknowns(ws, dev, since); }
   saveCall(c: StoredCall) { return this.ops.saveCall(c); }
@@ -263,16 +264,24 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
   return {
     async insertCall(c) {
       const r = await q.query(
-        `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, created_at, updated_at, sent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, false, $8, $9, $10, $11, $12)
+        `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, deadline_at, created_at, updated_at, sent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, false, $8, $9, to_timestamp($9::bigint / 1000.0), $10, $11, $12)
          ON CONFLICT ON CONSTRAINT bridge_calls_idempotency DO NOTHING`,
         [c.workspace_id, c.call_id, c.device_id, c.function, c.args_digest, JSON.stringify(c.params), c.state, JSON.stringify(c.timeline), c.deadline_ms, c.created_at, c.updated_at, c.sent],
       );
       return r.rowCount === 1;
     },
-    async getCall(ws, id) {
-      const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $2`, [ws, id]);
+    async getCall(ws, id, forUpdate = false) {
+      const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [ws, id]);
       return r ? callOf(r) : undefined;
+    },
+    async claimExpiredCalls(graceMs, limit) {
+      const rs = await rows(
+        `SELECT * FROM bridge_calls WHERE outcome IS NULL AND deadline_at <= now() - $1 * interval '1 millisecond'
+         ORDER BY deadline_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [graceMs, limit],
+      );
+      return rs.map(callOf);
     },
     async openCalls(deviceId) {
       const rs = deviceId === undefined
