@@ -244,6 +244,8 @@ export class DeviceHub extends EventEmitter {
         },
         (e: unknown) => {
           this.o.log.warn({ err: String(e), device_id: identity.device_id }, 'could not claim the device\'s session');
+          // The database out of reach: said as such (retryable; the device connects again with its backoff).
+          if (e instanceof WireError && e.type === 'store_unavailable') throw e;
           throw new WireError('not_ready', 'The bridge could not record the session; connect again.');
         },
       );

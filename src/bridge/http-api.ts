@@ -10,7 +10,7 @@ import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
 import type { CallEvent, CallService, SubmitRequest } from './call-lifecycle.js';
 import type { DeviceHub } from './device-hub.js';
-import { HttpError, RateLimiter, readJson, sendError, statusForWireError, type StreamLimiter } from './http-util.js';
+import { HttpError, RateLimiter, readJson, sendError, statusForWireError, STORE_RETRY_AFTER_S, type StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
 import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type RefusedHello, type StoredCall, type TimelineEntry } from './store.js';
@@ -111,8 +111,11 @@ export class RuntimeApi {
       const headers: Record<string, string> = {};
       if (e.type === 'rate_limited' && e.details?.['retry_after_ms']) headers['Retry-After'] = String(Math.ceil(Number(e.details['retry_after_ms']) / 1000));
       sendError(res, e.status, e.type, e.message, e.details, headers);
-    } else if (e instanceof WireError) sendError(res, e.details?.['last_refused_hello'] ? 409 : statusForWireError(e), e.type, e.message, e.details);
-    else if (e instanceof RpcError && e.code === 404) sendError(res, 404, 'not_found', e.message);
+    } else if (e instanceof WireError) {
+      // A clustered bridge whose database is out of reach (§10): 503 and when to try again, never a 500.
+      const headers: Record<string, string> = e.type === 'store_unavailable' ? { 'Retry-After': String(STORE_RETRY_AFTER_S) } : {};
+      sendError(res, e.details?.['last_refused_hello'] ? 409 : statusForWireError(e), e.type, e.message, e.details, headers);
+    } else if (e instanceof RpcError && e.code === 404) sendError(res, 404, 'not_found', e.message);
     else sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
   }
 

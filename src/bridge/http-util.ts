@@ -20,6 +20,12 @@ export function sendError(res: ServerResponse, status: number, type: string, mes
   sendJson(res, status, { error: httpError(type, message, { status, ...(details ? { details } : {}) }) }, headers);
 }
 
+/**
+ * Seconds a client is told to wait (`Retry-After`) before trying again while a clustered bridge cannot reach
+ * its database (`store_unavailable`): about how long a PostgreSQL restart or failover takes.
+ */
+export const STORE_RETRY_AFTER_S = 5;
+
 /** HTTP status for a wire error type raised while serving a request. */
 export function statusForWireError(e: WireError): number {
   switch (e.type) {
@@ -35,6 +41,8 @@ export function statusForWireError(e: WireError): number {
       return 413;
     case 'rate_limited':
       return 429;
+    case 'store_unavailable':
+      return 503;
     case 'invalid_arguments':
       return 400;
     default:

@@ -44,6 +44,7 @@ export const ERRORS = {
   payload_too_large: { code: -41054, retryable: false, layer: 'call', meaning: 'arguments, output or blob over the limit' },
   not_ready: { code: -41060, retryable: true, layer: 'protocol', meaning: 'a method other than session.hello arrived before the session' },
   unsupported_protocol_version: { code: -41061, retryable: false, layer: 'protocol', meaning: 'no common protocol version' },
+  store_unavailable: { code: -41062, retryable: true, layer: 'bridge', meaning: 'the bridge cannot reach its store (a clustered bridge\'s database)' },
   device_limits_exceeded: { code: -41063, retryable: false, layer: 'bridge', meaning: 'a device sent more than the bridge\'s per-device bounds; the session is closed' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { BRIDGE_PG_SCHEMA, PgBridgeStore } from '../../src/bridge/store/pg-store.js';
+import { BRIDGE_PG_SCHEMA, PgBridgeStore, StoreUnavailableError } from '../../src/bridge/store/pg-store.js';
 import { migratePg, pgSchemaVersion, PgMigrationError, readPgMigrations } from '../../src/storage/pg-migrate.js';
 import { SchemaTooNewError } from '../../src/storage/migrations.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
@@ -161,6 +161,9 @@ test('postgres: each migration after 0001 applies over a version-1 database hold
       assert.equal((await s.getCall('ws_a', 'c1'))?.state, 'submitted');
       assert.equal((await s.getDevice('ws_a', 'dev_1'))?.name, 'kept');
       assert.ok((await s.claimSession('ws_a', 'dev_1', 'node_a', 1000)).epoch > 0, 'the new tables work');
+      // 0004: the call's deadline (1 ms after the epoch) as a time, and the sweeper's claim reads it.
+      assert.equal(((await pool.query(`SELECT deadline_at FROM bridge_calls WHERE call_id = 'c1'`)).rows[0] as { deadline_at: Date }).deadline_at.getTime(), 1);
+      assert.deepEqual((await s.claimExpiredCalls(0, 10)).map((c) => c.call_id), ['c1']);
     } finally {
       await s.close();
     }
@@ -204,7 +207,8 @@ test('a server that stops answering mid-run (its backend frozen): the store call
     const pid = (await store.pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     process.kill(pid, 'SIGSTOP');
     frozen = pid;
-    await assert.rejects(store.clusterNodes(), /timeout/i);
+    // Said as the database out of reach (503 store_unavailable on the runtime API), the time limit as its cause.
+    await assert.rejects(store.clusterNodes(), (e: unknown) => e instanceof StoreUnavailableError && /timeout/i.test(String((e.cause as Error).message)));
     process.kill(pid, 'SIGCONT');
     frozen = undefined;
     assert.deepEqual(await store.clusterNodes(), [], 'the next call is answered');

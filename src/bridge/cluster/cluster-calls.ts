@@ -11,9 +11,11 @@
  * - **Every node** holding a `wait` or an SSE stream for a call reads the record again on `call_changed` and
  *   turns what changed into the same events as the single process (`event:<ws>/<id>`, `settled:<ws>/<id>`).
  *
- * Not here yet (docs/deploy.md, "Clustered bridge"): a deadline sweeper (deadlines are timers on the owner
- * node, so a call whose owner dies before its deadline is ended by no one until the device reconnects), and
- * progress notes to other nodes (they reach streams on the owner node only).
+ * - **Deadlines**: a timer on the node that sent the call (it asks the device to cancel first), and a sweeper on
+ *   every node for the calls nobody ended (their owner died): `sweepDeadlines`.
+ *
+ * Not here yet (docs/deploy.md, "Clustered bridge"): progress notes to other nodes (they reach streams on the
+ * owner node only).
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../base/logger.js';
@@ -43,7 +45,21 @@ export interface ClusterCallRouterOptions {
   log: Logger;
   /** The §6.8 resolution window (default RESOLVE_WINDOW_MS). */
   resolveWindowMs?: number;
+  /** How often the deadline sweeper runs (default DEADLINE_SWEEP_MS; 0: never, a test calls `sweepDeadlines`). */
+  deadlineSweepMs?: number;
+  /** How long past a deadline the sweeper leaves a call to its owner's own timer (default DEADLINE_SWEEP_GRACE_MS). */
+  deadlineGraceMs?: number;
 }
+
+/** How often every node sweeps for calls past their deadline that nobody ended. */
+export const DEADLINE_SWEEP_MS = 5000;
+/**
+ * How long past its deadline a call is left to the node that sent it: that node asks the device to cancel and
+ * waits CANCEL_WAIT_MS for the answer; the sweeper takes over only after that, plus a margin for a busy node.
+ */
+export const DEADLINE_SWEEP_GRACE_MS = CANCEL_WAIT_MS + 5000;
+/** Calls one sweep ends in one transaction at most (the next sweep takes the rest). */
+const SWEEP_BATCH = 100;
 
 /** A call this node streams or waits on: the last record it read, and its reads one after another. */
 interface Watch {
@@ -71,11 +87,20 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   private closed = false;
   /** Device outcomes refused because a newer session had replaced the one they came on (fencing). */
   refusedAnswers = 0;
+  private readonly sweeper: NodeJS.Timeout | undefined;
+  private sweeping: Promise<number> | null = null;
+  private readonly graceMs: number;
 
   constructor(private readonly o: ClusterCallRouterOptions) {
     super();
     this.setMaxListeners(0);
     this.resolveWindowMs = o.resolveWindowMs ?? RESOLVE_WINDOW_MS;
+    this.graceMs = o.deadlineGraceMs ?? DEADLINE_SWEEP_GRACE_MS;
+    const every = o.deadlineSweepMs ?? DEADLINE_SWEEP_MS;
+    if (every > 0) {
+      this.sweeper = setInterval(() => void this.sweepDeadlines().catch((e: unknown) => this.o.log.warn({ err: String(e) }, 'the deadline sweep failed; the next one tries again')), every);
+      this.sweeper.unref();
+    }
     this.unsubscribe = o.bus.subscribe((m) => this.onBus(m));
     o.hub.onDeviceRequest(METHODS.callReport, (conn, p) => this.onReport(conn, p as { outcomes: Outcome[] }));
     o.hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
@@ -316,7 +341,8 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     const { workspace_id: ws, call_id: id } = call;
     const key = `${ws}/${id}`;
     const body = async (tx: StoreOps): Promise<WriteResult> => {
-      const c = await tx.getCall(ws, id);
+      // Held until the commit: another node's write to this call (its sweeper's) waits instead of being lost.
+      const c = await tx.getCall(ws, id, true);
       if (!c || !mutate(c)) return 'unchanged';
       await tx.saveCall(c);
       await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
@@ -508,6 +534,34 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   }
 
   /**
+   * Ends the calls past their deadline (by more than the grace) that nobody ended, whichever node sent them: a
+   * call whose owner node died still ends (§6.4, 1.2). Each sweep is one transaction that holds the rows it takes
+   * and skips those another node's sweep (or a write) holds, so no call is ended twice. The outcome is the
+   * deadline's: `unknown` with `timeout` while the device's session is live (its node should have ended it),
+   * `unknown` with `device_offline` when the session is gone or lapsed, `expired` when the invoke was never
+   * sent. A device's later outcome resolves the `unknown` (§6.8). Resolves with how many calls it ended.
+   */
+  sweepDeadlines(): Promise<number> {
+    if (this.closed) return Promise.resolve(0);
+    this.sweeping ??= this.o.store
+      .transaction(async (tx) => {
+        let ended = 0;
+        for (const call of await tx.claimExpiredCalls(this.graceMs, SWEEP_BATCH)) {
+          const s = await tx.session(call.workspace_id, call.device_id);
+          const how = s && !s.lapsed ? 'silent' : call.sent ? 'gone' : 'never_sent';
+          if (applyOutcome(call, { o: deadlineOutcome(call, how), byBridge: true, derive: false }) === false) continue;
+          await tx.saveCall(call);
+          await this.o.bus.broadcast({ type: 'call_changed', workspace_id: call.workspace_id, call_id: call.call_id }, tx);
+          this.o.log.info({ call_id: call.call_id, device_id: call.device_id, state: call.state }, 'the deadline sweep ended a call nobody had ended');
+          ended++;
+        }
+        return ended;
+      })
+      .finally(() => (this.sweeping = null));
+    return this.sweeping;
+  }
+
+  /**
    * After the bus (re)listens, and on its sweep (messages may have been lost): this node's streams read their
    * calls again, its sessions that a newer one replaced are closed (4001), and the open calls of its other
    * sessions are sent (again) to their devices.
@@ -530,6 +584,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
 
   close(): void {
     this.closed = true;
+    clearInterval(this.sweeper);
     this.unsubscribe();
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.deadlines.clear();

@@ -17,7 +17,7 @@ import { APP_VERSION } from '../../version.js';
 import { DeviceHub, type DeviceConnection, type RefusalStore } from '../device-hub.js';
 import { FunctionListReader, limitsCloseReason } from '../device-limits.js';
 import { RuntimeApi } from '../http-api.js';
-import { RateLimiter, sendError, StreamLimiter } from '../http-util.js';
+import { RateLimiter, sendError, STORE_RETRY_AFTER_S, StreamLimiter } from '../http-util.js';
 import { ClusterNotWiredError, ConfigTokens } from '../server.js';
 import { helloUpdate } from '../store.js';
 import { PgBridgeStore } from '../store/pg-store.js';
@@ -42,6 +42,9 @@ export interface ClusterNodeServerOptions {
   bus?: Pick<PgBusOptions, 'backoffMs' | 'maxBackoffMs' | 'sweepMs' | 'probeMs'>;
   /** The §6.8 resolution window in ms (default 24 h). */
   resolveWindowMs?: number;
+  /** The deadline sweeper's period and grace (`ClusterCallRouterOptions`; tests shorten them). */
+  deadlineSweepMs?: number;
+  deadlineGraceMs?: number;
 }
 
 /** A cluster node's process: membership, heartbeat, bus, `/health`, device sessions and the calls API. */
@@ -119,7 +122,10 @@ export class ClusterNodeServer {
           abandon: (id, epoch) => void sessions.release(id.workspace_id, id.device_id, epoch).catch(() => undefined),
         },
       });
-      this.router = new ClusterCallRouter({ store, bus: this.bus, hub: this.hub, sessions, log, ...(this.o.resolveWindowMs !== undefined ? { resolveWindowMs: this.o.resolveWindowMs } : {}) });
+      this.router = new ClusterCallRouter({ store, bus: this.bus, hub: this.hub, sessions, log, ...(this.o.resolveWindowMs !== undefined ? { resolveWindowMs: this.o.resolveWindowMs } : {}),
+        ...(this.o.deadlineSweepMs !== undefined ? { deadlineSweepMs: this.o.deadlineSweepMs } : {}),
+        ...(this.o.deadlineGraceMs !== undefined ? { deadlineGraceMs: this.o.deadlineGraceMs } : {}),
+      });
       this.functionLists = new FunctionListReader({
         limits: this.config.device_limits,
         log,
@@ -206,7 +212,7 @@ export class ClusterNodeServer {
         return sendJson(res, 200, { status: 'ok', version: APP_VERSION, bus: this.bus?.state, ...health });
       } catch (e) {
         this.o.log.warn({ err: (e as Error).message }, 'GET /health could not read the cluster\'s nodes');
-        return sendJson(res, 503, { status: 'store_unavailable', version: APP_VERSION, node_id: this.nodeId });
+        return sendJson(res, 503, { status: 'store_unavailable', version: APP_VERSION, node_id: this.nodeId, bus: this.bus?.state }, { 'Retry-After': String(STORE_RETRY_AFTER_S) });
       }
     }
     try {

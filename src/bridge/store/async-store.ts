@@ -15,7 +15,17 @@ export interface StoreOps {
    * then reads it with `getCall` and compares `args_digest`.
    */
   insertCall(c: StoredCall): Promise<boolean>;
-  getCall(workspaceId: string, callId: string): Promise<StoredCall | undefined>;
+  /**
+   * `forUpdate`: in a transaction, the row is held until the commit (PostgreSQL's `FOR UPDATE`), so two nodes'
+   * read-change-save of one call never lose one another's change (SQLite's one connection holds it anyway).
+   */
+  getCall(workspaceId: string, callId: string, forUpdate?: boolean): Promise<StoredCall | undefined>;
+  /**
+   * Open calls whose deadline passed more than `graceMs` ago, at most `limit`, oldest deadline first. In a
+   * transaction on PostgreSQL each row is held until the commit and rows another transaction holds are
+   * skipped (`FOR UPDATE SKIP LOCKED`): two nodes sweeping at once never take the same call.
+   */
+  claimExpiredCalls(graceMs: number, limit: number): Promise<StoredCall[]>;
   /** Calls not yet terminal (for one device, or all). */
   openCalls(deviceId?: string): Promise<StoredCall[]>;
   /** A call by its session's workspace and device and its id (call.report carries only the call id). */

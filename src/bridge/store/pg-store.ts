@@ -4,6 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { WireError } from '../../protocol/errors.js';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
@@ -34,6 +35,52 @@ export interface PgStoreOptions {
 export const PG_CONNECT_TIMEOUT_MS = 5_000;
 /** A query's time limit, by default: far above any of the store's queries, well under a caller's patience. */
 export const PG_QUERY_TIMEOUT_MS = 15_000;
+
+/**
+ * The store cannot be reached (PostgreSQL down, restarting, out of connections, or silent past a time limit):
+ * `store_unavailable` (-41062, PROTOCOL §2, §10). A constraint violation or a bad query is never this.
+ */
+export class StoreUnavailableError extends WireError {
+  constructor(cause: unknown) {
+    super('store_unavailable', 'The bridge cannot reach its database; try again later.', { retryable: true });
+    this.cause = cause;
+  }
+}
+
+/** Socket errors of a connection that is gone or never came (node's `code`). */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * SQLSTATEs of a server that cannot serve: class 08 (connection exception), 57P01–57P03 (shut down, crashed,
+ * starting up), 53300 (too many connections).
+ */
+const SERVER_CODES = /^(08...|57P0[123]|53300)$/;
+/** What the `pg` driver throws, without a code, when its connection went away or a time limit passed. */
+const DRIVER_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
+
+/** True when `e` says the database could not be reached, rather than that it refused what was asked. */
+export function isStoreUnreachable(e: unknown): boolean {
+  if (e instanceof StoreUnavailableError) return true;
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string') return SOCKET_CODES.has(code) || SERVER_CODES.test(code);
+  // A failed connect may reject with an AggregateError (one per address tried).
+  if (e instanceof AggregateError) return e.errors.length > 0 && e.errors.every(isStoreUnreachable);
+  return DRIVER_MESSAGES.test(e.message);
+}
+
+/** `e` as {@link StoreUnavailableError} when it says the database could not be reached, else `e` itself. */
+export function storeError(e: unknown): unknown {
+  return isStoreUnreachable(e) && !(e instanceof StoreUnavailableError) ? new StoreUnavailableError(e) : e;
+}
+
+/** Runs `p`, turning a failure to reach the database into {@link StoreUnavailableError}. */
+async function reaching<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    throw storeError(e);
+  }
+}
 
 /** The PostgreSQL implementation of {@link AsyncBridgeStore}. */
 export class PgBridgeStore implements AsyncBridgeStore {
@@ -74,8 +121,9 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
-  getCall(ws: string, id: string) { return this.ops.getCall(ws, id); }
+  getCall(ws: string, id: string, forUpdate?: boolean) { return this.ops.getCall(ws, id, forUpdate); }
   openCalls(deviceId?: string) { return this.ops.openCalls(deviceId); }
+  claimExpiredCalls(graceMs: number, limit: number) { return this.ops.claimExpiredCalls(graceMs, limit); }
   findByDevice(ws: string, dev: string, id: string) { return this.ops.findByDevice(ws, dev, id); }
   unresolvedUnknowns(ws: string, dev: string, since: string) { return this.ops.unresolvedUnknowns(ws, dev, since); }
   saveCall(c: StoredCall) { return this.ops.saveCall(c); }
@@ -98,7 +146,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
 
   /** The devices of a workspace whose session is live (claimed, its lease not lapsed), on any node. */
   async liveDevices(workspaceId: string): Promise<string[]> {
-    return (await this.pool.query<{ device_id: string }>(`SELECT device_id FROM device_sessions WHERE workspace_id = $1 AND lease_until > now()`, [workspaceId])).rows.map((r) => r.device_id);
+    return (await reaching(this.pool.query<{ device_id: string }>(`SELECT device_id FROM device_sessions WHERE workspace_id = $1 AND lease_until > now()`, [workspaceId]))).rows.map((r) => r.device_id);
   }
 
   async joinCluster(nodeId: string, config: NodeConfigDigest, liveMs: number): Promise<JoinResult> {
@@ -126,26 +174,29 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   async nodeHeartbeat(nodeId: string, startedAt: string): Promise<HeartbeatResult> {
-    const r = await this.pool.query<{ mine: boolean }>(
+    const r = await reaching(this.pool.query<{ mine: boolean }>(
       `WITH renewed AS (UPDATE cluster_nodes SET last_seen = now() WHERE node_id = $1 AND started_at = $2 RETURNING 1)
        SELECT EXISTS (SELECT 1 FROM renewed) AS mine, EXISTS (SELECT 1 FROM cluster_nodes WHERE node_id = $1) AS present`,
       [nodeId, startedAt],
-    );
+    ));
     const { mine, present } = r.rows[0] as { mine: boolean; present: boolean };
     return mine ? 'ok' : present ? 'taken' : 'gone';
   }
 
   async clusterNodes(): Promise<ClusterNodeRecord[]> {
-    return (await this.pool.query<Record<string, unknown>>(`SELECT * FROM cluster_nodes ORDER BY node_id COLLATE "C"`)).rows.map(nodeOf);
+    return (await reaching(this.pool.query<Record<string, unknown>>(`SELECT * FROM cluster_nodes ORDER BY node_id COLLATE "C"`))).rows.map(nodeOf);
   }
 
   async leaveCluster(nodeId: string, startedAt: string): Promise<void> {
-    await this.pool.query(`DELETE FROM cluster_nodes WHERE node_id = $1 AND started_at = $2`, [nodeId, startedAt]);
+    await reaching(this.pool.query(`DELETE FROM cluster_nodes WHERE node_id = $1 AND started_at = $2`, [nodeId, startedAt]));
   }
 
-  /** Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. */
+  /**
+   * Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. A failure to
+   * reach the database (at connect, or on any statement) rejects with {@link StoreUnavailableError}.
+   */
   private async withClient<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await reaching(this.pool.connect());
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -154,7 +205,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
       return out;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => (broken = true));
-      throw e;
+      throw storeError(e);
     } finally {
       // A client that could not roll back is not given to the next caller.
       client.release(broken);
@@ -199,7 +250,9 @@ function sessionOf(r: Record<string, unknown>): DeviceSession {
 }
 
 /** The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). */
-function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>): StoreOps {
+function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>): StoreOps {
+  // Every statement's failure to reach the database is store_unavailable (a transaction's, at its rollback too).
+  const q = { query: <R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params: unknown[]) => reaching(pool.query<R>(sql, params)) };
   const rows = async (sql: string, params: unknown[]) => (await q.query<Record<string, unknown>>(sql, params)).rows;
   const saveCall = async (c: StoredCall): Promise<void> => {
     await q.query(
@@ -211,16 +264,24 @@ function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>
   return {
     async insertCall(c) {
       const r = await q.query(
-        `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, created_at, updated_at, sent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, false, $8, $9, $10, $11, $12)
+        `INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, deadline_at, created_at, updated_at, sent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, false, $8, $9, to_timestamp($9::bigint / 1000.0), $10, $11, $12)
          ON CONFLICT ON CONSTRAINT bridge_calls_idempotency DO NOTHING`,
         [c.workspace_id, c.call_id, c.device_id, c.function, c.args_digest, JSON.stringify(c.params), c.state, JSON.stringify(c.timeline), c.deadline_ms, c.created_at, c.updated_at, c.sent],
       );
       return r.rowCount === 1;
     },
-    async getCall(ws, id) {
-      const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $2`, [ws, id]);
+    async getCall(ws, id, forUpdate = false) {
+      const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [ws, id]);
       return r ? callOf(r) : undefined;
+    },
+    async claimExpiredCalls(graceMs, limit) {
+      const rs = await rows(
+        `SELECT * FROM bridge_calls WHERE outcome IS NULL AND deadline_at <= now() - $1 * interval '1 millisecond'
+         ORDER BY deadline_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [graceMs, limit],
+      );
+      return rs.map(callOf);
     },
     async openCalls(deviceId) {
       const rs = deviceId === undefined
@@ -296,7 +357,7 @@ function pgOps(q: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>
     async claimSession(ws, dev, node, leaseMs) {
       // The old row is read and replaced under its lock, so two nodes claiming at once get different epochs
       // and each sees the session it replaced.
-      if (q instanceof pg.Pool) return inTransaction((tx) => tx.claimSession(ws, dev, node, leaseMs));
+      if (pool instanceof pg.Pool) return inTransaction((tx) => tx.claimSession(ws, dev, node, leaseMs));
       for (;;) {
         const [old] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2 FOR UPDATE`, [ws, dev]);
         if (old) {

@@ -85,6 +85,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   insertCall(c: StoredCall) { return this.run(() => this.direct.insertCall(c)); }
   getCall(ws: string, id: string) { return this.run(() => this.direct.getCall(ws, id)); }
   openCalls(deviceId?: string) { return this.run(() => this.direct.openCalls(deviceId)); }
+  claimExpiredCalls(graceMs: number, limit: number) { return this.run(() => this.direct.claimExpiredCalls(graceMs, limit)); }
   findByDevice(ws: string, dev: string, id: string) { return this.run(() => this.direct.findByDevice(ws, dev, id)); }
   unresolvedUnknowns(ws: string, dev: string, since: string) { return this.run(() => this.direct.unresolvedUnknowns(ws, dev, since)); }
   saveCall(c: StoredCall) { return this.run(() => this.direct.saveCall(c)); }
@@ -156,6 +157,11 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
     },
     getCall: async (ws, id) => store.getCall(ws, id),
     openCalls: async (deviceId) => store.openCalls(deviceId),
+    // One process is the whole cluster: nobody else could take a call meanwhile.
+    claimExpiredCalls: async (graceMs, limit) => {
+      const before = Date.now() - graceMs;
+      return store.openCalls().filter((c) => c.deadline_ms <= before).sort((a, b) => a.deadline_ms - b.deadline_ms).slice(0, limit);
+    },
     findByDevice: async (ws, dev, id) => store.findByDevice(ws, dev, id),
     unresolvedUnknowns: async (ws, dev, since) => store.unresolvedUnknowns(ws, dev, since),
     saveCall: async (c) => store.saveCall(c),
