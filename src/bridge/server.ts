@@ -26,10 +26,9 @@ import { isLocale, localeFromEnv } from '../i18n/index.js';
 import { bridgeEn, bridgeZh } from '../i18n/bridge.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, helloUpdate } from './store.js';
-import { BlobStore } from './blob-store.js';
+import { BlobStore, blobMount } from './blob-store.js';
 import type { JWK } from 'jose';
 import { verifyCard } from '../protocol/card-sign.js';
-import { bearer } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
@@ -168,31 +167,14 @@ export class BridgeServer {
       locale: localeFromEnv(),
     });
     this.blobs = new BlobStore({
-      dir: join(config.data_dir, 'blobs'),
+      dir: config.blobs?.dir ?? join(config.data_dir, 'blobs'),
       ...(config.blobs?.max_bytes ? { maxBytes: config.blobs.max_bytes } : {}),
       ...(config.blobs?.ttl_s ? { ttlMs: config.blobs.ttl_s * 1000 } : {}),
       ...(config.blobs?.workspace_quota_bytes ? { quotaBytes: config.blobs.workspace_quota_bytes } : {}),
     });
     // Blobs are scoped to the caller's workspace: a device or runtime token of another workspace cannot read them.
-    const blobMount: HttpMount = async (req, res, url) => {
-      if (!url.pathname.startsWith('/v1/blobs')) return false;
-      const t = bearer(req.headers.authorization);
-      const who = t ? (tokens.authenticateRuntime(t) ?? deviceAuths.reduce<DeviceIdentity | null>((f, a) => f ?? a.authenticateDevice(t), null)) : null;
-      if (!who) {
-        sendError(res, 401, 'unauthorized', 'A valid device or runtime token is required.');
-        return true;
-      }
-      if (req.method === 'PUT' || req.method === 'POST') {
-        const wait = limiter.take(t!);
-        if (wait > 0) {
-          req.resume();
-          sendError(res, 429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait }, { 'Retry-After': String(Math.ceil(wait / 1000)), Connection: 'close' });
-          return true;
-        }
-      }
-      return this.blobs.handleHttp(req, res, url.pathname, who.workspace_id);
-    };
-    this.mounts = [blobMount, ...(opts.mounts ?? [])];
+    const blobs = blobMount(this.blobs, (t) => tokens.authenticateRuntime(t) ?? deviceAuths.reduce<DeviceIdentity | null>((f, a) => f ?? a.authenticateDevice(t), null), limiter);
+    this.mounts = [blobs, ...(opts.mounts ?? [])];
     this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c));
     this.hub.on('offline', (c: DeviceConnection) => {
       this.store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() });

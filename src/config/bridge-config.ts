@@ -35,6 +35,8 @@ export const BridgeConfigSchema = Type.Object(
     blobs: Type.Optional(
       Type.Object(
         {
+          /** The blobs' folder (default `<data_dir>/blobs`); on a cluster, a folder every node mounts. */
+          dir: Type.Optional(S),
           max_bytes: Type.Optional(Type.Integer({ minimum: 1 })),
           ttl_s: Type.Optional(Type.Integer({ minimum: 1 })),
           workspace_quota_bytes: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -184,6 +186,7 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     max_message_bytes: c.max_message_bytes ?? 1024 * 1024,
     device_limits: { ...DEFAULT_DEVICE_LIMITS, ...c.device_limits },
     // Like data_dir: relative to the config's folder, not to where the bridge was started.
+    ...(c.blobs?.dir && source !== '(inline)' ? { blobs: { ...c.blobs, dir: resolvePath(source, c.blobs.dir) } } : {}),
     ...(c.log?.file && source !== '(inline)' ? { log: { ...c.log, file: resolvePath(source, c.log.file) } } : {}),
   };
 }

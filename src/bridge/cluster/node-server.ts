@@ -3,8 +3,9 @@
  * PostgreSQL store, joins the cluster (refusing when its shared config differs from the live nodes'), renews
  * its heartbeat and its sessions' leases, listens on the cluster bus, and serves device WebSockets (one live
  * session per device across the cluster, claimed at hello: `sessions.ts`) and the runtime calls API
- * (`cluster-calls.ts`), the device list and skills. What is not wired to PostgreSQL yet (sign-in, blobs, MCP,
- * the console) answers 503 `cluster_not_wired`.
+ * (`cluster-calls.ts`), the device list and skills, and blobs (files in `blobs.dir`, a folder every node mounts,
+ * with their records and the quota in PostgreSQL: `pg-blob-ledger.ts`). What is not wired to PostgreSQL yet
+ * (sign-in, MCP, the console; blobs without `blobs.dir`) answers 503 `cluster_not_wired`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +22,9 @@ import { RateLimiter, sendError, STORE_RETRY_AFTER_S, StreamLimiter } from '../h
 import { ClusterNotWiredError, ConfigTokens } from '../server.js';
 import { helloUpdate } from '../store.js';
 import { PgBridgeStore } from '../store/pg-store.js';
+import { BlobStore, blobMount } from '../blob-store.js';
 import { ClusterCallRouter } from './cluster-calls.js';
+import { PgBlobLedger, type PgBlobLedgerOptions } from './pg-blob-ledger.js';
 import { configDigest } from './config-digest.js';
 import { ClusterNode } from './node.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
@@ -45,6 +48,8 @@ export interface ClusterNodeServerOptions {
   /** The deadline sweeper's period and grace (`ClusterCallRouterOptions`; tests shorten them). */
   deadlineSweepMs?: number;
   deadlineGraceMs?: number;
+  /** The blob ledger's reservation step and lease (tests shorten them). */
+  blobLedger?: Pick<PgBlobLedgerOptions, 'reserveEvery' | 'leaseMs'>;
 }
 
 /** A cluster node's process: membership, heartbeat, bus, `/health`, device sessions and the calls API. */
@@ -59,6 +64,10 @@ export class ClusterNodeServer {
   router: ClusterCallRouter | undefined;
   private api: RuntimeApi | undefined;
   private functionLists: FunctionListReader | undefined;
+  /** The node's blobs (after `start`, when `blobs.dir` is set). */
+  blobs: BlobStore | undefined;
+  private blobRoutes: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>) | undefined;
+  private stopSweeping: (() => void) | undefined;
   private readonly http: Server;
   private url = '';
 
@@ -141,6 +150,8 @@ export class ClusterNodeServer {
         if (method === METHODS.toolsChanged) this.functionLists?.toolsChanged(c);
       });
       const hub = this.hub;
+      // Per node for now: a rate limit shared by the cluster is not built yet (docs/deploy.md).
+      const limiter = new RateLimiter(this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst);
       this.api = new RuntimeApi({
         router: this.router,
         devices: {
@@ -156,13 +167,13 @@ export class ClusterNodeServer {
           online: async (ws) => new Set(await store.liveDevices(ws)),
         },
         auth: tokens,
-        // Per node for now: a rate limit shared by the cluster is not built yet (docs/deploy.md).
-        limiter: new RateLimiter(this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst),
+        limiter,
         streams: new StreamLimiter(this.config.runtime_stream_limit),
         maxBodyBytes: this.config.max_message_bytes,
         publicUrl: () => this.config.public_url ?? this.url,
         minClientVersion: this.config.min_client_version,
       });
+      this.startBlobs(store, tokens, limiter);
       await this.bus.start();
       this.node.startHeartbeat();
       const { host, port } = this.config.listen;
@@ -176,7 +187,7 @@ export class ClusterNodeServer {
     }
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API and the device list; sign-in, blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API, the device list and blobs; sign-in and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
     return this.url;
   }
 
@@ -187,6 +198,8 @@ export class ClusterNodeServer {
     await Promise.all((this.hub?.connections() ?? []).map((c) => (c.epoch === undefined ? undefined : this.sessions?.release(c.identity.workspace_id, c.identity.device_id, c.epoch).catch(() => false))));
     // Nothing may touch the store once it closes: stop hearing the sessions first.
     this.hub?.removeAllListeners();
+    this.stopSweeping?.();
+    this.blobs?.ledger.close?.();
     this.router?.close();
     this.hub?.close();
     if (this.http.listening) {
@@ -196,7 +209,7 @@ export class ClusterNodeServer {
     await this.bus?.close();
     await this.node?.leave().catch((e: Error) => this.o.log.warn({ err: e.message }, 'could not remove this node from cluster_nodes'));
     await this.store?.close();
-    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = undefined;
+    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.blobs = this.blobRoutes = this.stopSweeping = undefined;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -217,6 +230,7 @@ export class ClusterNodeServer {
     }
     try {
       if (this.api && (await this.api.handle(req, res, url))) return;
+      if (this.blobRoutes && (await this.blobRoutes(req, res, url))) return;
     } catch (e) {
       this.o.log.error({ err: String(e), path: url.pathname }, 'request failed');
       if (!res.headersSent) sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
@@ -225,6 +239,27 @@ export class ClusterNodeServer {
     }
     req.resume();
     sendError(res, 503, 'cluster_not_wired', new ClusterNotWiredError(this.nodeId).message);
+  }
+
+  /**
+   * Blobs in `blobs.dir` (a folder every node mounts), their records and each workspace's quota in PostgreSQL.
+   * Without `blobs.dir` a node has no folder it knows the others share: blobs answer `cluster_not_wired`.
+   */
+  private startBlobs(store: PgBridgeStore, tokens: ConfigTokens, limiter: RateLimiter): void {
+    const b = this.config.blobs;
+    if (!b?.dir) {
+      this.o.log.warn({ node_id: this.nodeId }, 'blobs.dir is not set: blobs need a folder every node mounts, and answer cluster_not_wired until then');
+      return;
+    }
+    this.blobs = new BlobStore({
+      dir: b.dir,
+      ledger: new PgBlobLedger({ pool: store.pool, nodeId: this.nodeId, ...this.o.blobLedger }),
+      ...(b.max_bytes ? { maxBytes: b.max_bytes } : {}),
+      ...(b.ttl_s ? { ttlMs: b.ttl_s * 1000 } : {}),
+      ...(b.workspace_quota_bytes ? { quotaBytes: b.workspace_quota_bytes } : {}),
+    });
+    this.blobRoutes = blobMount(this.blobs, (t) => tokens.authenticateRuntime(t) ?? tokens.authenticateDevice(t), limiter);
+    this.stopSweeping = this.blobs.startSweeping(60_000);
   }
 
   /** A device's hello succeeded here: its record in the store (the card only when it changed), then its functions. */
