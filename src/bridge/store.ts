@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { openDatabase, statement } from '../storage/sqlite.js';
 import { migrate, type Migration, type Schema } from '../storage/migrations.js';
-import type { CallState, Descriptor, HelloParams, InvokeParams, Outcome } from '../protocol/messages.js';
+import type { CallState, Descriptor, HelloParams, InvokeParams, Outcome, ProgressNote } from '../protocol/messages.js';
 import type { DeviceIdentity } from './auth.js';
 
 /** Bridge-side states: the device's (§6.2) plus `submitted` (sent, no state heard back yet). */
@@ -89,6 +89,11 @@ export interface StoredCall extends CallRecord {
    * `expired/device_offline` with `side_effects: none`; one that was ends `unknown`.
    */
   sent: boolean;
+  /**
+   * The latest progress note the device sent for the call (clustered bridge only: the node holding the
+   * session writes it so other nodes' streams can send it on; never in the public record).
+   */
+  progress?: ProgressNote;
 }
 
 /**
@@ -549,6 +554,7 @@ export function toCall(r: Record<string, unknown>): StoredCall {
   if (typeof r['outcome'] === 'string') c.outcome = JSON.parse(r['outcome']) as Outcome;
   if (typeof r['resolved_from'] === 'string') c.resolved_from = JSON.parse(r['resolved_from']) as ResolvedFrom;
   if (typeof r['device_outcome'] === 'string') c.device_outcome = JSON.parse(r['device_outcome']) as Outcome;
+  if (typeof r['progress'] === 'string') c.progress = JSON.parse(r['progress']) as ProgressNote;
   return c;
 }
 

@@ -133,7 +133,12 @@ test('a device on node A answers a call submitted on node B; SSE and a waiting r
     assert.ok(terminal, names.join(' '));
     assert.equal(terminal.data['replay'], undefined, `the outcome reached node C live: ${names.join(' ')}`);
     assert.ok(events.some((e) => e.event === 'state' && e.data['state'] === 'running'), names.join(' '));
-    assert.deepEqual(events.map((e) => e.id), events.map((_, i) => i), 'ids count up from 0');
+    // Progress reaches node C too: the owner writes the latest note to the record, and C reads it from there.
+    const progress = events.filter((e) => e.event === 'progress');
+    assert.ok(progress.length >= 1, `a progress note reached node C: ${names.join(' ')}`);
+    assert.equal(progress[0]!.data['call_id'], id);
+    assert.equal(progress[0]!.data['total'], 3);
+    assert.ok(progress.every((p, i) => i === 0 || Number(p.data['progress']) > Number(progress[i - 1]!.data['progress'])), 'in order, never repeated');
     const outcome = events.at(-1);
     assert.equal(outcome?.event, 'outcome');
     assert.equal(outcome?.data['state'], 'completed');

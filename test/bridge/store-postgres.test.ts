@@ -164,6 +164,11 @@ test('postgres: each migration after 0001 applies over a version-1 database hold
       // 0004: the call's deadline (1 ms after the epoch) as a time, and the sweeper's claim reads it.
       assert.equal(((await pool.query(`SELECT deadline_at FROM bridge_calls WHERE call_id = 'c1'`)).rows[0] as { deadline_at: Date }).deadline_at.getTime(), 1);
       assert.deepEqual((await s.claimExpiredCalls(0, 10)).map((c) => c.call_id), ['c1']);
+      // 0005: a call's latest progress note, none on an old row; written and read back with the record.
+      const c1 = (await s.getCall('ws_a', 'c1'))!;
+      assert.equal(c1.progress, undefined);
+      await s.saveCall({ ...c1, progress: { call_id: 'c1', seq: 2, progress: 1, total: 4 } });
+      assert.deepEqual((await s.getCall('ws_a', 'c1'))?.progress, { call_id: 'c1', seq: 2, progress: 1, total: 4 });
     } finally {
       await s.close();
     }

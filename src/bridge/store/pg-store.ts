@@ -256,9 +256,9 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
   const rows = async (sql: string, params: unknown[]) => (await q.query<Record<string, unknown>>(sql, params)).rows;
   const saveCall = async (c: StoredCall): Promise<void> => {
     await q.query(
-      `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10
+      `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10, progress = $11
        WHERE workspace_id = $1 AND call_id = $2`,
-      [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome)],
+      [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome), json(c.progress)],
     );
   };
   return {
