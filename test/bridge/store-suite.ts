@@ -268,6 +268,26 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     assert.deepEqual(await s.lapsedSessions(), []);
   }));
 
+  test(`${name}: a node's sessions and their devices' open calls, each in one read`, withStore(async (s) => {
+    const a1 = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    await s.claimSession('ws_b', 'dev_1', 'node_a', 60_000);
+    await s.claimSession('ws_a', 'dev_2', 'node_b', 60_000);
+    assert.deepEqual((await s.nodeSessions('node_a')).map((x) => [x.workspace_id, x.device_id, x.node_id]), [['ws_a', 'dev_1', 'node_a'], ['ws_b', 'dev_1', 'node_a']]);
+    assert.equal((await s.nodeSessions('node_a'))[0]?.epoch, a1.epoch);
+    assert.deepEqual(await s.nodeSessions('node_c'), []);
+    await s.insertCall(aCall({ call_id: 'open_a1', workspace_id: 'ws_a', device_id: 'dev_1' }));
+    await s.insertCall(aCall({ call_id: 'open_b1', workspace_id: 'ws_b', device_id: 'dev_1' }));
+    await s.insertCall(aCall({ call_id: 'open_a2', workspace_id: 'ws_a', device_id: 'dev_2' }));
+    await s.insertCall(aCall({ call_id: 'open_a3', workspace_id: 'ws_a', device_id: 'dev_3' }));
+    const done = aCall({ call_id: 'done_a1', workspace_id: 'ws_a', device_id: 'dev_1' });
+    await s.insertCall(done);
+    const now = new Date().toISOString();
+    await s.saveCall({ ...done, state: 'completed', outcome: { call_id: 'done_a1', function: done.function, state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as NonNullable<StoredCall['outcome']> });
+    assert.deepEqual((await s.openCallsOfNode('node_a')).map((c) => c.call_id).sort(), ['open_a1', 'open_b1'], 'only open calls, only of node a\'s devices (a device id in another workspace is another device)');
+    assert.deepEqual((await s.openCallsOfNode('node_b')).map((c) => c.call_id), ['open_a2']);
+    assert.deepEqual(await s.openCallsOfNode('node_c'), []);
+  }));
+
   test(`${name}: device sessions: a claim in a transaction that rolls back leaves the previous session current`, withStore(async (s) => {
     const first = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
     await assert.rejects(s.transaction(async (tx) => {

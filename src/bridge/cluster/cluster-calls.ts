@@ -598,14 +598,29 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
    */
   async catchUp(_reason: CatchUpReason): Promise<void> {
     for (const w of [...this.watched.values()]) void this.read(w.workspaceId, w.callId).catch(() => undefined);
+    // Two reads for all of this node's sockets (not two per socket): the sessions the store says it holds, and
+    // their open calls. A socket whose session is not among them (claimed after the read, or replaced) is
+    // checked on its own before it is closed.
+    const node = this.o.bus.nodeId;
+    const held = new Map((await this.o.store.nodeSessions(node)).map((s) => [`${s.workspace_id}/${s.device_id}`, s.epoch]));
+    const open = new Map<string, StoredCall[]>();
+    for (const c of await this.o.store.openCallsOfNode(node)) {
+      const k = `${c.workspace_id}/${c.device_id}`;
+      const list = open.get(k);
+      if (list) list.push(c);
+      else open.set(k, [c]);
+    }
     for (const conn of this.o.hub.connections()) {
       if (this.closed || conn.epoch === undefined) continue;
       const { workspace_id: ws, device_id: dev } = conn.identity;
-      if (!(await this.o.store.isCurrent(ws, dev, conn.epoch))) {
-        this.o.hub.replaced(ws, dev, conn.epoch + 1);
+      const key = `${ws}/${dev}`;
+      if (held.get(key) !== conn.epoch) {
+        if (!(await this.o.store.isCurrent(ws, dev, conn.epoch))) this.o.hub.replaced(ws, dev, conn.epoch + 1);
+        // Current after all (claimed after the read): its hello's own reconciliation covers its calls.
         continue;
       }
-      for (const call of await this.openCallsOf(conn)) {
+      for (const call of open.get(key) ?? []) {
+        if (!owns(conn.identity, call)) continue;
         this.armDeadline(call);
         this.forward(conn, call);
       }

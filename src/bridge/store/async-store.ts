@@ -88,6 +88,10 @@ export interface StoreOps {
   releaseSession(workspaceId: string, deviceId: string, epoch: number): Promise<boolean>;
   /** The sessions whose lease has lapsed: their node stopped renewing them (it died, or lost the store). */
   lapsedSessions(): Promise<DeviceSession[]>;
+  /** The sessions node `nodeId` holds (a lapsed one included), in one read: its catch-up scan checks its sockets against them. */
+  nodeSessions(nodeId: string): Promise<DeviceSession[]>;
+  /** The calls not yet terminal of every device whose session node `nodeId` holds, in one read. */
+  openCallsOfNode(nodeId: string): Promise<StoredCall[]>;
 }
 
 /**

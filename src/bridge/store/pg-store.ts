@@ -143,6 +143,8 @@ export class PgBridgeStore implements AsyncBridgeStore {
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
+  nodeSessions(nodeId: string) { return this.ops.nodeSessions(nodeId); }
+  openCallsOfNode(nodeId: string) { return this.ops.openCallsOfNode(nodeId); }
 
   /** The devices of a workspace whose session is live (claimed, its lease not lapsed), on any node. */
   async liveDevices(workspaceId: string): Promise<string[]> {
@@ -397,6 +399,17 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
     },
     async lapsedSessions() {
       return (await rows(`${SESSION_SELECT} WHERE lease_until <= now() ORDER BY workspace_id COLLATE "C", device_id COLLATE "C"`, [])).map(sessionOf);
+    },
+    async nodeSessions(node) {
+      return (await rows(`${SESSION_SELECT} WHERE node_id = $1 ORDER BY workspace_id COLLATE "C", device_id COLLATE "C"`, [node])).map(sessionOf);
+    },
+    async openCallsOfNode(node) {
+      const rs = await rows(
+        `SELECT c.* FROM bridge_calls c JOIN device_sessions s ON s.workspace_id = c.workspace_id AND s.device_id = c.device_id
+         WHERE c.outcome IS NULL AND s.node_id = $1`,
+        [node],
+      );
+      return rs.map(callOf);
     },
   };
 }

@@ -105,6 +105,8 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
+  nodeSessions(nodeId: string) { return this.run(() => this.direct.nodeSessions(nodeId)); }
+  openCallsOfNode(nodeId: string) { return this.run(() => this.direct.openCallsOfNode(nodeId)); }
 
   /** One process is the whole cluster: it joins, always, and is its only node. */
   async joinCluster(nodeId: string, config: NodeConfigDigest): Promise<JoinResult> {
@@ -157,6 +159,10 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
     },
     getCall: async (ws, id) => store.getCall(ws, id),
     openCalls: async (deviceId) => store.openCalls(deviceId),
+    async openCallsOfNode(node) {
+      const held = new Set((statement(store.db, `SELECT workspace_id, device_id FROM temp.device_sessions WHERE node_id = ?`).all(node) as { workspace_id: string; device_id: string }[]).map((r) => `${r.workspace_id}/${r.device_id}`));
+      return held.size ? store.openCalls().filter((c) => held.has(`${c.workspace_id}/${c.device_id}`)) : [];
+    },
     // One process is the whole cluster: nobody else could take a call meanwhile.
     claimExpiredCalls: async (graceMs, limit) => {
       const before = Date.now() - graceMs;
@@ -190,7 +196,7 @@ function sessionOf(r: { workspace_id: string; device_id: string; node_id: string
 }
 
 /** Device sessions in the TEMP table (every operation is synchronous, so a claim cannot interleave). */
-function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isCurrent' | 'session' | 'renewLeases' | 'releaseSession' | 'lapsedSessions'> {
+function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isCurrent' | 'session' | 'renewLeases' | 'releaseSession' | 'lapsedSessions' | 'nodeSessions'> {
   type Row = Parameters<typeof sessionOf>[0];
   const get = (ws: string, dev: string) => statement(db, `SELECT * FROM temp.device_sessions WHERE workspace_id = ? AND device_id = ?`).get(ws, dev) as Row | undefined;
   return {
@@ -211,6 +217,10 @@ function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isC
     async lapsedSessions() {
       const now = Date.now();
       return (statement(db, `SELECT * FROM temp.device_sessions WHERE lease_until <= ? ORDER BY workspace_id, device_id`).all(now) as Row[]).map((r) => sessionOf(r, now));
+    },
+    async nodeSessions(node) {
+      const now = Date.now();
+      return (statement(db, `SELECT * FROM temp.device_sessions WHERE node_id = ? ORDER BY workspace_id, device_id`).all(node) as Row[]).map((r) => sessionOf(r, now));
     },
   };
 }
