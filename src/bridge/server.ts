@@ -27,6 +27,7 @@ import { bridgeEn, bridgeZh } from '../i18n/bridge.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, helloUpdate } from './store.js';
 import { BlobStore } from './blob-store.js';
+import { CallRetention } from './retention.js';
 import type { JWK } from 'jose';
 import { verifyCard } from '../protocol/card-sign.js';
 import { bearer } from './auth.js';
@@ -58,6 +59,8 @@ export interface BridgeOptions {
   pinnedKey?: (identity: DeviceIdentity) => JWK | null;
   /** The §6.8 resolution window in ms (default 24 h); tests shorten it. */
   resolveWindowMs?: number;
+  /** How often ended calls past `call_retention_s` are removed (default 1 h; 0: only on `retention.sweep()`). */
+  retentionSweepMs?: number;
 }
 
 /** Tokens from the config file. */
@@ -106,6 +109,8 @@ export class BridgeServer {
   /** The MCP endpoints (docs/mcp.md); the SDK loads on their first request. */
   readonly mcp: McpEndpoint;
   private stopSweeping: (() => void) | undefined;
+  /** Removes ended calls past `call_retention_s` (src/bridge/retention.ts). */
+  readonly retention: CallRetention;
   private url = '';
   /** Reads devices' function lists within `device_limits`. */
   readonly functionLists: FunctionListReader;
@@ -114,6 +119,7 @@ export class BridgeServer {
     assertStoreWired(config);
     ensurePrivateDir(config.data_dir);
     this.store = new BridgeStore(join(config.data_dir, 'bridge.sqlite'));
+    this.retention = new CallRetention({ prune: (before, limit) => this.store.pruneEndedCalls(before, limit), retentionS: config.call_retention_s, log: opts.log, ...(opts.retentionSweepMs !== undefined ? { everyMs: opts.retentionSweepMs } : {}) });
     const tokens = new ConfigTokens(config);
     const deviceAuths: DeviceAuthenticator[] = [tokens, ...(opts.deviceAuth ?? [])];
     this.hub = new DeviceHub({
@@ -240,6 +246,7 @@ export class BridgeServer {
     // Nothing may touch the store once it closes: stop listening to the sessions first.
     this.hub.removeAllListeners();
     this.stopSweeping?.();
+    this.retention.stop();
     await this.mcp.close();
     this.router.close();
     this.hub.close();

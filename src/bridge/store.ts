@@ -294,6 +294,13 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
       db.exec(`ALTER TABLE bridge_devices ADD COLUMN last_closed TEXT;`);
     },
   },
+  {
+    version: 9,
+    name: 'ended calls by age, for the retention sweep (call_retention_s)',
+    up(db) {
+      db.exec(`CREATE INDEX bridge_calls_ended ON bridge_calls (updated_at) WHERE outcome IS NOT NULL;`);
+    },
+  },
 ];
 
 /** The bridge store's schema, for the migration runner. */
@@ -333,6 +340,14 @@ export class BridgeStore {
   }
 
   /** Calls not yet terminal (for one device, or all). */
+  /**
+   * Removes at most `limit` ended calls last changed before `beforeIso` (the retention sweep); returns how many.
+   * An open call is never removed, however old.
+   */
+  pruneEndedCalls(beforeIso: string, limit: number): number {
+    return statement(this.db, `DELETE FROM bridge_calls WHERE rowid IN (SELECT rowid FROM bridge_calls WHERE outcome IS NOT NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`).run(beforeIso, limit).changes;
+  }
+
   openCalls(deviceId?: string): StoredCall[] {
     const rows = (deviceId
       ? statement(this.db, `SELECT * FROM bridge_calls WHERE outcome IS NULL AND device_id = ?`).all(deviceId)

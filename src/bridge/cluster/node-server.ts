@@ -24,6 +24,7 @@ import { PgBridgeStore } from '../store/pg-store.js';
 import { ClusterCallRouter } from './cluster-calls.js';
 import { configDigest } from './config-digest.js';
 import { ClusterNode } from './node.js';
+import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
 import { DeviceSessions } from './sessions.js';
 
@@ -45,6 +46,8 @@ export interface ClusterNodeServerOptions {
   /** The deadline sweeper's period and grace (`ClusterCallRouterOptions`; tests shorten them). */
   deadlineSweepMs?: number;
   deadlineGraceMs?: number;
+  /** How often ended calls past `call_retention_s` are removed (default 1 h; 0: only on `retention.sweep()`). */
+  retentionSweepMs?: number;
 }
 
 /** A cluster node's process: membership, heartbeat, bus, `/health`, device sessions and the calls API. */
@@ -59,6 +62,8 @@ export class ClusterNodeServer {
   router: ClusterCallRouter | undefined;
   private api: RuntimeApi | undefined;
   private functionLists: FunctionListReader | undefined;
+  /** Removes ended calls past `call_retention_s` (after `start`); every node sweeps. */
+  retention: CallRetention | undefined;
   private readonly http: Server;
   private url = '';
 
@@ -165,6 +170,7 @@ export class ClusterNodeServer {
       });
       await this.bus.start();
       this.node.startHeartbeat();
+      this.retention = new CallRetention({ prune: (before, limit) => store.pruneEndedCalls(before, limit), retentionS: this.config.call_retention_s, log: this.o.log, ...(this.o.retentionSweepMs !== undefined ? { everyMs: this.o.retentionSweepMs } : {}) });
       const { host, port } = this.config.listen;
       await new Promise<void>((resolve, reject) => {
         this.http.once('error', reject);
@@ -187,6 +193,7 @@ export class ClusterNodeServer {
     await Promise.all((this.hub?.connections() ?? []).map((c) => (c.epoch === undefined ? undefined : this.sessions?.release(c.identity.workspace_id, c.identity.device_id, c.epoch).catch(() => false))));
     // Nothing may touch the store once it closes: stop hearing the sessions first.
     this.hub?.removeAllListeners();
+    this.retention?.stop();
     this.router?.close();
     this.hub?.close();
     if (this.http.listening) {
@@ -196,7 +203,7 @@ export class ClusterNodeServer {
     await this.bus?.close();
     await this.node?.leave().catch((e: Error) => this.o.log.warn({ err: e.message }, 'could not remove this node from cluster_nodes'));
     await this.store?.close();
-    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = undefined;
+    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = undefined;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -36,6 +36,11 @@ export interface StoreOps {
   saveCall(c: StoredCall): Promise<void>;
   /** Saves several calls in one transaction. */
   saveCalls(calls: Iterable<StoredCall>): Promise<void>;
+  /**
+   * Removes at most `limit` ended calls last changed before `beforeIso` (the retention sweep, `call_retention_s`);
+   * returns how many. Never an open call. On PostgreSQL rows another node is removing are skipped.
+   */
+  pruneEndedCalls(beforeIso: string, limit: number): Promise<number>;
 
   /** The last refused hello of a device, if its latest attempt was refused. */
   refusedHello(workspaceId: string, deviceId: string): Promise<RefusedHello | undefined>;

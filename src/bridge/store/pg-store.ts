@@ -128,6 +128,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
   unresolvedUnknowns(ws: string, dev: string, since: string) { return this.ops.unresolvedUnknowns(ws, dev, since); }
   saveCall(c: StoredCall) { return this.ops.saveCall(c); }
   saveCalls(calls: Iterable<StoredCall>) { return this.ops.saveCalls(calls); }
+  pruneEndedCalls(beforeIso: string, limit: number) { return this.ops.pruneEndedCalls(beforeIso, limit); }
   refusedHello(ws: string, dev: string) { return this.ops.refusedHello(ws, dev); }
   saveRefusedHello(ws: string, dev: string, h: RefusedHello) { return this.ops.saveRefusedHello(ws, dev, h); }
   clearRefusedHello(ws: string, dev: string) { return this.ops.clearRefusedHello(ws, dev); }
@@ -303,6 +304,15 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       return rs.map(callOf);
     },
     saveCall,
+    async pruneEndedCalls(before, limit) {
+      const r = await q.query(
+        `DELETE FROM bridge_calls WHERE (workspace_id, call_id) IN (
+           SELECT workspace_id, call_id FROM bridge_calls WHERE outcome IS NOT NULL AND updated_at COLLATE "C" < $1
+           ORDER BY updated_at COLLATE "C" LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      );
+      return r.rowCount ?? 0;
+    },
     async saveCalls(calls) {
       const list = [...calls];
       if (list.length) await inTransaction(async (tx) => {

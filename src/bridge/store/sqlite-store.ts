@@ -90,6 +90,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   unresolvedUnknowns(ws: string, dev: string, since: string) { return this.run(() => this.direct.unresolvedUnknowns(ws, dev, since)); }
   saveCall(c: StoredCall) { return this.run(() => this.direct.saveCall(c)); }
   saveCalls(calls: Iterable<StoredCall>) { return this.run(() => this.direct.saveCalls(calls)); }
+  pruneEndedCalls(beforeIso: string, limit: number) { return this.run(() => this.direct.pruneEndedCalls(beforeIso, limit)); }
   refusedHello(ws: string, dev: string) { return this.run(() => this.direct.refusedHello(ws, dev)); }
   saveRefusedHello(ws: string, dev: string, h: Parameters<StoreOps['saveRefusedHello']>[2]) { return this.run(() => this.direct.saveRefusedHello(ws, dev, h)); }
   clearRefusedHello(ws: string, dev: string) { return this.run(() => this.direct.clearRefusedHello(ws, dev)); }
@@ -172,6 +173,7 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
     unresolvedUnknowns: async (ws, dev, since) => store.unresolvedUnknowns(ws, dev, since),
     saveCall: async (c) => store.saveCall(c),
     saveCalls: async (calls) => store.saveCalls(calls),
+    pruneEndedCalls: async (before, limit) => store.pruneEndedCalls(before, limit),
     refusedHello: async (ws, dev) => store.refusedHello(ws, dev),
     saveRefusedHello: async (ws, dev, h) => store.saveRefusedHello(ws, dev, h),
     clearRefusedHello: async (ws, dev) => store.clearRefusedHello(ws, dev),
