@@ -40,7 +40,7 @@ export interface DeviceConnection {
  */
 export interface SessionClaims {
   /** Claims the device's session for this node; resolves with its epoch (newer than every earlier one). */
-  claim(identity: DeviceIdentity): Promise<number>;
+  claim(identity: DeviceIdentity, protocolVersion: string): Promise<number>;
   /** The connection closed before its hello could answer: give the claimed session up. */
   abandon(identity: DeviceIdentity, epoch: number): void;
 }
@@ -233,7 +233,7 @@ export class DeviceHub extends EventEmitter {
       if (!sessions) return establish();
       // The cluster's one live session per device: claimed (and the node holding the older one told) first.
       claiming = true;
-      return sessions.claim(identity).finally(() => (claiming = false)).then(
+      return sessions.claim(identity, version).finally(() => (claiming = false)).then(
         (epoch) => {
           const newer = this.live.get(key);
           if (!peer.isOpen || (newer?.epoch !== undefined && newer.epoch > epoch)) {

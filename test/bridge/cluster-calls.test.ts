@@ -116,8 +116,9 @@ test('a device on node A answers a call submitted on node B; SSE and a waiting r
       return d.functions.some((f) => f.id === 'diagnostics.wait') ? d : undefined;
     }, 10_000, 'the device\'s functions, seen from node C');
     assert.equal(onC.online, true);
-    assert.equal(onC.protocol_version, null, 'known only where the session is');
-    assert.equal(typeof (await device(urlA)).protocol_version, 'string');
+    const onA = await device(urlA);
+    assert.equal(typeof onA.protocol_version, 'string');
+    assert.equal(onC.protocol_version, onA.protocol_version, 'every node shows the version the session agreed (it is in the session\'s row)');
 
     const sub = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 1500, steps: 3 } });
     assert.equal(sub.status, 202, JSON.stringify(sub.body));

@@ -295,6 +295,9 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     await s.claimSession('ws_b', 'dev_1', 'node_a', 60_000);
     await s.claimSession('ws_a', 'dev_2', 'node_b', 60_000);
     assert.deepEqual((await s.nodeSessions('node_a')).map((x) => [x.workspace_id, x.device_id, x.node_id]), [['ws_a', 'dev_1', 'node_a'], ['ws_b', 'dev_1', 'node_a']]);
+    assert.equal((await s.session('ws_a', 'dev_1'))?.protocol_version, null, 'a claim without a version has none');
+    await s.claimSession('ws_a', 'dev_9', 'node_b', 60_000, '1.2');
+    assert.equal((await s.session('ws_a', 'dev_9'))?.protocol_version, '1.2', 'the version the hello agreed, for every node to show');
     assert.equal((await s.nodeSessions('node_a'))[0]?.epoch, a1.epoch);
     assert.deepEqual(await s.nodeSessions('node_c'), []);
     await s.insertCall(aCall({ call_id: 'open_a1', workspace_id: 'ws_a', device_id: 'dev_1' }));

@@ -123,7 +123,7 @@ export class ClusterNodeServer {
         log,
         refusals: pgRefusals(store, log),
         sessions: {
-          claim: (id) => sessions.claim(id.workspace_id, id.device_id),
+          claim: (id, version) => sessions.claim(id.workspace_id, id.device_id, version),
           abandon: (id, epoch) => void sessions.release(id.workspace_id, id.device_id, epoch).catch(() => undefined),
         },
       });
@@ -156,7 +156,7 @@ export class ClusterNodeServer {
           // Any node's session; its protocol version is known only on the node holding it.
           session: async (ws, id) => {
             const s = await store.session(ws, id);
-            return s && !s.lapsed ? { protocolVersion: hub.get(id, ws)?.protocolVersion ?? null } : undefined;
+            return s && !s.lapsed ? { protocolVersion: s.protocol_version ?? hub.get(id, ws)?.protocolVersion ?? null } : undefined;
           },
           online: async (ws) => new Set(await store.liveDevices(ws)),
         },

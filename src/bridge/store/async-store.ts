@@ -75,7 +75,7 @@ export interface StoreOps {
    * wins, always (the device chose to connect again). Returns the new epoch, larger than every earlier one of
    * this device, and the session it replaced, whose owner must close it (4001) and stop acting for it.
    */
-  claimSession(workspaceId: string, deviceId: string, nodeId: string, leaseMs: number): Promise<SessionClaim>;
+  claimSession(workspaceId: string, deviceId: string, nodeId: string, leaseMs: number, protocolVersion?: string): Promise<SessionClaim>;
   /**
    * True while `epoch` is the device's session (no newer claim replaced it). In a transaction the session row
    * is held (`FOR SHARE`) until the commit, so a claim cannot slip in between this check and the write it
@@ -112,6 +112,8 @@ export interface DeviceSession {
   lease_until: string;
   /** The lease has lapsed. */
   lapsed: boolean;
+  /** The protocol version the session's hello agreed (so every node can show it), if the claim gave one. */
+  protocol_version: string | null;
 }
 
 /** What {@link StoreOps.claimSession} gives back. */

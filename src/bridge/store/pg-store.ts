@@ -138,7 +138,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
   adapterCard(ws: string, dev: string) { return this.ops.adapterCard(ws, dev); }
   devices(ws: string) { return this.ops.devices(ws); }
   notify(channel: string, payload: string) { return this.ops.notify(channel, payload); }
-  claimSession(ws: string, dev: string, node: string, leaseMs: number) { return this.ops.claimSession(ws, dev, node, leaseMs); }
+  claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.ops.claimSession(ws, dev, node, leaseMs, protocolVersion); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
   session(ws: string, dev: string) { return this.ops.session(ws, dev); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
@@ -238,7 +238,7 @@ function callOf(r: Record<string, unknown>): StoredCall {
 const json = (v: unknown) => (v ? JSON.stringify(v) : null);
 
 /** The columns of a session, with whether its lease has lapsed by the database's clock. */
-const SESSION_SELECT = `SELECT workspace_id, device_id, node_id, epoch, lease_until, lease_until <= now() AS lapsed FROM device_sessions`;
+const SESSION_SELECT = `SELECT workspace_id, device_id, node_id, epoch, lease_until, lease_until <= now() AS lapsed, protocol_version FROM device_sessions`;
 
 /** A session row (epoch is a bigint: the driver gives text; the sequence stays far below 2^53). */
 function sessionOf(r: Record<string, unknown>): DeviceSession {
@@ -249,6 +249,7 @@ function sessionOf(r: Record<string, unknown>): DeviceSession {
     epoch: Number(r['epoch']),
     lease_until: (r['lease_until'] as Date).toISOString(),
     lapsed: r['lapsed'] as boolean,
+    protocol_version: (r['protocol_version'] as string | null) ?? null,
   };
 }
 
@@ -366,26 +367,26 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       // server queues it until the commit.
       await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
     },
-    async claimSession(ws, dev, node, leaseMs) {
+    async claimSession(ws, dev, node, leaseMs, version) {
       // The old row is read and replaced under its lock, so two nodes claiming at once get different epochs
       // and each sees the session it replaced.
-      if (pool instanceof pg.Pool) return inTransaction((tx) => tx.claimSession(ws, dev, node, leaseMs));
+      if (pool instanceof pg.Pool) return inTransaction((tx) => tx.claimSession(ws, dev, node, leaseMs, version));
       for (;;) {
         const [old] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2 FOR UPDATE`, [ws, dev]);
         if (old) {
           const [r] = await rows(
-            `UPDATE device_sessions SET node_id = $3, epoch = nextval('device_session_epoch'), lease_until = now() + $4 * interval '1 millisecond'
+            `UPDATE device_sessions SET node_id = $3, epoch = nextval('device_session_epoch'), lease_until = now() + $4 * interval '1 millisecond', protocol_version = $5
              WHERE workspace_id = $1 AND device_id = $2 RETURNING epoch`,
-            [ws, dev, node, leaseMs],
+            [ws, dev, node, leaseMs, version ?? null],
           );
           const was = sessionOf(old);
           return { epoch: Number(r!['epoch']), previous: { node_id: was.node_id, epoch: was.epoch, lapsed: was.lapsed } };
         }
         const [r] = await rows(
-          `INSERT INTO device_sessions (workspace_id, device_id, node_id, epoch, lease_until)
-           VALUES ($1, $2, $3, nextval('device_session_epoch'), now() + $4 * interval '1 millisecond')
+          `INSERT INTO device_sessions (workspace_id, device_id, node_id, epoch, lease_until, protocol_version)
+           VALUES ($1, $2, $3, nextval('device_session_epoch'), now() + $4 * interval '1 millisecond', $5)
            ON CONFLICT (workspace_id, device_id) DO NOTHING RETURNING epoch`,
-          [ws, dev, node, leaseMs],
+          [ws, dev, node, leaseMs, version ?? null],
         );
         if (r) return { epoch: Number(r['epoch']), previous: null };
         // Another node created the row first (its insert has committed): replace it under its lock.

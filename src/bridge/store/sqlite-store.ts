@@ -26,7 +26,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
     // One process is the whole cluster: its device sessions live and die with it, in a TEMP table (not in the
     // file, so no migration), which still takes part in transactions.
     store.db.exec(`CREATE TEMP TABLE IF NOT EXISTS device_sessions (
-      workspace_id TEXT NOT NULL, device_id TEXT NOT NULL, node_id TEXT NOT NULL, epoch INTEGER NOT NULL, lease_until INTEGER NOT NULL,
+      workspace_id TEXT NOT NULL, device_id TEXT NOT NULL, node_id TEXT NOT NULL, epoch INTEGER NOT NULL, lease_until INTEGER NOT NULL, protocol_version TEXT,
       PRIMARY KEY (workspace_id, device_id))`);
     this.direct = directOps(store, false, (channel, payload) => queueMicrotask(() => this.deliver(channel, payload)));
   }
@@ -100,7 +100,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   adapterCard(ws: string, dev: string) { return this.run(() => this.direct.adapterCard(ws, dev)); }
   devices(ws: string) { return this.run(() => this.direct.devices(ws)); }
   notify(channel: string, payload: string) { return this.run(() => this.direct.notify(channel, payload)); }
-  claimSession(ws: string, dev: string, node: string, leaseMs: number) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs)); }
+  claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs, protocolVersion)); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
   session(ws: string, dev: string) { return this.run(() => this.direct.session(ws, dev)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
@@ -193,7 +193,7 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
 let lastEpoch = 0;
 
 /** A session row: times are ms since the epoch, `now` is this process's clock. */
-function sessionOf(r: { workspace_id: string; device_id: string; node_id: string; epoch: number; lease_until: number }, now: number): DeviceSession {
+function sessionOf(r: { workspace_id: string; device_id: string; node_id: string; epoch: number; lease_until: number; protocol_version: string | null }, now: number): DeviceSession {
   return { ...r, lease_until: new Date(r.lease_until).toISOString(), lapsed: r.lease_until <= now };
 }
 
@@ -202,11 +202,11 @@ function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isC
   type Row = Parameters<typeof sessionOf>[0];
   const get = (ws: string, dev: string) => statement(db, `SELECT * FROM temp.device_sessions WHERE workspace_id = ? AND device_id = ?`).get(ws, dev) as Row | undefined;
   return {
-    async claimSession(ws, dev, node, leaseMs) {
+    async claimSession(ws, dev, node, leaseMs, version) {
       const now = Date.now();
       const old = get(ws, dev);
       const epoch = ++lastEpoch;
-      statement(db, `INSERT OR REPLACE INTO temp.device_sessions (workspace_id, device_id, node_id, epoch, lease_until) VALUES (?, ?, ?, ?, ?)`).run(ws, dev, node, epoch, now + leaseMs);
+      statement(db, `INSERT OR REPLACE INTO temp.device_sessions (workspace_id, device_id, node_id, epoch, lease_until, protocol_version) VALUES (?, ?, ?, ?, ?, ?)`).run(ws, dev, node, epoch, now + leaseMs, version ?? null);
       return { epoch, previous: old ? { node_id: old.node_id, epoch: old.epoch, lapsed: old.lease_until <= now } : null };
     },
     isCurrent: async (ws, dev, epoch) => get(ws, dev)?.epoch === epoch,
