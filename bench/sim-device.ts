@@ -106,6 +106,9 @@ export class SimDevice {
   readonly executed: string[] = [];
   /** Sessions that came up after an earlier one dropped (`stayConnected`). */
   reconnects = 0;
+  /** Attempts of `stayConnected` that failed (refused, unreachable, hello refused), with the last one's error. */
+  failedAttempts = 0;
+  lastError: Error | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: unknown) => void; reject: (e: Error) => void }>();
   private readonly outcomes = new Map<string, Outcome>();
@@ -229,7 +232,9 @@ export class SimDevice {
             if (again) this.reconnects++;
             resolve();
           },
-          () => {
+          (e: Error) => {
+            this.failedAttempts++;
+            this.lastError = e;
             if (this.staying && this.o.urls && this.o.urls.length > 1) this.urlAt = (this.urlAt + 1) % this.o.urls.length;
             schedule();
           },

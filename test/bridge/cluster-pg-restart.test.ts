@@ -17,7 +17,7 @@ import type { Logger } from '../../src/base/logger.js';
 import { newCallId } from '../../src/protocol/call-id.js';
 import type { InvokeParams } from '../../src/protocol/messages.js';
 import { echoOutcome, SimDevice } from '../../bench/sim-device.js';
-import { adminPool, checkLedgers, deviceUrl, manyDevices, startCluster, submit, type InProcessCluster, type Submitted } from '../helpers/cluster.js';
+import { adminPool, checkLedgers, deviceUrl, manyDevices, startCluster, STORE_UNAVAILABLE, submit, type InProcessCluster, type Submitted } from '../helpers/cluster.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { tokens } from '../helpers/stack.js';
 import { slow, until } from '../helpers/wait.js';
@@ -28,7 +28,6 @@ before(async () => {
 });
 after(() => server?.stop());
 
-const UNAVAILABLE = { code: -41062, type: 'store_unavailable', message: 'The bridge cannot reach its database; try again later.', retryable: true };
 /** Simulated devices, over the three nodes. */
 const DEVICES = 12;
 /** Runtimes submitting calls one after another. */
@@ -109,7 +108,7 @@ test('PostgreSQL restarted under load: 503 store_unavailable (never a 500 or a h
       }
       if (r.status >= 200 && r.status < 300) accepted.set(id, sims[i]!);
       // A 503 is store_unavailable with its whole body and Retry-After, or it counts as a wrong answer.
-      const exact = r.status !== 503 || (JSON.stringify(r.body) === JSON.stringify({ error: UNAVAILABLE }) && r.retryAfter === '5');
+      const exact = r.status !== 503 || (JSON.stringify(r.body) === JSON.stringify({ error: STORE_UNAVAILABLE }) && r.retryAfter === '5');
       seen.push({ phase, node: nodeOf(url), status: exact ? r.status : 'error', ...(r.status >= 300 ? { detail: `${r.status} Retry-After ${r.retryAfter} ${JSON.stringify(r.body)}` } : {}) });
       return r;
     };

@@ -144,6 +144,9 @@ export function simOn(url: string, t: Tokens, o: Partial<SimDeviceOptions> = {})
   return new SimDevice({ url: deviceUrl(url), token: t.device, identity: ids, protocolVersion: '1.2', ...o });
 }
 
+/** The error body of a 503 while the store cannot be reached (PROTOCOL §2, §10). */
+export const STORE_UNAVAILABLE = { code: -41062, type: 'store_unavailable', message: 'The bridge cannot reach its database; try again later.', retryable: true };
+
 /** What `POST /v1/calls` answered. */
 export interface Submitted {
   status: number;
