@@ -95,7 +95,8 @@ export async function startPostgres(): Promise<PrivatePostgres> {
       if (stopped) return;
       stopped = true;
       try {
-        asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+        // Down already when a test failed between its `down()` and `up()`: nothing to stop.
+        if (existsSync(join(data, 'postmaster.pid'))) asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
         watchdog.kill();

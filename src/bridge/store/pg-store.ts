@@ -201,6 +201,11 @@ export class PgBridgeStore implements AsyncBridgeStore {
   private async withClient<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await reaching(this.pool.connect());
     let broken = false;
+    // The pool hears a client's errors only while it is idle: one checked out here whose connection drops
+    // (PostgreSQL stopped or restarted mid-transaction) emits 'error', which unheard would end the process.
+    // The statement running, or the next one, fails with the same cause and is answered store_unavailable.
+    const dropped = () => (broken = true);
+    client.on('error', dropped);
     try {
       await client.query('BEGIN');
       const out = await fn(client);
@@ -210,7 +215,8 @@ export class PgBridgeStore implements AsyncBridgeStore {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw storeError(e);
     } finally {
-      // A client that could not roll back is not given to the next caller.
+      client.off('error', dropped);
+      // A client that could not roll back, or whose connection dropped, is not given to the next caller.
       client.release(broken);
     }
   }
