@@ -19,6 +19,11 @@ export interface SimIdentity {
 export interface SimDeviceOptions {
   /** `ws://host:port/v1/device`. */
   url: string;
+  /**
+   * Several bridge nodes' addresses, as the agent's `bridge.urls` (instead of `url`): a connect that fails
+   * before its hello moves on to the next one; a session that was up and dropped tries its own address first.
+   */
+  urls?: string[];
   token: string;
   identity: SimIdentity;
   /** The version offered in hello (`1.1` by default). */
@@ -85,6 +90,10 @@ export class SimDevice {
   connectedAt = 0;
   /** Invokes answered on this object's life. */
   invokes = 0;
+  /** The address of the current session (set at its hello). */
+  sessionUrl: string | undefined;
+  /** Which of `urls` the next connect uses. */
+  private urlAt = 0;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: unknown) => void; reject: (e: Error) => void }>();
   private readonly outcomes = new Map<string, Outcome>();
@@ -95,15 +104,22 @@ export class SimDevice {
 
   constructor(readonly o: SimDeviceOptions) {}
 
+  /** The address the next `connect` uses. */
+  get url(): string {
+    return this.o.urls?.length ? this.o.urls[this.urlAt % this.o.urls.length]! : this.o.url;
+  }
+
   /** Opens the socket and says hello; resolves with the hello result, rejects on refusal or error. */
   connect(): Promise<HelloResult> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(this.o.url, SUBPROTOCOL, { headers: { Authorization: `Bearer ${this.o.token}` }, perMessageDeflate: false });
+      const url = this.url;
+      const ws = new WebSocket(url, SUBPROTOCOL, { headers: { Authorization: `Bearer ${this.o.token}` }, perMessageDeflate: false });
       this.ws = ws;
       let settled = false;
       const fail = (e: Error) => {
         if (settled) return;
         settled = true;
+        this.urlAt++; // a failed attempt moves on to the next address (when there are several)
         reject(e);
       };
       ws.on('unexpected-response', (_q, res) => {
@@ -132,6 +148,7 @@ export class SimDevice {
         }).then(
           (h) => {
             this.hello = h;
+            this.sessionUrl = url;
             this.connectedAt = Date.now();
             settled = true;
             const every = this.o.heartbeatMs ?? h.heartbeat_ms;
