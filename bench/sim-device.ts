@@ -43,7 +43,8 @@ export interface SimDeviceOptions {
   heartbeatMs?: number;
   /**
    * Every bridge address, in order (the agent's `bridge.urls`); `url` is ignored when given. `connect` dials
-   * the current one; `stayConnected` moves on to the next after a failed attempt.
+   * the current one and, failing, moves on to the next for the following `connect`; `stayConnected` moves on
+   * after a failed attempt and retries its own address first after a session that was up drops.
    */
   urls?: string[];
   /**
@@ -109,6 +110,8 @@ export class SimDevice {
   /** Attempts of `stayConnected` that failed (refused, unreachable, hello refused), with the last one's error. */
   failedAttempts = 0;
   lastError: Error | undefined;
+  /** The address of the current session (set at its hello). */
+  sessionUrl: string | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: unknown) => void; reject: (e: Error) => void }>();
   private readonly outcomes = new Map<string, Outcome>();
@@ -129,7 +132,7 @@ export class SimDevice {
 
   /** The address the next `connect` dials. */
   get url(): string {
-    return this.o.urls?.[this.urlAt] ?? this.o.url;
+    return this.o.urls?.length ? this.o.urls[this.urlAt % this.o.urls.length]! : this.o.url;
   }
 
   /** This device's outcome of a call, if it finished it (with `ledger`, every call it ever finished). */
@@ -140,13 +143,16 @@ export class SimDevice {
   /** Opens the socket and says hello; resolves with the hello result, rejects on refusal or error. */
   connect(): Promise<HelloResult> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(this.url, SUBPROTOCOL, { headers: { Authorization: `Bearer ${this.o.token}` }, perMessageDeflate: false });
+      const url = this.url;
+      const ws = new WebSocket(url, SUBPROTOCOL, { headers: { Authorization: `Bearer ${this.o.token}` }, perMessageDeflate: false });
       this.ws = ws;
       let settled = false;
       let up = false;
       const fail = (e: Error) => {
         if (settled) return;
         settled = true;
+        // A failed attempt moves on to the next address (when there are several); `stayConnected` moves on itself.
+        if (!this.staying) this.urlAt++;
         reject(e);
       };
       ws.on('unexpected-response', (_q, res) => {
@@ -176,6 +182,7 @@ export class SimDevice {
         }).then(
           (h) => {
             this.hello = h;
+            this.sessionUrl = url;
             this.connectedAt = Date.now();
             settled = true;
             up = true;

@@ -54,15 +54,29 @@ function asPostgres(tool: string, args: string[]): void {
   execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, tool), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
+/** Options of {@link startPostgres}. */
+export interface PostgresOptions {
+  /**
+   * Server settings (`-c name=value`), instead of the tests' `{ fsync: 'off' }` (e.g. the cluster benchmark
+   * keeps PostgreSQL's durable defaults and raises `max_connections`).
+   */
+  settings?: Record<string, string>;
+}
+
 /** Starts a private instance; call `stop()` in `after`. */
-export async function startPostgres(): Promise<PrivatePostgres> {
+export async function startPostgres(o: PostgresOptions = {}): Promise<PrivatePostgres> {
+  const settings = Object.entries(o.settings ?? { fsync: 'off' }).map(([k, v]) => {
+    // pg_ctl passes `-o` to the server split at spaces: plain names and values only.
+    if (!/^[a-z_]+$/.test(k) || !/^[\w.]+$/.test(v)) throw new Error(`not a plain PostgreSQL setting: ${k}=${v}`);
+    return `-c ${k}=${v}`;
+  });
   const dir = mkdtempSync(join(tmpdir(), 'aios-pg-'));
   const { uid, gid } = postgresUser();
   chownSync(dir, uid, gid);
   chmodSync(dir, 0o700);
   const data = join(dir, 'data');
   const port = await freePort();
-  const up = () => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off`, 'start']);
+  const up = () => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} ${settings.join(' ')}`, 'start']);
   try {
     asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
     up();
