@@ -10,7 +10,7 @@
  */
 import { closeSync, fdatasyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { CallState, Outcome } from '../protocol/messages.js';
-import { GroupCommit } from '../storage/group-commit.js';
+import { GroupCommit } from './group-commit.js';
 
 /**
  * A log record, one JSON array per line. Each log starts with `["h", workspace_id, device_id]`, the
