@@ -12,7 +12,8 @@
  * `retryMs`, the batch is kept (with everything queued after it) and tried again that much later, its
  * writers told only once it is written. `close()` writes what is queued; later writes are refused.
  *
- * Used by the agent's journal log (`journal-log.ts`) and the audit log (`src/consent/audit-log.ts`).
+ * Used by the agent's journal log (`journal-log.ts`), the audit log (`src/consent/audit-log.ts`) and the
+ * bridge's call writes (`src/bridge/call-writes.ts`).
  */
 
 /** When a queued batch is written: `'task'` (a microtask), `'turn'` (`setImmediate`) or after a delay in ms. */
