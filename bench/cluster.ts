@@ -21,13 +21,13 @@
  *
  * Run: npm run bench:cluster [-- --parts calls,notify,loss,restart] [--warmup N] [--latency N] [--throughput N]
  *        [--concurrency N] [--rounds N] [--loss-devices N] [--restart-devices N] [--workers N]
- *        [--pg-fsync on|off] [--pg-sync-commit on|off] [--json]
+ *        [--pg-fsync on|off] [--pg-sync-commit on|off] [--profile DIR] [--json]
  * Needs root (PostgreSQL runs as the `postgres` user) and Debian's PostgreSQL (scripts/install-test-deps.sh).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startPostgres, type PrivatePostgres } from '../test/helpers/postgres.js';
@@ -57,6 +57,8 @@ export interface ClusterOptions {
   pgSyncCommit: boolean;
   /** How long to wait for every device after a kill before giving up (the figure is then "not all back"). */
   backLimitMs?: number;
+  /** The calls part's CPU profiles (`--cpu-prof`) of its bridges, nodes and agents go here. */
+  profileDir?: string;
   progress?: (line: string) => void;
 }
 
@@ -133,7 +135,7 @@ class Nodes {
   readonly urls: string[] = [];
   private readonly files: string[] = [];
 
-  constructor(private readonly dir: string, private readonly dbUrl: string, readonly ids: string[], private readonly shared: Record<string, unknown>, private readonly nofile: number) {}
+  constructor(private readonly dir: string, private readonly dbUrl: string, readonly ids: string[], private readonly shared: Record<string, unknown>, private readonly nofile: number, private readonly nodeArgs: string[] = []) {}
 
   private write(i: number, port: number): void {
     const id = this.ids[i]!;
@@ -145,7 +147,7 @@ class Nodes {
   /** Starts node `i` (on its earlier port when it ran before); resolves when it is ready. */
   async start(i: number): Promise<BenchChild<{ url: string }>> {
     if (!this.files[i]) this.write(i, 0);
-    const c = await startChild<{ url: string }>(benchFile('bridge-child'), ['@' + this.files[i]!]);
+    const c = await startChild<{ url: string }>(benchFile('bridge-child'), ['@' + this.files[i]!], this.nodeArgs);
     raiseNofile(c.proc.pid!, this.nofile);
     this.children[i] = c;
     if (!this.urls[i]) {
@@ -199,7 +201,7 @@ async function openClusterPath(server: PrivatePostgres, settings: AgentSettings,
   const dbUrl = server.createDatabase(`bench_path${process.pid}_${++dbSeq}`);
   const runtime = 'rt_' + randomBytes(12).toString('hex');
   const device = 'dt_' + randomBytes(12).toString('hex');
-  const nodes = new Nodes(dir, dbUrl, NODE_IDS.slice(0, nodeCount), sharedConfig(runtime, [{ token: device, device_id: BENCH_IDS.device_id }], BENCH_IDS), 4096);
+  const nodes = new Nodes(dir, dbUrl, NODE_IDS.slice(0, nodeCount), sharedConfig(runtime, [{ token: device, device_id: BENCH_IDS.device_id }], BENCH_IDS), 4096, settings.nodeArgs);
   let agent: BenchChild<{ pid: number }> | undefined;
   const close = async () => {
     await agent?.stop();
@@ -247,8 +249,8 @@ async function countNotifies(dbUrl: string, nodeIds: string[], fn: () => Promise
 }
 
 /** The calls part: the single process against a cluster of one node and of three, same agent settings. */
-async function measureCalls(server: PrivatePostgres, c: BenchCounts, say: (l: string) => void): Promise<NonNullable<ClusterReport['calls']>> {
-  const settings: AgentSettings = { synchronous: 'normal', log: 'silent' };
+async function measureCalls(server: PrivatePostgres, c: BenchCounts, say: (l: string) => void, profileDir?: string): Promise<NonNullable<ClusterReport['calls']>> {
+  const settings: AgentSettings = { synchronous: 'normal', log: 'silent', ...(profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}) };
   const open: BenchTarget[] = [];
   try {
     say('starting the single process (SQLite) and its agent');
@@ -453,7 +455,7 @@ export async function runCluster(o: ClusterOptions): Promise<ClusterReport> {
       pg: { fsync: o.pgFsync, synchronous_commit: o.pgSyncCommit },
     };
     if (o.parts.includes('calls') || o.parts.includes('notify')) r.counts = o.counts;
-    if (o.parts.includes('calls')) r.calls = await measureCalls(server, o.counts, say);
+    if (o.parts.includes('calls')) r.calls = await measureCalls(server, o.counts, say, o.profileDir);
     if (o.parts.includes('notify')) {
       const { plain, notify } = await measureNotify(server, o.counts, say);
       const extra = 1e6 / notify.throughput.callsPerS - 1e6 / plain.throughput.callsPerS;
@@ -544,9 +546,12 @@ async function main(): Promise<void> {
       'back-limit-ms': { type: 'string', default: '120000' },
       'pg-fsync': { type: 'string', default: 'on' },
       'pg-sync-commit': { type: 'string', default: 'on' },
+      profile: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
+  const profileDir = values.profile ? resolve(values.profile) : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
   const parts = values.parts.split(',').map((p) => p.trim()).filter(Boolean);
   for (const p of parts) if (!(PARTS as readonly string[]).includes(p)) throw new Error(`--parts: "${p}" is not one of ${PARTS.join(', ')}`);
   const onOff = (v: string, flag: string) => {
@@ -563,6 +568,7 @@ async function main(): Promise<void> {
     backLimitMs: positiveInt(values['back-limit-ms'], 'back-limit-ms'),
     pgFsync: onOff(values['pg-fsync'], 'pg-fsync'),
     pgSyncCommit: onOff(values['pg-sync-commit'], 'pg-sync-commit'),
+    ...(profileDir ? { profileDir } : {}),
     progress: (l) => process.stderr.write(l + '\n'),
   });
   process.stdout.write((values.json ? JSON.stringify(r, null, 2) : formatCluster(r)) + '\n');
