@@ -17,10 +17,11 @@ import { APP_VERSION } from '../../version.js';
 import { DeviceHub, type DeviceConnection, type RefusalStore } from '../device-hub.js';
 import { FunctionListReader, limitsCloseReason } from '../device-limits.js';
 import { RuntimeApi } from '../http-api.js';
-import { RateLimiter, sendError, STORE_RETRY_AFTER_S, StreamLimiter } from '../http-util.js';
+import { sendError, STORE_RETRY_AFTER_S, StreamLimiter } from '../http-util.js';
 import { ClusterNotWiredError, ConfigTokens } from '../server.js';
 import { helloUpdate } from '../store.js';
 import { PgBridgeStore } from '../store/pg-store.js';
+import { PgRateLimits } from '../store/pg-rate-limits.js';
 import { ClusterCallRouter } from './cluster-calls.js';
 import { configDigest } from './config-digest.js';
 import { ClusterNode } from './node.js';
@@ -102,6 +103,8 @@ export class ClusterNodeServer {
       await this.node.join();
       const store = this.store;
       const log = this.o.log;
+      // The cluster's shared rate limits (one budget per key across every node).
+      const limits = new PgRateLimits(store.pool);
       // Every configured device has a record (a known one keeps it), as on the single process.
       await store.transaction(async (tx) => {
         for (const id of Object.values(this.config.device_tokens)) await tx.upsertDevice({ ...id }, false);
@@ -156,8 +159,8 @@ export class ClusterNodeServer {
           online: async (ws) => new Set(await store.liveDevices(ws)),
         },
         auth: tokens,
-        // Per node for now: a rate limit shared by the cluster is not built yet (docs/deploy.md).
-        limiter: new RateLimiter(this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst),
+        // One bucket per runtime token for the whole cluster, in PostgreSQL (docs/deploy.md, "Rate limits").
+        limiter: limits.buckets('runtime', this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst),
         streams: new StreamLimiter(this.config.runtime_stream_limit),
         maxBodyBytes: this.config.max_message_bytes,
         publicUrl: () => this.config.public_url ?? this.url,
