@@ -29,7 +29,7 @@ import { BridgeStore, helloUpdate } from './store.js';
 import { BlobStore } from './blob-store.js';
 import type { JWK } from 'jose';
 import { verifyCard } from '../protocol/card-sign.js';
-import { bearer } from './auth.js';
+import { bearer, firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
@@ -55,7 +55,7 @@ export interface BridgeOptions {
   deviceAuth?: DeviceAuthenticator[];
   mounts?: HttpMount[];
   /** The public key pinned at login for exactly this identity, to verify the Adapter Card it sends in hello. */
-  pinnedKey?: (identity: DeviceIdentity) => JWK | null;
+  pinnedKey?: (identity: DeviceIdentity) => JWK | null | Promise<JWK | null>;
   /** The §6.8 resolution window in ms (default 24 h); tests shorten it. */
   resolveWindowMs?: number;
 }
@@ -117,7 +117,7 @@ export class BridgeServer {
     const tokens = new ConfigTokens(config);
     const deviceAuths: DeviceAuthenticator[] = [tokens, ...(opts.deviceAuth ?? [])];
     this.hub = new DeviceHub({
-      auth: { authenticateDevice: (t) => deviceAuths.reduce<DeviceIdentity | null>((found, a) => found ?? a.authenticateDevice(t), null) },
+      auth: { authenticateDevice: (t) => firstIdentity(deviceAuths, t) },
       minClientVersion: config.min_client_version,
       heartbeatMs: config.heartbeat_ms,
       leaseMs: config.lease_ms,
@@ -177,7 +177,7 @@ export class BridgeServer {
     const blobMount: HttpMount = async (req, res, url) => {
       if (!url.pathname.startsWith('/v1/blobs')) return false;
       const t = bearer(req.headers.authorization);
-      const who = t ? (tokens.authenticateRuntime(t) ?? deviceAuths.reduce<DeviceIdentity | null>((f, a) => f ?? a.authenticateDevice(t), null)) : null;
+      const who = t ? (tokens.authenticateRuntime(t) ?? (await firstIdentity(deviceAuths, t))) : null;
       if (!who) {
         sendError(res, 401, 'unauthorized', 'A valid device or runtime token is required.');
         return true;
@@ -281,7 +281,7 @@ export class BridgeServer {
   /** Verifies a device's card against the key pinned at its login, if there is one. */
   async checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
     const deviceId = identity.device_id;
-    const key = this.opts.pinnedKey?.(identity) ?? null;
+    const key = (await this.opts.pinnedKey?.(identity)) ?? null;
     if (!key) return { verified: null };
     try {
       await verifyCard(card, () => key);
