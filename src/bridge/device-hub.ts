@@ -162,7 +162,22 @@ export class DeviceHub extends EventEmitter {
   /** Handles an HTTP upgrade for the device path: refuses with 401 before any socket opens if the token is bad. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const token = bearer(req.headers.authorization);
-    const identity = token ? this.o.auth.authenticateDevice(token) : null;
+    const found = token ? this.o.auth.authenticateDevice(token) : null;
+    if (found instanceof Promise) {
+      // A sign-in token, checked in the login store: a store out of reach is the typed, retryable refusal.
+      found.then(
+        (identity) => this.upgrade(req, socket, head, identity),
+        (e: unknown) => {
+          this.o.log.warn({ err: String(e) }, 'could not check a device token');
+          refuse(socket, 503, 'Service Unavailable', { type: 'store_unavailable', message: 'The bridge cannot reach its database; try again later.' });
+        },
+      );
+      return;
+    }
+    this.upgrade(req, socket, head, found);
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, identity: DeviceIdentity | null): void {
     if (!identity) {
       refuse(socket, 401, 'Unauthorized', { type: 'unauthorized', message: 'The device token is missing, unknown, expired or revoked.' });
       return;

@@ -30,7 +30,7 @@ import { BlobStore } from './blob-store.js';
 import { CallRetention } from './retention.js';
 import type { JWK } from 'jose';
 import { verifyCard } from '../protocol/card-sign.js';
-import { bearer } from './auth.js';
+import { bearer, firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
@@ -56,7 +56,7 @@ export interface BridgeOptions {
   deviceAuth?: DeviceAuthenticator[];
   mounts?: HttpMount[];
   /** The public key pinned at login for exactly this identity, to verify the Adapter Card it sends in hello. */
-  pinnedKey?: (identity: DeviceIdentity) => JWK | null;
+  pinnedKey?: (identity: DeviceIdentity) => JWK | null | Promise<JWK | null>;
   /** The §6.8 resolution window in ms (default 24 h); tests shorten it. */
   resolveWindowMs?: number;
   /** How often ended calls past `call_retention_s` are removed (default 1 h; 0: only on `retention.sweep()`). */
@@ -80,7 +80,7 @@ export class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
  * What is not wired to PostgreSQL yet (docs/deploy.md, "Clustered bridge"). `BridgeServer` (the single process)
  * runs on SQLite only: given `store.kind: postgres` it refuses to start rather than quietly using SQLite (a
  * cluster node is `cluster/node-server.ts`, started by `aios-device bridge`); a cluster node answers the routes
- * it does not serve yet (sign-in, blobs, MCP, the console) 503 with this error's type and message.
+ * it does not serve yet (blobs, MCP, the console) 503 with this error's type and message.
  */
 export class ClusterNotWiredError extends SaidError {
   readonly code = 'cluster_not_wired' as const;
@@ -123,7 +123,7 @@ export class BridgeServer {
     const tokens = new ConfigTokens(config);
     const deviceAuths: DeviceAuthenticator[] = [tokens, ...(opts.deviceAuth ?? [])];
     this.hub = new DeviceHub({
-      auth: { authenticateDevice: (t) => deviceAuths.reduce<DeviceIdentity | null>((found, a) => found ?? a.authenticateDevice(t), null) },
+      auth: { authenticateDevice: (t) => firstIdentity(deviceAuths, t) },
       minClientVersion: config.min_client_version,
       heartbeatMs: config.heartbeat_ms,
       leaseMs: config.lease_ms,
@@ -183,7 +183,7 @@ export class BridgeServer {
     const blobMount: HttpMount = async (req, res, url) => {
       if (!url.pathname.startsWith('/v1/blobs')) return false;
       const t = bearer(req.headers.authorization);
-      const who = t ? (tokens.authenticateRuntime(t) ?? deviceAuths.reduce<DeviceIdentity | null>((f, a) => f ?? a.authenticateDevice(t), null)) : null;
+      const who = t ? (tokens.authenticateRuntime(t) ?? (await firstIdentity(deviceAuths, t))) : null;
       if (!who) {
         sendError(res, 401, 'unauthorized', 'A valid device or runtime token is required.');
         return true;
@@ -288,7 +288,7 @@ export class BridgeServer {
   /** Verifies a device's card against the key pinned at its login, if there is one. */
   async checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
     const deviceId = identity.device_id;
-    const key = this.opts.pinnedKey?.(identity) ?? null;
+    const key = (await this.opts.pinnedKey?.(identity)) ?? null;
     if (!key) return { verified: null };
     try {
       await verifyCard(card, () => key);

@@ -103,7 +103,7 @@ test('aios-device bridge with store.kind: postgres runs a cluster node: it says 
   const store = await PgBridgeStore.open(db, { max: 1 });
   try {
     await until(() => /cluster node cli_node joined \(1 node\(s\) on record\)/.test(p.err), 30_000, () => `the node's start line\n${procReport('bridge', p)}`);
-    assert.match(p.err, /serves device connections, the calls API and the device list .* not wired to PostgreSQL yet and answer 503 cluster_not_wired/);
+    assert.match(p.err, /serves device connections, the calls API, the device list and device sign-in .* not wired to PostgreSQL yet and answer 503 cluster_not_wired/);
     assert.deepEqual((await store.clusterNodes()).map((x) => x.node_id), ['cli_node']);
     assert.equal(await p.kill('SIGTERM'), 0, procReport('bridge', p));
     assert.deepEqual(await store.clusterNodes(), [], 'it left the cluster when stopped');

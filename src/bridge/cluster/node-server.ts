@@ -3,7 +3,8 @@
  * PostgreSQL store, joins the cluster (refusing when its shared config differs from the live nodes'), renews
  * its heartbeat and its sessions' leases, listens on the cluster bus, and serves device WebSockets (one live
  * session per device across the cluster, claimed at hello: `sessions.ts`) and the runtime calls API
- * (`cluster-calls.ts`), the device list and skills. What is not wired to PostgreSQL yet (sign-in, blobs, MCP,
+ * (`cluster-calls.ts`), the device list, skills and device sign-in (its state in PostgreSQL: any node serves any
+ * step). What is not wired to PostgreSQL yet (blobs, MCP,
  * the console) answers 503 `cluster_not_wired`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -17,10 +18,16 @@ import { APP_VERSION } from '../../version.js';
 import { DeviceHub, type DeviceConnection, type RefusalStore } from '../device-hub.js';
 import { FunctionListReader, limitsCloseReason } from '../device-limits.js';
 import { RuntimeApi } from '../http-api.js';
-import { RateLimiter, sendError, STORE_RETRY_AFTER_S, StreamLimiter } from '../http-util.js';
+import { sendError, STORE_RETRY_AFTER_S, StreamLimiter } from '../http-util.js';
 import { ClusterNotWiredError, ConfigTokens } from '../server.js';
 import { helloUpdate } from '../store.js';
 import { PgBridgeStore } from '../store/pg-store.js';
+import { PgRateLimits } from '../store/pg-rate-limits.js';
+import { PgLoginStore } from '../store/pg-login-store.js';
+import { OAuthService } from '../oauth/oauth-routes.js';
+import { signInDisabledMount } from '../sign-in-disabled.js';
+import { firstIdentity } from '../auth.js';
+import { WireError } from '../../protocol/errors.js';
 import { ClusterCallRouter } from './cluster-calls.js';
 import { configDigest } from './config-digest.js';
 import { ClusterNode } from './node.js';
@@ -64,6 +71,8 @@ export class ClusterNodeServer {
   private functionLists: FunctionListReader | undefined;
   /** Removes ended calls past `call_retention_s` (after `start`); every node sweeps. */
   retention: CallRetention | undefined;
+  /** Device sign-in (when the config has `users`), its state in PostgreSQL: any node serves any step. */
+  oauth: OAuthService | undefined;
   private readonly http: Server;
   private url = '';
 
@@ -107,6 +116,8 @@ export class ClusterNodeServer {
       await this.node.join();
       const store = this.store;
       const log = this.o.log;
+      // The cluster's shared rate limits (one budget per key across every node).
+      const limits = new PgRateLimits(store.pool);
       // Every configured device has a record (a known one keeps it), as on the single process.
       await store.transaction(async (tx) => {
         for (const id of Object.values(this.config.device_tokens)) await tx.upsertDevice({ ...id }, false);
@@ -114,8 +125,34 @@ export class ClusterNodeServer {
       this.bus = new PgClusterBus({ url, nodeId: this.nodeId, store, log, caughtUp: (r) => this.router?.catchUp(r), ...this.o.bus });
       const sessions = (this.sessions = new DeviceSessions({ store, bus: this.bus, leaseMs: this.node.liveMs }));
       const tokens = new ConfigTokens(this.config);
+      const users = this.config.users;
+      if (users?.length) {
+        const login = new PgLoginStore(store.pool);
+        // Every node writes the same users (the config digest makes them equal), one after another.
+        await login.syncUsers(users);
+        const c = this.config;
+        this.oauth = new OAuthService({
+          db: login,
+          users,
+          public_url: () => c.public_url ?? this.url,
+          reserved_device_ids: Object.values(c.device_tokens).map((d) => d.device_id),
+          // Online on any node: the device list on the approval page reads the cluster's sessions.
+          is_online: async (d) => {
+            const s = await store.session(d.workspace_id, d.device_id);
+            return s !== undefined && !s.lapsed;
+          },
+          // The sign-in routes' failure counters are the cluster's, as the runtime API's bucket is.
+          attempts: (name, max, windowMs) => limits.attempts(name, max, windowMs),
+          ...(c.access_token_ttl_s ? { access_token_ttl_s: c.access_token_ttl_s } : {}),
+          ...(c.refresh_token_ttl_s ? { refresh_token_ttl_s: c.refresh_token_ttl_s } : {}),
+          ...(c.device_code_ttl_s !== undefined ? { device_code_ttl_s: c.device_code_ttl_s } : {}),
+          ...(c.device_poll_interval_s !== undefined ? { device_poll_interval_s: c.device_poll_interval_s } : {}),
+        });
+      }
+      const oauth = this.oauth;
+      const deviceAuths = oauth ? [tokens, oauth] : [tokens];
       this.hub = new DeviceHub({
-        auth: tokens,
+        auth: { authenticateDevice: (t) => firstIdentity(deviceAuths, t) },
         minClientVersion: this.config.min_client_version,
         heartbeatMs: this.config.heartbeat_ms,
         leaseMs: this.config.lease_ms,
@@ -141,6 +178,12 @@ export class ClusterNodeServer {
         },
       });
       this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c).catch((e: Error) => log.warn({ err: e.message, device_id: c.identity.device_id }, 'could not record a device that came online')));
+      if (oauth) {
+        const hub = this.hub;
+        // A revocation closes the device's session on this node; on another node its next connect is refused.
+        oauth.onRevoked((identity) => hub.disconnect(identity));
+        this.hub.on('online', (c: DeviceConnection) => void oauth.noteClientVersion(c.identity.device_id, c.hello.client.version).catch(() => undefined));
+      }
       this.hub.on('offline', (c: DeviceConnection) => void store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }).catch(() => undefined));
       this.hub.on('notification', (c: DeviceConnection, method: string) => {
         if (method === METHODS.toolsChanged) this.functionLists?.toolsChanged(c);
@@ -161,8 +204,8 @@ export class ClusterNodeServer {
           online: async (ws) => new Set(await store.liveDevices(ws)),
         },
         auth: tokens,
-        // Per node for now: a rate limit shared by the cluster is not built yet (docs/deploy.md).
-        limiter: new RateLimiter(this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst),
+        // One bucket per runtime token for the whole cluster, in PostgreSQL (docs/deploy.md, "Rate limits").
+        limiter: limits.buckets('runtime', this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst),
         streams: new StreamLimiter(this.config.runtime_stream_limit),
         maxBodyBytes: this.config.max_message_bytes,
         publicUrl: () => this.config.public_url ?? this.url,
@@ -182,7 +225,7 @@ export class ClusterNodeServer {
     }
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API and the device list; sign-in, blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API, the device list and sign-in; blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
     return this.url;
   }
 
@@ -203,7 +246,7 @@ export class ClusterNodeServer {
     await this.bus?.close();
     await this.node?.leave().catch((e: Error) => this.o.log.warn({ err: e.message }, 'could not remove this node from cluster_nodes'));
     await this.store?.close();
-    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = undefined;
+    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = this.oauth = undefined;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -224,7 +267,15 @@ export class ClusterNodeServer {
     }
     try {
       if (this.api && (await this.api.handle(req, res, url))) return;
+      if (this.oauth) {
+        if (await this.oauth.handleHttp(req, res, url)) return;
+      } else if (await signInDisabledMount(req, res, url)) return;
+      else if (url.pathname.startsWith('/v1/oauth/')) return sendError(res, 404, 'not_found', 'No such route.');
     } catch (e) {
+      if (e instanceof WireError && e.type === 'store_unavailable' && !res.headersSent) {
+        // The sign-in routes with PostgreSQL out of reach: the typed 503 of every route, never a 500.
+        return sendError(res, 503, e.type, e.message, undefined, { 'Retry-After': String(STORE_RETRY_AFTER_S) });
+      }
       this.o.log.error({ err: String(e), path: url.pathname }, 'request failed');
       if (!res.headersSent) sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
       else res.end();
