@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { benchFile, isMain, positiveInt, runMain, startChild, type BenchChild } from './child.js';
-import { cpuMs, nofile, raiseNofile, rssKb, sleep, startFleet, type Fleet } from './sim-fleet.js';
+import { BRIDGE_REST_MS, cpuMs, nofile, raiseNofile, rssKb, sleep, startFleet, type Fleet } from './sim-fleet.js';
 
 const IDS = { workspace_id: 'ws_scale', user_id: 'usr_scale' } as const;
 
@@ -78,7 +78,7 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
     const url = bridge.info.url;
     const port = Number(new URL(url).port);
     writeConfig(port);
-    await sleep(1000);
+    await sleep(BRIDGE_REST_MS);
     const idle = rssKb(bridge.proc.pid!);
     const limit = nofile(bridge.proc.pid!);
     if (limit !== null && limit < needed) say(`the bridge may open ${limit} files; ${needed} are needed: some devices will be refused`);
@@ -97,7 +97,7 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
     // Measured on the monotonic clock, to a tenth of a millisecond: a small N can connect within one Date.now() tick.
     const connectMs = Math.round((performance.now() - connectFrom) * 10) / 10;
     // Each device's hello is followed by the bridge reading its functions: let that finish before measuring.
-    await sleep(Math.min(10_000, 2000 + o.devices / 2));
+    await sleep(Math.max(BRIDGE_REST_MS, Math.min(10_000, 2000 + o.devices / 2)));
     const loaded = rssKb(bridge.proc.pid!);
     const connectCpu = cpuMs(bridge.proc.pid!) - cpu0;
     say(`all connected in ${Date.now() - t0} ms; bridge RSS ${idle} kB idle, ${loaded} kB with ${o.devices} devices`);

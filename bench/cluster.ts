@@ -34,7 +34,7 @@ import { startPostgres, type PrivatePostgres } from '../test/helpers/postgres.js
 import { ECHO_VALUE } from './agent-roundtrip.js';
 import { benchFile, isMain, positiveInt, runMain, startChild, type BenchChild } from './child.js';
 import { BENCH_IDS, runtimeCaller, startAgentChild, startDeviceStack, waitOnline, type AgentSettings } from './device-stack.js';
-import { cpuMs, raiseNofile, rssKb, sleep, startFleet, type Fleet } from './sim-fleet.js';
+import { BRIDGE_REST_MS, cpuMs, raiseNofile, rssKb, sleep, startFleet, type Fleet } from './sim-fleet.js';
 import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
 import { CLUSTER_FIGURES, formatVerdicts, verdicts, type Measured, type Verdict } from './targets.js';
 
@@ -345,7 +345,7 @@ async function connectedCluster(server: PrivatePostgres, n: number, o: ClusterOp
   try {
     say(`starting three nodes with ${n} device tokens`);
     await nodes.startAll();
-    await sleep(1000);
+    await sleep(BRIDGE_REST_MS);
     const idle = nodes.ids.map((_, i) => rssKb(nodes.pid(i)));
     fleet = startFleet({ url: nodes.wsUrl(0), urls: nodes.ids.map((_, i) => nodes.wsUrl(i)), devices, ...CLUSTER_IDS, workers: o.workers, concurrency: o.connectConcurrency, say });
     say(`signing ${n} Adapter Cards in ${fleet.workers.length} worker processes`);
@@ -353,7 +353,7 @@ async function connectedCluster(server: PrivatePostgres, n: number, o: ClusterOp
     const first = await fleet.waitAll('connect', 0, Math.max(120_000, n * 60));
     if (first.at === null) throw new Error(`only ${first.n} of ${n} devices connected`);
     // Each hello is followed by the node reading the device's functions: let that finish before measuring.
-    await sleep(Math.min(10_000, 2000 + n / 2));
+    await sleep(Math.max(BRIDGE_REST_MS, Math.min(10_000, 2000 + n / 2)));
     const mem = memory(nodes, idle, (await fleet.count(0)).byUrl);
     say(`connected; per node: ${mem.map((m) => `${m.node_id} ${m.devices} devices, ${(m.bytes_per_device / 1000).toFixed(1)} kB each`).join('; ')}`);
     return { nodes, fleet, mem, stop };

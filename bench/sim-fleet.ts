@@ -8,6 +8,7 @@
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { benchFile, loaderFor } from './child.js';
+import { IDLE_GC_MS, SHRINK_AFTER_MS } from '../src/base/idle-gc.js';
 import type { WorkerCommand, WorkerReport } from './bridge-scale-worker.js';
 
 /** Resident set size of a process, in kB. */
@@ -37,6 +38,13 @@ export function raiseNofile(pid: number, n: number): number | null {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * How long a bridge must be left alone before its RSS is its memory at rest: a bridge gives back the young
+ * generation a burst grew once it has been idle for a few seconds (its rest collection, src/base/idle-gc.ts).
+ * Both the idle and the loaded RSS are read after this long without a hello or a request.
+ */
+export const BRIDGE_REST_MS = IDLE_GC_MS + SHRINK_AFTER_MS + 1500;
 
 /** Options of {@link startFleet}. */
 export interface FleetOptions {

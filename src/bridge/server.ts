@@ -32,6 +32,7 @@ import type { JWK } from 'jose';
 import { verifyCard } from '../protocol/card-sign.js';
 import { bearer, firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
+import { IdleCollector } from '../base/idle-gc.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 
@@ -100,6 +101,11 @@ export class BridgeServer {
   readonly store: BridgeStore;
   readonly hub: DeviceHub;
   readonly router: CallRouter;
+  /**
+   * Gives back, once the bridge is idle for a few seconds, the young generation that a burst of hellos or calls
+   * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
+   */
+  private readonly idle = new IdleCollector({ busy: () => false });
   private readonly http: Server;
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];
@@ -199,15 +205,22 @@ export class BridgeServer {
       return this.blobs.handleHttp(req, res, url.pathname, who.workspace_id);
     };
     this.mounts = [blobMount, ...(opts.mounts ?? [])];
-    this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c));
+    this.hub.on('online', (c: DeviceConnection) => {
+      this.idle.touch();
+      void this.onOnline(c);
+    });
     this.hub.on('offline', (c: DeviceConnection) => {
+      this.idle.touch();
       this.store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() });
       this.mcp.notifyChanged(c.identity.workspace_id, c.identity.device_id);
     });
     this.hub.on('notification', (c: DeviceConnection, method: string) => {
       if (method === METHODS.toolsChanged) this.functionLists.toolsChanged(c);
     });
-    this.http = createServer((req, res) => void this.serve(req, res));
+    this.http = createServer((req, res) => {
+      this.idle.touch();
+      void this.serve(req, res);
+    });
     this.http.on('upgrade', (req, socket, head) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       if (path === '/v1/device') this.hub.handleUpgrade(req, socket, head);
@@ -233,6 +246,7 @@ export class BridgeServer {
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
     this.url = `http://${host}:${a.port}`;
     this.stopSweeping = this.blobs.startSweeping(60_000);
+    this.idle.touch();
     const file = join(this.config.data_dir, 'bridge.json');
     writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, 0o600);
     this.opts.log.info({ url: this.url }, 'bridge ready');
@@ -247,6 +261,7 @@ export class BridgeServer {
     this.hub.removeAllListeners();
     this.stopSweeping?.();
     this.retention.stop();
+    this.idle.stop();
     await this.mcp.close();
     this.router.close();
     this.hub.close();

@@ -34,6 +34,7 @@ import { ClusterNode } from './node.js';
 import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
 import { DeviceSessions } from './sessions.js';
+import { IdleCollector } from '../../base/idle-gc.js';
 
 /** Options of {@link ClusterNodeServer}. */
 export interface ClusterNodeServerOptions {
@@ -73,13 +74,21 @@ export class ClusterNodeServer {
   retention: CallRetention | undefined;
   /** Device sign-in (when the config has `users`), its state in PostgreSQL: any node serves any step. */
   oauth: OAuthService | undefined;
+  /**
+   * Gives back, once the bridge is idle for a few seconds, the young generation that a burst of hellos or calls
+   * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
+   */
+  private readonly idle = new IdleCollector({ busy: () => false });
   private readonly http: Server;
   private url = '';
 
   constructor(readonly config: BridgeConfig, private readonly o: ClusterNodeServerOptions) {
     if (config.store.kind !== 'postgres' || !config.cluster) throw new Error('a cluster node needs "store.kind: postgres" and "cluster.node_id"');
     this.nodeId = config.cluster.node_id;
-    this.http = createServer((req, res) => void this.serve(req, res));
+    this.http = createServer((req, res) => {
+      this.idle.touch();
+      void this.serve(req, res);
+    });
     this.http.on('upgrade', (req, socket, head) => {
       const path = new URL(req.url ?? '/', 'http://node').pathname;
       if (path === '/v1/device' && this.hub) this.hub.handleUpgrade(req, socket, head);
@@ -184,6 +193,9 @@ export class ClusterNodeServer {
         oauth.onRevoked((identity) => hub.disconnect(identity));
         this.hub.on('online', (c: DeviceConnection) => void oauth.noteClientVersion(c.identity.device_id, c.hello.client.version).catch(() => undefined));
       }
+      // Memory back at rest: the young generation a hello storm grew (src/base/idle-gc.ts).
+      this.hub.on('online', () => this.idle.touch());
+      this.hub.on('offline', () => this.idle.touch());
       this.hub.on('offline', (c: DeviceConnection) => void store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }).catch(() => undefined));
       this.hub.on('notification', (c: DeviceConnection, method: string) => {
         if (method === METHODS.toolsChanged) this.functionLists?.toolsChanged(c);
@@ -226,6 +238,7 @@ export class ClusterNodeServer {
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
     this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API, the device list and sign-in; blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.idle.touch();
     return this.url;
   }
 
@@ -237,6 +250,7 @@ export class ClusterNodeServer {
     // Nothing may touch the store once it closes: stop hearing the sessions first.
     this.hub?.removeAllListeners();
     this.retention?.stop();
+    this.idle.stop();
     this.router?.close();
     this.hub?.close();
     if (this.http.listening) {
