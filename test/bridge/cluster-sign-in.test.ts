@@ -3,7 +3,8 @@
  * (the login state in PostgreSQL: migration 0009, src/bridge/store/pg-login-store.ts). A sign-in started on node A
  * is approved on node B's page and its tokens are polled on node C; the device connects with its OAuth access
  * token to node A and answers a call submitted on node C; a refresh on node B rotates, and replaying the spent
- * refresh token on node C ends the login; the device-authorization limit per address is one for the cluster.
+ * refresh token on node C ends the login; the device-authorization limit per address is one for the cluster; a
+ * revocation handled by node B closes the device's session on node A.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -78,6 +79,8 @@ test('a sign-in started on node A is approved on node B and polled on node C; it
     const identity = { workspace_id: 'ws_a', user_id: 'usr_alice', device_id: 'dev_signin' };
     const sim = new SimDevice({ url: urlA.replace(/^http/, 'ws') + '/v1/device', token: issued.body['access_token'] as string, identity, protocolVersion: '1.2' });
     sims.push(sim);
+    const closes: number[] = [];
+    sim.onclose = (code) => closes.push(code);
     await sim.connect();
     const call = await until(async () => {
       const r = await postJson(`${urlC}/v1/calls`, { workspace_id: 'ws_a', device_id: 'dev_signin', function: 'diagnostics.echo', arguments: { value: 'hi' }, wait: true }, t.runtime);
@@ -100,6 +103,11 @@ test('a sign-in started on node A is approved on node B and polled on node C; it
     const statuses: number[] = [];
     for (let i = 0; i < 21; i++) statuses.push((await postJson(`${urls[i % 3]}/v1/oauth/device_authorization`, authorization(`dev_flood_${i}`))).status);
     assert.deepEqual(statuses, [...Array(19).fill(200), 429, 429], 'the 21st request from one address is refused, whichever node it reaches');
+
+    // The owner revokes the device on node B's side: its session on node A is closed (4003), not left running.
+    assert.deepEqual(closes, [], 'the signed-in device is still connected to node A');
+    assert.equal(await nodes[1]!.oauth!.revokeDevice('dev_signin'), true);
+    await until(() => closes.includes(4003), 10_000, 'node A closed the revoked device\'s session with 4003');
   } finally {
     for (const s of sims) s.close(true);
     for (const x of nodes) await x.stop().catch(() => undefined);

@@ -123,7 +123,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     else if (m.type === 'cancel') void this.onCancelMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not cancel a call another node was asked to cancel'));
     else if (m.type === 'call_changed') {
       if (this.watched.has(`${m.workspace_id}/${m.call_id}`)) void this.read(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not read a changed call'));
-    } else this.o.hub.replaced(m.workspace_id, m.device_id, m.epoch);
+    } else if (m.type === 'session_replaced') this.o.hub.replaced(m.workspace_id, m.device_id, m.epoch);
   }
 
   // ---- The runtime side (any node) ----

@@ -189,8 +189,16 @@ export class ClusterNodeServer {
       this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c).catch((e: Error) => log.warn({ err: e.message, device_id: c.identity.device_id }, 'could not record a device that came online')));
       if (oauth) {
         const hub = this.hub;
-        // A revocation closes the device's session on this node; on another node its next connect is refused.
-        oauth.onRevoked((identity) => hub.disconnect(identity));
+        // A revocation closes the device's session wherever it is: here at once, on the other nodes by the bus
+        // (its token is refused on every node already, so a session missed here ends at its next connect).
+        const bus = this.bus!;
+        oauth.onRevoked((identity) => {
+          hub.disconnect(identity);
+          void bus.broadcast({ type: 'device_revoked', ...identity }).catch((e: Error) => log.warn({ err: e.message, device_id: identity.device_id }, 'could not tell the other nodes of a revoked device'));
+        });
+        bus.subscribe((m) => {
+          if (m.type === 'device_revoked') hub.disconnect({ workspace_id: m.workspace_id, user_id: m.user_id, device_id: m.device_id });
+        });
         this.hub.on('online', (c: DeviceConnection) => void oauth.noteClientVersion(c.identity.device_id, c.hello.client.version).catch(() => undefined));
       }
       // Memory back at rest: the young generation a hello storm grew (src/base/idle-gc.ts).
