@@ -29,7 +29,7 @@ import { BridgeStore, helloUpdate } from './store.js';
 import { BlobStore } from './blob-store.js';
 import { CallRetention } from './retention.js';
 import type { JWK } from 'jose';
-import { verifyCard } from '../protocol/card-sign.js';
+import { checkAdapterCard } from './card-check.js';
 import { bearer, firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 import { IdleCollector } from '../base/idle-gc.js';
@@ -301,16 +301,7 @@ export class BridgeServer {
   }
 
   /** Verifies a device's card against the key pinned at its login, if there is one. */
-  async checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
-    const deviceId = identity.device_id;
-    const key = (await this.opts.pinnedKey?.(identity)) ?? null;
-    if (!key) return { verified: null };
-    try {
-      await verifyCard(card, () => key);
-      return { verified: true };
-    } catch (e) {
-      this.opts.log.warn({ device_id: deviceId, err: (e as Error).message }, 'the device\'s adapter card does not verify with its pinned key');
-      return { verified: false, problem: (e as Error).message };
-    }
+  checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
+    return checkAdapterCard(identity, card, this.opts.pinnedKey, this.opts.log);
   }
 }

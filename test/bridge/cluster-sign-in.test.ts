@@ -13,7 +13,10 @@ import { silentLogger } from '../../src/base/logger.js';
 import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
 import { ClusterNodeServer } from '../../src/bridge/cluster/node-server.js';
 import { DEVICE_CODE_GRANT } from '../../src/protocol/oauth.js';
-import { SimDevice } from '../../bench/sim-device.js';
+import { SimDevice, SIM_ECHO } from '../../bench/sim-device.js';
+import { buildDeviceCard } from '../../src/discovery/card.js';
+import { signCard } from '../../src/protocol/card-sign.js';
+import type { JWK } from 'jose';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { tokens } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
@@ -30,8 +33,7 @@ async function postJson(url: string, body: Record<string, unknown>, token?: stri
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 }
 
-function authorization(deviceId: string) {
-  const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+function authorization(deviceId: string, publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey) {
   return { client_id: 'aios-device', device_id: deviceId, device_name: 'QA box', platform: 'linux x64', client_version: '0.1.0', public_jwk: publicKey.export({ format: 'jwk' }) };
 }
 
@@ -60,7 +62,9 @@ test('a sign-in started on node A is approved on node B and polled on node C; it
     }
     const [urlA, urlB, urlC] = urls as [string, string, string];
 
-    const grant = await postJson(`${urlA}/v1/oauth/device_authorization`, authorization('dev_signin'));
+    // The device's own key pair: its public half is pinned at sign-in, and its Adapter Card is signed with the private half.
+    const deviceKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const grant = await postJson(`${urlA}/v1/oauth/device_authorization`, authorization('dev_signin', deviceKey.publicKey));
     assert.equal(grant.status, 200, JSON.stringify(grant.body));
     const userCode = grant.body['user_code'] as string;
     assert.equal(grant.body['verification_uri'], `${urlA}/device`);
@@ -77,7 +81,8 @@ test('a sign-in started on node A is approved on node B and polled on node C; it
 
     // The OAuth-issued token connects to node A (checked in PostgreSQL), and a call through node C reaches it.
     const identity = { workspace_id: 'ws_a', user_id: 'usr_alice', device_id: 'dev_signin' };
-    const sim = new SimDevice({ url: urlA.replace(/^http/, 'ws') + '/v1/device', token: issued.body['access_token'] as string, identity, protocolVersion: '1.2' });
+    const card = await signCard(buildDeviceCard({ deviceId: 'dev_signin', deviceName: 'QA box', version: '9.0.0', http: 'http://127.0.0.1:9527' }, [SIM_ECHO]), { kid: 'dev-key', alg: 'ES256', privateKey: deviceKey.privateKey, publicJwk: deviceKey.publicKey.export({ format: 'jwk' }) as JWK });
+    const sim = new SimDevice({ url: urlA.replace(/^http/, 'ws') + '/v1/device', token: issued.body['access_token'] as string, identity, protocolVersion: '1.2', adapterCard: card });
     sims.push(sim);
     const closes: number[] = [];
     sim.onclose = (code) => closes.push(code);
@@ -87,6 +92,12 @@ test('a sign-in started on node A is approved on node B and polled on node C; it
       return r.status === 200 ? r : undefined;
     }, 10_000, 'a call through node C answered by the signed-in device on node A');
     assert.equal(call.body['state'], 'completed');
+    // Every node checks the card from that hello against the key pinned at sign-in (in PostgreSQL).
+    for (const url of [urlA, urlB]) {
+      const r = await fetch(`${url}/v1/devices/dev_signin`, { headers: { authorization: `Bearer ${t.runtime}` } });
+      const view = (await r.json()) as Record<string, unknown>;
+      assert.equal(view['adapter_card_verified'], true, `${url}: ${JSON.stringify(view['adapter_card_problem'] ?? null)}`);
+    }
 
     // Refresh on node B rotates; the spent refresh token replayed on node C ends the login everywhere.
     const rotated = await postJson(`${urlB}/v1/oauth/token`, { grant_type: 'refresh_token', refresh_token: issued.body['refresh_token'], client_id: 'aios-device' });
@@ -105,7 +116,7 @@ test('a sign-in started on node A is approved on node B and polled on node C; it
     assert.deepEqual(statuses, [...Array(19).fill(200), 429, 429], 'the 21st request from one address is refused, whichever node it reaches');
 
     // The owner revokes the device on node B's side: its session on node A is closed (4003), not left running.
-    assert.deepEqual(closes, [], 'the signed-in device is still connected to node A');
+    assert.equal(closes.length, 0, 'the signed-in device is still connected to node A');
     assert.equal(await nodes[1]!.oauth!.revokeDevice('dev_signin'), true);
     await until(() => closes.includes(4003), 10_000, 'node A closed the revoked device\'s session with 4003');
   } finally {

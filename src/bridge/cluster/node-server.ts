@@ -25,6 +25,7 @@ import { PgBridgeStore } from '../store/pg-store.js';
 import { PgRateLimits } from '../store/pg-rate-limits.js';
 import { PgLoginStore } from '../store/pg-login-store.js';
 import { OAuthService } from '../oauth/oauth-routes.js';
+import { checkAdapterCard } from '../card-check.js';
 import { signInDisabledMount } from '../sign-in-disabled.js';
 import { firstIdentity } from '../auth.js';
 import { WireError } from '../../protocol/errors.js';
@@ -230,6 +231,8 @@ export class ClusterNodeServer {
         maxBodyBytes: this.config.max_message_bytes,
         publicUrl: () => this.config.public_url ?? this.url,
         minClientVersion: this.config.min_client_version,
+        // A signed-in device's card against the key pinned at its sign-in (in PostgreSQL): as the single process.
+        ...(oauth ? { cardCheck: (d, card) => checkAdapterCard(d, card, (i) => oauth.devicePublicJwk(i), log) } : {}),
       });
       await this.bus.start();
       this.node.startHeartbeat();
