@@ -2,7 +2,6 @@
  * The reference bridge: one HTTP server carrying the device WebSocket endpoint (`/v1/device`), the
  * runtime API, and mounts for device login and blobs. Writes `<data_dir>/bridge.json` when ready.
  */
-import { serveStaticDir, underMount } from '../protocol/static-files.js';
 import { coreMessage } from '../i18n/index.js';
 import { SaidError } from '../i18n/said.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,15 +14,14 @@ import { METHODS } from '../protocol/messages.js';
 import { CLOSE } from '../protocol/ws-transport.js';
 import { FunctionListReader, limitsCloseReason } from './device-limits.js';
 import type { Logger } from '../base/logger.js';
-import { APP_VERSION, PROJECT_ROOT } from '../version.js';
+import { APP_VERSION } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, RuntimeScope } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { localDirectory, RuntimeApi, type CardCheck } from './http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
 import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
-import { isLocale, localeFromEnv } from '../i18n/index.js';
-import { bridgeEn, bridgeZh } from '../i18n/bridge.js';
+import { localeFromEnv } from '../i18n/index.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, helloUpdate } from './store.js';
 import { BlobStore } from './blob-store.js';
@@ -32,23 +30,11 @@ import type { JWK } from 'jose';
 import { checkAdapterCard } from './card-check.js';
 import { bearer, firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
+import { serveConsole } from './console-routes.js';
 import { IdleCollector } from '../base/idle-gc.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 
-/**
- * The console's words in one locale (`/console/i18n/<locale>.json`): the `bridge.console.*` keys of the bridge
- * catalogue, so the page and the approval page share one catalogue and one glossary.
- */
-function sendConsoleWords(res: ServerResponse, locale: string): void {
-  if (!isLocale(locale)) return sendError(res, 404, 'not_found', `No console catalogue for "${locale}".`);
-  const table: Record<string, string> = locale === 'en' ? bridgeEn : bridgeZh;
-  const words = Object.fromEntries(Object.entries(table).filter(([k]) => k.startsWith('bridge.console.')));
-  sendJson(res, 200, words, { 'cache-control': 'no-cache' });
-}
-
-/** The bridge console's page (resources/console). */
-const CONSOLE_DIR = join(PROJECT_ROOT, 'resources', 'console');
 export type HttpMount = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
 export interface BridgeOptions {
@@ -281,9 +267,7 @@ export class BridgeServer {
     try {
       if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok', version: APP_VERSION });
       // The QA console: a static page that signs in with a runtime token and uses the runtime API.
-      const consoleWords = /^\/console\/i18n\/([A-Za-z-]+)\.json$/.exec(url.pathname);
-      if (consoleWords && req.method === 'GET') return sendConsoleWords(res, consoleWords[1]!);
-      if (underMount(url.pathname, '/console')) return await serveStaticDir(req, res, url.pathname, '/console', CONSOLE_DIR);
+      if (await serveConsole(req, res, url)) return;
       if (await this.api.handle(req, res, url)) return;
       if (await this.mcp.handle(req, res, url)) return;
       for (const m of this.mounts) if (await m(req, res, url)) return;

@@ -4,8 +4,8 @@
  * its heartbeat and its sessions' leases, listens on the cluster bus, and serves device WebSockets (one live
  * session per device across the cluster, claimed at hello: `sessions.ts`) and the runtime calls API
  * (`cluster-calls.ts`), the device list, skills and device sign-in (its state in PostgreSQL: any node serves any
- * step). What is not wired to PostgreSQL yet (blobs, MCP,
- * the console) answers 503 `cluster_not_wired`.
+ * step), and the QA console (a static page over the runtime API). What is not wired to PostgreSQL yet (blobs,
+ * MCP) answers 503 `cluster_not_wired`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,6 +26,7 @@ import { PgRateLimits } from '../store/pg-rate-limits.js';
 import { PgLoginStore } from '../store/pg-login-store.js';
 import { OAuthService } from '../oauth/oauth-routes.js';
 import { checkAdapterCard } from '../card-check.js';
+import { serveConsole } from '../console-routes.js';
 import { signInDisabledMount } from '../sign-in-disabled.js';
 import { firstIdentity } from '../auth.js';
 import { WireError } from '../../protocol/errors.js';
@@ -248,7 +249,7 @@ export class ClusterNodeServer {
     }
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API, the device list and sign-in; blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API, the device list, sign-in and the console; blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
     this.idle.touch();
     return this.url;
   }
@@ -291,6 +292,7 @@ export class ClusterNodeServer {
       }
     }
     try {
+      if (await serveConsole(req, res, url)) return;
       if (this.api && (await this.api.handle(req, res, url))) return;
       if (this.oauth) {
         if (await this.oauth.handleHttp(req, res, url)) return;
