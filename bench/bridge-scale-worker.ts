@@ -17,12 +17,26 @@ import { SimDevice, SIM_ECHO } from './sim-device.js';
 
 /** What the driver sends. */
 export type WorkerCommand =
-  | { cmd: 'start'; url: string; devices: { token: string; device_id: string }[]; workspace_id: string; user_id: string; concurrency: number }
-  | { cmd: 'count'; since: number }
+  | {
+      cmd: 'start';
+      url: string;
+      /** Several nodes (bench/cluster.ts): each device gets them all, starting at its own (spread evenly, as a load balancer would). */
+      urls?: string[];
+      devices: { token: string; device_id: string }[];
+      workspace_id: string;
+      user_id: string;
+      concurrency: number;
+    }
+  /** Devices online with a session that began at or after `since`; a session on `notOn` counts only if it did (one begun before is on a node that was killed). */
+  | { cmd: 'count'; since: number; notOn?: string }
   | { cmd: 'stop' };
 
 /** What a worker answers. */
-export type WorkerReport = { type: 'cards'; bytes: number } | { type: 'count'; online: number; total: number; refused: number } | { type: 'error'; message: string };
+export type WorkerReport =
+  | { type: 'cards'; bytes: number }
+  /** `byUrl`: the devices online, by the address their session is on. */
+  | { type: 'count'; online: number; total: number; refused: number; byUrl: Record<string, number> }
+  | { type: 'error'; message: string };
 
 const send = (m: WorkerReport) => process.send?.(m);
 
@@ -51,11 +65,12 @@ async function start(c: Extract<WorkerCommand, { cmd: 'start' }>): Promise<void>
   const publicJwk = { ...(await exportJWK(publicKey)), kid: 'scale-bench' };
   const key = { kid: 'scale-bench', privateKey, publicJwk, alg: 'ES256' as const };
   let bytes = 0;
-  for (const d of c.devices) {
+  for (const [i, d] of c.devices.entries()) {
     const card = await signCard(buildDeviceCard({ deviceId: d.device_id, deviceName: `Simulated ${d.device_id}`, version: '9.0.0', http: 'http://127.0.0.1:9527' }, descriptors), key);
     const json = JSON.stringify(card);
     bytes = json.length;
-    const sim = new SimDevice({ url: c.url, token: d.token, identity: { workspace_id: c.workspace_id, user_id: c.user_id, device_id: d.device_id }, adapterCardJson: json, functions: descriptors });
+    const urls = c.urls?.length ? [...c.urls.slice(i % c.urls.length), ...c.urls.slice(0, i % c.urls.length)] : undefined;
+    const sim = new SimDevice({ url: c.url, ...(urls ? { urls } : {}), token: d.token, identity: { workspace_id: c.workspace_id, user_id: c.user_id, device_id: d.device_id }, adapterCardJson: json, functions: descriptors });
     devices.push(sim);
   }
   send({ type: 'cards', bytes });
@@ -96,9 +111,21 @@ async function keepConnected(d: SimDevice, attempt: number): Promise<void> {
   }
 }
 
+function count(since: number, notOn: string | undefined): WorkerReport {
+  let online = 0;
+  const byUrl: Record<string, number> = {};
+  for (const d of devices) {
+    if (!d.online) continue;
+    const url = d.sessionUrl ?? '';
+    byUrl[url] = (byUrl[url] ?? 0) + 1;
+    if (d.connectedAt >= since || (notOn !== undefined && url !== notOn)) online++;
+  }
+  return { type: 'count', online, total: devices.length, refused, byUrl };
+}
+
 process.on('message', (m: WorkerCommand) => {
   if (m.cmd === 'start') void start(m).catch((e: unknown) => send({ type: 'error', message: String(e) }));
-  else if (m.cmd === 'count') send({ type: 'count', online: devices.filter((d) => d.online && d.connectedAt >= m.since).length, total: devices.length, refused });
+  else if (m.cmd === 'count') send(count(m.since, m.notOn));
   else if (m.cmd === 'stop') {
     stopping = true;
     for (const d of devices) d.close(true);

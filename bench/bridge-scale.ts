@@ -9,15 +9,14 @@
  *
  * Run: npm run bench:scale [-- --devices N] [--workers W] [--calls C] [--concurrency K] [--no-restart] [--json]
  */
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { benchFile, isMain, loaderFor, positiveInt, runMain, startChild, type BenchChild } from './child.js';
-import type { WorkerCommand, WorkerReport } from './bridge-scale-worker.js';
+import { benchFile, isMain, positiveInt, runMain, startChild, type BenchChild } from './child.js';
+import { BRIDGE_REST_MS, cpuMs, nofile, raiseNofile, rssKb, sleep, startFleet, type Fleet } from './sim-fleet.js';
 
 const IDS = { workspace_id: 'ws_scale', user_id: 'usr_scale' } as const;
 
@@ -36,34 +35,6 @@ export interface ScaleReport {
   /** `reconnect_all_ms`: from the restarted bridge being ready until every device is back; `since_kill_ms` counts the bridge's own start too. */
   restart?: { bridge_restart_ms: number; reconnect_all_ms: number | null; reconnected: number; since_kill_ms: number | null; bridge_cpu_ms_per_reconnect: number; calls: number; calls_completed: number; slowest_call_ms: number; retries: number };
 }
-
-/** Resident set size of a process, in kB. */
-function rssKb(pid: number): number {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) : Number.NaN;
-}
-
-/** CPU time a process has used (user + system), in ms. */
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // clock ticks of 10 ms
-}
-
-/** The soft open-files limit of a process. */
-function nofile(pid: number): number | null {
-  const m = /Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'));
-  return m ? Number(m[1]) : null;
-}
-
-/** Raises a process's open-files limit to `n` with prlimit (root, or within the hard limit); returns the limit it has. */
-function raiseNofile(pid: number, n: number): number | null {
-  const cur = nofile(pid);
-  if (cur !== null && cur >= n) return cur;
-  spawnSync('prlimit', ['--pid', String(pid), `--nofile=${n}:${n}`], { stdio: 'ignore' });
-  return nofile(pid);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Options of one run. */
 export interface ScaleOptions {
@@ -94,7 +65,7 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
     }), { mode: 0o600 });
   const needed = o.devices + 1024;
   let bridge: BenchChild<{ url: string }> | undefined;
-  const workers: ChildProcess[] = [];
+  let fleet: Fleet | undefined;
   const startBridge = async () => {
     const b = await startChild<{ url: string }>(benchFile('bridge-child'), ['@' + cfgFile]);
     raiseNofile(b.proc.pid!, needed);
@@ -107,87 +78,34 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
     const url = bridge.info.url;
     const port = Number(new URL(url).port);
     writeConfig(port);
-    await sleep(1000);
+    await sleep(BRIDGE_REST_MS);
     const idle = rssKb(bridge.proc.pid!);
     const limit = nofile(bridge.proc.pid!);
     if (limit !== null && limit < needed) say(`the bridge may open ${limit} files; ${needed} are needed: some devices will be refused`);
 
-    // Workers, each with a share of the devices.
-    const reports = new Map<ChildProcess, WorkerReport>();
-    let cardBytes = 0;
-    // A worker starts connecting as soon as its cards are signed, so the connect clock starts at the first one's.
-    let firstCardsAt: number | null = null;
-    const per = Math.ceil(o.devices / o.workers);
-    const file = benchFile('bridge-scale-worker');
-    for (let w = 0; w < o.workers; w++) {
-      const share = devices.slice(w * per, (w + 1) * per);
-      if (!share.length) break;
-      const child = fork(file, [], { execArgv: loaderFor(file), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      raiseNofile(child.pid!, share.length + 1024);
-      child.on('message', (m: WorkerReport) => {
-        if (m.type === 'cards') {
-          cardBytes = m.bytes;
-          firstCardsAt ??= performance.now();
-        }
-        else if (m.type === 'error') say(`worker: ${m.message}`);
-        reports.set(child, m);
-      });
-      workers.push(child);
-      child.send({ cmd: 'start', url: url.replace(/^http/, 'ws') + '/v1/device', devices: share, ...IDS, concurrency: Math.ceil(o.concurrency / o.workers) } satisfies WorkerCommand);
-    }
-    const online = async (since: number): Promise<number> => {
-      let sum = 0;
-      await Promise.all(workers.map((w) => new Promise<void>((resolve) => {
-        const on = (m: WorkerReport) => {
-          if (m.type !== 'count') return;
-          w.off('message', on);
-          sum += m.online;
-          resolve();
-        };
-        w.on('message', on);
-        w.send({ cmd: 'count', since } satisfies WorkerCommand);
-      })));
-      return sum;
-    };
-    /**
-     * Waits until every device has a session that began at or after `since`; returns when that was seen
-     * (null if `limitMs` passed first) and how many were online then.
-     */
-    const waitAll = async (what: string, since: number, limitMs: number): Promise<{ at: number | null; n: number }> => {
-      const t0 = Date.now();
-      let last = -1;
-      for (;;) {
-        const n = await online(since);
-        if (n !== last && (n - last >= o.devices / 20 || n >= o.devices)) {
-          say(`${what}: ${n}/${o.devices} online after ${Date.now() - t0} ms`);
-          last = n;
-        }
-        if (n >= o.devices) return { at: Date.now(), n };
-        if (Date.now() - t0 > limitMs) return { at: null, n };
-        await sleep(250);
-      }
-    };
-    say(`signing ${o.devices} Adapter Cards in ${workers.length} worker processes`);
+    fleet = startFleet({ url: url.replace(/^http/, 'ws') + '/v1/device', devices, ...IDS, workers: o.workers, concurrency: o.concurrency, say });
+    const f = fleet;
+    say(`signing ${o.devices} Adapter Cards in ${f.workers.length} worker processes`);
     // Connecting starts once a worker has signed its cards: the clock started when the first one had.
-    while (workers.some((w) => !reports.has(w))) await sleep(100);
+    await f.signed();
     say(`connecting ${o.devices} devices`);
     const t0 = Date.now();
-    const connectFrom = firstCardsAt ?? performance.now();
+    const connectFrom = f.firstCardsAt ?? performance.now();
     const cpu0 = cpuMs(bridge.proc.pid!);
-    const first = await waitAll('connect', 0, Math.max(120_000, o.devices * 60));
+    const first = await f.waitAll('connect', 0, Math.max(120_000, o.devices * 60));
     if (first.at === null) throw new Error(`only ${first.n} of ${o.devices} devices connected`);
     // Measured on the monotonic clock, to a tenth of a millisecond: a small N can connect within one Date.now() tick.
     const connectMs = Math.round((performance.now() - connectFrom) * 10) / 10;
     // Each device's hello is followed by the bridge reading its functions: let that finish before measuring.
-    await sleep(Math.min(10_000, 2000 + o.devices / 2));
+    await sleep(Math.max(BRIDGE_REST_MS, Math.min(10_000, 2000 + o.devices / 2)));
     const loaded = rssKb(bridge.proc.pid!);
     const connectCpu = cpuMs(bridge.proc.pid!) - cpu0;
     say(`all connected in ${Date.now() - t0} ms; bridge RSS ${idle} kB idle, ${loaded} kB with ${o.devices} devices`);
     const report: ScaleReport = {
       devices: o.devices,
-      workers: workers.length,
+      workers: f.workers.length,
       nofile_limit: { bridge: limit, needed },
-      card_bytes: cardBytes,
+      card_bytes: f.cardBytes,
       bridge_idle_rss_kb: idle,
       bridge_loaded_rss_kb: loaded,
       rss_per_device_bytes: Math.round(((loaded - idle) * 1024) / o.devices),
@@ -205,7 +123,7 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
       const picks = Array.from({ length: o.calls }, () => devices[Math.floor(Math.random() * devices.length)]!.device_id);
       const calls = picks.map((d) => callUntilDone(url, runtime, d, 60_000));
       const readyAt = Date.now();
-      const back = await waitAll('reconnect', killedAt, o.reconnectLimitMs ?? 120_000);
+      const back = await f.waitAll('reconnect', killedAt, o.reconnectLimitMs ?? 120_000);
       const reconnectCpu = cpuMs(bridge.proc.pid!);
       const results = await Promise.all(calls);
       report.restart = {
@@ -222,10 +140,7 @@ export async function runScale(o: ScaleOptions): Promise<ScaleReport> {
     }
     return report;
   } finally {
-    for (const w of workers) {
-      if (w.connected) w.send({ cmd: 'stop' } satisfies WorkerCommand);
-    }
-    await Promise.all(workers.map((w) => (w.exitCode !== null ? undefined : new Promise((r) => { const t = setTimeout(() => w.kill('SIGKILL'), 5000); w.once('exit', () => r(clearTimeout(t))); }))));
+    await fleet?.stop();
     await bridge?.stop();
     rmSync(dir, { recursive: true, force: true });
   }

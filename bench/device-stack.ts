@@ -80,20 +80,7 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
       bridgeChild = await startChild<{ url: string }>(bridgeChildFile ?? benchFile('bridge-child'), [JSON.stringify(bridgeDoc(dir, runtime, device))], agentSettings.nodeArgs ?? []);
       url = bridgeChild.info.url;
     }
-    const agentDoc = {
-      bridge: { url: url.replace(/^http/, 'ws') + '/v1/device', token: device },
-      identity: { ...BENCH_IDS, device_name: 'Bench device' },
-      data_dir: join(dir, 'agent'),
-      // The local endpoint runs as in production, on a free port and a socket of its own.
-      local_endpoint: { host: '127.0.0.1', port: 0, socket: join(dir, `agent-${agentSettings.synchronous}.sock`) },
-      journal: { synchronous: agentSettings.synchronous },
-      ...(process.env['BENCH_AGENT_SLOTS'] ? { limits: { max_concurrent_calls: Number(process.env['BENCH_AGENT_SLOTS']) } } : {}),
-      log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
-      ...agentSettings.config,
-      handlers: { diagnostics: { enabled: true }, ...(agentSettings.config?.['handlers'] as Record<string, unknown> | undefined) },
-    };
-    await agentSettings.beforeStart?.(agentDoc.data_dir);
-    agent = await startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
+    agent = await startAgentChild(agentSettings, dir, url, device);
     await waitOnline(url, runtime);
     const a = agent;
     return { dir, url, runtimeToken: runtime, bridge, agent: a, stop: cleanup };
@@ -103,8 +90,29 @@ export async function startDeviceStack(agentSettings: AgentSettings, bridgeWhere
   }
 }
 
-/** Polls the runtime API until the device is online and its functions are known. */
-async function waitOnline(url: string, runtime: string): Promise<void> {
+/**
+ * Starts the benchmark agent in a child process, its data in `dir`, connecting to the bridge at `bridgeUrl`
+ * (http; its device socket is `/v1/device`) with `deviceToken`; resolves once the child is up (not yet online).
+ */
+export async function startAgentChild(agentSettings: AgentSettings, dir: string, bridgeUrl: string, deviceToken: string): Promise<BenchChild<{ pid: number }>> {
+  const agentDoc = {
+    bridge: { url: bridgeUrl.replace(/^http/, 'ws') + '/v1/device', token: deviceToken },
+    identity: { ...BENCH_IDS, device_name: 'Bench device' },
+    data_dir: join(dir, 'agent'),
+    // The local endpoint runs as in production, on a free port and a socket of its own.
+    local_endpoint: { host: '127.0.0.1', port: 0, socket: join(dir, `agent-${agentSettings.synchronous}.sock`) },
+    journal: { synchronous: agentSettings.synchronous },
+    ...(process.env['BENCH_AGENT_SLOTS'] ? { limits: { max_concurrent_calls: Number(process.env['BENCH_AGENT_SLOTS']) } } : {}),
+    log: agentSettings.log === 'info' ? { level: 'info', file: join(dir, 'agent.log') } : { level: 'silent' },
+    ...agentSettings.config,
+    handlers: { diagnostics: { enabled: true }, ...(agentSettings.config?.['handlers'] as Record<string, unknown> | undefined) },
+  };
+  await agentSettings.beforeStart?.(agentDoc.data_dir);
+  return startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
+}
+
+/** Polls the runtime API at `url` until the benchmark device is online and its functions are known. */
+export async function waitOnline(url: string, runtime: string): Promise<void> {
   const end = Date.now() + 20_000;
   for (;;) {
     const r = await fetch(`${url}/v1/devices/${BENCH_IDS.device_id}`, { headers: { authorization: `Bearer ${runtime}` } });
@@ -124,7 +132,7 @@ async function waitOnline(url: string, runtime: string): Promise<void> {
  * on a reused socket, which a busy machine makes likely) is sent once more, as Node's documentation
  * advises; the bridge replays a call it already has by its id and never runs it twice.
  */
-export function runtimeCaller(stack: DeviceStack, concurrency: number, fn: string, args: unknown, ok: (output: unknown) => boolean) {
+export function runtimeCaller(stack: Pick<DeviceStack, 'url' | 'runtimeToken'>, concurrency: number, fn: string, args: unknown, ok: (output: unknown) => boolean) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const url = new URL('/v1/calls', stack.url);
   const send = (body: string) =>

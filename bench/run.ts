@@ -10,6 +10,7 @@
  *        the product ships). Flags: [--warmup N] [--latency N] [--throughput N] [--concurrency N]
  *        [--rounds N] [--sync normal|full|both] [--log info|silent] [--no-full-path] [--sustained N|0]
  *        [--no-idle-rss] [--profile DIR] [--json]
+ *        [--cluster] (also issue 34's clustered bridge, bench/cluster.ts at its defaults: needs root and PostgreSQL)
  * Each flag also reads BENCH_<NAME> from the environment (e.g. BENCH_LATENCY=500).
  */
 import { runScale } from './bridge-scale.js';
@@ -27,7 +28,8 @@ import { measureTargets, measureThroughput, median, SETTLE_MS, type BenchCounts,
 import { openWsEcho } from './ws-echo.js';
 import { openProtocolFloor } from './protocol-floor.js';
 import { measureIdleRss } from './idle-rss.js';
-import { formatVerdicts, verdicts, type Measured, type Verdict } from './targets.js';
+import { CLUSTER_FIGURES, FIGURES, formatVerdicts, verdicts, type Figure, type Measured, type Verdict } from './targets.js';
+import { clusterMeasured, formatCluster, PARTS, runCluster, type ClusterReport } from './cluster.js';
 import { DEVICE_INFO_CALL } from './agent-roundtrip.js';
 import { measureHotpath } from './hotpath.js';
 import { formatFirstCalls, measureFirstCalls, type FirstCall } from './first-call.js';
@@ -52,6 +54,8 @@ export interface RunOptions {
   extraFigures?: () => Promise<Partial<Measured>>;
   /** Directory for the agent and bridge processes' CPU profiles (`--cpu-prof`), if profiling. */
   profileDir?: string;
+  /** The targets table's rows (default FIGURES). */
+  figures?: Figure[];
   /** Progress lines (to stderr). */
   progress?: (line: string) => void;
 }
@@ -180,7 +184,7 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
       ratios,
       ...(sustained ? { sustained } : {}),
       ...(idleRss ? { idleRss, idleRssAfterS: o.idleRssAfterS ?? 30 } : {}),
-      targets: verdicts(fig),
+      targets: verdicts(fig, o.figures),
     };
   } finally {
     for (const t of open.reverse()) await t.close().catch(() => undefined);
@@ -246,12 +250,15 @@ interface OtherBenchmarks {
   allocCalls: number;
   /** Memory at rest by module (bench/module-memory.ts). */
   moduleMemory: boolean;
+  /** The clustered bridge (bench/cluster.ts), opt-in: it needs PostgreSQL. */
+  cluster: boolean;
 }
 
 /** Tables the other benchmarks print after the report (the per-module memory, the first calls). */
 interface OtherTables {
   firstCalls?: FirstCall[];
   moduleMemory?: ModuleMemoryRow[];
+  cluster?: ClusterReport;
 }
 
 /**
@@ -287,6 +294,21 @@ async function otherFigures(o: OtherBenchmarks, tables: OtherTables, say: (l: st
     say('memory at rest by module (bench/module-memory.ts)');
     tables.moduleMemory = await measureModuleMemory();
   }
+  if (o.cluster) {
+    say('the clustered bridge (bench/cluster.ts), on a private PostgreSQL');
+    tables.cluster = await runCluster({
+      parts: [...PARTS],
+      counts: { warmup: 500, latencyN: 1000, throughputN: 3000, concurrency: 32, rounds: 3 },
+      lossDevices: 2000,
+      restartDevices: 10_000,
+      workers: 2,
+      connectConcurrency: 256,
+      pgFsync: true,
+      pgSyncCommit: true,
+      progress: say,
+    });
+    Object.assign(fig, clusterMeasured(tables.cluster));
+  }
   return fig;
 }
 
@@ -310,6 +332,8 @@ async function main(): Promise<void> {
       alloc: { type: 'string', default: envInt('ALLOC', 6000) },
       'no-first-call': { type: 'boolean', default: process.env['BENCH_NO_FIRST_CALL'] === '1' },
       'no-module-memory': { type: 'boolean', default: process.env['BENCH_NO_MODULE_MEMORY'] === '1' },
+      // Issue 34's rows: the clustered bridge on a private PostgreSQL (opt-in; `npm run bench:cluster` alone takes flags).
+      cluster: { type: 'boolean', default: process.env['BENCH_CLUSTER'] === '1' },
       profile: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
@@ -328,6 +352,7 @@ async function main(): Promise<void> {
     sustained: values.sustained === '0' ? 0 : positiveInt(values.sustained, 'sustained'),
     idleRss: !values['no-idle-rss'],
     ...(profileDir ? { profileDir } : {}),
+    ...(values.cluster ? { figures: [...FIGURES, ...CLUSTER_FIGURES] } : {}),
     progress: (l) => process.stderr.write(l + '\n'),
     extraFigures: () =>
       otherFigures(
@@ -337,12 +362,18 @@ async function main(): Promise<void> {
           allocCalls: values.alloc === '0' ? 0 : positiveInt(values.alloc, 'alloc'),
           firstCalls: !values['no-first-call'],
           moduleMemory: !values['no-module-memory'],
+          cluster: values.cluster,
         },
         tables,
         (l) => process.stderr.write(l + '\n'),
       ),
   });
-  const text = [formatReport(report), ...(tables.firstCalls ? [formatFirstCalls(tables.firstCalls)] : []), ...(tables.moduleMemory ? [formatModuleMemory(tables.moduleMemory)] : [])].join('\n\n');
+  const text = [
+    formatReport(report),
+    ...(tables.firstCalls ? [formatFirstCalls(tables.firstCalls)] : []),
+    ...(tables.moduleMemory ? [formatModuleMemory(tables.moduleMemory)] : []),
+    ...(tables.cluster ? [formatCluster(tables.cluster)] : []),
+  ].join('\n\n');
   process.stdout.write((values.json ? JSON.stringify({ ...report, ...tables }, null, 2) : text) + '\n');
   if (profileDir) process.stderr.write(`agent and bridge CPU profiles in ${profileDir}\n`);
 }

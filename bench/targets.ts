@@ -35,6 +35,20 @@ export interface Measured {
   deviceInfoBytesPerCall?: number;
   /** Per function of {@link FIRST_CALL_FUNCTIONS}: its first call on a fresh agent minus its warm calls' median, ms (bench/first-call.ts). */
   firstCallExtraMs?: Partial<Record<FirstCallFunction, number>>;
+  /**
+   * The clustered bridge (bench/cluster.ts, issue 34): the full path through the single process (SQLite), through
+   * a cluster of one node and of three (the call submitted on a node other than the device's owner), in one run.
+   */
+  singleP50Us?: number;
+  singleCallsPerS?: number;
+  cluster1P50Us?: number;
+  cluster1CallsPerS?: number;
+  cluster3P50Us?: number;
+  cluster3CallsPerS?: number;
+  /** Seconds from the SIGKILL of one of three nodes until every device it held had a session on a survivor. */
+  clusterNodeLossS?: number;
+  /** The largest of the nodes' RSS above idle per device each holds, bytes. */
+  clusterBytesPerDevicePerNode?: number;
 }
 
 /** One function per built-in handler whose first call is measured (bench/first-call.ts calls them). */
@@ -97,6 +111,16 @@ export const FIGURES: Figure[] = [
   ),
 ];
 
+/** Issue 34's rows (bench/cluster.ts; `npm run bench:cluster`, or `npm run bench -- --cluster`: they need PostgreSQL). */
+export const CLUSTER_FIGURES: Figure[] = [
+  { label: 'cluster, 1 node: full path p50 / single process p50', target: '≤ 1.5×', value: (m) => ratio(m.cluster1P50Us, m.singleP50Us), met: (v) => v <= 1.5, format: times },
+  { label: 'cluster, 1 node: throughput / single process', target: '≥ 0.7×', value: (m) => ratio(m.cluster1CallsPerS, m.singleCallsPerS), met: (v) => v >= 0.7, format: times },
+  { label: 'cluster, 3 nodes, call on another node: p50 / single process p50', target: '≤ 1.5×', value: (m) => ratio(m.cluster3P50Us, m.singleP50Us), met: (v) => v <= 1.5, format: times },
+  { label: 'cluster, 3 nodes, call on another node: throughput / single process', target: '≥ 0.7×', value: (m) => ratio(m.cluster3CallsPerS, m.singleCallsPerS), met: (v) => v >= 0.7, format: times },
+  { label: 'cluster: one of three nodes SIGKILLed, its devices back on the survivors', target: '≤ 30 s', value: (m) => m.clusterNodeLossS, met: (v) => v <= 30, format: (v) => `${v.toFixed(1)} s` },
+  { label: 'cluster: idle RSS per device per node (largest node)', target: '≤ 20 kB', value: (m) => m.clusterBytesPerDevicePerNode, met: (v) => v <= 20_000, format: (v) => `${(v / 1000).toFixed(1)} kB` },
+];
+
 /** One evaluated row. */
 export interface Verdict {
   label: string;
@@ -117,7 +141,7 @@ export function verdicts(m: Measured, figures: readonly Figure[] = FIGURES): Ver
 
 /** The table as text: figure, this run, target, verdict; then a count. */
 export function formatVerdicts(rows: readonly Verdict[]): string {
-  const head = ['figure (issues 21 and 32)', 'this run', 'target', 'verdict'];
+  const head = ['figure', 'this run', 'target', 'verdict'];
   const cells = rows.map((r) => [r.label, r.shown, r.target, r.verdict]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => (i === 1 ? x.padStart(widths[i]!) : x.padEnd(widths[i]!))).join('  ').trimEnd();

@@ -5,7 +5,7 @@
 # postgresql (Debian 12's PostgreSQL 15: the clustered bridge's store; test/helpers/postgres.ts starts a private instance per run, never the system's cluster).
 # Idempotent: installs only what is missing. Needs root (CI runs as root); otherwise prints what to install.
 set -euo pipefail
-pkgs=(cups cups-ipp-utils socat libsecret-1-dev gnome-keyring dbus chromium ffmpeg libnotify-bin dunst xvfb xauth udev tmux openssl fonts-wqy-microhei poppler-utils util-linux bubblewrap postgresql)
+pkgs=(cups cups-ipp-utils socat libsecret-1-dev gnome-keyring dbus chromium ffmpeg libnotify-bin dunst xvfb xauth udev tmux openssl fonts-wqy-microhei poppler-utils util-linux bubblewrap postgresql pgbouncer)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

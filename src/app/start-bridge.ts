@@ -50,7 +50,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   late.server = server;
   const srv = server;
   o?.onRevoked((identity) => srv.hub.disconnect(identity));
-  srv.hub.on('online', (c: { identity: { device_id: string }; hello: { client: { version: string } } }) => o?.noteClientVersion(c.identity.device_id, c.hello.client.version));
+  srv.hub.on('online', (c: { identity: { device_id: string }; hello: { client: { version: string } } }) => void o?.noteClientVersion(c.identity.device_id, c.hello.client.version).catch((e: Error) => log.warn({ err: e.message }, 'could not record a device\'s client version')));
   const url = await srv.start();
   return {
     server: srv,

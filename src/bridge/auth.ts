@@ -14,8 +14,23 @@ export interface DeviceIdentity {
 
 /** Checks device access tokens (the WebSocket upgrade's bearer token, blob uploads). */
 export interface DeviceAuthenticator {
-  /** The identity bound to the token, or null when it is missing, unknown, expired or revoked. */
-  authenticateDevice(token: string): DeviceIdentity | null;
+  /**
+   * The identity bound to the token, or null when it is missing, unknown, expired or revoked. Config tokens answer
+   * at once; sign-in's tokens are looked up in the login store (a cluster's is PostgreSQL), so it may be a promise.
+   */
+  authenticateDevice(token: string): DeviceIdentity | null | Promise<DeviceIdentity | null>;
+}
+
+/** The first identity any of `auths` gives for `token` (each asked in order), or null. */
+export function firstIdentity(auths: readonly DeviceAuthenticator[], token: string): DeviceIdentity | null | Promise<DeviceIdentity | null> {
+  for (let i = 0; i < auths.length; i++) {
+    const found = auths[i]!.authenticateDevice(token);
+    if (found instanceof Promise) {
+      return found.then((id) => id ?? firstIdentity(auths.slice(i + 1), token));
+    }
+    if (found) return found;
+  }
+  return null;
 }
 
 /** Who a runtime token belongs to: its workspace and the runtime the bridge attests in invokes (§6.1). */

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WireError } from '../protocol/errors.js';
-import { sendError, STORE_RETRY_AFTER_S, type RateLimiter } from './http-util.js';
+import { sendError, STORE_RETRY_AFTER_S, type RateLimit } from './http-util.js';
 import { bearer } from './auth.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
@@ -475,25 +475,25 @@ function fail(res: ServerResponse, status: number, e: WireError): void {
 }
 
 /** Who may use the blob routes: a device or runtime token's workspace, or null. */
-export type BlobCaller = (token: string) => { workspace_id: string } | null;
+export type BlobCaller = (token: string) => { workspace_id: string } | null | Promise<{ workspace_id: string } | null>;
 
 /**
  * The blob routes as a mount (`/v1/blobs…`): a device or runtime token is required, blobs are scoped to its
  * workspace (a token of another workspace cannot read them), and every upload takes a request from the
  * token's rate limit. The single process and a cluster node serve the same mount.
  */
-export function blobMount(blobs: BlobStore, caller: BlobCaller, limiter: RateLimiter) {
+export function blobMount(blobs: BlobStore, caller: BlobCaller, limiter: RateLimit) {
   return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {
     if (!url.pathname.startsWith('/v1/blobs')) return false;
     const t = bearer(req.headers.authorization);
-    const who = t ? caller(t) : null;
+    const who = t ? await caller(t) : null;
     if (!who) {
       req.resume();
       sendError(res, 401, 'unauthorized', 'A valid device or runtime token is required.');
       return true;
     }
     if (req.method === 'PUT' || req.method === 'POST') {
-      const wait = limiter.take(t!);
+      const wait = await limiter.take(t!);
       if (wait > 0) {
         req.resume();
         sendError(res, 429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait }, { 'Retry-After': String(Math.ceil(wait / 1000)), Connection: 'close' });

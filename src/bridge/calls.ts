@@ -13,6 +13,7 @@ import type { Logger } from '../base/logger.js';
 import type { DeviceConnection, DeviceHub } from './device-hub.js';
 import { deviceKey, type BridgeCallState, type BridgeStore, type SessionEventName, type StoredCall } from './store.js';
 import { setClampedTimeout } from '../base/timers.js';
+import { CallWrites } from './call-writes.js';
 import {
   answers, applyOutcome, bridgeOutcome, callTimeoutMs, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, outcomeIsFinal,
   owns, resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, untilVerdict, withoutRuntime,
@@ -34,26 +35,8 @@ export class CallRouter extends EventEmitter implements CallService {
   private readonly open = new Map<string, StoredCall>();
   /** The same open calls by device (`deviceKey`): a device's session events touch only its own. */
   private readonly openByDevice = new Map<string, Map<string, StoredCall>>();
-  /**
-   * Finished calls (read from the store) that take a device outcome this turn: the one copy every lookup
-   * sees until it is committed, so two answers of one turn are judged against each other.
-   */
-  private readonly resolving = new Map<string, StoredCall>();
-  /**
-   * Group commit: every write of one event-loop turn goes into one transaction at its end, because a
-   * commit costs far more than a row (issue 21: two commits per call were most of the bridge's cost).
-   * The order of the guarantees stays: a new call is committed before it is forwarded and before the
-   * runtime hears of it; an outcome is committed before anyone is told (SSE, `wait`, the record) and
-   * before a `call.report` is acknowledged. Non-terminal states ride along; a restart can lose at most
-   * the last turn's timeline entries of a running call, never a call or its outcome.
-   */
-  private readonly dirty = new Set<StoredCall>();
-  private inserts: StoredCall[] = [];
-  /** Outcomes taken this turn, applied and saved at its end (by call, so a second one is judged against the first). */
-  private readonly finishing = new Map<StoredCall, PendingOutcome>();
-  /** Outcomes whose commit failed: saved (and only then announced) with the next one. */
-  private unsaved = new Map<StoredCall, Applied>();
-  private commit: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
+  /** The turn's writes, committed together at its end (`call-writes.ts`). */
+  private readonly writes: CallWrites;
   private closed = false;
 
   /** The §6.8 resolution window (RESOLVE_WINDOW_MS; shorter only in tests). */
@@ -68,6 +51,19 @@ export class CallRouter extends EventEmitter implements CallService {
     super();
     this.resolveWindowMs = opts.resolveWindowMs ?? RESOLVE_WINDOW_MS;
     this.setMaxListeners(0);
+    this.writes = new CallWrites(store, log, {
+      apply: (call, p) => this.applyOutcome(call, p),
+      committed: (inserted, applied) => {
+        for (const c of inserted) if (!c.outcome) this.forward(c);
+        for (const [c, how] of applied) {
+          if (how === 'resolved') this.announceResolved(c);
+          else if (how === 'new') this.announce(c);
+        }
+      },
+      lost: (inserted) => {
+        for (const c of inserted) this.untrack(c);
+      },
+    });
     hub.onDeviceRequest(METHODS.callReport, (conn, p) => this.onReport(conn, p as { outcomes: Outcome[] }));
     hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
     hub.on('offline', (conn: DeviceConnection) => this.onSession(conn, 'device_offline'));
@@ -84,12 +80,12 @@ export class CallRouter extends EventEmitter implements CallService {
   /** A call's current record: the live one while it is open, else the stored one. */
   private lookup(workspaceId: string, callId: string): StoredCall | undefined {
     const key = `${workspaceId}/${callId}`;
-    return this.live.get(key) ?? this.resolving.get(key) ?? this.store.getCall(workspaceId, callId);
+    return this.live.get(key) ?? this.writes.resolvingCall(workspaceId, callId) ?? this.store.getCall(workspaceId, callId);
   }
 
   /** True when the call has an outcome, recorded or taken this turn (and about to be committed). */
   private hasOutcome(c: StoredCall): boolean {
-    return c.outcome !== undefined || this.finishing.has(c);
+    return c.outcome !== undefined || this.writes.pendingOutcome(c) !== undefined;
   }
 
   private track(c: StoredCall): void {
@@ -102,63 +98,7 @@ export class CallRouter extends EventEmitter implements CallService {
   }
 
   private markDirty(c: StoredCall): void {
-    this.dirty.add(c);
-    void this.committed();
-  }
-
-  /** Resolves when this turn's writes are committed (rejects if the commit failed); schedules the commit. */
-  private committed(): Promise<void> {
-    if (!this.commit) {
-      let resolve!: () => void;
-      let reject!: (e: unknown) => void;
-      const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-      promise.catch(() => undefined); // the waiters that care handle it; the rest is logged in `flush`
-      this.commit = { promise, resolve, reject };
-      setImmediate(() => this.flush());
-    }
-    return this.commit.promise;
-  }
-
-  /** Commits this turn's writes in one transaction, then forwards the new calls and announces the outcomes. */
-  private flush(): void {
-    if (this.closed) return;
-    const commit = this.commit;
-    this.commit = undefined;
-    const inserts = this.inserts;
-    this.inserts = [];
-    const applied = this.unsaved;
-    this.unsaved = new Map();
-    for (const [call, p] of this.finishing) {
-      const how = this.applyOutcome(call, p);
-      if (how) applied.set(call, how);
-    }
-    const done = [...applied.keys()];
-    this.finishing.clear();
-    this.resolving.clear();
-    const states = [...this.dirty].filter((c) => !c.outcome);
-    this.dirty.clear();
-    try {
-      this.store.transaction(() => {
-        for (const c of inserts) this.store.insertCall(c);
-        for (const c of states) this.store.saveCall(c);
-        for (const c of done) this.store.saveCall(c);
-      });
-    } catch (e) {
-      this.log.error({ err: String(e) }, 'could not save calls');
-      // A call that was never saved is never sent (its submitter gets the error). An outcome that was not
-      // saved is told to no one and saved again a second later (a call.report is not acknowledged meanwhile).
-      for (const c of inserts) this.untrack(c);
-      this.unsaved = applied;
-      if (done.length) setTimeout(() => void this.committed(), 1000).unref();
-      commit?.reject(e);
-      return;
-    }
-    commit?.resolve();
-    for (const c of inserts) if (!c.outcome) this.forward(c);
-    for (const [c, how] of applied) {
-      if (how === 'resolved') this.announceResolved(c);
-      else if (how === 'new') this.announce(c);
-    }
+    this.writes.changed(c);
   }
 
   /**
@@ -174,7 +114,7 @@ export class CallRouter extends EventEmitter implements CallService {
     if (existing) {
       if (existing.device_id !== req.device_id || existing.args_digest !== digest) throw idempotencyConflict();
       // Not answered before the first submission's record is committed.
-      if (this.commit) await this.commit.promise;
+      await this.writes.settled();
       // A runtime retry: the device deduplicates; re-forward only if the call is not finished.
       if (!this.hasOutcome(existing) && this.hub.isOnline(existing.device_id, existing.workspace_id)) this.forward(existing);
       return { call: existing, duplicate: true };
@@ -185,10 +125,10 @@ export class CallRouter extends EventEmitter implements CallService {
     if (!conn) throw offlineError(req.device_id, this.hub.lastRefusedHello(req.workspace_id, req.device_id));
     const timeout = req.timeout_ms ?? (budgetFor ? Math.min(budgetFor(req.function).timeoutMs, MAX_TIME_PARAM_MS) : callTimeoutMs(req, device));
     const call = newCall(req, callId, device.user_id, digest, timeout);
-    this.inserts.push(call);
+    const saved = this.writes.insert(call);
     this.track(call);
     this.armDeadline(call);
-    await this.committed();
+    await saved;
     return { call, duplicate: false };
   }
 
@@ -226,15 +166,15 @@ export class CallRouter extends EventEmitter implements CallService {
     const call = this.lookup(workspaceId, callId);
     if (!call) throw new RpcError(404, 'No such call.');
     if (call.outcome) return call;
-    if (this.finishing.has(call)) {
-      await this.committed();
+    if (this.writes.pendingOutcome(call)) {
+      await this.writes.settled();
       return this.lookup(workspaceId, callId)!;
     }
     const conn = this.sessionFor(call);
     if (!conn) throw new WireError('device_offline', 'The device has no live session; the call cannot be cancelled now.', { details: { device_id: call.device_id } });
     const outcome = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: callId, ...(reason ? { reason } : {}) }, CANCEL_WAIT_MS);
     this.accept(conn, call, outcome, 'cancel result');
-    if (this.commit) await this.commit.promise;
+    await this.writes.settled();
     return this.lookup(workspaceId, callId)!;
   }
 
@@ -323,7 +263,7 @@ export class CallRouter extends EventEmitter implements CallService {
       clearTimeout(timer);
       if (this.closed) return;
       // An outcome taken this turn is committed at its end: judge after it.
-      if (this.commit) await this.commit.promise.catch(() => undefined);
+      await this.writes.settled().catch(() => undefined);
     }
     const latest = this.lookup(ws, callId);
     if (!latest || this.hasOutcome(latest)) return;
@@ -340,22 +280,16 @@ export class CallRouter extends EventEmitter implements CallService {
    */
   private finish(call: StoredCall, o: Outcome, byBridge: boolean, derive = false): void {
     if (this.closed || !isTerminal(o.state)) return;
-    const pending = this.finishing.get(call);
+    const pending = this.writes.pendingOutcome(call);
     if (pending && (byBridge || !pending.byBridge)) return;
     if (call.outcome && outcomeIsFinal(call, byBridge)) return;
-    this.finishing.set(call, { o, byBridge, derive });
-    const key = `${call.workspace_id}/${call.call_id}`;
-    if (call.outcome && !this.live.has(key)) this.resolving.set(key, call);
-    void this.committed();
+    this.writes.outcome(call, { o, byBridge, derive }, call.outcome !== undefined && !this.live.has(`${call.workspace_id}/${call.call_id}`));
   }
 
-  /** Applies a taken outcome to the record (in `flush`, just before the commit); says how, or false when it changes nothing. */
+  /** Applies a taken outcome to the record (just before the commit); says how, or false when it changes nothing. */
   private applyOutcome(call: StoredCall, p: PendingOutcome): Applied | false {
     const how = applyOutcome(call, p);
-    if (how === 'new') {
-      this.dirty.delete(call);
-      this.untrack(call);
-    }
+    if (how === 'new') this.untrack(call);
     return how;
   }
 
@@ -445,14 +379,14 @@ export class CallRouter extends EventEmitter implements CallService {
     const accepted: string[] = [];
     const { workspace_id: ws, device_id: dev } = conn.identity;
     for (const o of p.outcomes) {
-      const call = this.open.get(openKey(ws, dev, o.call_id)) ?? this.resolving.get(`${ws}/${o.call_id}`) ?? this.store.findByDevice(ws, dev, o.call_id);
+      const call = this.open.get(openKey(ws, dev, o.call_id)) ?? this.writes.resolvingCall(ws, o.call_id) ?? this.store.findByDevice(ws, dev, o.call_id);
       // A report for a call of another identity is dropped (and logged); it is acknowledged like an unknown one.
       if (call) this.accept(conn, call, o, 'call.report');
       else this.log.warn({ workspace_id: ws, device_id: dev, call_id: String(o.call_id).slice(0, 80) }, 'dropped a device answer: a call.report names no call of this device');
       accepted.push(o.call_id);
     }
     // Acknowledged only once committed: the device then forgets them (§6.8).
-    if (this.commit) await this.commit.promise;
+    await this.writes.settled();
     return { accepted };
   }
 
@@ -529,7 +463,7 @@ export class CallRouter extends EventEmitter implements CallService {
   }
 
   close(): void {
-    if (this.commit) this.flush();
+    this.writes.close();
     this.closed = true;
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.removeAllListeners();

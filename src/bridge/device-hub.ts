@@ -40,7 +40,7 @@ export interface DeviceConnection {
  */
 export interface SessionClaims {
   /** Claims the device's session for this node; resolves with its epoch (newer than every earlier one). */
-  claim(identity: DeviceIdentity): Promise<number>;
+  claim(identity: DeviceIdentity, protocolVersion: string): Promise<number>;
   /** The connection closed before its hello could answer: give the claimed session up. */
   abandon(identity: DeviceIdentity, epoch: number): void;
 }
@@ -162,7 +162,22 @@ export class DeviceHub extends EventEmitter {
   /** Handles an HTTP upgrade for the device path: refuses with 401 before any socket opens if the token is bad. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const token = bearer(req.headers.authorization);
-    const identity = token ? this.o.auth.authenticateDevice(token) : null;
+    const found = token ? this.o.auth.authenticateDevice(token) : null;
+    if (found instanceof Promise) {
+      // A sign-in token, checked in the login store: a store out of reach is the typed, retryable refusal.
+      found.then(
+        (identity) => this.upgrade(req, socket, head, identity),
+        (e: unknown) => {
+          this.o.log.warn({ err: String(e) }, 'could not check a device token');
+          refuse(socket, 503, 'Service Unavailable', { type: 'store_unavailable', message: 'The bridge cannot reach its database; try again later.' });
+        },
+      );
+      return;
+    }
+    this.upgrade(req, socket, head, found);
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, identity: DeviceIdentity | null): void {
     if (!identity) {
       refuse(socket, 401, 'Unauthorized', { type: 'unauthorized', message: 'The device token is missing, unknown, expired or revoked.' });
       return;
@@ -233,7 +248,7 @@ export class DeviceHub extends EventEmitter {
       if (!sessions) return establish();
       // The cluster's one live session per device: claimed (and the node holding the older one told) first.
       claiming = true;
-      return sessions.claim(identity).finally(() => (claiming = false)).then(
+      return sessions.claim(identity, version).finally(() => (claiming = false)).then(
         (epoch) => {
           const newer = this.live.get(key);
           if (!peer.isOpen || (newer?.epoch !== undefined && newer.epoch > epoch)) {

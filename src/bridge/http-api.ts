@@ -10,7 +10,7 @@ import { ijsonViolation } from '../protocol/ijson.js';
 import { bearer, type RuntimeAuthenticator } from './auth.js';
 import type { CallEvent, CallService, SubmitRequest } from './call-lifecycle.js';
 import type { DeviceHub } from './device-hub.js';
-import { HttpError, RateLimiter, readJson, sendError, statusForWireError, STORE_RETRY_AFTER_S, type StreamLimiter } from './http-util.js';
+import { HttpError, readJson, sendError, statusForWireError, STORE_RETRY_AFTER_S, type RateLimit, type StreamLimiter } from './http-util.js';
 import { sendJson } from '../base/http-body.js';
 import { decodePathSegment } from '../protocol/http.js';
 import { isStateEntry, publicRecord, type BridgeStore, type DeviceRecord, type RefusedHello, type StoredCall, type TimelineEntry } from './store.js';
@@ -71,7 +71,7 @@ export interface RuntimeApiOptions {
   devices: DeviceDirectory;
   router: CallService;
   auth: RuntimeAuthenticator;
-  limiter: RateLimiter;
+  limiter: RateLimit;
   /** The per-token cap on open `events` streams and `wait: true` requests; none when absent. */
   streams?: StreamLimiter;
   maxBodyBytes: number;
@@ -93,7 +93,9 @@ export class RuntimeApi {
       const token = bearer(req.headers.authorization);
       const scope = token ? this.o.auth.authenticateRuntime(token) : null;
       if (!scope) throw new HttpError(401, 'unauthorized', 'A valid runtime token is required.');
-      const wait = this.o.limiter.take(token!);
+      // One process's bucket answers at once; a cluster's shared one asks the database (no await on the hot path).
+      const took = this.o.limiter.take(token!);
+      const wait = typeof took === 'number' ? took : await took;
       if (wait > 0) throw new HttpError(429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait });
       await this.route(req, res, url, scope.workspace_id, scope.runtime, token!);
     } catch (e) {

@@ -67,8 +67,17 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   }
 }
 
-/** A token bucket per key, for `rate_limited`. */
-export class RateLimiter {
+/**
+ * What the runtime API takes a token from for each request: one process's {@link RateLimiter}, or the cluster's
+ * buckets in PostgreSQL (`store/pg-rate-limits.ts`), which every node shares.
+ */
+export interface RateLimit {
+  /** Takes one token from `key`'s bucket; 0 when allowed, else the milliseconds until one is available. */
+  take(key: string): number | Promise<number>;
+}
+
+/** A token bucket per key in this process's memory, for `rate_limited`. */
+export class RateLimiter implements RateLimit {
   private readonly buckets = new Map<string, TokenBucket>();
   constructor(private readonly perSecond: number, private readonly burst: number) {}
 

@@ -2,7 +2,6 @@
  * The reference bridge: one HTTP server carrying the device WebSocket endpoint (`/v1/device`), the
  * runtime API, and mounts for device login and blobs. Writes `<data_dir>/bridge.json` when ready.
  */
-import { serveStaticDir, underMount } from '../protocol/static-files.js';
 import { coreMessage } from '../i18n/index.js';
 import { SaidError } from '../i18n/said.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,37 +14,27 @@ import { METHODS } from '../protocol/messages.js';
 import { CLOSE } from '../protocol/ws-transport.js';
 import { FunctionListReader, limitsCloseReason } from './device-limits.js';
 import type { Logger } from '../base/logger.js';
-import { APP_VERSION, PROJECT_ROOT } from '../version.js';
+import { APP_VERSION } from '../version.js';
 import type { DeviceAuthenticator, DeviceIdentity, RuntimeAuthenticator, RuntimeScope } from './auth.js';
 import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { localDirectory, RuntimeApi, type CardCheck } from './http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
 import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
-import { isLocale, localeFromEnv } from '../i18n/index.js';
-import { bridgeEn, bridgeZh } from '../i18n/bridge.js';
+import { localeFromEnv } from '../i18n/index.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, helloUpdate } from './store.js';
 import { BlobStore, blobMount } from './blob-store.js';
+import { CallRetention } from './retention.js';
 import type { JWK } from 'jose';
-import { verifyCard } from '../protocol/card-sign.js';
+import { checkAdapterCard } from './card-check.js';
+import { firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
+import { serveConsole } from './console-routes.js';
+import { IdleCollector } from '../base/idle-gc.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 
-/**
- * The console's words in one locale (`/console/i18n/<locale>.json`): the `bridge.console.*` keys of the bridge
- * catalogue, so the page and the approval page share one catalogue and one glossary.
- */
-function sendConsoleWords(res: ServerResponse, locale: string): void {
-  if (!isLocale(locale)) return sendError(res, 404, 'not_found', `No console catalogue for "${locale}".`);
-  const table: Record<string, string> = locale === 'en' ? bridgeEn : bridgeZh;
-  const words = Object.fromEntries(Object.entries(table).filter(([k]) => k.startsWith('bridge.console.')));
-  sendJson(res, 200, words, { 'cache-control': 'no-cache' });
-}
-
-/** The bridge console's page (resources/console). */
-const CONSOLE_DIR = join(PROJECT_ROOT, 'resources', 'console');
 export type HttpMount = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
 export interface BridgeOptions {
@@ -54,9 +43,11 @@ export interface BridgeOptions {
   deviceAuth?: DeviceAuthenticator[];
   mounts?: HttpMount[];
   /** The public key pinned at login for exactly this identity, to verify the Adapter Card it sends in hello. */
-  pinnedKey?: (identity: DeviceIdentity) => JWK | null;
+  pinnedKey?: (identity: DeviceIdentity) => JWK | null | Promise<JWK | null>;
   /** The §6.8 resolution window in ms (default 24 h); tests shorten it. */
   resolveWindowMs?: number;
+  /** How often ended calls past `call_retention_s` are removed (default 1 h; 0: only on `retention.sweep()`). */
+  retentionSweepMs?: number;
 }
 
 /** Tokens from the config file. */
@@ -76,7 +67,7 @@ export class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
  * What is not wired to PostgreSQL yet (docs/deploy.md, "Clustered bridge"). `BridgeServer` (the single process)
  * runs on SQLite only: given `store.kind: postgres` it refuses to start rather than quietly using SQLite (a
  * cluster node is `cluster/node-server.ts`, started by `aios-device bridge`); a cluster node answers the routes
- * it does not serve yet (sign-in, blobs, MCP, the console) 503 with this error's type and message.
+ * it does not serve yet (blobs, MCP, the console) 503 with this error's type and message.
  */
 export class ClusterNotWiredError extends SaidError {
   readonly code = 'cluster_not_wired' as const;
@@ -96,6 +87,11 @@ export class BridgeServer {
   readonly store: BridgeStore;
   readonly hub: DeviceHub;
   readonly router: CallRouter;
+  /**
+   * Gives back, once the bridge is idle for a few seconds, the young generation that a burst of hellos or calls
+   * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
+   */
+  private readonly idle = new IdleCollector({ busy: () => false });
   private readonly http: Server;
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];
@@ -105,6 +101,8 @@ export class BridgeServer {
   /** The MCP endpoints (docs/mcp.md); the SDK loads on their first request. */
   readonly mcp: McpEndpoint;
   private stopSweeping: (() => void) | undefined;
+  /** Removes ended calls past `call_retention_s` (src/bridge/retention.ts). */
+  readonly retention: CallRetention;
   private url = '';
   /** Reads devices' function lists within `device_limits`. */
   readonly functionLists: FunctionListReader;
@@ -113,10 +111,11 @@ export class BridgeServer {
     assertStoreWired(config);
     ensurePrivateDir(config.data_dir);
     this.store = new BridgeStore(join(config.data_dir, 'bridge.sqlite'));
+    this.retention = new CallRetention({ prune: (before, limit) => this.store.pruneEndedCalls(before, limit), retentionS: config.call_retention_s, log: opts.log, ...(opts.retentionSweepMs !== undefined ? { everyMs: opts.retentionSweepMs } : {}) });
     const tokens = new ConfigTokens(config);
     const deviceAuths: DeviceAuthenticator[] = [tokens, ...(opts.deviceAuth ?? [])];
     this.hub = new DeviceHub({
-      auth: { authenticateDevice: (t) => deviceAuths.reduce<DeviceIdentity | null>((found, a) => found ?? a.authenticateDevice(t), null) },
+      auth: { authenticateDevice: (t) => firstIdentity(deviceAuths, t) },
       minClientVersion: config.min_client_version,
       heartbeatMs: config.heartbeat_ms,
       leaseMs: config.lease_ms,
@@ -173,17 +172,24 @@ export class BridgeServer {
       ...(config.blobs?.workspace_quota_bytes ? { quotaBytes: config.blobs.workspace_quota_bytes } : {}),
     });
     // Blobs are scoped to the caller's workspace: a device or runtime token of another workspace cannot read them.
-    const blobs = blobMount(this.blobs, (t) => tokens.authenticateRuntime(t) ?? deviceAuths.reduce<DeviceIdentity | null>((f, a) => f ?? a.authenticateDevice(t), null), limiter);
+    const blobs = blobMount(this.blobs, (t) => tokens.authenticateRuntime(t) ?? firstIdentity(deviceAuths, t), limiter);
     this.mounts = [blobs, ...(opts.mounts ?? [])];
-    this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c));
+    this.hub.on('online', (c: DeviceConnection) => {
+      this.idle.touch();
+      void this.onOnline(c);
+    });
     this.hub.on('offline', (c: DeviceConnection) => {
+      this.idle.touch();
       this.store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() });
       this.mcp.notifyChanged(c.identity.workspace_id, c.identity.device_id);
     });
     this.hub.on('notification', (c: DeviceConnection, method: string) => {
       if (method === METHODS.toolsChanged) this.functionLists.toolsChanged(c);
     });
-    this.http = createServer((req, res) => void this.serve(req, res));
+    this.http = createServer((req, res) => {
+      this.idle.touch();
+      void this.serve(req, res);
+    });
     this.http.on('upgrade', (req, socket, head) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       if (path === '/v1/device') this.hub.handleUpgrade(req, socket, head);
@@ -209,6 +215,7 @@ export class BridgeServer {
     const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
     this.url = `http://${host}:${a.port}`;
     this.stopSweeping = this.blobs.startSweeping(60_000);
+    this.idle.touch();
     const file = join(this.config.data_dir, 'bridge.json');
     writeJsonFileSync(file, { pid: process.pid, url: this.url, device_url: this.url.replace(/^http/, 'ws') + '/v1/device', version: APP_VERSION }, 0o600);
     this.opts.log.info({ url: this.url }, 'bridge ready');
@@ -222,6 +229,8 @@ export class BridgeServer {
     // Nothing may touch the store once it closes: stop listening to the sessions first.
     this.hub.removeAllListeners();
     this.stopSweeping?.();
+    this.retention.stop();
+    this.idle.stop();
     await this.mcp.close();
     this.router.close();
     this.hub.close();
@@ -241,9 +250,7 @@ export class BridgeServer {
     try {
       if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok', version: APP_VERSION });
       // The QA console: a static page that signs in with a runtime token and uses the runtime API.
-      const consoleWords = /^\/console\/i18n\/([A-Za-z-]+)\.json$/.exec(url.pathname);
-      if (consoleWords && req.method === 'GET') return sendConsoleWords(res, consoleWords[1]!);
-      if (underMount(url.pathname, '/console')) return await serveStaticDir(req, res, url.pathname, '/console', CONSOLE_DIR);
+      if (await serveConsole(req, res, url)) return;
       if (await this.api.handle(req, res, url)) return;
       if (await this.mcp.handle(req, res, url)) return;
       for (const m of this.mounts) if (await m(req, res, url)) return;
@@ -261,16 +268,7 @@ export class BridgeServer {
   }
 
   /** Verifies a device's card against the key pinned at its login, if there is one. */
-  async checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
-    const deviceId = identity.device_id;
-    const key = this.opts.pinnedKey?.(identity) ?? null;
-    if (!key) return { verified: null };
-    try {
-      await verifyCard(card, () => key);
-      return { verified: true };
-    } catch (e) {
-      this.opts.log.warn({ device_id: deviceId, err: (e as Error).message }, 'the device\'s adapter card does not verify with its pinned key');
-      return { verified: false, problem: (e as Error).message };
-    }
+  checkCard(identity: DeviceIdentity, card: Record<string, unknown>): Promise<CardCheck> {
+    return checkAdapterCard(identity, card, this.opts.pinnedKey, this.opts.log);
   }
 }

@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { openDatabase, statement } from '../storage/sqlite.js';
 import { migrate, type Migration, type Schema } from '../storage/migrations.js';
-import type { CallState, Descriptor, HelloParams, InvokeParams, Outcome } from '../protocol/messages.js';
+import type { CallState, Descriptor, HelloParams, InvokeParams, Outcome, ProgressNote } from '../protocol/messages.js';
 import type { DeviceIdentity } from './auth.js';
 
 /** Bridge-side states: the device's (§6.2) plus `submitted` (sent, no state heard back yet). */
@@ -89,6 +89,11 @@ export interface StoredCall extends CallRecord {
    * `expired/device_offline` with `side_effects: none`; one that was ends `unknown`.
    */
   sent: boolean;
+  /**
+   * The latest progress note the device sent for the call (clustered bridge only: the node holding the
+   * session writes it so other nodes' streams can send it on; never in the public record).
+   */
+  progress?: ProgressNote;
 }
 
 /**
@@ -289,6 +294,13 @@ export const BRIDGE_MIGRATIONS: readonly Migration[] = [
       db.exec(`ALTER TABLE bridge_devices ADD COLUMN last_closed TEXT;`);
     },
   },
+  {
+    version: 9,
+    name: 'ended calls by age, for the retention sweep (call_retention_s)',
+    up(db) {
+      db.exec(`CREATE INDEX bridge_calls_ended ON bridge_calls (updated_at) WHERE outcome IS NOT NULL;`);
+    },
+  },
 ];
 
 /** The bridge store's schema, for the migration runner. */
@@ -328,6 +340,14 @@ export class BridgeStore {
   }
 
   /** Calls not yet terminal (for one device, or all). */
+  /**
+   * Removes at most `limit` ended calls last changed before `beforeIso` (the retention sweep); returns how many.
+   * An open call is never removed, however old.
+   */
+  pruneEndedCalls(beforeIso: string, limit: number): number {
+    return statement(this.db, `DELETE FROM bridge_calls WHERE rowid IN (SELECT rowid FROM bridge_calls WHERE outcome IS NOT NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`).run(beforeIso, limit).changes;
+  }
+
   openCalls(deviceId?: string): StoredCall[] {
     const rows = (deviceId
       ? statement(this.db, `SELECT * FROM bridge_calls WHERE outcome IS NULL AND device_id = ?`).all(deviceId)
@@ -549,6 +569,7 @@ export function toCall(r: Record<string, unknown>): StoredCall {
   if (typeof r['outcome'] === 'string') c.outcome = JSON.parse(r['outcome']) as Outcome;
   if (typeof r['resolved_from'] === 'string') c.resolved_from = JSON.parse(r['resolved_from']) as ResolvedFrom;
   if (typeof r['device_outcome'] === 'string') c.device_outcome = JSON.parse(r['device_outcome']) as Outcome;
+  if (typeof r['progress'] === 'string') c.progress = JSON.parse(r['progress']) as ProgressNote;
   return c;
 }
 

@@ -7,6 +7,11 @@ import { coreMessage } from '../i18n/index.js';
 import { SaidError, saidOf } from '../i18n/said.js';
 import { isPasswordHash } from '../base/password.js';
 import slugify from 'slugify';
+
+/** Default retention of ended calls' records (`call_retention_s`): 30 days. */
+export const CALL_RETENTION_S = 30 * 24 * 3600;
+/** The shortest retention accepted: one day (a runtime's retry window, `dedupe_retention_s`, and §6.8's resolution window). */
+export const MIN_CALL_RETENTION_S = 24 * 3600;
 import { readFileSync } from 'node:fs';
 
 const S = Type.String({ minLength: 1 });
@@ -32,6 +37,7 @@ export const BridgeConfigSchema = Type.Object(
     runtime_stream_limit: Type.Optional(Type.Integer({ minimum: 1 })),
     max_message_bytes: Type.Optional(Type.Integer({ minimum: 65536 })),
     lease_ms: Type.Optional(Type.Integer({ minimum: 0 })),
+    call_retention_s: Type.Optional(Type.Integer({ minimum: MIN_CALL_RETENTION_S })),
     blobs: Type.Optional(
       Type.Object(
         {
@@ -102,6 +108,8 @@ export interface BridgeConfig extends BridgeConfigFile {
   device_tokens: Record<string, { workspace_id: string; user_id: string; device_id: string }>;
   heartbeat_ms: number;
   lease_ms: number;
+  /** How long an ended call's record is kept after its last change (src/bridge/retention.ts). */
+  call_retention_s: number;
   runtime_rate_limit: { per_second: number; burst: number };
   /** What one runtime token holds open at once: SSE `events` streams, `wait: true` requests (and MCP sessions). */
   runtime_stream_limit: number;
@@ -181,6 +189,7 @@ export function normalizeBridgeConfig(doc: unknown, source = '(inline)'): Bridge
     device_tokens: c.device_tokens ?? {},
     heartbeat_ms: c.heartbeat_ms ?? 20_000,
     lease_ms: c.lease_ms ?? 300_000,
+    call_retention_s: c.call_retention_s ?? CALL_RETENTION_S,
     runtime_rate_limit: c.runtime_rate_limit ?? { per_second: 200, burst: 400 },
     runtime_stream_limit: c.runtime_stream_limit ?? 64,
     max_message_bytes: c.max_message_bytes ?? 1024 * 1024,

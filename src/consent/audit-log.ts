@@ -6,6 +6,7 @@
 import type { Db } from './db.js';
 import { redactArgs } from './redact.js';
 import { AUDIT_PRUNE, inThreadWriter, type AuditWriter } from './audit-writer.js';
+import { GroupCommit } from '../storage/group-commit.js';
 
 /** One audit row as listed by the CLI and the control API. */
 export interface AuditEntry {
@@ -71,12 +72,18 @@ export function parseSince(t: string, now = Date.now()): string {
 export const DEFAULT_AUDIT_RETENTION_DAYS = 90;
 const PRUNE_EVERY = 200;
 
+/** The most rows one audit batch commits; a larger backlog is committed in several. */
+const AUDIT_MAX_BATCH = 1024;
+
 /** Appends and queries audit rows in the consent database. */
 export class AuditLog {
   private sincePrune = 0;
-  /** Rows not yet written: recorded calls are written together, one commit per batch. */
-  private pending: unknown[][] = [];
-  private scheduled = false;
+  private closed = false;
+  /**
+   * Rows not yet written: recorded calls are written together, one commit per batch, AUDIT_BATCH_MS after
+   * the first of them; a batch that could not be written is kept and tried again AUDIT_RETRY_MS later.
+   */
+  private readonly rows: GroupCommit<unknown[]>;
 
   constructor(
     private readonly db: Db,
@@ -85,14 +92,27 @@ export class AuditLog {
     /** Commits the batches: in this thread by default; the agent passes a worker-backed writer. */
     private readonly writer: AuditWriter = inThreadWriter(db),
     /** Told when a batch written in the background could not be (its rows are kept and retried). */
-    private readonly onError: (e: unknown) => void = () => undefined,
-  ) {}
+    onError: (e: unknown) => void = () => undefined,
+  ) {
+    this.rows = new GroupCommit<unknown[]>({
+      commit: (rows) => this.commit(rows),
+      timing: () => AUDIT_BATCH_MS,
+      maxBatch: AUDIT_MAX_BATCH,
+      retryMs: AUDIT_RETRY_MS,
+      onError,
+      closedError: () => new Error('the audit log is closed'),
+    });
+  }
 
   /** Records a finished call; replayed outcomes are not new calls and are skipped. */
   record(c: FinishedCall): void {
     const o = c.outcome;
-    if (o.replayed) return;
-    this.pending.push([
+    // After close the database is about to close too: a call finishing then is not recorded (as before).
+    if (o.replayed || this.closed) return;
+    // Off the call path: rows wait up to AUDIT_BATCH_MS and go in one commit (they are also written
+    // before every read and at close; a crash can lose at most that window of audit rows, never a
+    // journal row).
+    this.rows.push([
         o.call_id, o.function, c.requester?.kind ?? null, c.requester?.id ?? null, c.requester?.name ?? null,
         c.workspaceId, c.userId, redactArgs(c.args),
         o.confirmation?.decision ?? null, o.confirmation?.decided_by ?? null, o.confirmation?.remembered ? 1 : 0,
@@ -101,45 +121,25 @@ export class AuditLog {
         c.resources?.length ? JSON.stringify(c.resources.map((r) => ({ kind: r.kind, label: r.label ?? r.id }))) : null,
         c.runtime?.id ?? null, c.runtime?.name ?? null,
       ]);
-    // Off the call path: rows wait up to AUDIT_BATCH_MS and go in one commit (they are also written
-    // before every read and at close; a crash can lose at most that window of audit rows, never a
-    // journal row).
-    if (!this.scheduled) this.schedule(AUDIT_BATCH_MS);
   }
 
-  private schedule(ms: number): void {
-    this.scheduled = true;
-    setTimeout(() => {
-      try {
-        this.flush();
-      } catch (e) {
-        // The rows are pending again (e.g. another process held the database past the busy timeout).
-        this.onError(e);
-        if (!this.scheduled) this.schedule(AUDIT_RETRY_MS);
-      }
-    }, ms).unref();
-  }
-
-  /** Writes pending rows as one batch (also before every read, and at close). */
+  /** Writes pending rows (also before every read, and at close); throws when a batch could not be written (it is kept). */
   flush(): void {
-    this.scheduled = false;
-    if (!this.pending.length || !this.db.open) return;
-    const rows = this.pending;
-    this.pending = [];
+    if (!this.db.open) return;
+    this.rows.flush();
+  }
+
+  /** One batch: every PRUNE_EVERY rows the writer also deletes what has outlived the retention period. */
+  private commit(rows: readonly unknown[][]): void {
+    // The database closes only when the agent stops: rows that reach it then could never be written.
+    if (!this.db.open) return;
     this.sincePrune += rows.length;
-    // Every PRUNE_EVERY rows the writer also deletes what has outlived the retention period.
     let cutoff: string | undefined;
     if (this.sincePrune >= PRUNE_EVERY) {
       this.sincePrune = 0;
       cutoff = this.cutoff();
     }
-    try {
-      this.writer.write(rows, cutoff);
-    } catch (e) {
-      // Nothing of the batch was kept: it waits with the rows recorded since, for the next flush.
-      this.pending = rows.concat(this.pending);
-      throw e;
-    }
+    this.writer.write(rows as unknown[][], cutoff);
   }
 
   private cutoff(): string {
@@ -154,7 +154,8 @@ export class AuditLog {
 
   /** Writes what is pending and stops the writer (before the database is closed). */
   close(): void {
-    this.flush();
+    this.closed = true;
+    this.rows.close();
     this.writer.close();
   }
 

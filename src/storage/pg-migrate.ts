@@ -66,6 +66,11 @@ export async function migratePg(pool: pg.Pool, schema: PgSchema, opts: { upTo?: 
   const newest = migrations.length;
   const target = Math.min(opts.upTo ?? newest, newest);
   const client = await pool.connect();
+  // Checked out, a client's dropped connection is an 'error' event nobody else hears (it would end the
+  // process); the statement running fails with the same cause.
+  let broken = false;
+  const dropped = () => (broken = true);
+  client.on('error', dropped);
   const applied: number[] = [];
   try {
     // One node at a time: the others wait here, then find the work done.
@@ -98,7 +103,8 @@ export async function migratePg(pool: pg.Pool, schema: PgSchema, opts: { upTo?: 
       await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [`aios schema ${schema.name}`]).catch(() => undefined);
     }
   } finally {
-    client.release();
+    client.off('error', dropped);
+    client.release(broken);
   }
   return applied;
 }

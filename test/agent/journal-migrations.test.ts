@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Journal } from '../../src/agent/journal.js';
-import { JOURNAL_SCHEMA } from '../../src/agent/journal-table.js';
+import { JOURNAL_SCHEMA } from '../../src/storage/journal-table.js';
 import { migrate, SchemaTooNewError } from '../../src/storage/migrations.js';
 import { tempDir } from '../helpers/stack.js';
 

@@ -7,7 +7,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DuplicateCallError, Journal } from '../../src/agent/journal.js';
-import type { IdFilter } from '../../src/agent/id-filter.js';
+import type { IdFilter } from '../../src/storage/id-filter.js';
 import type { Outcome } from '../../src/protocol/messages.js';
 import { tempDir } from '../helpers/stack.js';
 
@@ -280,7 +280,7 @@ test('ids the table holds are found after a restart and after the id filter is r
     const writes: Promise<void>[] = [];
     for (const id of ids) writes.push(j.accept(id, 'f.x', 'd', new Date().toISOString()));
     await Promise.all(writes);
-    const filter = (x: Journal) => (x as unknown as { ids: IdFilter }).ids;
+    const filter = (x: Journal) => (x as unknown as { engine: { ids: IdFilter } }).engine.ids;
     const rebuilt = new Promise<void>((r) => (j.onIdFilterRebuilt = r));
     j.checkpoint();
     // Rebuilt in the background once it outgrew its first size (65 536), sized for twice the ids the table
@@ -334,7 +334,7 @@ test('ids that reach the table while the id filter is rebuilt are found once the
   const j = new Journal(join(dir, 'j.sqlite'), scope);
   try {
     const at = new Date().toISOString();
-    const filter = () => (j as unknown as { ids: IdFilter }).ids;
+    const filter = () => (j as unknown as { engine: { ids: IdFilter } }).engine.ids;
     await Promise.all(Array.from({ length: 65_537 }, (_, i) => j.accept(`p${i}`, 'f.x', 'd', at)));
     const rebuilt = new Promise<void>((r) => (j.onIdFilterRebuilt = r));
     j.checkpoint();

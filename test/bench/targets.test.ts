@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FIGURES, formatVerdicts, verdicts } from '../../bench/targets.js';
+import { CLUSTER_FIGURES, FIGURES, formatVerdicts, verdicts } from '../../bench/targets.js';
 
 test('each figure gets met, not met or not measured from the run', () => {
   const rows = verdicts({ agentCallsPerS: 30_000, mcpCallsPerS: 20_000, agentP50Us: 200, mcpP50Us: 100, idleRssMinimalMb: 69.9, idleRssDemoMb: 71 });
@@ -43,4 +43,23 @@ test("issue 32's rows: 8 KB per device.info call, and 50 ms per handler's first 
   assert.equal(by('first call − warm call on a fresh agent: bluetooth.state').verdict, 'not met');
   assert.equal(by('first call − warm call on a fresh agent: camera.list').verdict, 'not measured in this run');
   assert.equal(verdicts({ deviceInfoBytesPerCall: 8192 }).find((r) => r.label.startsWith('agent heap'))!.verdict, 'met');
+});
+
+test("issue 34's rows: the clustered path as ratios to the single process, node loss and memory per device per node", () => {
+  const m = { singleP50Us: 1000, singleCallsPerS: 1000, cluster1P50Us: 1400, cluster1CallsPerS: 800, cluster3P50Us: 1600, cluster3CallsPerS: 650, clusterNodeLossS: 12, clusterBytesPerDevicePerNode: 21_000 };
+  const rows = verdicts(m, CLUSTER_FIGURES);
+  assert.equal(rows.length, 6);
+  const by = (label: string) => rows.find((r) => r.label.startsWith(label))!;
+  assert.equal(by('cluster, 1 node: full path p50').shown, '1.40×');
+  assert.equal(by('cluster, 1 node: full path p50').verdict, 'met');
+  assert.equal(by('cluster, 1 node: throughput').verdict, 'met');
+  assert.equal(by('cluster, 3 nodes, call on another node: p50').verdict, 'not met');
+  assert.equal(by('cluster, 3 nodes, call on another node: throughput').verdict, 'not met');
+  assert.equal(by('cluster: one of three nodes SIGKILLed').verdict, 'met');
+  assert.equal(by('cluster: idle RSS per device per node').shown, '21.0 kB');
+  assert.equal(by('cluster: idle RSS per device per node').verdict, 'not met');
+  // Without the single process's figures there is no ratio, never a made-up one; `npm run bench` leaves the rows out.
+  assert.equal(verdicts({ cluster1P50Us: 1400 }, CLUSTER_FIGURES)[0]!.verdict, 'not measured in this run');
+  assert.equal(verdicts({}).length, FIGURES.length);
+  assert.ok(!FIGURES.some((f) => f.label.startsWith('cluster')));
 });

@@ -119,7 +119,9 @@ test('node ids must be channel-safe, and a message too long for NOTIFY is refuse
   assert.equal(nodeChannel('node_1'), 'aios_node_node_1');
   assert.throws(() => encodeMessage(call('x'.repeat(8000))), BusPayloadTooLargeError);
   assert.deepEqual(decodeMessage(encodeMessage(call('c1'))), call('c1'));
-  for (const junk of ['', 'null', '{"type":"call"}', '{"type":"nope","workspace_id":"w","call_id":"c"}', '{"type":"session_replaced","workspace_id":"w","device_id":"d","epoch":"1"}']) assert.equal(decodeMessage(junk), null, junk);
+  const revoked: BusMessage = { type: 'device_revoked', workspace_id: 'ws_a', user_id: 'usr_a', device_id: 'dev_1' };
+  assert.deepEqual(decodeMessage(encodeMessage(revoked)), revoked);
+  for (const junk of ['', 'null', '{"type":"call"}', '{"type":"nope","workspace_id":"w","call_id":"c"}', '{"type":"session_replaced","workspace_id":"w","device_id":"d","epoch":"1"}', '{"type":"device_revoked","workspace_id":"w","device_id":"d"}']) assert.equal(decodeMessage(junk), null, junk);
 });
 
 test('a database that accepts the connection and then says nothing (a partition) does not hang the bus: the attempt times out', async () => {

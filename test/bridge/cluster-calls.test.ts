@@ -11,88 +11,31 @@ import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { silentLogger } from '../../src/base/logger.js';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
-import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
 import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
-import { ClusterNodeServer, type ClusterNodeServerOptions } from '../../src/bridge/cluster/node-server.js';
-import { PgBridgeStore } from '../../src/bridge/store/pg-store.js';
+import type { ClusterNodeServer, ClusterNodeServerOptions } from '../../src/bridge/cluster/node-server.js';
 import type { InvokeParams, Outcome } from '../../src/protocol/messages.js';
-import { SimDevice } from '../../bench/sim-device.js';
+import type { SimDevice } from '../../bench/sim-device.js';
+import { getCall, simOn, startCluster, submit, within, type Tokens } from '../helpers/cluster.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { sseEvents } from '../helpers/sse.js';
 import { agentDoc, ids, tempDir, tokens } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
 
 let server: PrivatePostgres;
-let n = 0;
 before(async () => {
   server = await startPostgres();
 });
 after(() => server?.stop());
 
-type Tokens = ReturnType<typeof tokens>;
-
 /** Three nodes on a fresh database, the store seen from outside, and the tokens they share. */
 async function cluster(t: Tokens, opts: Partial<Record<'node_a' | 'node_b' | 'node_c', Partial<ClusterNodeServerOptions>>> = {}) {
-  const db = server.createDatabase(`calls${process.pid}_${++n}`);
-  const nodes: ClusterNodeServer[] = [];
-  const urls: string[] = [];
-  for (const id of ['node_a', 'node_b', 'node_c'] as const) {
-    const config = normalizeBridgeConfig({
-      data_dir: '/nonexistent/unused',
-      listen: { host: '127.0.0.1', port: 0 },
-      runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id, name: 'Agent' } },
-      device_tokens: { [t.device]: { ...ids } },
-      store: { kind: 'postgres', url: db },
-      cluster: { node_id: id },
-    });
-    const node = new ClusterNodeServer(config, { log: silentLogger(), heartbeatMs: 200, ...opts[id] });
-    nodes.push(node);
-    urls.push(await node.start());
-  }
-  const store = await PgBridgeStore.open(db, { max: 2 });
-  return {
-    db,
-    nodes: nodes as [ClusterNodeServer, ClusterNodeServer, ClusterNodeServer],
-    urls: urls as [string, string, string],
-    store,
-    async stop() {
-      await Promise.all(nodes.map((x) => x.stop()));
-      await store.close();
-    },
-  };
+  const c = await startCluster(server, 'calls', t, ['node_a', 'node_b', 'node_c'], opts);
+  return { ...c, nodes: c.nodes as [ClusterNodeServer, ClusterNodeServer, ClusterNodeServer], urls: c.urls as [string, string, string] };
 }
-
-/** `p`'s value, failing after `ms` (times the slack) instead of hanging when it never comes. */
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let got: { v: T } | undefined;
-  let failed: unknown;
-  p.then((v) => (got = { v }), (e: unknown) => (failed = e ?? new Error(what)));
-  await until(() => got ?? failed, ms, what);
-  if (failed) throw failed;
-  return got!.v;
-}
-
-/** POST /v1/calls on `url`. */
-async function submit(url: string, t: Tokens, body: Record<string, unknown>) {
-  const r = await fetch(`${url}/v1/calls`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${t.runtime}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ workspace_id: ids.workspace_id, device_id: ids.device_id, ...body }),
-  });
-  return { status: r.status, body: (await r.json()) as { call_id: string; state: string; outcome?: Outcome; error?: { type: string } } };
-}
-
-const getCall = async (url: string, t: Tokens, id: string) =>
-  (await (await fetch(`${url}/v1/calls/${id}`, { headers: { authorization: `Bearer ${t.runtime}` } })).json()) as { state: string; outcome?: Outcome; timeline: { state?: string }[] };
 
 /** A real agent whose bridge is `url`. */
 function agentOn(dir: string, url: string, t: Tokens): Promise<RunningAgent> {
   return startAgent(normalizeAgentConfig(agentDoc(dir, url, t)), silentLogger(), { backoff: { baseMs: 20, capMs: 200, resetAfterMs: 60_000 } });
-}
-
-/** A simulated device (the same identity and token as the agent) whose bridge is `url`. */
-function simOn(url: string, t: Tokens, answer?: (p: InvokeParams) => Promise<Outcome>): SimDevice {
-  return new SimDevice({ url: url.replace(/^http/, 'ws') + '/v1/device', token: t.device, identity: ids, protocolVersion: '1.2', ...(answer ? { answer } : {}) });
 }
 
 test('a device on node A answers a call submitted on node B; SSE and a waiting retry on node C see it live; node C cancels a call running at node A; a device on no node is 409 device_offline on every node', async () => {
@@ -116,8 +59,9 @@ test('a device on node A answers a call submitted on node B; SSE and a waiting r
       return d.functions.some((f) => f.id === 'diagnostics.wait') ? d : undefined;
     }, 10_000, 'the device\'s functions, seen from node C');
     assert.equal(onC.online, true);
-    assert.equal(onC.protocol_version, null, 'known only where the session is');
-    assert.equal(typeof (await device(urlA)).protocol_version, 'string');
+    const onA = await device(urlA);
+    assert.equal(typeof onA.protocol_version, 'string');
+    assert.equal(onC.protocol_version, onA.protocol_version, 'every node shows the version the session agreed (it is in the session\'s row)');
 
     const sub = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 1500, steps: 3 } });
     assert.equal(sub.status, 202, JSON.stringify(sub.body));
@@ -133,7 +77,12 @@ test('a device on node A answers a call submitted on node B; SSE and a waiting r
     assert.ok(terminal, names.join(' '));
     assert.equal(terminal.data['replay'], undefined, `the outcome reached node C live: ${names.join(' ')}`);
     assert.ok(events.some((e) => e.event === 'state' && e.data['state'] === 'running'), names.join(' '));
-    assert.deepEqual(events.map((e) => e.id), events.map((_, i) => i), 'ids count up from 0');
+    // Progress reaches node C too: the owner writes the latest note to the record, and C reads it from there.
+    const progress = events.filter((e) => e.event === 'progress');
+    assert.ok(progress.length >= 1, `a progress note reached node C: ${names.join(' ')}`);
+    assert.equal(progress[0]!.data['call_id'], id);
+    assert.equal(progress[0]!.data['total'], 3);
+    assert.ok(progress.every((p, i) => i === 0 || Number(p.data['progress']) > Number(progress[i - 1]!.data['progress'])), 'in order, never repeated');
     const outcome = events.at(-1);
     assert.equal(outcome?.event, 'outcome');
     assert.equal(outcome?.data['state'], 'completed');
@@ -190,11 +139,13 @@ test('the device connecting through node C makes node A close its session with 4
     let invoked: InvokeParams | undefined;
     let answerNow!: () => void;
     const held = new Promise<void>((r) => (answerNow = r));
-    const old2 = simOn(urlA, t, async (p) => {
-      invoked = p;
-      await held;
-      const now = new Date().toISOString();
-      return { call_id: p.call_id, function: p.function, state: 'completed', output: { waited_ms: -1 }, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as Outcome;
+    const old2 = simOn(urlA, t, {
+      answer: async (p) => {
+        invoked = p;
+        await held;
+        const now = new Date().toISOString();
+        return { call_id: p.call_id, function: p.function, state: 'completed', output: { waited_ms: -1 }, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as Outcome;
+      },
     });
     sims.push(old2);
     let code2: number | undefined;

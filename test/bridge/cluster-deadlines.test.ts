@@ -6,65 +6,36 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { silentLogger } from '../../src/base/logger.js';
-import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { ClusterNodeServer, type ClusterNodeServerOptions } from '../../src/bridge/cluster/node-server.js';
+import { rmSync } from 'node:fs';
 import { PgBridgeStore } from '../../src/bridge/store/pg-store.js';
 import type { StoredCall } from '../../src/bridge/store.js';
 import type { InvokeParams, Outcome } from '../../src/protocol/messages.js';
-import { SimDevice } from '../../bench/sim-device.js';
-import { freePort } from '../helpers/net.js';
+import type { SimDevice } from '../../bench/sim-device.js';
+import { clusterDatabase, clusterNode, getCall, simOn, startNodeProcess, stopProcess, submit, type NodeProcess } from '../helpers/cluster.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
-import { cli, ids, procReport, tempDir, tokens } from '../helpers/stack.js';
+import { ids, tempDir, tokens } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
 
 let server: PrivatePostgres;
-let n = 0;
 before(async () => {
   server = await startPostgres();
 });
 after(() => server?.stop());
 
-type Tokens = ReturnType<typeof tokens>;
-
-/** The keys every node of one cluster shares (their digests must match), on the database at `db`. */
-const shared = (t: Tokens, db: string) => ({
-  runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id, name: 'Agent' } },
-  device_tokens: { [t.device]: { ...ids } },
-  store: { kind: 'postgres', url: db },
-});
-
-function nodeIn(t: Tokens, db: string, id: string, o: Partial<ClusterNodeServerOptions> = {}): ClusterNodeServer {
-  const config = normalizeBridgeConfig({ data_dir: '/nonexistent/unused', listen: { host: '127.0.0.1', port: 0 }, ...shared(t, db), cluster: { node_id: id } });
-  return new ClusterNodeServer(config, { log: silentLogger(), heartbeatMs: 200, ...o });
-}
-
-type Record = { state: string; updated_at: string; outcome?: Outcome; timeline: { state?: string; event?: string }[] };
-const getCall = async (url: string, t: Tokens, id: string) => (await (await fetch(`${url}/v1/calls/${id}`, { headers: { authorization: `Bearer ${t.runtime}` } })).json()) as Record;
-
 test('a call whose owner node was SIGKILLed ends at its deadline, ended by another node\'s sweeper: unknown, device_offline, source bridge', async () => {
   const t = tokens();
-  const db = server.createDatabase(`deadline${process.pid}_${++n}`);
+  const db = clusterDatabase(server, 'deadline');
   const dir = tempDir();
-  const port = await freePort();
-  const file = join(dir, 'bridge.json.cfg');
-  writeFileSync(file, JSON.stringify({ data_dir: join(dir, 'data'), listen: { host: '127.0.0.1', port }, ...shared(t, db), cluster: { node_id: 'node_a' } }));
-  const a = cli(['bridge', '--config', file]);
-  const b = nodeIn(t, db, 'node_b', { deadlineSweepMs: 200, deadlineGraceMs: 500 });
+  const b = clusterNode(t, db, 'node_b', { deadlineSweepMs: 200, deadlineGraceMs: 500 });
+  let a: NodeProcess | undefined;
   let sim: SimDevice | undefined;
   try {
-    await until(() => /cluster node node_a joined/.test(a.err), 30_000, () => `node A's start line\n${procReport('bridge', a)}`);
-    const urlA = `http://127.0.0.1:${port}`;
+    a = await startNodeProcess(dir, t, db, 'node_a');
+    const urlA = a.url;
     const urlB = await b.start();
     // A device that takes the invoke and never answers.
     let invoked: InvokeParams | undefined;
-    sim = new SimDevice({
-      url: urlA.replace(/^http/, 'ws') + '/v1/device',
-      token: t.device,
-      identity: ids,
-      protocolVersion: '1.2',
+    sim = simOn(urlA, t, {
       answer: (p) => {
         invoked = p;
         return new Promise<Outcome>(() => undefined);
@@ -72,14 +43,9 @@ test('a call whose owner node was SIGKILLed ends at its deadline, ended by anoth
     });
     await sim.connect();
     const submittedAt = Date.now();
-    const r = await fetch(`${urlB}/v1/calls`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.runtime}`, 'content-type': 'application/json' },
-      // Deadline: 1 s + 12 s + 5 s after the submit, past the dead node's session lease (15 s).
-      body: JSON.stringify({ workspace_id: ids.workspace_id, device_id: ids.device_id, function: 'diagnostics.echo', arguments: { value: 1 }, confirm_timeout_ms: 1000, timeout_ms: 12_000 }),
-    });
-    const sub = (await r.json()) as { call_id: string };
-    assert.equal(r.status, 202, JSON.stringify(sub));
+    // Deadline: 1 s + 12 s + 5 s after the submit, past the dead node's session lease (15 s).
+    const { status, body: sub } = await submit(urlB, t, { function: 'diagnostics.echo', arguments: { value: 1 }, confirm_timeout_ms: 1000, timeout_ms: 12_000 });
+    assert.equal(status, 202, JSON.stringify(sub));
     await until(() => invoked?.call_id === sub.call_id, 10_000, 'the invoke at the device on node A');
     const store = await PgBridgeStore.open(db, { max: 1 });
     try {
@@ -88,7 +54,7 @@ test('a call whose owner node was SIGKILLed ends at its deadline, ended by anoth
       await store.close();
     }
 
-    assert.equal(await a.kill('SIGKILL'), null, 'node A was killed, not stopped');
+    assert.equal(await a.proc.kill('SIGKILL'), null, 'node A was killed, not stopped');
     const ended = await until(async () => {
       const c = await getCall(urlB, t, sub.call_id);
       return c.outcome ? c : undefined;
@@ -101,7 +67,7 @@ test('a call whose owner node was SIGKILLed ends at its deadline, ended by anoth
     assert.equal(ended.timeline.filter((e) => e.state === 'unknown').length, 1);
   } finally {
     sim?.close(true);
-    if (a.child.exitCode === null && a.child.signalCode === null) await a.kill('SIGKILL');
+    if (a) await stopProcess(a.proc, 'SIGKILL');
     await b.stop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -109,8 +75,8 @@ test('a call whose owner node was SIGKILLed ends at its deadline, ended by anoth
 
 test('two nodes sweeping at once end each expired call exactly once; open calls before their deadline are left alone', async () => {
   const t = tokens();
-  const db = server.createDatabase(`sweep${process.pid}_${++n}`);
-  const nodes = [nodeIn(t, db, 'node_a', { deadlineSweepMs: 0, deadlineGraceMs: 0 }), nodeIn(t, db, 'node_b', { deadlineSweepMs: 0, deadlineGraceMs: 0 })];
+  const db = clusterDatabase(server, 'sweep');
+  const nodes = [clusterNode(t, db, 'node_a', { deadlineSweepMs: 0, deadlineGraceMs: 0 }), clusterNode(t, db, 'node_b', { deadlineSweepMs: 0, deadlineGraceMs: 0 })];
   const store = await PgBridgeStore.open(db, { max: 2 });
   try {
     for (const node of nodes) await node.start();

@@ -66,6 +66,12 @@ test('two nodes join one cluster and list each other in GET /health; the device 
     const list = await fetch(`${urlB}/v1/devices`, { headers: { authorization: 'Bearer rt-secret' } });
     assert.equal(list.status, 200);
     assert.deepEqual(((await list.json()) as { devices: { device_id: string; online: boolean }[] }).devices.map((d) => [d.device_id, d.online]), [['dev_1', false]]);
+    // The QA console is served by every node (a static page over the runtime API), with its words.
+    const page = await fetch(`${urlB}/console/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+    const words = (await (await fetch(`${urlA}/console/i18n/zh-CN.json`)).json()) as Record<string, string>;
+    assert.ok(Object.keys(words).length > 0 && Object.keys(words).every((k) => k.startsWith('bridge.console.')), 'the console\'s zh-CN words');
     for (const path of ['/v1/mcp/devices/dev_1', '/v1/blobs']) {
       const r = await fetch(`${urlA}${path}`, { headers: { authorization: 'Bearer rt-secret' } });
       assert.equal(r.status, 503, path);
@@ -103,7 +109,7 @@ test('aios-device bridge with store.kind: postgres runs a cluster node: it says 
   const store = await PgBridgeStore.open(db, { max: 1 });
   try {
     await until(() => /cluster node cli_node joined \(1 node\(s\) on record\)/.test(p.err), 30_000, () => `the node's start line\n${procReport('bridge', p)}`);
-    assert.match(p.err, /serves device connections, the calls API and the device list .* not wired to PostgreSQL yet and answer 503 cluster_not_wired/);
+    assert.match(p.err, /serves device connections, the calls API, the device list, device sign-in and the QA console .* not wired to PostgreSQL yet and answer 503 cluster_not_wired/);
     assert.deepEqual((await store.clusterNodes()).map((x) => x.node_id), ['cli_node']);
     assert.equal(await p.kill('SIGTERM'), 0, procReport('bridge', p));
     assert.deepEqual(await store.clusterNodes(), [], 'it left the cluster when stopped');

@@ -7,11 +7,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../src/base/logger.js';
-import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { ClusterNodeServer } from '../../src/bridge/cluster/node-server.js';
 import { isStoreUnreachable, StoreUnavailableError } from '../../src/bridge/store/pg-store.js';
-import { SimDevice } from '../../bench/sim-device.js';
+import type { SimDevice } from '../../bench/sim-device.js';
+import { simOn, startCluster, STORE_UNAVAILABLE, submit, type InProcessCluster, type Tokens } from '../helpers/cluster.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { ids, tokens } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
@@ -22,46 +20,24 @@ before(async () => {
 });
 after(() => server?.stop());
 
-type Tokens = ReturnType<typeof tokens>;
-
-async function post(url: string, t: Tokens, body: Record<string, unknown>) {
-  const r = await fetch(`${url}/v1/calls`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${t.runtime}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ workspace_id: ids.workspace_id, device_id: ids.device_id, function: 'diagnostics.echo', ...body }),
-  });
-  return { status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as Record<string, unknown> };
-}
+const post = (url: string, t: Tokens, body: Record<string, unknown>) => submit(url, t, { function: 'diagnostics.echo', ...body });
 
 async function get(url: string, t: Tokens, path: string) {
   const r = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${t.runtime}` } });
   return { status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as Record<string, unknown> };
 }
 
-const UNAVAILABLE = { code: -41062, type: 'store_unavailable', message: 'The bridge cannot reach its database; try again later.', retryable: true };
 
 test('PostgreSQL down: 503 store_unavailable with Retry-After on every runtime route, hellos refused with it, WebSockets kept; back up: calls complete again on the same nodes, nothing lost', async () => {
   const t = tokens();
-  const db = server.createDatabase(`down${process.pid}`);
-  const nodes: ClusterNodeServer[] = [];
-  const urls: string[] = [];
+  let c: InProcessCluster | undefined;
   const sims: SimDevice[] = [];
   try {
-    for (const id of ['node_a', 'node_b']) {
-      const config = normalizeBridgeConfig({
-        data_dir: '/nonexistent/unused',
-        listen: { host: '127.0.0.1', port: 0 },
-        runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id, name: 'Agent' } },
-        device_tokens: { [t.device]: { ...ids } },
-        store: { kind: 'postgres', url: db },
-        cluster: { node_id: id },
-      });
-      const node = new ClusterNodeServer(config, { log: silentLogger(), heartbeatMs: 200, bus: { backoffMs: 50, maxBackoffMs: 300 } });
-      nodes.push(node);
-      urls.push(await node.start());
-    }
+    const bus = { backoffMs: 50, maxBackoffMs: 300 };
+    c = await startCluster(server, 'down', t, ['node_a', 'node_b'], { node_a: { bus }, node_b: { bus } });
+    const urls = c.urls;
     const [urlA, urlB] = urls as [string, string];
-    const sim = new SimDevice({ url: urlA.replace(/^http/, 'ws') + '/v1/device', token: t.device, identity: ids, protocolVersion: '1.2' });
+    const sim = simOn(urlA, t);
     sims.push(sim);
     let closed: number | undefined;
     sim.onclose = (code) => (closed = code);
@@ -77,12 +53,12 @@ test('PostgreSQL down: 503 store_unavailable with Retry-After on every runtime r
     for (const url of urls) {
       const r = await post(url, t, { arguments: { value: 'during' } });
       assert.equal(r.status, 503, JSON.stringify(r.body));
-      assert.deepEqual(r.body, { error: UNAVAILABLE });
+      assert.deepEqual(r.body, { error: STORE_UNAVAILABLE });
       assert.equal(r.retryAfter, '5');
       for (const path of [`/v1/calls/${beforeId}`, `/v1/devices/${ids.device_id}`, '/v1/devices']) {
         const g = await get(url, t, path);
         assert.equal(g.status, 503, `${path}: ${JSON.stringify(g.body)}`);
-        assert.deepEqual(g.body, { error: UNAVAILABLE }, path);
+        assert.deepEqual(g.body, { error: STORE_UNAVAILABLE }, path);
         assert.equal(g.retryAfter, '5', path);
       }
       const h = await get(url, t, '/health');
@@ -91,7 +67,7 @@ test('PostgreSQL down: 503 store_unavailable with Retry-After on every runtime r
       assert.equal(h.retryAfter, '5');
     }
     // A hello that cannot claim its session is refused with the typed, retryable error.
-    const late = new SimDevice({ url: urlB.replace(/^http/, 'ws') + '/v1/device', token: t.device, identity: ids, protocolVersion: '1.2' });
+    const late = simOn(urlB, t);
     sims.push(late);
     const refused = (await late.connect().then(() => undefined, (e: { rpc?: { code: number; data?: { type: string; retryable: boolean } } }) => e)) as { rpc?: { code: number; data?: { type: string; retryable: boolean } } } | undefined;
     assert.equal(refused?.rpc?.code, -41062, JSON.stringify(refused));
@@ -115,7 +91,7 @@ test('PostgreSQL down: 503 store_unavailable with Retry-After on every runtime r
     assert.equal((await get(urlA, t, '/health')).status, 200);
   } finally {
     for (const s of sims) s.close(true);
-    for (const n of nodes) await n.stop().catch(() => undefined);
+    await c?.stop();
   }
 });
 

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { BRIDGE_PG_SCHEMA, PgBridgeStore, StoreUnavailableError } from '../../src/bridge/store/pg-store.js';
+import { PgRateLimits } from '../../src/bridge/store/pg-rate-limits.js';
+import { PgLoginStore } from '../../src/bridge/store/pg-login-store.js';
 import { migratePg, pgSchemaVersion, PgMigrationError, readPgMigrations } from '../../src/storage/pg-migrate.js';
 import { SchemaTooNewError } from '../../src/storage/migrations.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
@@ -164,6 +166,16 @@ test('postgres: each migration after 0001 applies over a version-1 database hold
       // 0004: the call's deadline (1 ms after the epoch) as a time, and the sweeper's claim reads it.
       assert.equal(((await pool.query(`SELECT deadline_at FROM bridge_calls WHERE call_id = 'c1'`)).rows[0] as { deadline_at: Date }).deadline_at.getTime(), 1);
       assert.deepEqual((await s.claimExpiredCalls(0, 10)).map((c) => c.call_id), ['c1']);
+      // 0005: a call's latest progress note, none on an old row; written and read back with the record.
+      const c1 = (await s.getCall('ws_a', 'c1'))!;
+      assert.equal(c1.progress, undefined);
+      await s.saveCall({ ...c1, progress: { call_id: 'c1', seq: 2, progress: 1, total: 4 } });
+      assert.deepEqual((await s.getCall('ws_a', 'c1'))?.progress, { call_id: 'c1', seq: 2, progress: 1, total: 4 });
+      // 0008: the shared rate limits; 0009: the sign-in tables.
+      assert.equal(await new PgRateLimits(s.pool).buckets('runtime', 1, 1).take('rt'), 0);
+      const login = new PgLoginStore(s.pool);
+      await login.syncUsers([{ id: 'usr_a', name: 'a', password_hash: 'x', workspaces: ['ws_a'] }]);
+      assert.equal(await login.isMember('usr_a', 'ws_a'), true);
     } finally {
       await s.close();
     }

@@ -268,6 +268,51 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     assert.deepEqual(await s.lapsedSessions(), []);
   }));
 
+  test(`${name}: the retention sweep removes ended calls older than the cutoff, a batch at a time, never an open one`, withStore(async (s) => {
+    const ended = (id: string, at: string): StoredCall => ({
+      ...aCall({ call_id: id, updated_at: at }),
+      state: 'completed',
+      outcome: { call_id: id, function: 'files.read', state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: at, started_at: at, finished_at: at, duration_ms: 0 } as NonNullable<StoredCall['outcome']>,
+    });
+    for (const [id, at] of [['old_1', '2026-10-01T00:00:00.000Z'], ['old_2', '2026-10-02T00:00:00.000Z'], ['old_3', '2026-10-03T00:00:00.000Z'], ['new_1', '2026-12-04T00:00:00.000Z']] as const) {
+      await s.insertCall(aCall({ call_id: id }));
+      await s.saveCall(ended(id, at));
+    }
+    await s.insertCall(aCall({ call_id: 'open_old', updated_at: '2026-09-01T00:00:00.000Z' }));
+    await s.saveCall(aCall({ call_id: 'open_old', updated_at: '2026-09-01T00:00:00.000Z' }));
+    assert.equal(await s.pruneEndedCalls('2026-11-01T00:00:00.000Z', 2), 2, 'at most the limit');
+    assert.equal(await s.getCall('ws_a', 'old_1'), undefined, 'the oldest go first');
+    assert.equal(await s.getCall('ws_a', 'old_2'), undefined);
+    assert.equal(await s.pruneEndedCalls('2026-11-01T00:00:00.000Z', 2), 1);
+    assert.equal(await s.pruneEndedCalls('2026-11-01T00:00:00.000Z', 2), 0);
+    assert.equal((await s.getCall('ws_a', 'new_1'))?.state, 'completed', 'newer than the cutoff: kept');
+    assert.equal((await s.getCall('ws_a', 'open_old'))?.state, 'submitted', 'an open call is never removed, however old');
+    assert.equal(await s.insertCall(aCall({ call_id: 'old_1' })), true, 'a removed call id can be used again (a new call)');
+  }));
+
+  test(`${name}: a node's sessions and their devices' open calls, each in one read`, withStore(async (s) => {
+    const a1 = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    await s.claimSession('ws_b', 'dev_1', 'node_a', 60_000);
+    await s.claimSession('ws_a', 'dev_2', 'node_b', 60_000);
+    assert.deepEqual((await s.nodeSessions('node_a')).map((x) => [x.workspace_id, x.device_id, x.node_id]), [['ws_a', 'dev_1', 'node_a'], ['ws_b', 'dev_1', 'node_a']]);
+    assert.equal((await s.session('ws_a', 'dev_1'))?.protocol_version, null, 'a claim without a version has none');
+    await s.claimSession('ws_a', 'dev_9', 'node_b', 60_000, '1.2');
+    assert.equal((await s.session('ws_a', 'dev_9'))?.protocol_version, '1.2', 'the version the hello agreed, for every node to show');
+    assert.equal((await s.nodeSessions('node_a'))[0]?.epoch, a1.epoch);
+    assert.deepEqual(await s.nodeSessions('node_c'), []);
+    await s.insertCall(aCall({ call_id: 'open_a1', workspace_id: 'ws_a', device_id: 'dev_1' }));
+    await s.insertCall(aCall({ call_id: 'open_b1', workspace_id: 'ws_b', device_id: 'dev_1' }));
+    await s.insertCall(aCall({ call_id: 'open_a2', workspace_id: 'ws_a', device_id: 'dev_2' }));
+    await s.insertCall(aCall({ call_id: 'open_a3', workspace_id: 'ws_a', device_id: 'dev_3' }));
+    const done = aCall({ call_id: 'done_a1', workspace_id: 'ws_a', device_id: 'dev_1' });
+    await s.insertCall(done);
+    const now = new Date().toISOString();
+    await s.saveCall({ ...done, state: 'completed', outcome: { call_id: 'done_a1', function: done.function, state: 'completed', output: {}, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as NonNullable<StoredCall['outcome']> });
+    assert.deepEqual((await s.openCallsOfNode('node_a')).map((c) => c.call_id).sort(), ['open_a1', 'open_b1'], 'only open calls, only of node a\'s devices (a device id in another workspace is another device)');
+    assert.deepEqual((await s.openCallsOfNode('node_b')).map((c) => c.call_id), ['open_a2']);
+    assert.deepEqual(await s.openCallsOfNode('node_c'), []);
+  }));
+
   test(`${name}: device sessions: a claim in a transaction that rolls back leaves the previous session current`, withStore(async (s) => {
     const first = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
     await assert.rejects(s.transaction(async (tx) => {

@@ -5,7 +5,8 @@
  * does the same if the test process dies without stopping it (SIGKILL, a runner's timeout).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './net.js';
@@ -53,15 +54,29 @@ function asPostgres(tool: string, args: string[]): void {
   execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, tool), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
+/** Options of {@link startPostgres}. */
+export interface PostgresOptions {
+  /**
+   * Server settings (`-c name=value`), instead of the tests' `{ fsync: 'off' }` (e.g. the cluster benchmark
+   * keeps PostgreSQL's durable defaults and raises `max_connections`).
+   */
+  settings?: Record<string, string>;
+}
+
 /** Starts a private instance; call `stop()` in `after`. */
-export async function startPostgres(): Promise<PrivatePostgres> {
+export async function startPostgres(o: PostgresOptions = {}): Promise<PrivatePostgres> {
+  const settings = Object.entries(o.settings ?? { fsync: 'off' }).map(([k, v]) => {
+    // pg_ctl passes `-o` to the server split at spaces: plain names and values only.
+    if (!/^[a-z_]+$/.test(k) || !/^[\w.]+$/.test(v)) throw new Error(`not a plain PostgreSQL setting: ${k}=${v}`);
+    return `-c ${k}=${v}`;
+  });
   const dir = mkdtempSync(join(tmpdir(), 'aios-pg-'));
   const { uid, gid } = postgresUser();
   chownSync(dir, uid, gid);
   chmodSync(dir, 0o700);
   const data = join(dir, 'data');
   const port = await freePort();
-  const up = () => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off`, 'start']);
+  const up = () => asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} ${settings.join(' ')}`, 'start']);
   try {
     asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
     up();
@@ -94,11 +109,85 @@ export async function startPostgres(): Promise<PrivatePostgres> {
       if (stopped) return;
       stopped = true;
       try {
-        asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+        // Down already when a test failed between its `down()` and `up()`: nothing to stop.
+        if (existsSync(join(data, 'postmaster.pid'))) asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
         watchdog.kill();
       }
     },
   };
+}
+
+/** A PgBouncer in front of a private instance: one database `name` reachable in transaction and in session mode. */
+export interface PrivatePgBouncer {
+  /** The database through a transaction-mode pool (a server connection per transaction, then given to others). */
+  transactionUrl: string;
+  /** The database through a session-mode pool (a server connection per client for its whole session). */
+  sessionUrl: string;
+  stop(): void;
+}
+
+/** Debian's PgBouncer (scripts/install-test-deps.sh installs it). */
+export const PGBOUNCER_BIN = '/usr/sbin/pgbouncer';
+
+/**
+ * Starts PgBouncer (as the `postgres` user: it refuses to run as root) on a free loopback port in front of
+ * database `name` of `server`, with aliases `<name>_tx` (pool_mode=transaction) and `<name>_session`. A
+ * watchdog stops it if this process dies first. Call `stop()` in `after`.
+ */
+export async function startPgBouncer(server: PrivatePostgres, name: string): Promise<PrivatePgBouncer> {
+  const dir = mkdtempSync(join(tmpdir(), 'aios-pgbouncer-'));
+  const { uid, gid } = postgresUser();
+  chownSync(dir, uid, gid);
+  const port = await freePort();
+  const target = `host=127.0.0.1 port=${server.port} dbname=${name} user=postgres`;
+  const ini = join(dir, 'pgbouncer.ini');
+  writeFileSync(ini, [
+    '[databases]',
+    `${name}_tx = ${target} pool_mode=transaction`,
+    `${name}_session = ${target} pool_mode=session`,
+    '[pgbouncer]',
+    'listen_addr = 127.0.0.1',
+    `listen_port = ${port}`,
+    'unix_socket_dir =',
+    'auth_type = any',
+    `logfile = ${join(dir, 'log')}`,
+    'default_pool_size = 4',
+    '',
+  ].join('\n'));
+  chownSync(ini, uid, gid);
+  const child = spawn(PGBOUNCER_BIN, [ini], { uid, gid, stdio: 'ignore' });
+  const watchdog = spawn('sh', ['-c', 'tail --pid="$1" -f /dev/null; kill "$2"; rm -rf "$3"', 'watchdog', String(process.pid), String(child.pid), dir], { detached: true, stdio: 'ignore' });
+  watchdog.unref();
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // Ready once it accepts connections (or failed: it exited).
+  for (;;) {
+    const ready = await Promise.race([connects(port), exited.then(() => 'exited' as const)]);
+    if (ready === 'exited') throw new Error(`pgbouncer exited at start (log: ${join(dir, 'log')})`);
+    if (ready) break;
+    await new Promise((r) => setTimeout(r, 20)); // a poll interval, not a wait for time to pass
+  }
+  const base = `postgres://postgres@127.0.0.1:${port}`;
+  return {
+    transactionUrl: `${base}/${name}_tx`,
+    sessionUrl: `${base}/${name}_session`,
+    stop() {
+      child.kill();
+      watchdog.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Whether something accepts a TCP connection on loopback `port` now. */
+function connects(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
 }

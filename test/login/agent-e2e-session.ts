@@ -119,7 +119,7 @@ describe('login, then the agent connects and serves calls', () => {
   });
 
   it('revoking the first device drops its session; its reconnect ends unauthorized; the second keeps working', async () => {
-    assert.equal(bridge.oauth!.revokeDevice(first.deviceId), true);
+    assert.equal(await bridge.oauth!.revokeDevice(first.deviceId), true);
     const stop = await first.fatal;
     assert.equal(stop.type, 'unauthorized');
     assert.equal(bridge.server.hub.isOnline(first.deviceId), false);

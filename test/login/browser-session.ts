@@ -64,7 +64,7 @@ describe('device login in Chromium', () => {
     first = await loginInBrowser(join(tmp.dir, 'dev1'), 'Front-desk PC', 'alice', 'ws_b');
     const tokens = await readTokens(store, first);
     assert.ok(tokens, 'tokens are in the keychain');
-    assert.deepEqual(bridge.service.authenticateDevice(tokens.access_token), { workspace_id: 'ws_b', user_id: 'usr_alice', device_id: first });
+    assert.deepEqual(await bridge.service.authenticateDevice(tokens.access_token), { workspace_id: 'ws_b', user_id: 'usr_alice', device_id: first });
     assert.ok(!readFileSync(join(tmp.dir, 'dev1', 'login.json'), 'utf8').includes(tokens.refresh_token));
   });
 
@@ -98,7 +98,7 @@ describe('device login in Chromium', () => {
     assert.notEqual(second, first);
     const t1 = (await readTokens(store, first))!;
     const t2 = (await readTokens(store, second))!;
-    const mine = bridge.service.listDevices('ws_b').filter((d) => !d.revoked).map((d) => d.name).sort();
+    const mine = (await bridge.service.listDevices('ws_b')).filter((d) => !d.revoked).map((d) => d.name).sort();
     assert.deepEqual(mine, ['Front-desk PC', 'Lab laptop']);
 
     const page = await context.newPage();
@@ -109,8 +109,8 @@ describe('device login in Chromium', () => {
     await page.close();
 
     assert.deepEqual(bridge.revoked, [first], 'the bridge was told to drop the first device’s session');
-    assert.equal(bridge.service.authenticateDevice(t1.access_token), null, 'its next connect is refused');
-    assert.ok(bridge.service.authenticateDevice(t2.access_token), 'the second device is untouched');
+    assert.equal(await bridge.service.authenticateDevice(t1.access_token), null, 'its next connect is refused');
+    assert.ok(await bridge.service.authenticateDevice(t2.access_token), 'the second device is untouched');
     const tm = new TokenManager({ store, deviceId: first, refresh: (rt) => new OAuthClient(bridge.url).refresh(rt) });
     await assert.rejects(tm.onUnauthorized(t1.access_token), (e) => e instanceof WireError && e.type === 'unauthorized');
   });
@@ -124,6 +124,6 @@ describe('device login in Chromium', () => {
     assert.equal(await new Promise((r) => child.on('exit', r)), 0);
     assert.match(out, /Signed out: the bridge revoked/);
     assert.equal(await readTokens(store, second), null);
-    assert.equal(bridge.service.authenticateDevice(t2.access_token), null);
+    assert.equal(await bridge.service.authenticateDevice(t2.access_token), null);
   });
 });

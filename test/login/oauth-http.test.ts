@@ -61,11 +61,11 @@ describe('device login over HTTP', () => {
     assert.equal(statSync(store.path).mode & 0o777, 0o600);
     const tokens = await readTokens(store, result.device_id);
     assert.ok(tokens);
-    assert.deepEqual(bridge.service.authenticateDevice(tokens.access_token), { workspace_id: 'ws_a', user_id: 'usr_alice', device_id: result.device_id });
+    assert.deepEqual(await bridge.service.authenticateDevice(tokens.access_token), { workspace_id: 'ws_a', user_id: 'usr_alice', device_id: result.device_id });
     const loginJson = readFileSync(join(dataDir, 'login.json'), 'utf8');
     assert.ok(!loginJson.includes(tokens.access_token) && !loginJson.includes(tokens.refresh_token));
     assert.ok(!output.includes(tokens.access_token) && !output.includes(tokens.refresh_token), 'no token is printed');
-    assert.equal(bridge.service.devicePublicJwk({ workspace_id: 'ws_a', user_id: 'usr_alice', device_id: result.device_id })?.kty, 'EC', 'the device key is pinned at the bridge');
+    assert.equal((await bridge.service.devicePublicJwk({ workspace_id: 'ws_a', user_id: 'usr_alice', device_id: result.device_id }))?.kty, 'EC', 'the device key is pinned at the bridge');
   });
 
   it('ends with a clear message when the request is denied', async () => {
@@ -112,11 +112,11 @@ describe('device login over HTTP', () => {
     assert.notEqual(tokens[0], before.access_token);
     const after = (await readTokens(store, result.device_id))!;
     assert.notEqual(after.refresh_token, before.refresh_token, 'the refresh token rotated');
-    assert.ok(bridge.service.authenticateDevice(await tm.getAccessToken()));
+    assert.ok(await bridge.service.authenticateDevice(await tm.getAccessToken()));
     offset += 560_000; // within the last minute of the token's 10-minute life, on the device's clock
     const renewed = await tm.getAccessToken();
     assert.equal(refreshes, 2, 'an expiring token is refreshed before use');
-    assert.ok(bridge.service.authenticateDevice(renewed));
+    assert.ok(await bridge.service.authenticateDevice(renewed));
   });
 
   it('logout revokes at the bridge, tells the bridge to drop the session, and deletes local tokens; the next refresh is unauthorized', async () => {
@@ -128,7 +128,7 @@ describe('device login over HTTP', () => {
     const r = await logout({ dataDir, store, out });
     assert.deepEqual(r, { revoked: true, wasSignedIn: true });
     assert.ok(bridge.revoked.includes(result.device_id));
-    assert.equal(bridge.service.authenticateDevice(tokens.access_token), null);
+    assert.equal(await bridge.service.authenticateDevice(tokens.access_token), null);
     assert.equal(await readTokens(store, result.device_id), null);
     await assert.rejects(new OAuthClient(bridge.url).refresh(tokens.refresh_token), /revoked/);
     const tm = new TokenManager({ store, deviceId: result.device_id, refresh: (rt) => new OAuthClient(bridge.url).refresh(rt) });
@@ -141,8 +141,8 @@ describe('device login over HTTP', () => {
     const { result } = await signIn(dataDir, store, 'alice', 'ws_a');
     const tm = new TokenManager({ store, deviceId: result.device_id, refresh: (rt) => new OAuthClient(bridge.url).refresh(rt) });
     const token = await tm.getAccessToken();
-    assert.equal(bridge.service.revokeDevice(result.device_id), true);
-    assert.equal(bridge.service.authenticateDevice(token), null);
+    assert.equal(await bridge.service.revokeDevice(result.device_id), true);
+    assert.equal(await bridge.service.authenticateDevice(token), null);
     await assert.rejects(tm.onUnauthorized(token), (e) => e instanceof WireError && e.type === 'unauthorized' && /revoked or expired/.test(e.message));
     assert.equal(await readTokens(store, result.device_id), null);
   });
@@ -151,14 +151,14 @@ describe('device login over HTTP', () => {
     const a = await signIn(join(tmp.dir, 'multi-1'), new FileSecretStore(join(tmp.dir, 'multi-1.json')), 'bob', 'ws_b', 'Laptop');
     const b = await signIn(join(tmp.dir, 'multi-2'), new FileSecretStore(join(tmp.dir, 'multi-2.json')), 'bob', 'ws_b', 'Printer PC');
     assert.notEqual(a.result.device_id, b.result.device_id);
-    const listed = bridge.service.listDevices('ws_b').filter((d) => d.user_id === 'usr_bob' && !d.revoked);
+    const listed = (await bridge.service.listDevices('ws_b')).filter((d) => d.user_id === 'usr_bob' && !d.revoked);
     const mine = listed.filter((d) => [a.result.device_id, b.result.device_id].includes(d.device_id));
     assert.deepEqual(mine.map((d) => d.name).sort(), ['Laptop', 'Printer PC']);
     for (const d of mine) {
       assert.match(d.platform, /\S+ \S+/);
       assert.equal(d.client_version, '0.1.0');
     }
-    assert.ok(!bridge.service.listDevices('ws_a').some((d) => d.device_id === a.result.device_id), 'other workspaces do not see them');
+    assert.ok(!(await bridge.service.listDevices('ws_a')).some((d) => d.device_id === a.result.device_id), 'other workspaces do not see them');
   });
 });
 

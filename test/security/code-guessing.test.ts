@@ -41,7 +41,7 @@ describe('the approval POST spends the code budget of its address and session', 
     assert.deepEqual(statuses.slice(5), [429, 429, 429], 'the decision path is limited');
     const right = await page.post('/device/decision', { csrf, user_code: victim.body['user_code']!, action: 'approve', workspace_id: 'ws_b' });
     assert.equal(right.status, 429);
-    assert.equal(b.service.device('dev_victim'), undefined, 'the victim\'s device was not approved into the attacker\'s workspace');
+    assert.equal(await b.service.device('dev_victim'), undefined, 'the victim\'s device was not approved into the attacker\'s workspace');
     // The lookup shares the budget: it is spent there too.
     assert.equal((await page.get(`/device?user_code=${victim.body['user_code']!}`)).status, 429);
   });

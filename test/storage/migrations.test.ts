@@ -14,7 +14,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrate, MigrationError, schemaVersion, SchemaTooNewError, type Schema } from '../../src/storage/migrations.js';
-import { JOURNAL_SCHEMA } from '../../src/agent/journal-table.js';
+import { JOURNAL_SCHEMA } from '../../src/storage/journal-table.js';
 import { CONSENT_SCHEMA } from '../../src/consent/db.js';
 import { BRIDGE_SCHEMA } from '../../src/bridge/store.js';
 import { OAUTH_SCHEMA } from '../../src/bridge/oauth/oauth-store.js';
@@ -158,7 +158,7 @@ test('a process killed in the middle of a migration leaves the database at the o
       const before = dump(db);
       db.close();
       // The last migration runs in a real process, which is killed after its work and before its commit.
-      const mod = { journal: 'agent/journal-table.ts', consent: 'consent/db.ts', 'bridge call store': 'bridge/store.ts', 'bridge login': 'bridge/oauth/oauth-store.ts' }[schema.name]!;
+      const mod = { journal: 'storage/journal-table.ts', consent: 'consent/db.ts', 'bridge call store': 'bridge/store.ts', 'bridge login': 'bridge/oauth/oauth-store.ts' }[schema.name]!;
       const name = { journal: 'JOURNAL_SCHEMA', consent: 'CONSENT_SCHEMA', 'bridge call store': 'BRIDGE_SCHEMA', 'bridge login': 'OAUTH_SCHEMA' }[schema.name]!;
       const script = `
         import Database from 'better-sqlite3';

@@ -33,7 +33,12 @@ export type BusMessage =
    * The device's session moved to a newer one (`epoch`, claimed on another node): close every older session of
    * that device here with 4001, and stop acting for them (fencing).
    */
-  | { type: 'session_replaced'; workspace_id: string; device_id: string; epoch: number };
+  | { type: 'session_replaced'; workspace_id: string; device_id: string; epoch: number }
+  /**
+   * A signed-in device was revoked (on any node): the node holding its session closes it with 4003. Broadcast,
+   * since the revoking node does not know which node holds the session; its token is refused everywhere already.
+   */
+  | { type: 'device_revoked'; workspace_id: string; user_id: string; device_id: string };
 
 /**
  * Why `caughtUp` runs: the first LISTEN, a LISTEN after the connection was lost (messages may be lost), or
@@ -122,6 +127,10 @@ export function decodeMessage(text: string): BusMessage | null {
     case 'session_replaced':
       return isId(v['workspace_id']) && isId(v['device_id']) && Number.isSafeInteger(v['epoch'])
         ? { type: 'session_replaced', workspace_id: v['workspace_id'], device_id: v['device_id'], epoch: v['epoch'] as number }
+        : null;
+    case 'device_revoked':
+      return isId(v['workspace_id']) && isId(v['user_id']) && isId(v['device_id'])
+        ? { type: 'device_revoked', workspace_id: v['workspace_id'], user_id: v['user_id'], device_id: v['device_id'] }
         : null;
     default:
       return null;

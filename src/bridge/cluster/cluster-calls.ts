@@ -14,8 +14,9 @@
  * - **Deadlines**: a timer on the node that sent the call (it asks the device to cancel first), and a sweeper on
  *   every node for the calls nobody ended (their owner died): `sweepDeadlines`.
  *
- * Not here yet (docs/deploy.md, "Clustered bridge"): progress notes to other nodes (they reach streams on the
- * owner node only).
+ * - **Progress**: the owner writes a call's latest progress note to its record (coalesced: while one write runs,
+ *   newer notes replace each other and the latest is written next), and every node's streams send it on from
+ *   the record like any other change.
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../base/logger.js';
@@ -82,6 +83,8 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
   /** Calls whose invoke is in flight on a session of this node, by call, with the session's epoch. */
   private readonly inflight = new Map<string, number>();
+  /** Per call (`ws/id`) with a progress write running: the newest note waiting to be written after it. */
+  private readonly progressWaiting = new Map<string, ProgressNote>();
   private readonly resolveWindowMs: number;
   private readonly unsubscribe: () => void;
   private closed = false;
@@ -120,7 +123,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     else if (m.type === 'cancel') void this.onCancelMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not cancel a call another node was asked to cancel'));
     else if (m.type === 'call_changed') {
       if (this.watched.has(`${m.workspace_id}/${m.call_id}`)) void this.read(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not read a changed call'));
-    } else this.o.hub.replaced(m.workspace_id, m.device_id, m.epoch);
+    } else if (m.type === 'session_replaced') this.o.hub.replaced(m.workspace_id, m.device_id, m.epoch);
   }
 
   // ---- The runtime side (any node) ----
@@ -265,6 +268,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
         if (!isTerminal(t.state)) this.emit(`event:${key}`, { type: 'state', data: { call_id: row.call_id, state: t.state, at: t.at } } satisfies CallEvent);
       } else this.emit(`event:${key}`, { type: t.event, data: { call_id: row.call_id, event: t.event, at: t.at } } satisfies CallEvent);
     }
+    if (row.progress && row.progress.seq > (prev.progress?.seq ?? -Infinity)) this.emit(`event:${key}`, { type: 'progress', data: row.progress } satisfies CallEvent);
     if (!prev.outcome && row.outcome) {
       this.emit(`event:${key}`, { type: 'outcome', data: row.outcome, call: row } satisfies CallEvent);
       this.emit(`settled:${key}`, row);
@@ -372,8 +376,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     const note = params as CallStateNote | ProgressNote;
     if (typeof note?.call_id !== 'string') return;
     const { workspace_id: ws, device_id: dev } = conn.identity;
-    // Progress is not kept in the record: it reaches this node's streams only.
-    if (method === METHODS.progress) return void this.emit(`event:${ws}/${note.call_id}`, { type: 'progress', data: note as ProgressNote } satisfies CallEvent);
+    if (method === METHODS.progress) return this.onProgress(conn, note as ProgressNote);
     const { state, at } = note as CallStateNote;
     const stub = { workspace_id: ws, call_id: note.call_id, device_id: dev } as StoredCall;
     void this.write(conn, stub, 'call.state', (c) => {
@@ -383,6 +386,33 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       c.updated_at = new Date().toISOString();
       return true;
     });
+  }
+
+  /**
+   * A progress note: written to the call's record (fenced like every write) so the streams on every node send
+   * it from there, this node's included. The latest note only: while a write runs, newer notes replace the
+   * waiting one (§7: the latest value is kept when coalesced); a note older than the record's is dropped.
+   */
+  private onProgress(conn: DeviceConnection, note: ProgressNote): void {
+    if (typeof note.seq !== 'number') return;
+    const key = `${conn.identity.workspace_id}/${note.call_id}`;
+    const writing = this.progressWaiting.has(key);
+    this.progressWaiting.set(key, note);
+    if (!writing) void this.writeProgress(conn, key);
+  }
+
+  private async writeProgress(conn: DeviceConnection, key: string): Promise<void> {
+    for (;;) {
+      const note = this.progressWaiting.get(key);
+      if (!note || this.closed) return void this.progressWaiting.delete(key);
+      const stub = { workspace_id: conn.identity.workspace_id, call_id: note.call_id, device_id: conn.identity.device_id } as StoredCall;
+      await this.write(conn, stub, 'progress', (c) => {
+        if (!owns(conn.identity, c) || c.outcome || (c.progress && c.progress.seq >= note.seq)) return false;
+        c.progress = note;
+        return true;
+      });
+      if (this.progressWaiting.get(key) === note) return void this.progressWaiting.delete(key);
+    }
   }
 
   /** `aios/call.report` (§6.8): acknowledges an outcome once it is written, or can never be (no such call, or final already). */
@@ -568,14 +598,29 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
    */
   async catchUp(_reason: CatchUpReason): Promise<void> {
     for (const w of [...this.watched.values()]) void this.read(w.workspaceId, w.callId).catch(() => undefined);
+    // Two reads for all of this node's sockets (not two per socket): the sessions the store says it holds, and
+    // their open calls. A socket whose session is not among them (claimed after the read, or replaced) is
+    // checked on its own before it is closed.
+    const node = this.o.bus.nodeId;
+    const held = new Map((await this.o.store.nodeSessions(node)).map((s) => [`${s.workspace_id}/${s.device_id}`, s.epoch]));
+    const open = new Map<string, StoredCall[]>();
+    for (const c of await this.o.store.openCallsOfNode(node)) {
+      const k = `${c.workspace_id}/${c.device_id}`;
+      const list = open.get(k);
+      if (list) list.push(c);
+      else open.set(k, [c]);
+    }
     for (const conn of this.o.hub.connections()) {
       if (this.closed || conn.epoch === undefined) continue;
       const { workspace_id: ws, device_id: dev } = conn.identity;
-      if (!(await this.o.store.isCurrent(ws, dev, conn.epoch))) {
-        this.o.hub.replaced(ws, dev, conn.epoch + 1);
+      const key = `${ws}/${dev}`;
+      if (held.get(key) !== conn.epoch) {
+        if (!(await this.o.store.isCurrent(ws, dev, conn.epoch))) this.o.hub.replaced(ws, dev, conn.epoch + 1);
+        // Current after all (claimed after the read): its hello's own reconciliation covers its calls.
         continue;
       }
-      for (const call of await this.openCallsOf(conn)) {
+      for (const call of open.get(key) ?? []) {
+        if (!owns(conn.identity, call)) continue;
         this.armDeadline(call);
         this.forward(conn, call);
       }

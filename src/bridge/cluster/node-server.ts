@@ -3,9 +3,10 @@
  * PostgreSQL store, joins the cluster (refusing when its shared config differs from the live nodes'), renews
  * its heartbeat and its sessions' leases, listens on the cluster bus, and serves device WebSockets (one live
  * session per device across the cluster, claimed at hello: `sessions.ts`) and the runtime calls API
- * (`cluster-calls.ts`), the device list and skills, and blobs (files in `blobs.dir`, a folder every node mounts,
- * with their records and the quota in PostgreSQL: `pg-blob-ledger.ts`). What is not wired to PostgreSQL yet
- * (sign-in, MCP, the console; blobs without `blobs.dir`) answers 503 `cluster_not_wired`.
+ * (`cluster-calls.ts`), the device list, skills and device sign-in (its state in PostgreSQL: any node serves any
+ * step), the QA console (a static page over the runtime API), and blobs (files in `blobs.dir`, a folder every node
+ * mounts, with their records and the quota in PostgreSQL: `pg-blob-ledger.ts`). What is not wired to PostgreSQL
+ * yet (MCP; blobs without `blobs.dir`) answers 503 `cluster_not_wired`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,17 +19,27 @@ import { APP_VERSION } from '../../version.js';
 import { DeviceHub, type DeviceConnection, type RefusalStore } from '../device-hub.js';
 import { FunctionListReader, limitsCloseReason } from '../device-limits.js';
 import { RuntimeApi } from '../http-api.js';
-import { RateLimiter, sendError, STORE_RETRY_AFTER_S, StreamLimiter } from '../http-util.js';
+import { sendError, STORE_RETRY_AFTER_S, StreamLimiter, type RateLimit } from '../http-util.js';
 import { ClusterNotWiredError, ConfigTokens } from '../server.js';
 import { helloUpdate } from '../store.js';
 import { PgBridgeStore } from '../store/pg-store.js';
 import { BlobStore, blobMount } from '../blob-store.js';
+import { PgRateLimits } from '../store/pg-rate-limits.js';
+import { PgLoginStore } from '../store/pg-login-store.js';
+import { OAuthService } from '../oauth/oauth-routes.js';
+import { checkAdapterCard } from '../card-check.js';
+import { serveConsole } from '../console-routes.js';
+import { signInDisabledMount } from '../sign-in-disabled.js';
+import { firstIdentity, type DeviceAuthenticator } from '../auth.js';
+import { WireError } from '../../protocol/errors.js';
 import { ClusterCallRouter } from './cluster-calls.js';
 import { PgBlobLedger, type PgBlobLedgerOptions } from './pg-blob-ledger.js';
 import { configDigest } from './config-digest.js';
 import { ClusterNode } from './node.js';
+import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
 import { DeviceSessions } from './sessions.js';
+import { IdleCollector } from '../../base/idle-gc.js';
 
 /** Options of {@link ClusterNodeServer}. */
 export interface ClusterNodeServerOptions {
@@ -50,6 +61,8 @@ export interface ClusterNodeServerOptions {
   deadlineGraceMs?: number;
   /** The blob ledger's reservation step and lease (tests shorten them). */
   blobLedger?: Pick<PgBlobLedgerOptions, 'reserveEvery' | 'leaseMs'>;
+  /** How often ended calls past `call_retention_s` are removed (default 1 h; 0: only on `retention.sweep()`). */
+  retentionSweepMs?: number;
 }
 
 /** A cluster node's process: membership, heartbeat, bus, `/health`, device sessions and the calls API. */
@@ -68,13 +81,25 @@ export class ClusterNodeServer {
   blobs: BlobStore | undefined;
   private blobRoutes: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>) | undefined;
   private stopSweeping: (() => void) | undefined;
+  /** Removes ended calls past `call_retention_s` (after `start`); every node sweeps. */
+  retention: CallRetention | undefined;
+  /** Device sign-in (when the config has `users`), its state in PostgreSQL: any node serves any step. */
+  oauth: OAuthService | undefined;
+  /**
+   * Gives back, once the bridge is idle for a few seconds, the young generation that a burst of hellos or calls
+   * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
+   */
+  private readonly idle = new IdleCollector({ busy: () => false });
   private readonly http: Server;
   private url = '';
 
   constructor(readonly config: BridgeConfig, private readonly o: ClusterNodeServerOptions) {
     if (config.store.kind !== 'postgres' || !config.cluster) throw new Error('a cluster node needs "store.kind: postgres" and "cluster.node_id"');
     this.nodeId = config.cluster.node_id;
-    this.http = createServer((req, res) => void this.serve(req, res));
+    this.http = createServer((req, res) => {
+      this.idle.touch();
+      void this.serve(req, res);
+    });
     this.http.on('upgrade', (req, socket, head) => {
       const path = new URL(req.url ?? '/', 'http://node').pathname;
       if (path === '/v1/device' && this.hub) this.hub.handleUpgrade(req, socket, head);
@@ -111,6 +136,8 @@ export class ClusterNodeServer {
       await this.node.join();
       const store = this.store;
       const log = this.o.log;
+      // The cluster's shared rate limits (one budget per key across every node).
+      const limits = new PgRateLimits(store.pool);
       // Every configured device has a record (a known one keeps it), as on the single process.
       await store.transaction(async (tx) => {
         for (const id of Object.values(this.config.device_tokens)) await tx.upsertDevice({ ...id }, false);
@@ -118,8 +145,34 @@ export class ClusterNodeServer {
       this.bus = new PgClusterBus({ url, nodeId: this.nodeId, store, log, caughtUp: (r) => this.router?.catchUp(r), ...this.o.bus });
       const sessions = (this.sessions = new DeviceSessions({ store, bus: this.bus, leaseMs: this.node.liveMs }));
       const tokens = new ConfigTokens(this.config);
+      const users = this.config.users;
+      if (users?.length) {
+        const login = new PgLoginStore(store.pool);
+        // Every node writes the same users (the config digest makes them equal), one after another.
+        await login.syncUsers(users);
+        const c = this.config;
+        this.oauth = new OAuthService({
+          db: login,
+          users,
+          public_url: () => c.public_url ?? this.url,
+          reserved_device_ids: Object.values(c.device_tokens).map((d) => d.device_id),
+          // Online on any node: the device list on the approval page reads the cluster's sessions.
+          is_online: async (d) => {
+            const s = await store.session(d.workspace_id, d.device_id);
+            return s !== undefined && !s.lapsed;
+          },
+          // The sign-in routes' failure counters are the cluster's, as the runtime API's bucket is.
+          attempts: (name, max, windowMs) => limits.attempts(name, max, windowMs),
+          ...(c.access_token_ttl_s ? { access_token_ttl_s: c.access_token_ttl_s } : {}),
+          ...(c.refresh_token_ttl_s ? { refresh_token_ttl_s: c.refresh_token_ttl_s } : {}),
+          ...(c.device_code_ttl_s !== undefined ? { device_code_ttl_s: c.device_code_ttl_s } : {}),
+          ...(c.device_poll_interval_s !== undefined ? { device_poll_interval_s: c.device_poll_interval_s } : {}),
+        });
+      }
+      const oauth = this.oauth;
+      const deviceAuths = oauth ? [tokens, oauth] : [tokens];
       this.hub = new DeviceHub({
-        auth: tokens,
+        auth: { authenticateDevice: (t) => firstIdentity(deviceAuths, t) },
         minClientVersion: this.config.min_client_version,
         heartbeatMs: this.config.heartbeat_ms,
         leaseMs: this.config.lease_ms,
@@ -127,7 +180,7 @@ export class ClusterNodeServer {
         log,
         refusals: pgRefusals(store, log),
         sessions: {
-          claim: (id) => sessions.claim(id.workspace_id, id.device_id),
+          claim: (id, version) => sessions.claim(id.workspace_id, id.device_id, version),
           abandon: (id, epoch) => void sessions.release(id.workspace_id, id.device_id, epoch).catch(() => undefined),
         },
       });
@@ -145,13 +198,31 @@ export class ClusterNodeServer {
         },
       });
       this.hub.on('online', (c: DeviceConnection) => void this.onOnline(c).catch((e: Error) => log.warn({ err: e.message, device_id: c.identity.device_id }, 'could not record a device that came online')));
+      if (oauth) {
+        const hub = this.hub;
+        // A revocation closes the device's session wherever it is: here at once, on the other nodes by the bus
+        // (its token is refused on every node already, so a session missed here ends at its next connect).
+        const bus = this.bus!;
+        oauth.onRevoked((identity) => {
+          hub.disconnect(identity);
+          void bus.broadcast({ type: 'device_revoked', ...identity }).catch((e: Error) => log.warn({ err: e.message, device_id: identity.device_id }, 'could not tell the other nodes of a revoked device'));
+        });
+        bus.subscribe((m) => {
+          if (m.type === 'device_revoked') hub.disconnect({ workspace_id: m.workspace_id, user_id: m.user_id, device_id: m.device_id });
+        });
+        this.hub.on('online', (c: DeviceConnection) => void oauth.noteClientVersion(c.identity.device_id, c.hello.client.version).catch(() => undefined));
+      }
+      // Memory back at rest: the young generation a hello storm grew (src/base/idle-gc.ts).
+      this.hub.on('online', () => this.idle.touch());
+      this.hub.on('offline', () => this.idle.touch());
       this.hub.on('offline', (c: DeviceConnection) => void store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }).catch(() => undefined));
       this.hub.on('notification', (c: DeviceConnection, method: string) => {
         if (method === METHODS.toolsChanged) this.functionLists?.toolsChanged(c);
       });
       const hub = this.hub;
-      // Per node for now: a rate limit shared by the cluster is not built yet (docs/deploy.md).
-      const limiter = new RateLimiter(this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst);
+      // One bucket per token for the whole cluster, in PostgreSQL (docs/deploy.md, "Rate limits"), shared by the
+      // runtime API and blob uploads (a device token uploads too), as in the single process.
+      const limiter = limits.buckets('runtime', this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst);
       this.api = new RuntimeApi({
         router: this.router,
         devices: {
@@ -162,7 +233,7 @@ export class ClusterNodeServer {
           // Any node's session; its protocol version is known only on the node holding it.
           session: async (ws, id) => {
             const s = await store.session(ws, id);
-            return s && !s.lapsed ? { protocolVersion: hub.get(id, ws)?.protocolVersion ?? null } : undefined;
+            return s && !s.lapsed ? { protocolVersion: s.protocol_version ?? hub.get(id, ws)?.protocolVersion ?? null } : undefined;
           },
           online: async (ws) => new Set(await store.liveDevices(ws)),
         },
@@ -172,10 +243,13 @@ export class ClusterNodeServer {
         maxBodyBytes: this.config.max_message_bytes,
         publicUrl: () => this.config.public_url ?? this.url,
         minClientVersion: this.config.min_client_version,
+        // A signed-in device's card against the key pinned at its sign-in (in PostgreSQL): as the single process.
+        ...(oauth ? { cardCheck: (d, card) => checkAdapterCard(d, card, (i) => oauth.devicePublicJwk(i), log) } : {}),
       });
-      this.startBlobs(store, tokens, limiter);
+      this.startBlobs(store, tokens, deviceAuths, limiter);
       await this.bus.start();
       this.node.startHeartbeat();
+      this.retention = new CallRetention({ prune: (before, limit) => store.pruneEndedCalls(before, limit), retentionS: this.config.call_retention_s, log: this.o.log, ...(this.o.retentionSweepMs !== undefined ? { everyMs: this.o.retentionSweepMs } : {}) });
       const { host, port } = this.config.listen;
       await new Promise<void>((resolve, reject) => {
         this.http.once('error', reject);
@@ -187,7 +261,8 @@ export class ClusterNodeServer {
     }
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API, the device list and blobs; sign-in and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.o.log.info({ url: this.url, node_id: this.nodeId }, this.blobs ? 'cluster node up: it serves devices, the calls API, the device list, sign-in, the console and blobs; MCP is not wired to PostgreSQL yet (cluster_not_wired)' : 'cluster node up: it serves devices, the calls API, the device list, sign-in and the console; blobs (no blobs.dir) and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.idle.touch();
     return this.url;
   }
 
@@ -200,6 +275,8 @@ export class ClusterNodeServer {
     this.hub?.removeAllListeners();
     this.stopSweeping?.();
     this.blobs?.ledger.close?.();
+    this.retention?.stop();
+    this.idle.stop();
     this.router?.close();
     this.hub?.close();
     if (this.http.listening) {
@@ -209,7 +286,7 @@ export class ClusterNodeServer {
     await this.bus?.close();
     await this.node?.leave().catch((e: Error) => this.o.log.warn({ err: e.message }, 'could not remove this node from cluster_nodes'));
     await this.store?.close();
-    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.blobs = this.blobRoutes = this.stopSweeping = undefined;
+    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = this.oauth = this.blobs = this.blobRoutes = this.stopSweeping = undefined;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -229,9 +306,18 @@ export class ClusterNodeServer {
       }
     }
     try {
+      if (await serveConsole(req, res, url)) return;
       if (this.api && (await this.api.handle(req, res, url))) return;
       if (this.blobRoutes && (await this.blobRoutes(req, res, url))) return;
+      if (this.oauth) {
+        if (await this.oauth.handleHttp(req, res, url)) return;
+      } else if (await signInDisabledMount(req, res, url)) return;
+      else if (url.pathname.startsWith('/v1/oauth/')) return sendError(res, 404, 'not_found', 'No such route.');
     } catch (e) {
+      if (e instanceof WireError && e.type === 'store_unavailable' && !res.headersSent) {
+        // The sign-in routes with PostgreSQL out of reach: the typed 503 of every route, never a 500.
+        return sendError(res, 503, e.type, e.message, undefined, { 'Retry-After': String(STORE_RETRY_AFTER_S) });
+      }
       this.o.log.error({ err: String(e), path: url.pathname }, 'request failed');
       if (!res.headersSent) sendError(res, 500, 'execution_failed', 'The bridge failed to serve the request.');
       else res.end();
@@ -245,7 +331,7 @@ export class ClusterNodeServer {
    * Blobs in `blobs.dir` (a folder every node mounts), their records and each workspace's quota in PostgreSQL.
    * Without `blobs.dir` a node has no folder it knows the others share: blobs answer `cluster_not_wired`.
    */
-  private startBlobs(store: PgBridgeStore, tokens: ConfigTokens, limiter: RateLimiter): void {
+  private startBlobs(store: PgBridgeStore, tokens: ConfigTokens, deviceAuths: readonly DeviceAuthenticator[], limiter: RateLimit): void {
     const b = this.config.blobs;
     if (!b?.dir) {
       this.o.log.warn({ node_id: this.nodeId }, 'blobs.dir is not set: blobs need a folder every node mounts, and answer cluster_not_wired until then');
@@ -258,7 +344,7 @@ export class ClusterNodeServer {
       ...(b.ttl_s ? { ttlMs: b.ttl_s * 1000 } : {}),
       ...(b.workspace_quota_bytes ? { quotaBytes: b.workspace_quota_bytes } : {}),
     });
-    this.blobRoutes = blobMount(this.blobs, (t) => tokens.authenticateRuntime(t) ?? tokens.authenticateDevice(t), limiter);
+    this.blobRoutes = blobMount(this.blobs, (t) => tokens.authenticateRuntime(t) ?? firstIdentity(deviceAuths, t), limiter);
     this.stopSweeping = this.blobs.startSweeping(60_000);
   }
 

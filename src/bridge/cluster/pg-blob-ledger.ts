@@ -1,7 +1,7 @@
 /**
  * Blobs on a cluster (issue 34; docs/deploy.md, "Blobs on a cluster"): the bytes are files in a folder every node
  * mounts (`blobs.dir`, the blob store's own code), their records and each workspace's quota are rows of
- * `bridge_blobs` in PostgreSQL (migration 0006). A blob uploaded through one node is read through any other,
+ * `bridge_blobs` in PostgreSQL (migration 0010). A blob uploaded through one node is read through any other,
  * and two nodes uploading into one workspace at once cannot pass its quota together: a reservation takes a
  * per-workspace advisory lock, sums the workspace's live rows and adds to its own row in one transaction.
  * An upload under way is a row in state `uploading` whose `expires_at` is a lease this node renews while the

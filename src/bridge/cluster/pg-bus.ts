@@ -8,8 +8,11 @@
  * every node. Messages are sent through the store (`StoreOps.notify`, `pg_notify`), so one sent in a store
  * transaction is delivered on its commit and never on a rollback.
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../../base/logger.js';
+import { coreMessage } from '../../i18n/index.js';
+import { SaidError } from '../../i18n/said.js';
 import type { AsyncBridgeStore } from '../store/async-store.js';
 import { ALL_NODES_CHANNEL, checkNodeId, decodeMessage, nodeChannel, type CatchUpReason, type ClusterBus } from './bus.js';
 import { StoreBus } from './store-bus.js';
@@ -38,7 +41,29 @@ export interface PgBusOptions {
    * partition) would otherwise stay "up" and hear nothing. A probe that takes longer than this fails.
    */
   probeMs?: number;
+  /**
+   * How long `start` waits for its own test message to come back on the listening connection (default 5 s).
+   * It does not come back through a pooler that hands the connection to others between statements (PgBouncer
+   * in transaction or statement mode): LISTEN then seems to work and hears nothing, so the node refuses to start.
+   */
+  deliveryCheckMs?: number;
 }
+
+/**
+ * The listening connection did not hear this node's own test message: LISTEN/NOTIFY does not work through the
+ * database URL (most often PgBouncer in transaction or statement pooling mode, which gives the server
+ * connection to other clients between statements, and its subscriptions with it).
+ */
+export class BusNotDeliveringError extends SaidError {
+  readonly code = 'cluster_bus_not_delivering' as const;
+  constructor(readonly nodeId: string, readonly waitedMs: number) {
+    super(coreMessage('core.cluster.bus_not_delivering', { node: nodeId, ms: waitedMs }));
+    this.name = 'BusNotDeliveringError';
+  }
+}
+
+/** The payload of the start-up test message; never a {@link BusMessage}, never handed to subscribers. */
+const PROBE_PREFIX = 'aios_probe:';
 
 /** What the bus is doing, for health checks and tests. */
 export type BusState = 'idle' | 'listening' | 'reconnecting' | 'closed';
@@ -55,6 +80,8 @@ export class PgClusterBus extends StoreBus implements ClusterBus {
   /** A sweep is waiting or running. */
   private sweepDue = false;
   private _state: BusState = 'idle';
+  /** Start-up test messages awaited, by payload. */
+  private readonly probeWaiters = new Map<string, () => void>();
   /** How many times the bus has listened again after losing its connection. */
   reconnects = 0;
   /** How many attempts to listen again have failed (the database was unreachable), in all. */
@@ -77,6 +104,12 @@ export class PgClusterBus extends StoreBus implements ClusterBus {
   async start(): Promise<void> {
     if (this._state !== 'idle') throw new Error('the cluster bus was started already');
     await this.listen('start');
+    try {
+      await this.checkDelivery(this.o.deliveryCheckMs ?? 5_000);
+    } catch (e) {
+      await this.close();
+      throw e;
+    }
     const every = this.o.probeMs ?? 15_000;
     this.probe = setInterval(() => void this.checkAlive(every), every);
     this.probe.unref();
@@ -142,7 +175,28 @@ export class PgClusterBus extends StoreBus implements ClusterBus {
     await this.catchUp(reason);
   }
 
+  /** Sends a test message to this node's own channel through the store and waits for it on the listening connection. */
+  private async checkDelivery(waitMs: number): Promise<void> {
+    const nonce = `${PROBE_PREFIX}${randomUUID()}`;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => {
+      this.probeWaiters.set(nonce, () => resolve(true));
+      timer = setTimeout(() => resolve(false), waitMs);
+    });
+    try {
+      await this.o.store.notify(nodeChannel(this.nodeId), nonce);
+      if (!(await heard)) throw new BusNotDeliveringError(this.nodeId, waitMs);
+    } finally {
+      clearTimeout(timer);
+      this.probeWaiters.delete(nonce);
+    }
+  }
+
   private deliver(n: pg.Notification): void {
+    if (n.payload?.startsWith(PROBE_PREFIX)) {
+      this.probeWaiters.get(n.payload)?.();
+      return;
+    }
     const message = n.payload === undefined ? null : decodeMessage(n.payload);
     if (!message) {
       this.o.log.warn({ channel: n.channel }, 'the cluster bus ignored a message it does not know');

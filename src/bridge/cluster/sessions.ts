@@ -28,9 +28,9 @@ export class DeviceSessions {
    * Claims the device's session for this node (at hello) and returns its epoch. The node that held the
    * session it replaced (this one included) hears `session_replaced` once the claim commits.
    */
-  async claim(workspaceId: string, deviceId: string): Promise<number> {
+  async claim(workspaceId: string, deviceId: string, protocolVersion?: string): Promise<number> {
     return this.o.store.transaction(async (tx) => {
-      const c = await tx.claimSession(workspaceId, deviceId, this.o.bus.nodeId, this.o.leaseMs);
+      const c = await tx.claimSession(workspaceId, deviceId, this.o.bus.nodeId, this.o.leaseMs, protocolVersion);
       if (c.previous) await this.o.bus.notify(c.previous.node_id, { type: 'session_replaced', workspace_id: workspaceId, device_id: deviceId, epoch: c.epoch }, tx);
       return c.epoch;
     });

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { DeviceIdentity } from '../auth.js';
 import { hashToken, newToken, newUserCode, normaliseUserCode } from './tokens.js';
-import type { DeviceCodeRow, DeviceRow, OAuthStore } from './oauth-store.js';
+import type { DeviceCodeRow, DeviceRow } from './oauth-store.js';
+import type { LoginStore } from './login-store.js';
 import { DEVICE_CLIENT_ID } from '../../protocol/oauth.js';
 
 /** RFC 6749 §5.2 / RFC 8628 §3.5 error codes this module produces. */
@@ -120,7 +121,7 @@ function publicEcJwk(jwk: unknown): JWK | null {
   return out;
 }
 
-/** The device authorization grant and token lifecycle over an {@link OAuthStore}. */
+/** The device authorization grant and token lifecycle over a {@link LoginStore} (SQLite, or a cluster's PostgreSQL). */
 export class DeviceFlow {
   readonly accessTokenTtlS: number;
   readonly refreshTokenTtlS: number;
@@ -130,7 +131,7 @@ export class DeviceFlow {
   private readonly reserved: ReadonlySet<string>;
   private readonly onSuperseded: (old: DeviceIdentity) => void;
 
-  constructor(readonly store: OAuthStore, opts: DeviceFlowOptions = {}) {
+  constructor(readonly store: LoginStore, opts: DeviceFlowOptions = {}) {
     this.onSuperseded = opts.onSuperseded ?? (() => undefined);
     this.reserved = new Set(opts.reservedDeviceIds ?? []);
     this.accessTokenTtlS = opts.accessTokenTtlS ?? 600;
@@ -153,10 +154,10 @@ export class DeviceFlow {
     const thumbprint = await calculateJwkThumbprint(jwk, 'sha256');
     // Refused before any code exists: a device id provisioned by the administrator, or registered with
     // another key, cannot be claimed by whoever guesses it (only its own key may sign in again).
-    const taken = this.claimProblem(req.device_id, thumbprint);
+    const taken = await this.claimProblem(req.device_id, thumbprint);
     if (taken) throw new OAuthError('invalid_request', taken);
     const now = this.now();
-    this.store.pruneDeviceCodes(now);
+    await this.store.pruneDeviceCodes(now);
     const deviceCode = newToken('device_code');
     for (let attempt = 0; ; attempt++) {
       const row: DeviceCodeRow = {
@@ -178,21 +179,19 @@ export class DeviceFlow {
         user_id: null,
         workspace_id: null,
       };
-      try {
-        this.store.insertDeviceCode(row);
+      if (await this.store.insertDeviceCode(row)) {
         return { device_code: deviceCode, user_code: row.user_code, expires_in: this.deviceCodeTtlS, interval: this.intervalS };
-      } catch (e) {
-        // A user code collision is possible (34 bits); anything else, or repeated collisions, is a real fault.
-        if (attempt >= 4 || !String((e as Error).message).includes('UNIQUE')) throw e;
       }
+      // A user code collision is possible (34 bits); repeated collisions are a real fault.
+      if (attempt >= 4) throw new Error('no free user code after 5 attempts');
     }
   }
 
   /** RFC 8628 §3.4–3.5: one poll of the token endpoint with a device code. */
-  pollDeviceCode(deviceCode: string, clientId: string): TokenResponse {
+  async pollDeviceCode(deviceCode: string, clientId: string): Promise<TokenResponse> {
     if (clientId !== DEVICE_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.');
     const hash = hashToken(deviceCode);
-    const row = this.store.deviceCodeByHash(hash);
+    const row = await this.store.deviceCodeByHash(hash);
     if (!row || row.client_id !== clientId) throw new OAuthError('invalid_grant', 'Unknown device_code.');
     const now = this.now();
     if (row.status === 'consumed') throw new OAuthError('invalid_grant', 'This device_code was already exchanged for tokens.');
@@ -202,49 +201,49 @@ export class DeviceFlow {
       const early = row.last_poll_at !== null && now - row.last_poll_at < row.interval_s * 1000 - POLL_TOLERANCE_MS;
       // §3.5: each slow_down adds 5 s to the interval for the rest of this grant.
       const interval = early ? row.interval_s + 5 : row.interval_s;
-      this.store.notePoll(hash, now, interval);
+      await this.store.notePoll(hash, now, interval);
       if (early) throw new OAuthError('slow_down', `Polling too fast; wait at least ${interval} s between requests.`);
       throw new OAuthError('authorization_pending', 'The user has not approved the request yet.');
     }
     // Approved: exactly one poll wins the tokens.
-    if (!this.store.consumeDeviceCode(hash)) throw new OAuthError('invalid_grant', 'This device_code was already exchanged for tokens.');
-    const device = this.store.device(row.device_id);
-    if (!device || device.revoked_at !== null || !this.store.isMember(device.user_id, device.workspace_id)) {
+    if (!(await this.store.consumeDeviceCode(hash))) throw new OAuthError('invalid_grant', 'This device_code was already exchanged for tokens.');
+    const device = await this.store.device(row.device_id);
+    if (!device || device.revoked_at !== null || !(await this.store.isMember(device.user_id, device.workspace_id))) {
       throw new OAuthError('invalid_grant', 'The device registration is no longer valid.');
     }
     // One login per device: an earlier login's tokens stop working when the new one starts.
-    this.store.revokeDeviceTokens(device.id, now);
+    await this.store.revokeDeviceTokens(device.id, now);
     return this.issue(device, randomUUID(), row.scope ?? 'device');
   }
 
   /** RFC 6749 §6 with rotation: the presented refresh token is spent; presenting a spent one revokes the whole chain. */
-  refresh(refreshToken: string, clientId: string): TokenResponse {
+  async refresh(refreshToken: string, clientId: string): Promise<TokenResponse> {
     if (clientId !== DEVICE_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.');
     const hash = hashToken(refreshToken);
-    const row = this.store.token(hash);
+    const row = await this.store.token(hash);
     const now = this.now();
     if (!row || row.kind !== 'refresh') throw new OAuthError('invalid_grant', 'Unknown refresh token.');
     if (row.revoked_at !== null) throw new OAuthError('invalid_grant', 'The refresh token was revoked; sign in again.');
     if (now >= row.expires_at) throw new OAuthError('invalid_grant', 'The refresh token expired; sign in again.');
-    if (row.used_at !== null || !this.store.markTokenUsed(hash, now)) {
+    if (row.used_at !== null || !(await this.store.markTokenUsed(hash, now))) {
       // OAuth 2.0 Security BCP §4.14: reuse of a rotated token means it was copied; end that login everywhere.
-      this.store.revokeFamily(row.family_id, now);
+      await this.store.revokeFamily(row.family_id, now);
       throw new OAuthError('invalid_grant', 'The refresh token was already used; sign in again.');
     }
-    const device = this.store.device(row.device_id);
-    if (!device || device.revoked_at !== null || !this.store.isMember(device.user_id, device.workspace_id)) {
-      this.store.revokeFamily(row.family_id, now);
+    const device = await this.store.device(row.device_id);
+    if (!device || device.revoked_at !== null || !(await this.store.isMember(device.user_id, device.workspace_id))) {
+      await this.store.revokeFamily(row.family_id, now);
       throw new OAuthError('invalid_grant', 'The device registration is no longer valid; sign in again.');
     }
     return this.issue(device, row.family_id, 'device');
   }
 
   /** RFC 7009: revokes every token of the device the given token belongs to; returns that device's identity, or null for an unknown token. */
-  revokeToken(token: string): DeviceIdentity | null {
-    const row = this.store.token(hashToken(token));
+  async revokeToken(token: string): Promise<DeviceIdentity | null> {
+    const row = await this.store.token(hashToken(token));
     if (!row) return null;
-    this.store.revokeDeviceTokens(row.device_id, this.now());
-    const d = this.store.device(row.device_id);
+    await this.store.revokeDeviceTokens(row.device_id, this.now());
+    const d = await this.store.device(row.device_id);
     return d ? { workspace_id: d.workspace_id, user_id: d.user_id, device_id: d.id } : null;
   }
 
@@ -253,9 +252,9 @@ export class DeviceFlow {
    * `device_tokens`) are never available; a live registration is available only to its own key
    * (the approval then also checks that the user is the same).
    */
-  claimProblem(deviceId: string, thumbprint: string): string | null {
+  async claimProblem(deviceId: string, thumbprint: string): Promise<string | null> {
     if (this.reserved.has(deviceId)) return `The device id "${deviceId}" is provisioned on this bridge and cannot be registered by sign-in; choose another device id.`;
-    const existing = this.store.device(deviceId);
+    const existing = await this.store.device(deviceId);
     if (existing && existing.revoked_at === null && existing.jwk_thumbprint !== thumbprint) {
       return `The device id "${deviceId}" is registered to another device; its owner must revoke it first, or choose another device id.`;
     }
@@ -263,40 +262,40 @@ export class DeviceFlow {
   }
 
   /** Revokes a device (administrator or owner action): its tokens stop working and it must be approved again. */
-  revokeDevice(deviceId: string): boolean {
+  async revokeDevice(deviceId: string): Promise<boolean> {
     const now = this.now();
-    const changed = this.store.revokeDevice(deviceId, now);
-    this.store.revokeDeviceTokens(deviceId, now);
+    const changed = await this.store.revokeDevice(deviceId, now);
+    await this.store.revokeDeviceTokens(deviceId, now);
     return changed;
   }
 
   /** The identity bound to a live access token, or null. */
-  authenticate(accessToken: string): DeviceIdentity | null {
+  async authenticate(accessToken: string): Promise<DeviceIdentity | null> {
     if (typeof accessToken !== 'string' || accessToken.length === 0) return null;
-    const row = this.store.token(hashToken(accessToken));
+    const row = await this.store.token(hashToken(accessToken));
     const now = this.now();
     if (!row || row.kind !== 'access' || row.revoked_at !== null || now >= row.expires_at) return null;
-    const device = this.store.device(row.device_id);
-    if (!device || device.revoked_at !== null || !this.store.isMember(device.user_id, device.workspace_id)) return null;
-    this.store.touchDevice(device.id, now);
+    const device = await this.store.device(row.device_id);
+    if (!device || device.revoked_at !== null || !(await this.store.isMember(device.user_id, device.workspace_id))) return null;
+    await this.store.touchDevice(device.id, now);
     return { workspace_id: device.workspace_id, user_id: device.user_id, device_id: device.id };
   }
 
   /** The pending, unexpired request behind a user code (already normalised), or undefined. */
-  pendingRequest(userCode: string): DeviceCodeRow | undefined {
+  async pendingRequest(userCode: string): Promise<DeviceCodeRow | undefined> {
     const code = normaliseUserCode(userCode);
-    const row = code ? this.store.deviceCodeByUserCode(code) : undefined;
+    const row = code ? await this.store.deviceCodeByUserCode(code) : undefined;
     if (!row || row.status !== 'pending' || this.now() >= row.expires_at) return undefined;
     return row;
   }
 
   /** Approves a pending request into one of the user's workspaces and pins the device's key. */
-  approve(userCode: string, userId: string, workspaceId: string): DeviceRow {
-    const row = this.pendingRequest(userCode);
+  async approve(userCode: string, userId: string, workspaceId: string): Promise<DeviceRow> {
+    const row = await this.pendingRequest(userCode);
     if (!row) throw new ApprovalError('This code is unknown, expired or already used.', 'unknown_code');
-    if (!this.store.isMember(userId, workspaceId)) throw new ApprovalError('You are not a member of that workspace.', 'not_member');
+    if (!(await this.store.isMember(userId, workspaceId))) throw new ApprovalError('You are not a member of that workspace.', 'not_member');
     if (this.reserved.has(row.device_id)) throw new ApprovalError(`The device id "${row.device_id}" is provisioned on this bridge and cannot be approved by sign-in.`, 'provisioned', { device_id: row.device_id });
-    const existing = this.store.device(row.device_id);
+    const existing = await this.store.device(row.device_id);
     if (existing && existing.revoked_at === null) {
       if (existing.user_id !== userId) throw new ApprovalError('This device is registered to another user; that registration must be revoked first.', 'other_user');
       if (existing.jwk_thumbprint !== row.jwk_thumbprint) {
@@ -317,13 +316,10 @@ export class DeviceFlow {
       revoked_at: null,
       last_seen_at: existing?.last_seen_at ?? null,
     };
-    this.store.db.transaction(() => {
-      if (!this.store.decideDeviceCode(row.device_code_hash, 'approved', userId, workspaceId)) {
-        throw new ApprovalError('This code was decided meanwhile.', 'decided');
-      }
-      this.store.upsertDevice(device);
-      if (existing && existing.revoked_at === null && existing.workspace_id !== workspaceId) this.store.revokeDeviceTokens(existing.id, now);
-    })();
+    const moved = existing && existing.revoked_at === null && existing.workspace_id !== workspaceId;
+    if (!(await this.store.approveDevice(row.device_code_hash, device, moved ? now : null))) {
+      throw new ApprovalError('This code was decided meanwhile.', 'decided');
+    }
     if (existing && existing.revoked_at === null && existing.workspace_id !== workspaceId) {
       this.onSuperseded({ workspace_id: existing.workspace_id, user_id: existing.user_id, device_id: existing.id });
     }
@@ -331,26 +327,28 @@ export class DeviceFlow {
   }
 
   /** Denies a pending request; the device's next poll gets `access_denied`. */
-  deny(userCode: string, userId: string): void {
-    const row = this.pendingRequest(userCode);
-    if (!row || !this.store.decideDeviceCode(row.device_code_hash, 'denied', userId, null)) {
+  async deny(userCode: string, userId: string): Promise<void> {
+    const row = await this.pendingRequest(userCode);
+    if (!row || !(await this.store.decideDeviceCode(row.device_code_hash, 'denied', userId, null))) {
       throw new ApprovalError('This code is unknown, expired or already used.', 'unknown_code');
     }
   }
 
-  private issue(device: DeviceRow, familyId: string, scope: string): TokenResponse {
+  private async issue(device: DeviceRow, familyId: string, scope: string): Promise<TokenResponse> {
     const now = this.now();
     const access = newToken('access');
     const refresh = newToken('refresh');
-    this.store.insertToken({
-      token_hash: hashToken(access), kind: 'access', device_id: device.id, family_id: familyId,
-      expires_at: now + this.accessTokenTtlS * 1000, created_at: now, used_at: null, revoked_at: null,
-    });
-    this.store.insertToken({
-      token_hash: hashToken(refresh), kind: 'refresh', device_id: device.id, family_id: familyId,
-      expires_at: now + this.refreshTokenTtlS * 1000, created_at: now, used_at: null, revoked_at: null,
-    });
-    this.store.pruneTokens(now);
+    await this.store.insertTokens([
+      {
+        token_hash: hashToken(access), kind: 'access', device_id: device.id, family_id: familyId,
+        expires_at: now + this.accessTokenTtlS * 1000, created_at: now, used_at: null, revoked_at: null,
+      },
+      {
+        token_hash: hashToken(refresh), kind: 'refresh', device_id: device.id, family_id: familyId,
+        expires_at: now + this.refreshTokenTtlS * 1000, created_at: now, used_at: null, revoked_at: null,
+      },
+    ]);
+    await this.store.pruneTokens(now);
     return {
       access_token: access,
       token_type: 'Bearer',

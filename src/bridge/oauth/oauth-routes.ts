@@ -8,17 +8,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import type { JWK } from 'jose';
 import type { DeviceAuthenticator, DeviceIdentity } from '../auth.js';
-import { ApprovalPage } from './approval-page.js';
 import { DeviceFlow, OAuthError } from './device-flow.js';
 import { readParams, sendOAuthJson, str } from './http-io.js';
 import { OAuthStore, type ConfigUser, type DeviceRow } from './oauth-store.js';
+import { SqliteLoginStore, type LoginStore } from './login-store.js';
+import { ApprovalPage, memoryAttempts, type AttemptLimitsFactory } from './approval-page.js';
 import { DEVICE_CODE_GRANT } from '../../protocol/oauth.js';
-import { AttemptLimiter } from './rate-limit.js';
+import type { AttemptLimits } from './rate-limit.js';
 
 /** Bridge config keys this service reads (snake_case as in the config file). */
 export interface OAuthServiceOptions {
-  /** The bridge's SQLite database; the service adds its `oauth_` tables. */
-  db: Database;
+  /**
+   * Where the login state lives: the single process's SQLite database (the service adds its `oauth_` tables and
+   * writes `users` to them), or a clustered bridge's store (`PgLoginStore`) whose users the caller has synced
+   * (`await store.syncUsers(users)`) before building the service.
+   */
+  db: Database | LoginStore;
   /** `users` from the bridge config. */
   users: ConfigUser[];
   /** `public_url`: where browsers reach the bridge, e.g. `https://bridge.example.com`; a function when it is known only after listening (port 0). */
@@ -44,7 +49,9 @@ export interface OAuthServiceOptions {
   /** Device ids provisioned in the config (`device_tokens`): never registered by login. */
   reserved_device_ids?: string[];
   /** Whether a device has a live session now: the approval page's device list shows it. */
-  is_online?: (identity: DeviceIdentity) => boolean;
+  is_online?: (identity: DeviceIdentity) => boolean | Promise<boolean>;
+  /** Where the failure counters live (default: this process's memory; a cluster's are in PostgreSQL). */
+  attempts?: AttemptLimitsFactory;
 }
 
 /** What the bridge knows about an approved device (no secrets). */
@@ -79,24 +86,29 @@ function toRegistered(d: DeviceRow): RegisteredDevice {
 /** Device login for the reference bridge. */
 export class OAuthService implements DeviceAuthenticator {
   /** The login tables. */
-  readonly store: OAuthStore;
+  readonly store: LoginStore;
   /** The grant logic. */
   readonly flow: DeviceFlow;
   private readonly page: ApprovalPage;
   private readonly publicUrl: () => string;
   private readonly events = new EventEmitter();
   private readonly clock: () => number;
-  private readonly authLimiter: AttemptLimiter;
+  private readonly authLimiter: AttemptLimits;
   private readonly maxPendingCodes: number;
 
   constructor(opts: OAuthServiceOptions) {
     const pu = opts.public_url;
     this.publicUrl = () => (typeof pu === 'function' ? pu() : pu).replace(/\/+$/, '');
-    this.store = new OAuthStore(opts.db);
-    this.store.syncUsers(opts.users);
+    if (isLoginStore(opts.db)) this.store = opts.db;
+    else {
+      const sync = new OAuthStore(opts.db);
+      sync.syncUsers(opts.users);
+      this.store = new SqliteLoginStore(sync);
+    }
     const clock = opts.clock ?? Date.now;
     this.clock = clock;
-    this.authLimiter = new AttemptLimiter(opts.authorizations_per_address ?? 20, 10 * 60_000, clock);
+    const attempts = opts.attempts ?? memoryAttempts;
+    this.authLimiter = attempts('device_authorizations', opts.authorizations_per_address ?? 20, 10 * 60_000, clock);
     this.maxPendingCodes = opts.max_pending_codes ?? 1000;
     this.flow = new DeviceFlow(this.store, {
       ...(opts.access_token_ttl_s !== undefined ? { accessTokenTtlS: opts.access_token_ttl_s } : {}),
@@ -115,6 +127,7 @@ export class OAuthService implements DeviceAuthenticator {
       ...(opts.is_online ? { isOnline: opts.is_online } : {}),
       ...(opts.wrong_codes_per_minute !== undefined ? { wrongCodesPerMinute: opts.wrong_codes_per_minute } : {}),
       ...(opts.code_attempts ? { codeAttempts: { max: opts.code_attempts.max, windowMs: opts.code_attempts.window_s * 1000 } } : {}),
+      ...(opts.attempts ? { attempts: opts.attempts } : {}),
       clock,
     });
   }
@@ -137,22 +150,22 @@ export class OAuthService implements DeviceAuthenticator {
         case '/v1/oauth/device_authorization': {
           // Each request keeps a row for 10 minutes: limited per address, and the table is capped.
           const who = `ip:${req.socket.remoteAddress ?? 'unknown'}`;
-          if (this.authLimiter.blocked(who) || this.store.countLiveDeviceCodes(this.clock()) >= this.maxPendingCodes) {
-            const wait = Math.max(60_000, this.authLimiter.retryAfterMs(who));
+          if ((await this.authLimiter.blocked(who)) || (await this.store.countLiveDeviceCodes(this.clock())) >= this.maxPendingCodes) {
+            const wait = Math.max(60_000, await this.authLimiter.retryAfterMs(who));
             sendOAuthJson(res, 429, { error: 'slow_down', error_description: 'Too many device authorization requests; try again later.' }, { 'retry-after': String(Math.ceil(wait / 1000)) });
             return true;
           }
-          this.authLimiter.fail(who);
+          await this.authLimiter.fail(who);
           sendOAuthJson(res, 200, await this.deviceAuthorization(params));
           return true;
         }
         case '/v1/oauth/token':
-          sendOAuthJson(res, 200, this.token(params));
+          sendOAuthJson(res, 200, await this.token(params));
           return true;
         case '/v1/oauth/revoke': {
           const token = str(params, 'token');
           if (!token) throw new OAuthError('invalid_request', 'token is required.');
-          const identity = this.flow.revokeToken(token);
+          const identity = await this.flow.revokeToken(token);
           if (identity) this.events.emit('revoked', identity);
           // RFC 7009 §2.2: an unknown token is answered like a revoked one.
           sendOAuthJson(res, 200, {});
@@ -170,14 +183,14 @@ export class OAuthService implements DeviceAuthenticator {
   }
 
   /** The identity bound to a live access token, or null (missing, unknown, expired, revoked). */
-  authenticateDevice(token: string): DeviceIdentity | null {
+  authenticateDevice(token: string): Promise<DeviceIdentity | null> {
     return this.flow.authenticate(token);
   }
 
   /** Revokes a device: its tokens stop working, `onRevoked` listeners run so its live session can be closed. */
-  revokeDevice(deviceId: string): boolean {
-    const d = this.store.device(deviceId);
-    const changed = this.flow.revokeDevice(deviceId);
+  async revokeDevice(deviceId: string): Promise<boolean> {
+    const d = await this.store.device(deviceId);
+    const changed = await this.flow.revokeDevice(deviceId);
     if (changed && d) this.events.emit('revoked', { workspace_id: d.workspace_id, user_id: d.user_id, device_id: d.id } satisfies DeviceIdentity);
     return changed;
   }
@@ -192,26 +205,26 @@ export class OAuthService implements DeviceAuthenticator {
   }
 
   /** The public JWK pinned at approval for exactly this identity (verifies its Adapter Card), or null. */
-  devicePublicJwk(identity: DeviceIdentity): JWK | null {
-    const d = this.store.device(identity.device_id);
+  async devicePublicJwk(identity: DeviceIdentity): Promise<JWK | null> {
+    const d = await this.store.device(identity.device_id);
     if (!d || d.revoked_at !== null || d.workspace_id !== identity.workspace_id || d.user_id !== identity.user_id) return null;
     return { ...(JSON.parse(d.public_jwk) as JWK), kid: d.jwk_thumbprint };
   }
 
   /** One registered device, or undefined. */
-  device(deviceId: string): RegisteredDevice | undefined {
-    const d = this.store.device(deviceId);
+  async device(deviceId: string): Promise<RegisteredDevice | undefined> {
+    const d = await this.store.device(deviceId);
     return d ? toRegistered(d) : undefined;
   }
 
   /** Registered devices of a workspace (all when omitted), for `GET /v1/devices`; the bridge adds `online`. */
-  listDevices(workspaceId?: string): RegisteredDevice[] {
-    return this.store.devices(workspaceId).map(toRegistered);
+  async listDevices(workspaceId?: string): Promise<RegisteredDevice[]> {
+    return (await this.store.devices(workspaceId)).map(toRegistered);
   }
 
   /** Records the client version a device reported in `session.hello`. */
-  noteClientVersion(deviceId: string, clientVersion: string): void {
-    this.store.touchDevice(deviceId, this.clock(), clientVersion);
+  noteClientVersion(deviceId: string, clientVersion: string): Promise<void> {
+    return this.store.touchDevice(deviceId, this.clock(), clientVersion);
   }
 
   private async deviceAuthorization(params: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -232,19 +245,24 @@ export class OAuthService implements DeviceAuthenticator {
     };
   }
 
-  private token(params: Record<string, unknown>): Record<string, unknown> {
+  private async token(params: Record<string, unknown>): Promise<Record<string, unknown>> {
     const grantType = str(params, 'grant_type');
     const clientId = str(params, 'client_id') ?? '';
     if (grantType === DEVICE_CODE_GRANT) {
       const code = str(params, 'device_code');
       if (!code) throw new OAuthError('invalid_request', 'device_code is required.');
-      return { ...this.flow.pollDeviceCode(code, clientId) };
+      return { ...(await this.flow.pollDeviceCode(code, clientId)) };
     }
     if (grantType === 'refresh_token') {
       const rt = str(params, 'refresh_token');
       if (!rt) throw new OAuthError('invalid_request', 'refresh_token is required.');
-      return { ...this.flow.refresh(rt, clientId) };
+      return { ...(await this.flow.refresh(rt, clientId)) };
     }
     throw new OAuthError('unsupported_grant_type', 'Supported grant types: device_code and refresh_token.');
   }
+}
+
+/** True for a {@link LoginStore} (a cluster's), false for a better-sqlite3 database. */
+function isLoginStore(x: Database | LoginStore): x is LoginStore {
+  return typeof (x as LoginStore).insertDeviceCode === 'function';
 }

@@ -213,18 +213,19 @@ export class OAuthStore {
     return statement(this.db, 'SELECT 1 FROM oauth_memberships WHERE user_id = ? AND workspace_id = ?').get(userId, workspaceId) !== undefined;
   }
 
-  /** Stores a new device code. */
-  insertDeviceCode(row: DeviceCodeRow): void {
-    this.db
+  /** Stores a new device code; false (nothing stored) when its user code is taken. */
+  insertDeviceCode(row: DeviceCodeRow): boolean {
+    return this.db
       .prepare(
         `INSERT INTO oauth_device_codes (device_code_hash, user_code, client_id, device_id, device_name, platform,
            client_version, public_jwk, jwk_thumbprint, scope, status, interval_s, last_poll_at, expires_at, created_at,
            user_id, workspace_id)
          VALUES (@device_code_hash, @user_code, @client_id, @device_id, @device_name, @platform, @client_version,
            @public_jwk, @jwk_thumbprint, @scope, @status, @interval_s, @last_poll_at, @expires_at, @created_at,
-           @user_id, @workspace_id)`,
+           @user_id, @workspace_id)
+         ON CONFLICT DO NOTHING`,
       )
-      .run(row);
+      .run(row).changes === 1;
   }
 
   /** A device code by the hash of its `device_code`. */

@@ -3,8 +3,21 @@
  * so that guessing user codes or passwords on the approval page stops after a few tries.
  */
 
+/**
+ * Failure counters with a lockout window, per key: one process's {@link AttemptLimiter}, or a cluster's in
+ * PostgreSQL (`store/pg-rate-limits.ts`), where every node counts against one budget.
+ */
+export interface AttemptLimits {
+  /** True when `key` has used up its attempts for the current window. */
+  blocked(key: string): boolean | Promise<boolean>;
+  /** Records one failed attempt. */
+  fail(key: string): void | Promise<void>;
+  /** Milliseconds until `key` may try again (0 when not blocked). */
+  retryAfterMs(key: string): number | Promise<number>;
+}
+
 /** A failure counter with a lockout window. In memory: a bridge restart forgets it, which only helps a guesser by one window. */
-export class AttemptLimiter {
+export class AttemptLimiter implements AttemptLimits {
   private readonly failures = new Map<string, { count: number; resetAt: number }>();
 
   constructor(

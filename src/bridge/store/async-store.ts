@@ -36,6 +36,11 @@ export interface StoreOps {
   saveCall(c: StoredCall): Promise<void>;
   /** Saves several calls in one transaction. */
   saveCalls(calls: Iterable<StoredCall>): Promise<void>;
+  /**
+   * Removes at most `limit` ended calls last changed before `beforeIso` (the retention sweep, `call_retention_s`);
+   * returns how many. Never an open call. On PostgreSQL rows another node is removing are skipped.
+   */
+  pruneEndedCalls(beforeIso: string, limit: number): Promise<number>;
 
   /** The last refused hello of a device, if its latest attempt was refused. */
   refusedHello(workspaceId: string, deviceId: string): Promise<RefusedHello | undefined>;
@@ -70,7 +75,7 @@ export interface StoreOps {
    * wins, always (the device chose to connect again). Returns the new epoch, larger than every earlier one of
    * this device, and the session it replaced, whose owner must close it (4001) and stop acting for it.
    */
-  claimSession(workspaceId: string, deviceId: string, nodeId: string, leaseMs: number): Promise<SessionClaim>;
+  claimSession(workspaceId: string, deviceId: string, nodeId: string, leaseMs: number, protocolVersion?: string): Promise<SessionClaim>;
   /**
    * True while `epoch` is the device's session (no newer claim replaced it). In a transaction the session row
    * is held (`FOR SHARE`) until the commit, so a claim cannot slip in between this check and the write it
@@ -88,6 +93,10 @@ export interface StoreOps {
   releaseSession(workspaceId: string, deviceId: string, epoch: number): Promise<boolean>;
   /** The sessions whose lease has lapsed: their node stopped renewing them (it died, or lost the store). */
   lapsedSessions(): Promise<DeviceSession[]>;
+  /** The sessions node `nodeId` holds (a lapsed one included), in one read: its catch-up scan checks its sockets against them. */
+  nodeSessions(nodeId: string): Promise<DeviceSession[]>;
+  /** The calls not yet terminal of every device whose session node `nodeId` holds, in one read. */
+  openCallsOfNode(nodeId: string): Promise<StoredCall[]>;
 }
 
 /**
@@ -103,6 +112,8 @@ export interface DeviceSession {
   lease_until: string;
   /** The lease has lapsed. */
   lapsed: boolean;
+  /** The protocol version the session's hello agreed (so every node can show it), if the claim gave one. */
+  protocol_version: string | null;
 }
 
 /** What {@link StoreOps.claimSession} gives back. */

@@ -128,6 +128,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
   unresolvedUnknowns(ws: string, dev: string, since: string) { return this.ops.unresolvedUnknowns(ws, dev, since); }
   saveCall(c: StoredCall) { return this.ops.saveCall(c); }
   saveCalls(calls: Iterable<StoredCall>) { return this.ops.saveCalls(calls); }
+  pruneEndedCalls(beforeIso: string, limit: number) { return this.ops.pruneEndedCalls(beforeIso, limit); }
   refusedHello(ws: string, dev: string) { return this.ops.refusedHello(ws, dev); }
   saveRefusedHello(ws: string, dev: string, h: RefusedHello) { return this.ops.saveRefusedHello(ws, dev, h); }
   clearRefusedHello(ws: string, dev: string) { return this.ops.clearRefusedHello(ws, dev); }
@@ -137,12 +138,14 @@ export class PgBridgeStore implements AsyncBridgeStore {
   adapterCard(ws: string, dev: string) { return this.ops.adapterCard(ws, dev); }
   devices(ws: string) { return this.ops.devices(ws); }
   notify(channel: string, payload: string) { return this.ops.notify(channel, payload); }
-  claimSession(ws: string, dev: string, node: string, leaseMs: number) { return this.ops.claimSession(ws, dev, node, leaseMs); }
+  claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.ops.claimSession(ws, dev, node, leaseMs, protocolVersion); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
   session(ws: string, dev: string) { return this.ops.session(ws, dev); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
+  nodeSessions(nodeId: string) { return this.ops.nodeSessions(nodeId); }
+  openCallsOfNode(nodeId: string) { return this.ops.openCallsOfNode(nodeId); }
 
   /** The devices of a workspace whose session is live (claimed, its lease not lapsed), on any node. */
   async liveDevices(workspaceId: string): Promise<string[]> {
@@ -198,6 +201,11 @@ export class PgBridgeStore implements AsyncBridgeStore {
   private async withClient<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await reaching(this.pool.connect());
     let broken = false;
+    // The pool hears a client's errors only while it is idle: one checked out here whose connection drops
+    // (PostgreSQL stopped or restarted mid-transaction) emits 'error', which unheard would end the process.
+    // The statement running, or the next one, fails with the same cause and is answered store_unavailable.
+    const dropped = () => (broken = true);
+    client.on('error', dropped);
     try {
       await client.query('BEGIN');
       const out = await fn(client);
@@ -207,7 +215,8 @@ export class PgBridgeStore implements AsyncBridgeStore {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw storeError(e);
     } finally {
-      // A client that could not roll back is not given to the next caller.
+      client.off('error', dropped);
+      // A client that could not roll back, or whose connection dropped, is not given to the next caller.
       client.release(broken);
     }
   }
@@ -235,7 +244,7 @@ function callOf(r: Record<string, unknown>): StoredCall {
 const json = (v: unknown) => (v ? JSON.stringify(v) : null);
 
 /** The columns of a session, with whether its lease has lapsed by the database's clock. */
-const SESSION_SELECT = `SELECT workspace_id, device_id, node_id, epoch, lease_until, lease_until <= now() AS lapsed FROM device_sessions`;
+const SESSION_SELECT = `SELECT workspace_id, device_id, node_id, epoch, lease_until, lease_until <= now() AS lapsed, protocol_version FROM device_sessions`;
 
 /** A session row (epoch is a bigint: the driver gives text; the sequence stays far below 2^53). */
 function sessionOf(r: Record<string, unknown>): DeviceSession {
@@ -246,6 +255,7 @@ function sessionOf(r: Record<string, unknown>): DeviceSession {
     epoch: Number(r['epoch']),
     lease_until: (r['lease_until'] as Date).toISOString(),
     lapsed: r['lapsed'] as boolean,
+    protocol_version: (r['protocol_version'] as string | null) ?? null,
   };
 }
 
@@ -256,9 +266,9 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
   const rows = async (sql: string, params: unknown[]) => (await q.query<Record<string, unknown>>(sql, params)).rows;
   const saveCall = async (c: StoredCall): Promise<void> => {
     await q.query(
-      `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10
+      `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10, progress = $11
        WHERE workspace_id = $1 AND call_id = $2`,
-      [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome)],
+      [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome), json(c.progress)],
     );
   };
   return {
@@ -301,6 +311,15 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       return rs.map(callOf);
     },
     saveCall,
+    async pruneEndedCalls(before, limit) {
+      const r = await q.query(
+        `DELETE FROM bridge_calls WHERE (workspace_id, call_id) IN (
+           SELECT workspace_id, call_id FROM bridge_calls WHERE outcome IS NOT NULL AND updated_at COLLATE "C" < $1
+           ORDER BY updated_at COLLATE "C" LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [before, limit],
+      );
+      return r.rowCount ?? 0;
+    },
     async saveCalls(calls) {
       const list = [...calls];
       if (list.length) await inTransaction(async (tx) => {
@@ -354,26 +373,26 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       // server queues it until the commit.
       await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
     },
-    async claimSession(ws, dev, node, leaseMs) {
+    async claimSession(ws, dev, node, leaseMs, version) {
       // The old row is read and replaced under its lock, so two nodes claiming at once get different epochs
       // and each sees the session it replaced.
-      if (pool instanceof pg.Pool) return inTransaction((tx) => tx.claimSession(ws, dev, node, leaseMs));
+      if (pool instanceof pg.Pool) return inTransaction((tx) => tx.claimSession(ws, dev, node, leaseMs, version));
       for (;;) {
         const [old] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2 FOR UPDATE`, [ws, dev]);
         if (old) {
           const [r] = await rows(
-            `UPDATE device_sessions SET node_id = $3, epoch = nextval('device_session_epoch'), lease_until = now() + $4 * interval '1 millisecond'
+            `UPDATE device_sessions SET node_id = $3, epoch = nextval('device_session_epoch'), lease_until = now() + $4 * interval '1 millisecond', protocol_version = $5
              WHERE workspace_id = $1 AND device_id = $2 RETURNING epoch`,
-            [ws, dev, node, leaseMs],
+            [ws, dev, node, leaseMs, version ?? null],
           );
           const was = sessionOf(old);
           return { epoch: Number(r!['epoch']), previous: { node_id: was.node_id, epoch: was.epoch, lapsed: was.lapsed } };
         }
         const [r] = await rows(
-          `INSERT INTO device_sessions (workspace_id, device_id, node_id, epoch, lease_until)
-           VALUES ($1, $2, $3, nextval('device_session_epoch'), now() + $4 * interval '1 millisecond')
+          `INSERT INTO device_sessions (workspace_id, device_id, node_id, epoch, lease_until, protocol_version)
+           VALUES ($1, $2, $3, nextval('device_session_epoch'), now() + $4 * interval '1 millisecond', $5)
            ON CONFLICT (workspace_id, device_id) DO NOTHING RETURNING epoch`,
-          [ws, dev, node, leaseMs],
+          [ws, dev, node, leaseMs, version ?? null],
         );
         if (r) return { epoch: Number(r['epoch']), previous: null };
         // Another node created the row first (its insert has committed): replace it under its lock.
@@ -397,6 +416,17 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
     },
     async lapsedSessions() {
       return (await rows(`${SESSION_SELECT} WHERE lease_until <= now() ORDER BY workspace_id COLLATE "C", device_id COLLATE "C"`, [])).map(sessionOf);
+    },
+    async nodeSessions(node) {
+      return (await rows(`${SESSION_SELECT} WHERE node_id = $1 ORDER BY workspace_id COLLATE "C", device_id COLLATE "C"`, [node])).map(sessionOf);
+    },
+    async openCallsOfNode(node) {
+      const rs = await rows(
+        `SELECT c.* FROM bridge_calls c JOIN device_sessions s ON s.workspace_id = c.workspace_id AND s.device_id = c.device_id
+         WHERE c.outcome IS NULL AND s.node_id = $1`,
+        [node],
+      );
+      return rs.map(callOf);
     },
   };
 }

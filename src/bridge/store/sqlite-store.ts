@@ -26,7 +26,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
     // One process is the whole cluster: its device sessions live and die with it, in a TEMP table (not in the
     // file, so no migration), which still takes part in transactions.
     store.db.exec(`CREATE TEMP TABLE IF NOT EXISTS device_sessions (
-      workspace_id TEXT NOT NULL, device_id TEXT NOT NULL, node_id TEXT NOT NULL, epoch INTEGER NOT NULL, lease_until INTEGER NOT NULL,
+      workspace_id TEXT NOT NULL, device_id TEXT NOT NULL, node_id TEXT NOT NULL, epoch INTEGER NOT NULL, lease_until INTEGER NOT NULL, protocol_version TEXT,
       PRIMARY KEY (workspace_id, device_id))`);
     this.direct = directOps(store, false, (channel, payload) => queueMicrotask(() => this.deliver(channel, payload)));
   }
@@ -90,6 +90,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   unresolvedUnknowns(ws: string, dev: string, since: string) { return this.run(() => this.direct.unresolvedUnknowns(ws, dev, since)); }
   saveCall(c: StoredCall) { return this.run(() => this.direct.saveCall(c)); }
   saveCalls(calls: Iterable<StoredCall>) { return this.run(() => this.direct.saveCalls(calls)); }
+  pruneEndedCalls(beforeIso: string, limit: number) { return this.run(() => this.direct.pruneEndedCalls(beforeIso, limit)); }
   refusedHello(ws: string, dev: string) { return this.run(() => this.direct.refusedHello(ws, dev)); }
   saveRefusedHello(ws: string, dev: string, h: Parameters<StoreOps['saveRefusedHello']>[2]) { return this.run(() => this.direct.saveRefusedHello(ws, dev, h)); }
   clearRefusedHello(ws: string, dev: string) { return this.run(() => this.direct.clearRefusedHello(ws, dev)); }
@@ -99,12 +100,14 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   adapterCard(ws: string, dev: string) { return this.run(() => this.direct.adapterCard(ws, dev)); }
   devices(ws: string) { return this.run(() => this.direct.devices(ws)); }
   notify(channel: string, payload: string) { return this.run(() => this.direct.notify(channel, payload)); }
-  claimSession(ws: string, dev: string, node: string, leaseMs: number) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs)); }
+  claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs, protocolVersion)); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
   session(ws: string, dev: string) { return this.run(() => this.direct.session(ws, dev)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
+  nodeSessions(nodeId: string) { return this.run(() => this.direct.nodeSessions(nodeId)); }
+  openCallsOfNode(nodeId: string) { return this.run(() => this.direct.openCallsOfNode(nodeId)); }
 
   /** One process is the whole cluster: it joins, always, and is its only node. */
   async joinCluster(nodeId: string, config: NodeConfigDigest): Promise<JoinResult> {
@@ -157,6 +160,10 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
     },
     getCall: async (ws, id) => store.getCall(ws, id),
     openCalls: async (deviceId) => store.openCalls(deviceId),
+    async openCallsOfNode(node) {
+      const held = new Set((statement(store.db, `SELECT workspace_id, device_id FROM temp.device_sessions WHERE node_id = ?`).all(node) as { workspace_id: string; device_id: string }[]).map((r) => `${r.workspace_id}/${r.device_id}`));
+      return held.size ? store.openCalls().filter((c) => held.has(`${c.workspace_id}/${c.device_id}`)) : [];
+    },
     // One process is the whole cluster: nobody else could take a call meanwhile.
     claimExpiredCalls: async (graceMs, limit) => {
       const before = Date.now() - graceMs;
@@ -166,6 +173,7 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
     unresolvedUnknowns: async (ws, dev, since) => store.unresolvedUnknowns(ws, dev, since),
     saveCall: async (c) => store.saveCall(c),
     saveCalls: async (calls) => store.saveCalls(calls),
+    pruneEndedCalls: async (before, limit) => store.pruneEndedCalls(before, limit),
     refusedHello: async (ws, dev) => store.refusedHello(ws, dev),
     saveRefusedHello: async (ws, dev, h) => store.saveRefusedHello(ws, dev, h),
     clearRefusedHello: async (ws, dev) => store.clearRefusedHello(ws, dev),
@@ -185,20 +193,20 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
 let lastEpoch = 0;
 
 /** A session row: times are ms since the epoch, `now` is this process's clock. */
-function sessionOf(r: { workspace_id: string; device_id: string; node_id: string; epoch: number; lease_until: number }, now: number): DeviceSession {
+function sessionOf(r: { workspace_id: string; device_id: string; node_id: string; epoch: number; lease_until: number; protocol_version: string | null }, now: number): DeviceSession {
   return { ...r, lease_until: new Date(r.lease_until).toISOString(), lapsed: r.lease_until <= now };
 }
 
 /** Device sessions in the TEMP table (every operation is synchronous, so a claim cannot interleave). */
-function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isCurrent' | 'session' | 'renewLeases' | 'releaseSession' | 'lapsedSessions'> {
+function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isCurrent' | 'session' | 'renewLeases' | 'releaseSession' | 'lapsedSessions' | 'nodeSessions'> {
   type Row = Parameters<typeof sessionOf>[0];
   const get = (ws: string, dev: string) => statement(db, `SELECT * FROM temp.device_sessions WHERE workspace_id = ? AND device_id = ?`).get(ws, dev) as Row | undefined;
   return {
-    async claimSession(ws, dev, node, leaseMs) {
+    async claimSession(ws, dev, node, leaseMs, version) {
       const now = Date.now();
       const old = get(ws, dev);
       const epoch = ++lastEpoch;
-      statement(db, `INSERT OR REPLACE INTO temp.device_sessions (workspace_id, device_id, node_id, epoch, lease_until) VALUES (?, ?, ?, ?, ?)`).run(ws, dev, node, epoch, now + leaseMs);
+      statement(db, `INSERT OR REPLACE INTO temp.device_sessions (workspace_id, device_id, node_id, epoch, lease_until, protocol_version) VALUES (?, ?, ?, ?, ?, ?)`).run(ws, dev, node, epoch, now + leaseMs, version ?? null);
       return { epoch, previous: old ? { node_id: old.node_id, epoch: old.epoch, lapsed: old.lease_until <= now } : null };
     },
     isCurrent: async (ws, dev, epoch) => get(ws, dev)?.epoch === epoch,
@@ -211,6 +219,10 @@ function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isC
     async lapsedSessions() {
       const now = Date.now();
       return (statement(db, `SELECT * FROM temp.device_sessions WHERE lease_until <= ? ORDER BY workspace_id, device_id`).all(now) as Row[]).map((r) => sessionOf(r, now));
+    },
+    async nodeSessions(node) {
+      const now = Date.now();
+      return (statement(db, `SELECT * FROM temp.device_sessions WHERE node_id = ? ORDER BY workspace_id, device_id`).all(node) as Row[]).map((r) => sessionOf(r, now));
     },
   };
 }

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { IdFilter } from '../../src/agent/id-filter.js';
+import { IdFilter } from '../../src/storage/id-filter.js';
 
 test('every added id is reported as maybe present; few fresh ids are, at capacity', () => {
   const f = new IdFilter(20_000);

@@ -4,8 +4,8 @@
  * journal's catch-up (`journal.ts`), in batches of rows the log already holds durably.
  */
 import type Database from 'better-sqlite3';
-import { openDatabase, type SyncLevel } from '../storage/sqlite.js';
-import { migrate, type Migration, type Schema } from '../storage/migrations.js';
+import { openDatabase, type SyncLevel } from './sqlite.js';
+import { migrate, type Migration, type Schema } from './migrations.js';
 import type { CallState } from '../protocol/messages.js';
 
 /** Journal migrations; each has a test that migrates a database holding rows (test/agent/journal-migrations.test.ts). */

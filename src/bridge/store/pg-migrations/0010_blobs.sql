@@ -1,4 +1,4 @@
--- Version 6: blobs on a cluster (issue 34). The bytes are files in a folder every node mounts (blobs.dir); their
+-- Version 10: blobs on a cluster (issue 34). The bytes are files in a folder every node mounts (blobs.dir); their
 -- metadata and each workspace's quota are here, so a blob uploaded through one node is read through any other,
 -- and two nodes uploading at once cannot pass the quota together. An upload under way is a row in state
 -- 'uploading' whose size is what it has reserved so far and whose expires_at is a lease its node renews; a

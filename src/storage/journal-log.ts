@@ -2,7 +2,7 @@
  * The journal's group-committed log (`<journal>.log`): one JSON line per write, appended with one
  * `write()` per group (plus `fdatasync` at `synchronous: full`); a write's promise resolves only once its
  * line is in the file. Writes made in the same event-loop turn (or, for a call alone, the same task)
- * form one group. It knows nothing of the table: the journal (`journal.ts`) applies each write to its
+ * form one group, batched by a `GroupCommit` (`src/storage/group-commit.ts`). It knows nothing of the table: the journal (`journal.ts`) applies each write to its
  * rows once logged, and empties the log once the table holds them.
  *
  * Why not a SQLite commit per group: one commit of one small row costs 25–55 µs here, a `write()` of the
@@ -10,6 +10,7 @@
  */
 import { closeSync, fdatasyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { CallState, Outcome } from '../protocol/messages.js';
+import { GroupCommit } from './group-commit.js';
 
 /**
  * A log record, one JSON array per line. Each log starts with `["h", workspace_id, device_id]`, the
@@ -37,19 +38,19 @@ interface Op {
   line: LogLine;
   /** Applies the write to the journal's rows once its line is in the log. */
   apply(): void;
-  resolve(): void;
-  reject(e: unknown): void;
 }
+
+/** The most lines one `write()` carries (a bound on the group's buffer); a larger group is written in several. */
+const MAX_GROUP = 4096;
 
 /** The append-only log of one journal. */
 export class JournalLog {
   private readonly fd: number;
-  private queue: Op[] = [];
-  private scheduled = false;
   private closed = false;
   /** The log is empty: its next write starts with the header line naming the identity. */
   private needHeader = true;
   private readonly out = new GroupBuffer();
+  private readonly group: GroupCommit<Op>;
   /**
    * True while several calls are in flight: writes then wait for the end of the event-loop turn, so one
    * `write()` serves them all. Alone, a write is logged at the end of the current task (lowest latency).
@@ -67,32 +68,33 @@ export class JournalLog {
     private readonly fsync: boolean,
   ) {
     this.fd = openSync(path, 'a+', 0o600);
+    this.group = new GroupCommit<Op>({
+      commit: (ops) => this.writeGroup(ops),
+      timing: () => (this.batchHint() ? 'turn' : 'task'),
+      maxBatch: MAX_GROUP,
+      applied: (op) => op.apply(),
+      onTaken: () => this.onGroupTaken(),
+      onWritten: () => this.onGroupWritten(),
+      closedError: () => new Error('the journal is closed'),
+    });
   }
 
   /** Queues one line; resolves once it is in the log and `apply` has run. */
   append(line: LogLine, apply: () => void): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('the journal is closed'));
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ line, apply, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        if (this.batchHint()) setImmediate(() => this.flush());
-        else queueMicrotask(() => this.flush());
-      }
-    });
+    return this.group.write({ line, apply });
   }
 
-  /** Writes the queued group now. */
+  /** Writes the queued group now (a failed write was told to its writers). */
   flush(): void {
-    this.scheduled = false;
-    const ops = this.queue;
-    if (!ops.length) return;
-    this.queue = [];
-    this.onGroupTaken();
-    if (this.closed) {
-      for (const op of ops) op.reject(new Error('the journal is closed'));
-      return;
+    try {
+      this.group.flush();
+    } catch {
+      // Each write of the failed group has its promise rejected with the error.
     }
+  }
+
+  /** One group's lines in one `write()` (and `fdatasync`); throws when they are not all in the file. */
+  private writeGroup(ops: readonly Op[]): void {
     // Each line is written into one reused buffer: no string of the whole group is made (joining them
     // copied every outcome's JSON once more per call).
     let n = this.needHeader ? this.out.put(JSON.stringify(['h', this.header.workspaceId, this.header.deviceId]) + '\n', 0) : 0;
@@ -104,22 +106,10 @@ export class JournalLog {
     try {
       this.out.writeTo(this.fd, n);
       if (this.fsync) fdatasyncSync(this.fd);
-    } catch (e) {
-      for (const op of ops) op.reject(e);
-      return;
     } finally {
       this.out.release();
     }
     this.needHeader = false;
-    for (const op of ops) {
-      try {
-        op.apply();
-        op.resolve();
-      } catch (e) {
-        op.reject(e);
-      }
-    }
-    this.onGroupWritten();
   }
 
   /** Empties the log: only once the table holds every row it carries. */
@@ -156,9 +146,14 @@ export class JournalLog {
   /** Writes what is queued, then closes the file; later writes are refused. */
   close(): void {
     if (this.closed) return;
-    this.flush();
     this.closed = true;
-    closeSync(this.fd);
+    try {
+      this.group.close();
+    } catch {
+      // Told to the writers of the failed group.
+    } finally {
+      closeSync(this.fd);
+    }
   }
 }
 

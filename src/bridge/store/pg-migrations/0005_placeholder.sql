@@ -1,2 +1,0 @@
--- Version 5 is another branch's migration (issue 34, rate limits). This file only keeps this branch's numbering
--- without a gap (the runner requires 0001, 0002, … in order); delete it when that branch's 0005 is merged.
