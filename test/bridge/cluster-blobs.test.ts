@@ -83,6 +83,9 @@ function upload(url: string, token: string, headers: Record<string, string> = {}
   const req = http.request(`${url}/v1/blobs`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', ...headers } });
   // A refusal closes the connection while the test may still be writing: that is expected, not a failure.
   req.on('error', () => undefined);
+  // The head goes out now, as a client's does before its body: node holds it until the first write otherwise,
+  // and a request whose head never arrives is answered 408 by the server's headers timeout, not by the bridge.
+  req.flushHeaders();
   let sent = 0;
   let answered = false;
   const answer = new Promise<Answer>((resolve, reject) => {
