@@ -11,6 +11,7 @@ import pg from 'pg';
 import { BRIDGE_PG_SCHEMA, PgBridgeStore, StoreUnavailableError } from '../../src/bridge/store/pg-store.js';
 import { PgRateLimits } from '../../src/bridge/store/pg-rate-limits.js';
 import { PgLoginStore } from '../../src/bridge/store/pg-login-store.js';
+import { PgBlobLedger } from '../../src/bridge/cluster/pg-blob-ledger.js';
 import { migratePg, pgSchemaVersion, PgMigrationError, readPgMigrations } from '../../src/storage/pg-migrate.js';
 import { SchemaTooNewError } from '../../src/storage/migrations.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
@@ -129,7 +130,7 @@ test('postgres runner: nodes migrating at once apply each migration once', () =>
     const others = [new pg.Pool({ connectionString: url, max: 2 }), new pg.Pool({ connectionString: url, max: 2 })];
     try {
       const applied = await Promise.all([pool, ...others].map((p) => migratePg(p, BRIDGE_PG_SCHEMA)));
-      assert.deepEqual(applied.flat().sort(), readPgMigrations(BRIDGE_PG_SCHEMA.dir).map((m) => m.version));
+      assert.deepEqual(applied.flat().sort((a, b) => a - b), readPgMigrations(BRIDGE_PG_SCHEMA.dir).map((m) => m.version));
     } finally {
       await Promise.all(others.map((p) => p.end()));
     }
@@ -176,6 +177,15 @@ test('postgres: each migration after 0001 applies over a version-1 database hold
       const login = new PgLoginStore(s.pool);
       await login.syncUsers([{ id: 'usr_a', name: 'a', password_hash: 'x', workspaces: ['ws_a'] }]);
       assert.equal(await login.isMember('usr_a', 'ws_a'), true);
+      // 0010: the blob records and each workspace's quota: a reservation past the quota is refused, one within it held.
+      const ledger = new PgBlobLedger({ pool: s.pool, nodeId: 'node_a' });
+      try {
+        assert.equal(await ledger.reserve('b_1', 'ws_a', 10, 5), false);
+        assert.equal(await ledger.reserve('b_1', 'ws_a', 5, 5), true);
+        assert.equal(await ledger.used('ws_a'), 5);
+      } finally {
+        ledger.close();
+      }
     } finally {
       await s.close();
     }
