@@ -1,4 +1,4 @@
--- Version 5: rate limits shared by every node of the cluster (issue 34), so a runtime token (or a client address
+-- Version 8: rate limits shared by every node of the cluster (issue 34), so a runtime token (or a client address
 -- on the sign-in routes) has one budget however the load balancer spreads its requests. A row is one key's state,
 -- changed by one atomic statement (INSERT … ON CONFLICT DO UPDATE … RETURNING) under its row lock, on the
 -- database's clock (nodes' clocks may differ). Rows of idle keys are deleted from time to time.

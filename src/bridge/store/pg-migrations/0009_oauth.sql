@@ -1,4 +1,4 @@
--- Version 6: the sign-in state on PostgreSQL (issue 34), so a sign-in started on one node can be approved on
+-- Version 9: the sign-in state on PostgreSQL (issue 34), so a sign-in started on one node can be approved on
 -- another, its tokens polled on a third, and a device's OAuth access token checked on any node. The tables and
 -- rows are those of the single process's oauth.sqlite (src/bridge/oauth/oauth-store.ts, its migration 1): times
 -- are milliseconds since the epoch (bigint), tokens and cookie values only as SHA-256 hashes.
