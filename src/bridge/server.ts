@@ -20,7 +20,7 @@ import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { localDirectory, RuntimeApi, type CardCheck } from './http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
-import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
+import { McpEndpoint, hostsFor, localMcpDirectory } from './mcp/endpoint.js';
 import { localeFromEnv } from '../i18n/index.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, helloUpdate } from './store.js';
@@ -157,6 +157,7 @@ export class BridgeServer {
     let hosts: { url: string; set: ReadonlySet<string> } | undefined;
     this.mcp = new McpEndpoint({
       ...runtimeSide,
+      directory: localMcpDirectory(this.store, this.hub),
       config: config.mcp ?? {},
       allowedHosts: () => {
         if (hosts?.url !== this.url) hosts = { url: this.url, set: hostsFor(this.url, config.public_url) };

@@ -4,8 +4,9 @@
  * its heartbeat and its sessions' leases, listens on the cluster bus, and serves device WebSockets (one live
  * session per device across the cluster, claimed at hello: `sessions.ts`) and the runtime calls API
  * (`cluster-calls.ts`), the device list, skills and device sign-in (its state in PostgreSQL: any node serves any
- * step), and the QA console (a static page over the runtime API). What is not wired to PostgreSQL yet (blobs,
- * MCP) answers 503 `cluster_not_wired`.
+ * step), the MCP endpoints (sessions and their events in PostgreSQL: any node continues any session), and the
+ * QA console (a static page over the runtime API). What is not wired to PostgreSQL yet (blobs) answers 503
+ * `cluster_not_wired`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +38,12 @@ import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
 import { DeviceSessions } from './sessions.js';
 import { IdleCollector } from '../../base/idle-gc.js';
+import { McpEndpoint, hostsFor } from '../mcp/endpoint.js';
+import { PgMcpSessions } from '../store/pg-mcp-sessions.js';
+import { localeFromEnv } from '../../i18n/index.js';
+
+/** How often a node deletes expired MCP sessions and events (every node sweeps; a sweep is two DELETEs). */
+const MCP_SWEEP_MS = 60_000;
 
 /** Options of {@link ClusterNodeServer}. */
 export interface ClusterNodeServerOptions {
@@ -81,6 +88,11 @@ export class ClusterNodeServer {
    * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
    */
   private readonly idle = new IdleCollector({ busy: () => false });
+  /** The MCP endpoints (docs/mcp.md "On a cluster"): sessions and their events in PostgreSQL. */
+  mcp: McpEndpoint | undefined;
+  /** The shared MCP session store (after `start`). */
+  mcpSessions: PgMcpSessions | undefined;
+  private mcpSweep: NodeJS.Timeout | undefined;
   private readonly http: Server;
   private url = '';
 
@@ -211,6 +223,40 @@ export class ClusterNodeServer {
         if (method === METHODS.toolsChanged) this.functionLists?.toolsChanged(c);
       });
       const hub = this.hub;
+      // One bucket per runtime token for the whole cluster, in PostgreSQL (docs/deploy.md, "Rate limits").
+      const limiter = limits.buckets('runtime', this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst);
+      // Open streams and MCP sessions share the token's runtime_stream_limit on each node, as on the single process.
+      const streams = new StreamLimiter(this.config.runtime_stream_limit);
+      const mcpSessions = (this.mcpSessions = new PgMcpSessions(store.pool));
+      let hosts: { url: string; set: ReadonlySet<string> } | undefined;
+      this.mcp = new McpEndpoint({
+        directory: {
+          getDevice: (ws, id) => store.getDevice(ws, id),
+          devices: (ws) => store.devices(ws),
+          // Online on any node: the device's session row.
+          isOnline: async (ws, id) => {
+            const s = await store.session(ws, id);
+            return s !== undefined && !s.lapsed;
+          },
+          mcpHandles: (ws, assign) => mcpSessions.mcpHandles(ws, assign),
+        },
+        router: this.router,
+        auth: tokens,
+        limiter,
+        streams,
+        sessions: mcpSessions,
+        maxBodyBytes: this.config.max_message_bytes,
+        config: this.config.mcp ?? {},
+        allowedHosts: () => {
+          if (hosts?.url !== this.url) hosts = { url: this.url, set: hostsFor(this.url, this.config.public_url) };
+          return hosts.set;
+        },
+        log,
+        locale: localeFromEnv(),
+      });
+      const resumeTtlS = this.config.mcp?.resume_ttl_s ?? 600;
+      this.mcpSweep = setInterval(() => void mcpSessions.sweep(resumeTtlS).catch((e: Error) => log.warn({ err: e.message }, 'the MCP session sweep failed; the next one tries again')), MCP_SWEEP_MS);
+      this.mcpSweep.unref();
       this.api = new RuntimeApi({
         router: this.router,
         devices: {
@@ -226,9 +272,8 @@ export class ClusterNodeServer {
           online: async (ws) => new Set(await store.liveDevices(ws)),
         },
         auth: tokens,
-        // One bucket per runtime token for the whole cluster, in PostgreSQL (docs/deploy.md, "Rate limits").
-        limiter: limits.buckets('runtime', this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst),
-        streams: new StreamLimiter(this.config.runtime_stream_limit),
+        limiter,
+        streams,
         maxBodyBytes: this.config.max_message_bytes,
         publicUrl: () => this.config.public_url ?? this.url,
         minClientVersion: this.config.min_client_version,
@@ -249,7 +294,7 @@ export class ClusterNodeServer {
     }
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API, the device list, sign-in and the console; blobs and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.o.log.info({ url: this.url, node_id: this.nodeId }, 'cluster node up: it serves devices, the calls API, the device list, sign-in, MCP and the console; blobs are not wired to PostgreSQL yet (cluster_not_wired)');
     this.idle.touch();
     return this.url;
   }
@@ -262,6 +307,8 @@ export class ClusterNodeServer {
     // Nothing may touch the store once it closes: stop hearing the sessions first.
     this.hub?.removeAllListeners();
     this.retention?.stop();
+    clearInterval(this.mcpSweep);
+    await this.mcp?.close();
     this.idle.stop();
     this.router?.close();
     this.hub?.close();
@@ -272,7 +319,7 @@ export class ClusterNodeServer {
     await this.bus?.close();
     await this.node?.leave().catch((e: Error) => this.o.log.warn({ err: e.message }, 'could not remove this node from cluster_nodes'));
     await this.store?.close();
-    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = this.oauth = undefined;
+    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = this.oauth = this.mcp = this.mcpSessions = undefined;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -293,6 +340,7 @@ export class ClusterNodeServer {
     }
     try {
       if (await serveConsole(req, res, url)) return;
+      if (this.mcp && (await this.mcp.handle(req, res, url))) return;
       if (this.api && (await this.api.handle(req, res, url))) return;
       if (this.oauth) {
         if (await this.oauth.handleHttp(req, res, url)) return;

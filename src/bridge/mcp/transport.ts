@@ -33,6 +33,14 @@ export interface BridgeTransportOptions {
   jsonWithinMs: number;
   /** The protocol versions the SDK accepts in `Mcp-Protocol-Version` (its SUPPORTED_PROTOCOL_VERSIONS). */
   versions: readonly string[];
+  /**
+   * A cluster node's: stores each event where every node reads it (PostgreSQL) before it is written to the
+   * client, so a client that resumes on another node finds every event id it was given. Events are then written
+   * one after another, each after its store. A failed store still writes the event (only a resume elsewhere misses it).
+   */
+  mirror?: (eventId: string, stream: string, message: JSONRPCMessage) => Promise<void>;
+  /** Put in this transport's stream ids (a cluster node's own, so they never meet another node's). */
+  tag?: string;
 }
 
 /**
@@ -95,6 +103,8 @@ export class BridgeTransport implements Transport {
   private readonly byStream = new Map<string, Pending>();
   private seq = 0;
   private ended = false;
+  /** With a mirror: the events being stored, then written, in order. */
+  private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly inner: StreamableHTTPServerTransport, private readonly o: BridgeTransportOptions) {
     inner.onmessage = (m, extra) => {
@@ -113,6 +123,11 @@ export class BridgeTransport implements Transport {
 
   get sessionId(): string | undefined {
     return this.inner.sessionId;
+  }
+
+  /** The SDK's transport this one wraps. */
+  get innerTransport(): StreamableHTTPServerTransport {
+    return this.inner;
   }
 
   /** Requests being answered here now (for tests). */
@@ -155,11 +170,18 @@ export class BridgeTransport implements Transport {
       this.toSse(p);
     }
     const eventId = this.o.store.store(p.stream, message);
-    p.res?.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`);
-    if (final) {
-      this.forget(p);
-      p.res?.end();
-    }
+    if (final) this.forget(p);
+    this.ordered(eventId, p.stream, message, () => {
+      p.res?.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`);
+      if (final) p.res?.end();
+    });
+  }
+
+  /** Runs `write` at once, or, with a mirror, after the event (and every earlier one) is stored there. */
+  private ordered(eventId: string, stream: string, message: JSONRPCMessage, write: () => void): void {
+    const mirror = this.o.mirror;
+    if (!mirror) return write();
+    this.chain = this.chain.then(() => mirror(eventId, stream, message)).catch((e: unknown) => this.onerror?.(e instanceof Error ? e : new Error(String(e)))).then(write);
   }
 
   /** Whether this request is served here: one well-formed request, no progressToken, headers as the SDK requires. */
@@ -189,7 +211,7 @@ export class BridgeTransport implements Transport {
 
   private serve(req: IncomingMessage, res: ServerResponse, m: JSONRPCRequest): void {
     const v = req.headers['mcp-protocol-version'];
-    const p: Pending = { id: m.id, res, sse: false, stream: `${this.inner.sessionId}-r${++this.seq}`, version: typeof v === 'string' ? v : '', timer: undefined, keepAlive: undefined, end: undefined };
+    const p: Pending = { id: m.id, res, sse: false, stream: `${this.inner.sessionId}-r${this.o.tag ?? ''}${++this.seq}`, version: typeof v === 'string' ? v : '', timer: undefined, keepAlive: undefined, end: undefined };
     p.timer = setTimeout(() => this.toSse(p), this.o.jsonWithinMs);
     this.pending.set(p.id, p);
     this.byStream.set(p.stream, p);
@@ -215,8 +237,10 @@ export class BridgeTransport implements Transport {
     if (p.sse || !res) return;
     p.sse = true;
     res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
-    if (p.version >= '2025-11-25') res.write(`id: ${this.o.store.store(p.stream, {} as JSONRPCMessage)}\ndata: \n\n`);
-    else res.flushHeaders();
+    if (p.version >= '2025-11-25') {
+      const id = this.o.store.store(p.stream, {} as JSONRPCMessage);
+      this.ordered(id, p.stream, {} as JSONRPCMessage, () => res.write(`id: ${id}\ndata: \n\n`));
+    } else res.flushHeaders();
     this.keepAlive(p);
   }
 
@@ -236,8 +260,19 @@ export class BridgeTransport implements Transport {
       old.destroy();
     }
     res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
-    this.o.store.replayAfter(last, (eventId, message) => res.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`));
-    p.res = res;
+    const replay = () => this.o.store.replayAfter(last, (eventId, message) => res.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`));
+    if (!this.o.mirror) {
+      replay();
+      p.res = res;
+    } else {
+      // After the events being stored now are written (to no response: the old one is gone), so the replay
+      // sends each once; a request that ended meanwhile had its answer replayed, and the stream ends.
+      this.chain = this.chain.then(() => {
+        replay();
+        if (this.byStream.get(p.stream) === p && !res.destroyed) p.res = res;
+        else res.end();
+      });
+    }
     res.once('close', () => this.lost(p, res));
     this.keepAlive(p);
     return true;
