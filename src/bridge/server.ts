@@ -67,7 +67,7 @@ export class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
  * What is not wired to PostgreSQL yet (docs/deploy.md, "Clustered bridge"). `BridgeServer` (the single process)
  * runs on SQLite only: given `store.kind: postgres` it refuses to start rather than quietly using SQLite (a
  * cluster node is `cluster/node-server.ts`, started by `aios-device bridge`); a cluster node answers the routes
- * it does not serve yet (blobs, MCP, the console) 503 with this error's type and message.
+ * it does not serve yet (blobs) 503 with this error's type and message.
  */
 export class ClusterNotWiredError extends SaidError {
   readonly code = 'cluster_not_wired' as const;
