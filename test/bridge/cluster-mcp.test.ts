@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/base/logger.js';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import type { Outcome } from '../../src/protocol/messages.js';
-import { startCluster, type Tokens } from '../helpers/cluster.js';
+import { startCluster, STORE_UNAVAILABLE, type Tokens } from '../helpers/cluster.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { agentDoc, ids, tempDir, tokens } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
@@ -146,4 +146,38 @@ test('a stream cut on node A is resumed with Last-Event-ID on node C and replays
     await onC.client.close().catch(() => undefined);
     await a.client.close().catch(() => undefined);
   });
+});
+
+test('PostgreSQL down: MCP initialize and a session\'s requests answer 503 store_unavailable with Retry-After on every node; back up: the session goes on', async () => {
+  const t = tokens();
+  const bus = { backoffMs: 50, maxBackoffMs: 300 };
+  const c = await startCluster(server, 'mcpdown', t, ['node_a', 'node_b'], { node_a: { bus }, node_b: { bus } });
+  const [urlA, urlB] = c.urls as [string, string];
+  try {
+    const a = await mcpClient(`${urlA}/v1/mcp`, t);
+    const sid = a.transport.sessionId!;
+    const post = (url: string, body: Record<string, unknown>, sessionId?: string) =>
+      fetch(`${url}/v1/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.runtime}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(sessionId ? { 'mcp-session-id': sessionId } : {}) },
+        body: JSON.stringify(body),
+      });
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    server.down();
+    for (const url of c.urls) {
+      for (const [body, sessionId] of [[initialize, undefined], [list, sid]] as const) {
+        const r = await post(url, body, sessionId);
+        assert.equal(r.status, 503, `${url} ${body.method}`);
+        assert.equal(r.headers.get('retry-after'), '5');
+        assert.deepEqual(await r.json(), { error: STORE_UNAVAILABLE });
+      }
+    }
+    server.up();
+    // The same nodes, never restarted: the session begun on A goes on, here on B.
+    await until(async () => (await post(urlB, list, sid)).status === 200, 30_000, 'the session answered on node B after PostgreSQL came back');
+    await a.client.close().catch(() => undefined);
+  } finally {
+    await c.stop();
+  }
 });
