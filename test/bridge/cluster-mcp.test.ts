@@ -13,7 +13,9 @@ import { silentLogger } from '../../src/base/logger.js';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import type { Outcome } from '../../src/protocol/messages.js';
-import { startCluster, STORE_UNAVAILABLE, type Tokens } from '../helpers/cluster.js';
+import { clusterDatabase, startCluster, STORE_UNAVAILABLE, type Tokens } from '../helpers/cluster.js';
+import { PgBridgeStore } from '../../src/bridge/store/pg-store.js';
+import { PgMcpSessions } from '../../src/bridge/store/pg-mcp-sessions.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { agentDoc, ids, tempDir, tokens } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
@@ -179,5 +181,35 @@ test('PostgreSQL down: MCP initialize and a session\'s requests answer 503 store
     await a.client.close().catch(() => undefined);
   } finally {
     await c.stop();
+  }
+});
+
+test('the shared store: a session lives session_ttl_s past its last renewal, expired sessions and old events are swept, a deleted session takes its events', async () => {
+  const store = await PgBridgeStore.open(clusterDatabase(server, 'mcpsweep'), { max: 2 });
+  try {
+    const m = new PgMcpSessions(store.pool);
+    const rec = (id: string) => ({ session_id: id, token_digest: 'd', workspace_id: 'ws', device_id: null, client: { info: { name: 'c', version: '1' } } });
+    await m.save(rec('short'), 0.2);
+    await m.save(rec('long'), 3600);
+    await m.saveEvent('long', 'e1', 's1', {} as never);
+    await m.saveEvent('long', 'e2', 's1', { jsonrpc: '2.0', id: 1, result: {} });
+    await m.saveEvent('long', 'e3', 's2', { jsonrpc: '2.0', id: 2, result: {} });
+    assert.deepEqual(await m.eventsAfter('long', 'e1'), { stream: 's1', events: [{ id: 'e2', message: { jsonrpc: '2.0', id: 1, result: {} } }] }, 'the same stream only, priming events left out');
+    assert.equal(await m.eventsAfter('long', 'nope'), undefined);
+    await until(async () => (await store.pool.query(`SELECT 1 FROM mcp_sessions WHERE session_id = 'short' AND expires_at <= now()`)).rowCount, 10_000, 'the short session to expire');
+    assert.equal(await m.renew('short', 3600), undefined, 'an expired session is not renewed');
+    assert.equal((await m.renew('long', 3600))?.client.info && 'renewed', 'renewed');
+    assert.equal(await m.sweep(3600), 1, 'the expired session (its row), no event yet');
+    assert.equal((await store.pool.query(`SELECT 1 FROM mcp_sessions WHERE session_id = 'short'`)).rowCount, 0);
+    await store.pool.query(`UPDATE mcp_events SET at = now() - interval '2 hours' WHERE event_id = 'e3'`);
+    assert.equal(await m.sweep(3600), 1, 'the event older than resume_ttl_s');
+    assert.equal(await m.streamOf('long', 'e3'), undefined);
+    await m.remove('long');
+    assert.equal((await store.pool.query(`SELECT 1 FROM mcp_events WHERE session_id = 'long'`)).rowCount, 0);
+    // An event of a session that is gone is not stored (nothing could resume it).
+    await m.saveEvent('long', 'e4', 's1', { jsonrpc: '2.0', id: 3, result: {} });
+    assert.equal(await m.streamOf('long', 'e4'), undefined);
+  } finally {
+    await store.close();
   }
 });
