@@ -139,7 +139,7 @@ test('a stream cut on node A is resumed with Last-Event-ID on node C and replays
     // The client loses the stream (its connection to A is gone); the call goes on at the device.
     ac.abort();
     await until(async () => (await c.store.getCall(ids.workspace_id, callId))?.outcome !== undefined, 20_000, 'the call to end');
-    await until(async () => (await c.store.pool.query(`SELECT 1 FROM mcp_events WHERE session_id = $1 AND message LIKE '%"result"%'`, [sid])).rowCount, 10_000, 'node A to store the result event');
+    await until(async () => (await c.store.pool.query(`SELECT 1 FROM mcp_events WHERE session_id = $1 AND message LIKE '%"result"%' AND strpos(message, $2) > 0`, [sid, callId])).rowCount, 10_000, 'node A to store the result event');
     // Resumed through node C, which never served this stream.
     const onC = await mcpClient(urlC + path, t, sid);
     const r = (await onC.client.request({ method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 1500 } } }, CallToolResultSchema, { resumptionToken: last, timeout: 20_000 })) as CallToolResult;
