@@ -21,6 +21,7 @@ import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { localDirectory, RuntimeApi, type CardCheck } from './http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
 import { McpEndpoint, hostsFor, localMcpDirectory } from './mcp/endpoint.js';
+import { MemoryMcpSessions } from './mcp/session-store.js';
 import { localeFromEnv } from '../i18n/index.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, helloUpdate } from './store.js';
@@ -158,6 +159,8 @@ export class BridgeServer {
     this.mcp = new McpEndpoint({
       ...runtimeSide,
       directory: localMcpDirectory(this.store, this.hub),
+      // In memory only: one process is the whole bridge (a cluster node passes PgMcpSessions).
+      sessions: new MemoryMcpSessions(),
       config: config.mcp ?? {},
       allowedHosts: () => {
         if (hosts?.url !== this.url) hosts = { url: this.url, set: hostsFor(this.url, config.public_url) };
