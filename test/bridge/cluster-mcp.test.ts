@@ -150,6 +150,40 @@ test('a stream cut on node A is resumed with Last-Event-ID on node C and replays
   });
 });
 
+test('a stream cut on node A while the call runs is resumed on node C, which follows it live until the result', async () => {
+  await withAgentOnA('mcplive', async (c, t) => {
+    const [urlA, , urlC] = c.urls as [string, string, string];
+    const path = `/v1/mcp/devices/${ids.device_id}`;
+    const a = await mcpClient(urlA + path, t);
+    const sid = a.transport.sessionId!;
+    const callId = `mcp-live-${process.pid}`;
+    const ac = new AbortController();
+    const post = await fetch(urlA + path, {
+      method: 'POST',
+      signal: ac.signal,
+      headers: { authorization: `Bearer ${t.runtime}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 3000 }, _meta: { 'org.aios/call_id': callId } } }),
+    });
+    const reader = post.body!.getReader();
+    let text = '';
+    let last: string | undefined;
+    while (last === undefined) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, 'the stream ended before its first event');
+      text += Buffer.from(value).toString();
+      last = /^id: (.+)$/m.exec(text)?.[1];
+    }
+    ac.abort();
+    // Resumed on C at once: the call is still running at the device behind node A.
+    const onC = await mcpClient(urlC + path, t, sid);
+    const r = (await onC.client.request({ method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 3000 } } }, CallToolResultSchema, { resumptionToken: last, timeout: 30_000 })) as CallToolResult;
+    assert.equal(outcomeOf(r).call_id, callId);
+    assert.equal(outcomeOf(r).state, 'completed', JSON.stringify(r));
+    await onC.client.close().catch(() => undefined);
+    await a.client.close().catch(() => undefined);
+  });
+});
+
 test('PostgreSQL down: MCP initialize and a session\'s requests answer 503 store_unavailable with Retry-After on every node; back up: the session goes on', async () => {
   const t = tokens();
   const bus = { backoffMs: 50, maxBackoffMs: 300 };

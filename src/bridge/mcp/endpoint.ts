@@ -135,6 +135,8 @@ const DEFAULT_HEARTBEAT_S = 10;
 /** A request without a progressToken answered within this long gets a JSON body, later an SSE stream (docs/mcp.md). */
 export const JSON_WITHIN_MS = 500;
 const CALL_ID_RE = new RegExp(CALL_ID_PATTERN);
+/** How often a node following another node's stream (a resume on a cluster) reads its new events. */
+const REMOTE_POLL_MS = 250;
 
 /** Serves `/v1/mcp` and `/v1/mcp/devices/<id>`; returns false for other paths. */
 export class McpEndpoint {
@@ -311,7 +313,7 @@ export class McpEndpoint {
         this.sessions.set(id, s);
       },
     });
-    const transport = new BridgeTransport(inner, { store, jsonWithinMs: JSON_WITHIN_MS, versions: sdk.types.SUPPORTED_PROTOCOL_VERSIONS, ...(mirror ? { mirror, tag } : {}) });
+    const transport = new BridgeTransport(inner, { store, jsonWithinMs: JSON_WITHIN_MS, versions: sdk.types.SUPPORTED_PROTOCOL_VERSIONS, ...(mirror && shared ? { mirror, tag, remote: { eventsAfter: (id: string) => shared.eventsAfter(sessionId, id), pollMs: REMOTE_POLL_MS, maxMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000 } } : {}) });
     const server = new sdk.Server({ name: 'aios-bridge', version: '1' }, { capabilities: { tools: { listChanged: true } } });
     const s: Session = { server, transport, token, workspace: ws, runtime, device: deviceId, release, inflight: 0, idle: undefined, closing: false };
     server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => this.listTools(s));

@@ -41,6 +41,12 @@ export interface BridgeTransportOptions {
   mirror?: (eventId: string, stream: string, message: JSONRPCMessage) => Promise<void>;
   /** Put in this transport's stream ids (a cluster node's own, so they never meet another node's). */
   tag?: string;
+  /**
+   * A cluster node's: the stored events of a stream another node serves, after an event id (undefined for an
+   * unknown id). A `GET` with such a `Last-Event-ID` is replayed from there and then followed, every `pollMs`,
+   * until the request's answer is written, the client leaves, or `maxMs` passes.
+   */
+  remote?: { eventsAfter(eventId: string): Promise<{ stream: string; events: { id: string; message: JSONRPCMessage }[] } | undefined>; pollMs: number; maxMs: number };
 }
 
 /**
@@ -148,6 +154,7 @@ export class BridgeTransport implements Transport {
     if (this.ended) return this.inner.handleRequest(req, res, body);
     if (req.method === 'POST' && this.takes(req, body)) return this.serve(req, res, body);
     if (req.method === 'GET' && this.resume(req, res)) return;
+    if (req.method === 'GET' && this.o.remote && (await this.resumeRemote(req, res, this.o.remote))) return;
     return this.inner.handleRequest(req, res, body);
   }
 
@@ -275,6 +282,53 @@ export class BridgeTransport implements Transport {
     }
     res.once('close', () => this.lost(p, res));
     this.keepAlive(p);
+    return true;
+  }
+
+  /**
+   * GET with a Last-Event-ID of a request stream another node serves (or served): its stored events, then the
+   * new ones as that node stores them, until the answer. Other ids are the SDK's (its replay, from the store).
+   */
+  private async resumeRemote(req: IncomingMessage, res: ServerResponse, remote: NonNullable<BridgeTransportOptions['remote']>): Promise<boolean> {
+    const last = req.headers['last-event-id'];
+    const sid = this.inner.sessionId;
+    if (typeof last !== 'string' || sid === undefined || !req.headers.accept?.includes('text/event-stream') || req.headers['mcp-session-id'] !== sid) return false;
+    const v = req.headers['mcp-protocol-version'];
+    if (v !== undefined && !this.o.versions.includes(v as string)) return false;
+    if (this.o.store.streamOf(last) !== undefined) return false;
+    const first = await remote.eventsAfter(last);
+    if (!first || !first.stream.startsWith(`${sid}-r`)) return false;
+    res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
+    let gone = false;
+    res.once('close', () => (gone = true));
+    const until = Date.now() + remote.maxMs;
+    let beat = Date.now();
+    let lastId = last;
+    let got = first.events;
+    for (;;) {
+      for (const e of got) {
+        res.write(`event: message\nid: ${e.id}\ndata: ${JSON.stringify(e.message)}\n\n`);
+        lastId = e.id;
+        // The request's answer ends its stream, as on the node that serves it.
+        if ('id' in e.message && ('result' in e.message || 'error' in e.message)) {
+          res.end();
+          return true;
+        }
+      }
+      if (gone || this.ended || Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, remote.pollMs).unref());
+      if (gone || this.ended) break;
+      if (Date.now() - beat >= KEEP_ALIVE_MS) {
+        res.write(': keepalive\n\n');
+        beat = Date.now();
+      }
+      try {
+        got = (await remote.eventsAfter(lastId))?.events ?? [];
+      } catch {
+        break; // the store is out of reach: the client resumes again with its last event id
+      }
+    }
+    if (!res.writableEnded) res.end();
     return true;
   }
 
