@@ -20,7 +20,8 @@ import { CallRouter } from './calls.js';
 import { DeviceHub, type DeviceConnection } from './device-hub.js';
 import { localDirectory, RuntimeApi, type CardCheck } from './http-api.js';
 import { RateLimiter, sendError, StreamLimiter } from './http-util.js';
-import { McpEndpoint, hostsFor } from './mcp/endpoint.js';
+import { McpEndpoint, hostsFor, localMcpDirectory } from './mcp/endpoint.js';
+import { MemoryMcpSessions } from './mcp/session-store.js';
 import { localeFromEnv } from '../i18n/index.js';
 import { sendJson } from '../base/http-body.js';
 import { BridgeStore, helloUpdate } from './store.js';
@@ -67,7 +68,7 @@ export class ConfigTokens implements DeviceAuthenticator, RuntimeAuthenticator {
  * What is not wired to PostgreSQL yet (docs/deploy.md, "Clustered bridge"). `BridgeServer` (the single process)
  * runs on SQLite only: given `store.kind: postgres` it refuses to start rather than quietly using SQLite (a
  * cluster node is `cluster/node-server.ts`, started by `aios-device bridge`); a cluster node answers the routes
- * it does not serve yet (MCP; blobs without `blobs.dir`) 503 with this error's type and message.
+ * it does not serve (blobs without `blobs.dir`) 503 with this error's type and message.
  */
 export class ClusterNotWiredError extends SaidError {
   readonly code = 'cluster_not_wired' as const;
@@ -157,6 +158,9 @@ export class BridgeServer {
     let hosts: { url: string; set: ReadonlySet<string> } | undefined;
     this.mcp = new McpEndpoint({
       ...runtimeSide,
+      directory: localMcpDirectory(this.store, this.hub),
+      // In memory only: one process is the whole bridge (a cluster node passes PgMcpSessions).
+      sessions: new MemoryMcpSessions(),
       config: config.mcp ?? {},
       allowedHosts: () => {
         if (hosts?.url !== this.url) hosts = { url: this.url, set: hostsFor(this.url, config.public_url) };

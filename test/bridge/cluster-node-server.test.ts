@@ -43,7 +43,7 @@ const health = async (url: string) => {
   return { status: r.status, body: (await r.json()) as { status: string; node_id: string; bus?: string; cluster: { nodes: { node_id: string; last_seen: string }[] } } };
 };
 
-test('two nodes join one cluster and list each other in GET /health; the device list comes from PostgreSQL; the routes not wired yet (MCP, blobs) answer 503 cluster_not_wired; a node with another runtime_tokens refuses to join', async () => {
+test('two nodes join one cluster and list each other in GET /health; the device list comes from PostgreSQL; the route not wired yet (blobs) answers 503 cluster_not_wired; a node with another runtime_tokens refuses to join', async () => {
   const db = server.createDatabase(`nodesrv${process.pid}_${++n}`);
   const a = new ClusterNodeServer(nodeConfig(db, 'node_a'), { log: silentLogger(), heartbeatMs: 50 });
   const b = new ClusterNodeServer(nodeConfig(db, 'node_b', { listen: { host: '127.0.0.1', port: 0 }, heartbeat_ms: 1000 }), { log: silentLogger() });
@@ -72,12 +72,12 @@ test('two nodes join one cluster and list each other in GET /health; the device 
     assert.match(page.headers.get('content-type') ?? '', /text\/html/);
     const words = (await (await fetch(`${urlA}/console/i18n/zh-CN.json`)).json()) as Record<string, string>;
     assert.ok(Object.keys(words).length > 0 && Object.keys(words).every((k) => k.startsWith('bridge.console.')), 'the console\'s zh-CN words');
-    for (const path of ['/v1/mcp/devices/dev_1', '/v1/blobs']) {
+    for (const path of ['/v1/blobs']) {
       const r = await fetch(`${urlA}${path}`, { headers: { authorization: 'Bearer rt-secret' } });
       assert.equal(r.status, 503, path);
       const body = (await r.json()) as { error: { type: string; message: string } };
       assert.equal(body.error.type, 'cluster_not_wired', path);
-      assert.match(body.error.message, /not wired to PostgreSQL yet/);
+      assert.match(body.error.message, /without blobs.dir the blob routes are refused/);
     }
     const opened = await new Promise<boolean>((resolve) => {
       const ws = new WebSocket(`${urlA.replace(/^http/, 'ws')}/v1/device`, 'aios-device.v1', { headers: { authorization: 'Bearer dev-secret' } });
@@ -109,7 +109,7 @@ test('aios-device bridge with store.kind: postgres runs a cluster node: it says 
   const store = await PgBridgeStore.open(db, { max: 1 });
   try {
     await until(() => /cluster node cli_node joined \(1 node\(s\) on record\)/.test(p.err), 30_000, () => `the node's start line\n${procReport('bridge', p)}`);
-    assert.match(p.err, /serves device connections, the calls API, the device list, device sign-in and the QA console .* not wired to PostgreSQL yet and answer 503 cluster_not_wired/);
+    assert.match(p.err, /serves device connections, the calls API, the device list, device sign-in, the MCP endpoints and the QA console on .*, and blobs when blobs.dir names a folder every node mounts; without blobs.dir the blob routes answer 503 cluster_not_wired/);
     assert.deepEqual((await store.clusterNodes()).map((x) => x.node_id), ['cli_node']);
     assert.equal(await p.kill('SIGTERM'), 0, procReport('bridge', p));
     assert.deepEqual(await store.clusterNodes(), [], 'it left the cluster when stopped');

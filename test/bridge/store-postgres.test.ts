@@ -12,6 +12,7 @@ import { BRIDGE_PG_SCHEMA, PgBridgeStore, StoreUnavailableError } from '../../sr
 import { PgRateLimits } from '../../src/bridge/store/pg-rate-limits.js';
 import { PgLoginStore } from '../../src/bridge/store/pg-login-store.js';
 import { PgBlobLedger } from '../../src/bridge/cluster/pg-blob-ledger.js';
+import { PgMcpSessions } from '../../src/bridge/store/pg-mcp-sessions.js';
 import { migratePg, pgSchemaVersion, PgMigrationError, readPgMigrations } from '../../src/storage/pg-migrate.js';
 import { SchemaTooNewError } from '../../src/storage/migrations.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
@@ -130,7 +131,8 @@ test('postgres runner: nodes migrating at once apply each migration once', () =>
     const others = [new pg.Pool({ connectionString: url, max: 2 }), new pg.Pool({ connectionString: url, max: 2 })];
     try {
       const applied = await Promise.all([pool, ...others].map((p) => migratePg(p, BRIDGE_PG_SCHEMA)));
-      assert.deepEqual(applied.flat().sort((a, b) => a - b), readPgMigrations(BRIDGE_PG_SCHEMA.dir).map((m) => m.version));
+      // Numerically: from 0010 on, a plain sort() puts 10 before 2.
+      assert.deepEqual(applied.flat().sort((x, y) => x - y), readPgMigrations(BRIDGE_PG_SCHEMA.dir).map((m) => m.version));
     } finally {
       await Promise.all(others.map((p) => p.end()));
     }
@@ -186,6 +188,11 @@ test('postgres: each migration after 0001 applies over a version-1 database hold
       } finally {
         ledger.close();
       }
+      // 0011: MCP sessions, their events and the workspace handles.
+      const mcp = new PgMcpSessions(s.pool);
+      await mcp.save({ session_id: 's1', token_digest: 'd', workspace_id: 'ws_a', device_id: null, client: {} }, 60);
+      assert.equal((await mcp.renew('s1', 60))?.workspace_id, 'ws_a');
+      assert.deepEqual([...(await mcp.mcpHandles('ws_a', ['dev_1']))], [['dev_1', 'd1']]);
     } finally {
       await s.close();
     }

@@ -4,9 +4,10 @@
  * its heartbeat and its sessions' leases, listens on the cluster bus, and serves device WebSockets (one live
  * session per device across the cluster, claimed at hello: `sessions.ts`) and the runtime calls API
  * (`cluster-calls.ts`), the device list, skills and device sign-in (its state in PostgreSQL: any node serves any
- * step), the QA console (a static page over the runtime API), and blobs (files in `blobs.dir`, a folder every node
- * mounts, with their records and the quota in PostgreSQL: `pg-blob-ledger.ts`). What is not wired to PostgreSQL
- * yet (MCP; blobs without `blobs.dir`) answers 503 `cluster_not_wired`.
+ * step), the MCP endpoints (sessions and their events in PostgreSQL: any node continues any session), the QA
+ * console (a static page over the runtime API), and blobs (files in `blobs.dir`, a folder every node mounts, with
+ * their records and the quota in PostgreSQL: `pg-blob-ledger.ts`). Without `blobs.dir` the blob routes answer 503
+ * `cluster_not_wired`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,6 +41,12 @@ import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
 import { DeviceSessions } from './sessions.js';
 import { IdleCollector } from '../../base/idle-gc.js';
+import { McpEndpoint, hostsFor } from '../mcp/endpoint.js';
+import { PgMcpSessions } from '../store/pg-mcp-sessions.js';
+import { localeFromEnv } from '../../i18n/index.js';
+
+/** How often a node deletes expired MCP sessions and events (every node sweeps; a sweep is two DELETEs). */
+const MCP_SWEEP_MS = 60_000;
 
 /** Options of {@link ClusterNodeServer}. */
 export interface ClusterNodeServerOptions {
@@ -90,6 +97,11 @@ export class ClusterNodeServer {
    * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
    */
   private readonly idle = new IdleCollector({ busy: () => false });
+  /** The MCP endpoints (docs/mcp.md "On a cluster"): sessions and their events in PostgreSQL. */
+  mcp: McpEndpoint | undefined;
+  /** The shared MCP session store (after `start`). */
+  mcpSessions: PgMcpSessions | undefined;
+  private mcpSweep: NodeJS.Timeout | undefined;
   private readonly http: Server;
   private url = '';
 
@@ -221,8 +233,40 @@ export class ClusterNodeServer {
       });
       const hub = this.hub;
       // One bucket per token for the whole cluster, in PostgreSQL (docs/deploy.md, "Rate limits"), shared by the
-      // runtime API and blob uploads (a device token uploads too), as in the single process.
+      // runtime API, MCP and blob uploads (a device token uploads too), as in the single process.
       const limiter = limits.buckets('runtime', this.config.runtime_rate_limit.per_second, this.config.runtime_rate_limit.burst);
+      // Open streams and MCP sessions share the token's runtime_stream_limit on each node, as on the single process.
+      const streams = new StreamLimiter(this.config.runtime_stream_limit);
+      const mcpSessions = (this.mcpSessions = new PgMcpSessions(store.pool));
+      let hosts: { url: string; set: ReadonlySet<string> } | undefined;
+      this.mcp = new McpEndpoint({
+        directory: {
+          getDevice: (ws, id) => store.getDevice(ws, id),
+          devices: (ws) => store.devices(ws),
+          // Online on any node: the device's session row.
+          isOnline: async (ws, id) => {
+            const s = await store.session(ws, id);
+            return s !== undefined && !s.lapsed;
+          },
+          mcpHandles: (ws, assign) => mcpSessions.mcpHandles(ws, assign),
+        },
+        router: this.router,
+        auth: tokens,
+        limiter,
+        streams,
+        sessions: mcpSessions,
+        maxBodyBytes: this.config.max_message_bytes,
+        config: this.config.mcp ?? {},
+        allowedHosts: () => {
+          if (hosts?.url !== this.url) hosts = { url: this.url, set: hostsFor(this.url, this.config.public_url) };
+          return hosts.set;
+        },
+        log,
+        locale: localeFromEnv(),
+      });
+      const resumeTtlS = this.config.mcp?.resume_ttl_s ?? 600;
+      this.mcpSweep = setInterval(() => void mcpSessions.sweep(resumeTtlS).catch((e: Error) => log.warn({ err: e.message }, 'the MCP session sweep failed; the next one tries again')), MCP_SWEEP_MS);
+      this.mcpSweep.unref();
       this.api = new RuntimeApi({
         router: this.router,
         devices: {
@@ -239,7 +283,7 @@ export class ClusterNodeServer {
         },
         auth: tokens,
         limiter,
-        streams: new StreamLimiter(this.config.runtime_stream_limit),
+        streams,
         maxBodyBytes: this.config.max_message_bytes,
         publicUrl: () => this.config.public_url ?? this.url,
         minClientVersion: this.config.min_client_version,
@@ -261,7 +305,7 @@ export class ClusterNodeServer {
     }
     const a = this.http.address() as AddressInfo;
     this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
-    this.o.log.info({ url: this.url, node_id: this.nodeId }, this.blobs ? 'cluster node up: it serves devices, the calls API, the device list, sign-in, the console and blobs; MCP is not wired to PostgreSQL yet (cluster_not_wired)' : 'cluster node up: it serves devices, the calls API, the device list, sign-in and the console; blobs (no blobs.dir) and MCP are not wired to PostgreSQL yet (cluster_not_wired)');
+    this.o.log.info({ url: this.url, node_id: this.nodeId }, this.blobs ? 'cluster node up: it serves devices, the calls API, the device list, sign-in, MCP, the console and blobs' : 'cluster node up: it serves devices, the calls API, the device list, sign-in, MCP and the console; blobs are not served without blobs.dir (cluster_not_wired)');
     this.idle.touch();
     return this.url;
   }
@@ -276,6 +320,8 @@ export class ClusterNodeServer {
     this.stopSweeping?.();
     this.blobs?.ledger.close?.();
     this.retention?.stop();
+    clearInterval(this.mcpSweep);
+    await this.mcp?.close();
     this.idle.stop();
     this.router?.close();
     this.hub?.close();
@@ -286,7 +332,7 @@ export class ClusterNodeServer {
     await this.bus?.close();
     await this.node?.leave().catch((e: Error) => this.o.log.warn({ err: e.message }, 'could not remove this node from cluster_nodes'));
     await this.store?.close();
-    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = this.oauth = this.blobs = this.blobRoutes = this.stopSweeping = undefined;
+    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = this.oauth = this.blobs = this.blobRoutes = this.stopSweeping = this.mcp = this.mcpSessions = undefined;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -307,6 +353,7 @@ export class ClusterNodeServer {
     }
     try {
       if (await serveConsole(req, res, url)) return;
+      if (this.mcp && (await this.mcp.handle(req, res, url))) return;
       if (this.api && (await this.api.handle(req, res, url))) return;
       if (this.blobRoutes && (await this.blobRoutes(req, res, url))) return;
       if (this.oauth) {

@@ -5,7 +5,7 @@
  * runtime token's workspace exactly as the HTTP API is; a tools/call goes through the same CallRouter path as
  * `POST /v1/calls`. One MCP session holds one slot of the token's stream cap (StreamLimiter) until it closes.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
@@ -19,10 +19,13 @@ import { ijsonViolation } from '../../protocol/ijson.js';
 import { coreMessage, strings, type Locale } from '../../i18n/index.js';
 import type { Logger } from '../../base/logger.js';
 import { bearer, type RuntimeAuthenticator } from '../auth.js';
-import type { CallEvent, CallRouter } from '../calls.js';
+import type { CallEvent } from '../calls.js';
+import type { CallService } from '../call-lifecycle.js';
 import type { DeviceHub } from '../device-hub.js';
-import { HttpError, readJson, sendError, type RateLimiter, type StreamLimiter } from '../http-util.js';
+import { HttpError, readJson, sendError, STORE_RETRY_AFTER_S, type RateLimit, type StreamLimiter } from '../http-util.js';
 import type { BridgeStore, DeviceRecord, StoredCall } from '../store.js';
+import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { McpSessionRecord, McpSessionStore } from './session-store.js';
 import { BoundedEventStore } from './event-store.js';
 import { BridgeTransport, RequestEnd } from './transport.js';
 import { deviceLabel, deviceToolName, functionOfDeviceTool, functionOfWorkspaceTool, isLeftOut, toolFor, workspaceToolName, type McpTool } from './tools.js';
@@ -43,13 +46,38 @@ export interface McpOptions {
   heartbeat_s?: number;
 }
 
+/** The devices an MCP session sees: the single process's store and hub, or a cluster node's PostgreSQL. */
+export interface McpDirectory {
+  getDevice(workspaceId: string, deviceId: string): Promise<DeviceRecord | undefined>;
+  devices(workspaceId: string): Promise<DeviceRecord[]>;
+  /** Whether the device has a live session (on this bridge, or on any node of the cluster). */
+  isOnline(workspaceId: string, deviceId: string): Promise<boolean>;
+  /** The workspace's device handles, assigning one to each device of `assign` that has none (BridgeStore.mcpHandles). */
+  mcpHandles(workspaceId: string, assign?: readonly string[]): Promise<Map<string, string>>;
+}
+
+/** The single process's directory. */
+export function localMcpDirectory(store: BridgeStore, hub: DeviceHub): McpDirectory {
+  return {
+    getDevice: async (ws, id) => store.getDevice(ws, id),
+    devices: async (ws) => store.devices(ws),
+    isOnline: async (ws, id) => hub.isOnline(id, ws),
+    mcpHandles: async (ws, assign) => store.mcpHandles(ws, assign),
+  };
+}
+
 export interface McpEndpointOptions {
-  store: BridgeStore;
-  hub: DeviceHub;
-  router: CallRouter;
+  directory: McpDirectory;
+  /** The call path `POST /v1/calls` uses: the single process's CallRouter or a cluster node's ClusterCallRouter. */
+  router: CallService;
   auth: RuntimeAuthenticator;
   /** The per-token request bucket the runtime API uses. */
-  limiter: RateLimiter;
+  limiter: RateLimit;
+  /**
+   * Where sessions and their events are kept beyond this process (a cluster node's PostgreSQL); without one,
+   * or with one that is not shared, only in this process's memory.
+   */
+  sessions?: McpSessionStore;
   /** The per-token cap on open streams, shared with SSE and `wait` requests. */
   streams: StreamLimiter;
   maxBodyBytes: number;
@@ -107,6 +135,8 @@ const DEFAULT_HEARTBEAT_S = 10;
 /** A request without a progressToken answered within this long gets a JSON body, later an SSE stream (docs/mcp.md). */
 export const JSON_WITHIN_MS = 500;
 const CALL_ID_RE = new RegExp(CALL_ID_PATTERN);
+/** How often a node following another node's stream (a resume on a cluster) reads its new events. */
+const REMOTE_POLL_MS = 250;
 
 /** Serves `/v1/mcp` and `/v1/mcp/devices/<id>`; returns false for other paths. */
 export class McpEndpoint {
@@ -142,6 +172,7 @@ export class McpEndpoint {
     } catch (e) {
       if (res.headersSent) res.end();
       else if (e instanceof Refused) sendError(res, e.status, e.type, e.message);
+      else if (e instanceof WireError && e.type === 'store_unavailable') sendError(res, 503, e.type, e.message, undefined, { 'Retry-After': String(STORE_RETRY_AFTER_S) });
       else if (e instanceof HttpError) sendError(res, e.status, e.type, e.message, e.details, e.type === 'unauthorized' ? { 'WWW-Authenticate': 'Bearer' } : e.type === 'rate_limited' ? { 'Retry-After': String(Math.ceil(Number(e.details?.['retry_after_ms'] ?? 1000) / 1000)) } : {});
       else {
         this.o.log.error({ err: String(e), path }, 'MCP request failed');
@@ -163,19 +194,33 @@ export class McpEndpoint {
     const token = bearer(req.headers.authorization);
     const scope = token ? this.o.auth.authenticateRuntime(token) : null;
     if (!scope) throw new HttpError(401, 'unauthorized', 'A valid runtime token is required.');
-    const wait = this.o.limiter.take(token!);
+    const took = this.o.limiter.take(token!);
+    const wait = typeof took === 'number' ? took : await took;
     if (wait > 0) throw new HttpError(429, 'rate_limited', 'Too many requests; slow down.', { retry_after_ms: wait });
     const ws = scope.workspace_id;
     const deviceId = perDevice ? parts[3]! : undefined;
     // An unknown device, or another workspace's, is 404 before any session.
-    if (deviceId !== undefined && !this.o.store.getDevice(ws, deviceId)) throw new HttpError(404, 'not_found', 'No such device in this workspace.');
+    if (deviceId !== undefined && !(await this.o.directory.getDevice(ws, deviceId))) throw new HttpError(404, 'not_found', 'No such device in this workspace.');
     const method = req.method ?? 'GET';
     const sid = req.headers['mcp-session-id'];
     const body = method === 'POST' ? await readJson(req, this.o.maxBodyBytes) : undefined;
+    const shared = this.o.sessions?.shared ? this.o.sessions : undefined;
+    const noSession = () => new HttpError(404, 'not_found', 'No such MCP session (it expired or was closed): initialize a new one.');
     if (typeof sid === 'string') {
-      const s = this.sessions.get(sid);
+      let s = this.sessions.get(sid);
+      if (shared) {
+        // The cluster's record decides (another node may have closed it); it lives session_ttl_s past this request.
+        const r = await shared.renew(sid, this.sessionTtlS());
+        if (!r || r.token_digest !== digestOf(token!) || (r.device_id ?? undefined) !== deviceId) {
+          if (s) void this.closeSession(s);
+          throw noSession();
+        }
+        if (method === 'DELETE') await shared.remove(sid);
+        // Begun on another node (or forgotten here): continued here.
+        if (!s) s = this.adopt(await this.loadSdk(), r, token!, scope.runtime);
+      }
       // A session lives on the path and token it began with; anything else has no such session (404: re-initialize).
-      if (!s || s.token !== token || s.device !== deviceId) throw new HttpError(404, 'not_found', 'No such MCP session (it expired or was closed): initialize a new one.');
+      if (!s || s.token !== token || s.device !== deviceId) throw noSession();
       if (method === 'DELETE') s.closing = true;
       return this.pass(s, req, res, body);
     }
@@ -187,9 +232,48 @@ export class McpEndpoint {
     if (this.closed) throw new Refused(503, 'not_ready', 'The bridge is stopping.');
     const release = this.o.streams.tryAcquire(token!);
     if (!release) throw new HttpError(429, 'rate_limited', `This runtime token already holds ${this.o.streams.limit} open streams and MCP sessions.`, { limit: this.o.streams.limit });
-    const s = this.open(sdk, token!, ws, scope.runtime, deviceId, release);
+    const id = randomUUID();
+    if (shared) {
+      const p = (body as { params?: { clientInfo?: unknown; capabilities?: unknown; protocolVersion?: unknown } }).params ?? {};
+      const client = { info: p.clientInfo, capabilities: p.capabilities, ...(typeof p.protocolVersion === 'string' ? { protocol_version: p.protocolVersion } : {}) };
+      try {
+        await shared.save({ session_id: id, token_digest: digestOf(token!), workspace_id: ws, device_id: deviceId ?? null, client }, this.sessionTtlS());
+      } catch (e) {
+        release();
+        throw e;
+      }
+    }
+    const s = this.open(sdk, token!, ws, scope.runtime, deviceId, release, id);
     await this.pass(s, req, res, body);
-    if (!s.id) void this.closeSession(s); // initialize failed: no session to keep
+    if (!s.id) {
+      // initialize failed: no session to keep
+      void this.closeSession(s);
+      if (shared) void shared.remove(id).catch(() => undefined);
+    }
+  }
+
+  private sessionTtlS(): number {
+    return this.o.config.session_ttl_s ?? DEFAULT_SESSION_TTL_S;
+  }
+
+  /**
+   * A session another node began (its record in the shared store) continued on this one: new SDK objects, set
+   * up as that node's were after initialize. The SDK has no public way to do that: its transport's session id
+   * and initialized flag and its server's client info are set here (checked by test/bridge/cluster-mcp.test.ts).
+   */
+  private adopt(sdk: Sdk, r: McpSessionRecord, token: string, runtime: AttestedRuntime | undefined): Session {
+    const release = this.o.streams.tryAcquire(token);
+    if (!release) throw new HttpError(429, 'rate_limited', `This runtime token already holds ${this.o.streams.limit} open streams and MCP sessions.`, { limit: this.o.streams.limit });
+    const s = this.open(sdk, token, r.workspace_id, runtime, r.device_id ?? undefined, release, r.session_id);
+    const web = (s.transport.innerTransport as unknown as { _webStandardTransport: { sessionId?: string; _initialized: boolean } })._webStandardTransport;
+    web.sessionId = r.session_id;
+    web._initialized = true;
+    const server = s.server as unknown as { _clientVersion?: unknown; _clientCapabilities?: unknown };
+    server._clientVersion = r.client.info;
+    server._clientCapabilities = r.client.capabilities;
+    s.id = r.session_id;
+    this.sessions.set(r.session_id, s);
+    return s;
   }
 
   /** Hands one HTTP request to the session's transport; the session's idle clock stops meanwhile. */
@@ -210,22 +294,26 @@ export class McpEndpoint {
     s.idle = setTimeout(() => {
       this.o.log.info({ session: s.id }, 'MCP session expired (idle)');
       void this.closeSession(s);
-    }, (this.o.config.session_ttl_s ?? DEFAULT_SESSION_TTL_S) * 1000);
+    }, this.sessionTtlS() * 1000);
     s.idle.unref();
   }
 
-  private open(sdk: Sdk, token: string, ws: string, runtime: AttestedRuntime | undefined, deviceId: string | undefined, release: () => void): Session {
+  private open(sdk: Sdk, token: string, ws: string, runtime: AttestedRuntime | undefined, deviceId: string | undefined, release: () => void, sessionId: string): Session {
     const c = this.o.config;
-    const store = new BoundedEventStore({ ttlMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000, maxBytes: c.resume_max_bytes ?? DEFAULT_RESUME_MAX_BYTES });
+    const shared = this.o.sessions?.shared ? this.o.sessions : undefined;
+    // On a cluster node, ids this node gives never meet another node's for the same session.
+    const tag = shared ? `${randomBytes(4).toString('hex')}.` : undefined;
+    const store = new BoundedEventStore({ ttlMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000, maxBytes: c.resume_max_bytes ?? DEFAULT_RESUME_MAX_BYTES, ...(tag ? { tag } : {}) });
+    const mirror = shared ? (eventId: string, stream: string, message: Parameters<EventStore['storeEvent']>[1]) => shared.saveEvent(sessionId, eventId, stream, message) : undefined;
     const inner = new sdk.Transport({
-      sessionIdGenerator: () => randomUUID(),
-      eventStore: store,
+      sessionIdGenerator: () => sessionId,
+      eventStore: shared && mirror ? sharedEvents(store, shared, sessionId, mirror, (e) => this.o.log.warn({ err: String(e), session: sessionId }, 'could not store an MCP event for the other nodes')) : store,
       onsessioninitialized: (id) => {
         s.id = id;
         this.sessions.set(id, s);
       },
     });
-    const transport = new BridgeTransport(inner, { store, jsonWithinMs: JSON_WITHIN_MS, versions: sdk.types.SUPPORTED_PROTOCOL_VERSIONS });
+    const transport = new BridgeTransport(inner, { store, jsonWithinMs: JSON_WITHIN_MS, versions: sdk.types.SUPPORTED_PROTOCOL_VERSIONS, ...(mirror && shared ? { mirror, tag, remote: { eventsAfter: (id: string) => shared.eventsAfter(sessionId, id), pollMs: REMOTE_POLL_MS, maxMs: (c.resume_ttl_s ?? DEFAULT_RESUME_TTL_S) * 1000 } } : {}) });
     const server = new sdk.Server({ name: 'aios-bridge', version: '1' }, { capabilities: { tools: { listChanged: true } } });
     const s: Session = { server, transport, token, workspace: ws, runtime, device: deviceId, release, inflight: 0, idle: undefined, closing: false };
     server.setRequestHandler(sdk.types.ListToolsRequestSchema, () => this.listTools(s));
@@ -275,7 +363,7 @@ export class McpEndpoint {
 
   // --- tools/list --------------------------------------------------------------------------------
 
-  private listTools(s: Session): ListToolsResult {
+  private async listTools(s: Session): Promise<ListToolsResult> {
     const tools: McpTool[] = [];
     const add = (d: DeviceRecord, name: (fn: string) => string, offline: boolean) => {
       for (const f of d.functions) {
@@ -291,11 +379,13 @@ export class McpEndpoint {
       }
     };
     if (s.device !== undefined) {
-      const d = this.o.store.getDevice(s.workspace, s.device);
-      if (d) add(d, deviceToolName, !this.o.hub.isOnline(d.device_id, d.workspace_id));
+      const d = await this.o.directory.getDevice(s.workspace, s.device);
+      if (d) add(d, deviceToolName, !(await this.o.directory.isOnline(d.workspace_id, d.device_id)));
     } else {
-      const online = this.o.store.devices(s.workspace).filter((d) => this.o.hub.isOnline(d.device_id, d.workspace_id));
-      const handles = this.o.store.mcpHandles(s.workspace, online.map((d) => d.device_id));
+      const all = await this.o.directory.devices(s.workspace);
+      const up = await Promise.all(all.map((d) => this.o.directory.isOnline(d.workspace_id, d.device_id)));
+      const online = all.filter((_, i) => up[i]);
+      const handles = await this.o.directory.mcpHandles(s.workspace, online.map((d) => d.device_id));
       for (const d of online) add(d, (fn) => workspaceToolName(handles.get(d.device_id)!, fn), false);
     }
     return { tools: tools as ListToolsResult['tools'] };
@@ -304,7 +394,7 @@ export class McpEndpoint {
   // --- tools/call --------------------------------------------------------------------------------
 
   /** The device and function a tool name stands for in this session, or undefined (unknown tool). */
-  private resolve(s: Session, name: string): { device: DeviceRecord; functionId: string } | undefined {
+  private async resolve(s: Session, name: string): Promise<{ device: DeviceRecord; functionId: string } | undefined> {
     let deviceId: string | undefined;
     let functionId: string | undefined;
     if (s.device !== undefined) {
@@ -313,12 +403,12 @@ export class McpEndpoint {
     } else {
       const w = functionOfWorkspaceTool(name);
       if (!w) return undefined;
-      const handles = this.o.store.mcpHandles(s.workspace);
+      const handles = await this.o.directory.mcpHandles(s.workspace);
       deviceId = [...handles].find(([, h]) => h === w.handle)?.[0];
       functionId = w.functionId;
     }
     if (deviceId === undefined || functionId === undefined) return undefined;
-    const device = this.o.store.getDevice(s.workspace, deviceId);
+    const device = await this.o.directory.getDevice(s.workspace, deviceId);
     if (!device?.functions.some((f) => f.id === functionId)) return undefined;
     return { device, functionId };
   }
@@ -331,7 +421,7 @@ export class McpEndpoint {
   ): Promise<CallToolResult> {
     const { McpError, ErrorCode } = sdk.types;
     checkCallParams(p, (m) => new McpError(ErrorCode.InvalidParams, `Invalid tools/call request: ${m}`));
-    const target = this.resolve(s, p.name);
+    const target = await this.resolve(s, p.name);
     if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${p.name}`);
     const meta = p._meta ?? {};
     const callId = meta[META.callId];
@@ -351,8 +441,8 @@ export class McpEndpoint {
     const client = s.server.getClientVersion();
     let submitted: { call: StoredCall; duplicate: boolean };
     try {
-      submitted = await this.o.router.submit(
-        {
+      // The invoke's timeout defaults to the function's own (timeout_ms_default), read by the router.
+      submitted = await this.o.router.submit({
           workspace_id: s.workspace,
           device_id: device.device_id,
           function: functionId,
@@ -362,9 +452,7 @@ export class McpEndpoint {
           ...(confirmTimeoutMs !== undefined ? { confirm_timeout_ms: confirmTimeoutMs } : {}),
           ...(client?.name ? { requester: { kind: 'agent', name: client.name.slice(0, 200) } } : {}),
           ...(s.runtime ? { runtime: s.runtime } : {}),
-        },
-        (fn) => ({ timeoutMs: device.functions.find((f) => f.id === fn)?.timeout_ms_default ?? 30_000 }),
-      );
+      });
     } catch (e) {
       if (e instanceof WireError) return errorResult(preAcceptOutcome(typeof callId === 'string' ? callId : '', functionId, 'rejected', e));
       throw e;
@@ -421,7 +509,7 @@ export class McpEndpoint {
         this.o.router.off(`event:${ws}/${id}`, onEvent);
         this.o.router.off(`settled:${ws}/${id}`, done);
         ctx.end.off();
-        resolve(c ?? this.o.router.get(ws, id));
+        resolve(c ?? Promise.resolve(this.o.router.get(ws, id)).catch(() => undefined));
       };
       // Ended early: by the client's notifications/cancelled (cancel the call), or by the session's end (do not).
       const onAbort = (byClient: boolean) => {
@@ -436,9 +524,10 @@ export class McpEndpoint {
       ctx.end.on(onAbort);
       if (ctx.end.ended !== undefined) return;
       // It may have finished between submit and now.
+      const check = (cur: StoredCall | undefined) => (cur?.outcome ? done(cur) : send(last));
       const cur = this.o.router.get(ws, id);
-      if (cur?.outcome) return done(cur);
-      send(last);
+      if (cur instanceof Promise) cur.then(check, () => undefined);
+      else check(cur);
     });
   }
 
@@ -446,6 +535,33 @@ export class McpEndpoint {
     const key = state === 'awaiting_confirmation' ? 'core.mcp.progress_confirming' : state === 'running' ? 'core.mcp.progress_running' : 'core.mcp.progress_sent';
     return strings.render(coreMessage(key, { device: deviceLabel(device) }), this.o.locale);
   }
+}
+
+/** SHA-256 of a runtime token (hex), as the shared session store keeps it. */
+function digestOf(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * The SDK transport's event store on a cluster node: this session's events here first, then the cluster's (a
+ * stream another node served); each event stored in both before the SDK writes it.
+ */
+function sharedEvents(local: BoundedEventStore, shared: McpSessionStore, sessionId: string, mirror: (id: string, stream: string, m: Parameters<EventStore['storeEvent']>[1]) => Promise<void>, failed: (e: unknown) => void): EventStore {
+  return {
+    storeEvent: async (stream, message) => {
+      const id = local.store(stream, message);
+      await mirror(id, stream, message).catch(failed);
+      return id;
+    },
+    getStreamIdForEventId: async (id) => local.streamOf(id) ?? (await shared.streamOf(sessionId, id)),
+    replayEventsAfter: async (id, { send }) => {
+      if (local.streamOf(id) !== undefined) return local.replayEventsAfter(id, { send });
+      const r = await shared.eventsAfter(sessionId, id);
+      if (!r) throw new Error('unknown or expired event id');
+      for (const e of r.events) await send(e.id, e.message);
+      return r.stream;
+    },
+  };
 }
 
 /**

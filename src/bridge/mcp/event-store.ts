@@ -19,6 +19,8 @@ export interface EventStoreLimits {
   ttlMs: number;
   maxBytes: number;
   now?: () => number;
+  /** Put in every event id after the stream id (a cluster node's own, so ids never meet another node's). */
+  tag?: string;
 }
 
 export class BoundedEventStore implements EventStore {
@@ -43,7 +45,7 @@ export class BoundedEventStore implements EventStore {
 
   /** storeEvent without the promise (the bridge's own transport writes each event right after storing it). */
   store(streamId: StreamId, message: JSONRPCMessage): EventId {
-    const id = `${streamId}_${++this.seq}`;
+    const id = `${streamId}_${this.limits.tag ?? ''}${++this.seq}`;
     const bytes = Buffer.byteLength(JSON.stringify(message)) + id.length;
     const e: StoredEvent = { id, stream: streamId, message, bytes, at: this.now() };
     this.events.push(e);

@@ -33,6 +33,20 @@ export interface BridgeTransportOptions {
   jsonWithinMs: number;
   /** The protocol versions the SDK accepts in `Mcp-Protocol-Version` (its SUPPORTED_PROTOCOL_VERSIONS). */
   versions: readonly string[];
+  /**
+   * A cluster node's: stores each event where every node reads it (PostgreSQL) before it is written to the
+   * client, so a client that resumes on another node finds every event id it was given. Events are then written
+   * one after another, each after its store. A failed store still writes the event (only a resume elsewhere misses it).
+   */
+  mirror?: (eventId: string, stream: string, message: JSONRPCMessage) => Promise<void>;
+  /** Put in this transport's stream ids (a cluster node's own, so they never meet another node's). */
+  tag?: string;
+  /**
+   * A cluster node's: the stored events of a stream another node serves, after an event id (undefined for an
+   * unknown id). A `GET` with such a `Last-Event-ID` is replayed from there and then followed, every `pollMs`,
+   * until the request's answer is written, the client leaves, or `maxMs` passes.
+   */
+  remote?: { eventsAfter(eventId: string): Promise<{ stream: string; events: { id: string; message: JSONRPCMessage }[] } | undefined>; pollMs: number; maxMs: number };
 }
 
 /**
@@ -95,6 +109,8 @@ export class BridgeTransport implements Transport {
   private readonly byStream = new Map<string, Pending>();
   private seq = 0;
   private ended = false;
+  /** With a mirror: the events being stored, then written, in order. */
+  private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly inner: StreamableHTTPServerTransport, private readonly o: BridgeTransportOptions) {
     inner.onmessage = (m, extra) => {
@@ -115,6 +131,11 @@ export class BridgeTransport implements Transport {
     return this.inner.sessionId;
   }
 
+  /** The SDK's transport this one wraps. */
+  get innerTransport(): StreamableHTTPServerTransport {
+    return this.inner;
+  }
+
   /** Requests being answered here now (for tests). */
   get servedHere(): number {
     return this.pending.size;
@@ -133,6 +154,7 @@ export class BridgeTransport implements Transport {
     if (this.ended) return this.inner.handleRequest(req, res, body);
     if (req.method === 'POST' && this.takes(req, body)) return this.serve(req, res, body);
     if (req.method === 'GET' && this.resume(req, res)) return;
+    if (req.method === 'GET' && this.o.remote && (await this.resumeRemote(req, res, this.o.remote))) return;
     return this.inner.handleRequest(req, res, body);
   }
 
@@ -155,11 +177,18 @@ export class BridgeTransport implements Transport {
       this.toSse(p);
     }
     const eventId = this.o.store.store(p.stream, message);
-    p.res?.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`);
-    if (final) {
-      this.forget(p);
-      p.res?.end();
-    }
+    if (final) this.forget(p);
+    this.ordered(eventId, p.stream, message, () => {
+      p.res?.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`);
+      if (final) p.res?.end();
+    });
+  }
+
+  /** Runs `write` at once, or, with a mirror, after the event (and every earlier one) is stored there. */
+  private ordered(eventId: string, stream: string, message: JSONRPCMessage, write: () => void): void {
+    const mirror = this.o.mirror;
+    if (!mirror) return write();
+    this.chain = this.chain.then(() => mirror(eventId, stream, message)).catch((e: unknown) => this.onerror?.(e instanceof Error ? e : new Error(String(e)))).then(write);
   }
 
   /** Whether this request is served here: one well-formed request, no progressToken, headers as the SDK requires. */
@@ -189,7 +218,7 @@ export class BridgeTransport implements Transport {
 
   private serve(req: IncomingMessage, res: ServerResponse, m: JSONRPCRequest): void {
     const v = req.headers['mcp-protocol-version'];
-    const p: Pending = { id: m.id, res, sse: false, stream: `${this.inner.sessionId}-r${++this.seq}`, version: typeof v === 'string' ? v : '', timer: undefined, keepAlive: undefined, end: undefined };
+    const p: Pending = { id: m.id, res, sse: false, stream: `${this.inner.sessionId}-r${this.o.tag ?? ''}${++this.seq}`, version: typeof v === 'string' ? v : '', timer: undefined, keepAlive: undefined, end: undefined };
     p.timer = setTimeout(() => this.toSse(p), this.o.jsonWithinMs);
     this.pending.set(p.id, p);
     this.byStream.set(p.stream, p);
@@ -215,8 +244,10 @@ export class BridgeTransport implements Transport {
     if (p.sse || !res) return;
     p.sse = true;
     res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
-    if (p.version >= '2025-11-25') res.write(`id: ${this.o.store.store(p.stream, {} as JSONRPCMessage)}\ndata: \n\n`);
-    else res.flushHeaders();
+    if (p.version >= '2025-11-25') {
+      const id = this.o.store.store(p.stream, {} as JSONRPCMessage);
+      this.ordered(id, p.stream, {} as JSONRPCMessage, () => res.write(`id: ${id}\ndata: \n\n`));
+    } else res.flushHeaders();
     this.keepAlive(p);
   }
 
@@ -236,10 +267,68 @@ export class BridgeTransport implements Transport {
       old.destroy();
     }
     res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
-    this.o.store.replayAfter(last, (eventId, message) => res.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`));
-    p.res = res;
+    const replay = () => this.o.store.replayAfter(last, (eventId, message) => res.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`));
+    if (!this.o.mirror) {
+      replay();
+      p.res = res;
+    } else {
+      // After the events being stored now are written (to no response: the old one is gone), so the replay
+      // sends each once; a request that ended meanwhile had its answer replayed, and the stream ends.
+      this.chain = this.chain.then(() => {
+        replay();
+        if (this.byStream.get(p.stream) === p && !res.destroyed) p.res = res;
+        else res.end();
+      });
+    }
     res.once('close', () => this.lost(p, res));
     this.keepAlive(p);
+    return true;
+  }
+
+  /**
+   * GET with a Last-Event-ID of a request stream another node serves (or served): its stored events, then the
+   * new ones as that node stores them, until the answer. Other ids are the SDK's (its replay, from the store).
+   */
+  private async resumeRemote(req: IncomingMessage, res: ServerResponse, remote: NonNullable<BridgeTransportOptions['remote']>): Promise<boolean> {
+    const last = req.headers['last-event-id'];
+    const sid = this.inner.sessionId;
+    if (typeof last !== 'string' || sid === undefined || !req.headers.accept?.includes('text/event-stream') || req.headers['mcp-session-id'] !== sid) return false;
+    const v = req.headers['mcp-protocol-version'];
+    if (v !== undefined && !this.o.versions.includes(v as string)) return false;
+    if (this.o.store.streamOf(last) !== undefined) return false;
+    const first = await remote.eventsAfter(last);
+    if (!first || !first.stream.startsWith(`${sid}-r`)) return false;
+    res.writeHead(200, { ...SSE_HEADERS, ...this.sidHeader() });
+    let gone = false;
+    res.once('close', () => (gone = true));
+    const until = Date.now() + remote.maxMs;
+    let beat = Date.now();
+    let lastId = last;
+    let got = first.events;
+    for (;;) {
+      for (const e of got) {
+        res.write(`event: message\nid: ${e.id}\ndata: ${JSON.stringify(e.message)}\n\n`);
+        lastId = e.id;
+        // The request's answer ends its stream, as on the node that serves it.
+        if ('id' in e.message && ('result' in e.message || 'error' in e.message)) {
+          res.end();
+          return true;
+        }
+      }
+      if (gone || this.ended || Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, remote.pollMs).unref());
+      if (gone || this.ended) break;
+      if (Date.now() - beat >= KEEP_ALIVE_MS) {
+        res.write(': keepalive\n\n');
+        beat = Date.now();
+      }
+      try {
+        got = (await remote.eventsAfter(lastId))?.events ?? [];
+      } catch {
+        break; // the store is out of reach: the client resumes again with its last event id
+      }
+    }
+    if (!res.writableEnded) res.end();
     return true;
   }
 
