@@ -27,8 +27,8 @@ import { argsDigest } from '../../protocol/hash.js';
 import { attestsRuntime, isTerminal, METHODS, type CallStateNote, type Outcome, type ProgressNote } from '../../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../../protocol/peer.js';
 import {
-  answers, applyOutcome, bridgeOutcome, callTimeoutMs, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, owns,
-  resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, untilVerdict, withoutRuntime,
+  answers, applyOutcome, bridgeOutcome, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, owns,
+  resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, timeoutFor, untilVerdict, withoutRuntime,
   type CallEvent, type CallService, type SubmitRequest,
 } from '../call-lifecycle.js';
 import type { DeviceConnection, DeviceHub } from '../device-hub.js';
@@ -130,18 +130,19 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
 
   async submit(req: SubmitRequest): Promise<{ call: StoredCall; duplicate: boolean }> {
     const { workspace_id: ws, device_id: dev } = req;
-    const device = await this.o.store.getDevice(ws, dev);
-    if (!device) throw new RpcError(404, 'No such device in this workspace.');
+    // Only the user and the function's default timeout, not the device's whole record (issue 34's profile).
+    const target = await this.o.store.callTarget(ws, dev, req.function);
+    if (!target) throw new RpcError(404, 'No such device in this workspace.');
     const digest = argsDigest(req.function, req.arguments);
     if (req.call_id !== undefined) {
       const existing = await this.o.store.getCall(ws, req.call_id);
       if (existing) return this.retried(existing, req, digest);
     }
-    const call = newCall(req, req.call_id ?? newCallId(), device.user_id, digest, callTimeoutMs(req, device));
+    const call = newCall(req, req.call_id ?? newCallId(), target.user_id, digest, timeoutFor(req, target.timeout_ms_default));
     const r = await this.o.store.transaction(async (tx) => {
-      const s = await tx.session(ws, dev);
-      // isCurrent holds the session row until the commit: a claim made meanwhile waits, so the node told owns it.
-      if (!s || s.lapsed || !(await tx.isCurrent(ws, dev, s.epoch))) return 'offline' as const;
+      // Read and held until the commit (FOR SHARE): a claim made meanwhile waits, so the node told owns it.
+      const s = await tx.session(ws, dev, true);
+      if (!s || s.lapsed) return 'offline' as const;
       if (!(await tx.insertCall(call))) return 'exists' as const;
       await this.o.bus.notify(s.node_id, { type: 'call', workspace_id: ws, call_id: call.call_id }, tx);
       return 'sent' as const;
