@@ -7,7 +7,8 @@
  *   until the commit, so the node told is the owner; a device on no node answers 409 `device_offline`.
  * - **The owner** (the node holding the device's WebSocket) forwards the call, and writes what the device
  *   says (notes, the outcome, session events) in transactions fenced by its session's epoch: what a replaced
- *   session sends is refused, never written. Each write tells every node `call_changed` (ids only).
+ *   session sends is refused, never written. Each write that changes what a stream shows tells every node
+ *   `call_changed` (ids only; `sent` tells nobody).
  * - **Every node** holding a `wait` or an SSE stream for a call reads the record again on `call_changed` and
  *   turns what changed into the same events as the single process (`event:<ws>/<id>`, `settled:<ws>/<id>`).
  *
@@ -300,7 +301,9 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     const key = `${call.workspace_id}/${call.call_id}`;
     if (this.closed || this.inflight.get(key) === conn.epoch) return;
     this.inflight.set(key, conn.epoch ?? -1);
-    if (!call.sent) void this.write(conn, call, 'sent', (c) => (c.sent ? false : (c.sent = true)));
+    // Nobody is told (no call_changed): `sent` changes no event a stream or waiter sends, only what the deadline
+    // says of a call its device never answered (read from the store). One NOTIFY and one read per node less.
+    if (!call.sent) void this.write(conn, call, 'sent', (c) => (c.sent ? false : (c.sent = true)), false);
     // Past the deadline the bridge has given up, but it keeps listening: a late answer resolves its `unknown` (§6.8).
     const budget = Math.max(1000, call.deadline_ms - Date.now()) + LATE_LISTEN_MS;
     void conn.peer
@@ -340,9 +343,10 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   /**
    * Changes a call's record in one transaction: read, `mutate` (false: nothing to write), save, and tell every
    * node `call_changed` on the commit. With `conn`, fenced: refused when a newer session replaced `conn`'s.
-   * This node's writes to one call run one after another.
+   * This node's writes to one call run one after another. `announce: false`: no `call_changed` (a change no
+   * stream or waiter shows).
    */
-  private write(conn: DeviceConnection | null, call: StoredCall, what: string, mutate: (c: StoredCall) => boolean): Promise<WriteResult> {
+  private write(conn: DeviceConnection | null, call: StoredCall, what: string, mutate: (c: StoredCall) => boolean, announce = true): Promise<WriteResult> {
     const { workspace_id: ws, call_id: id } = call;
     const key = `${ws}/${id}`;
     const body = async (tx: StoreOps): Promise<WriteResult> => {
@@ -350,7 +354,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       const c = await tx.getCall(ws, id, true);
       if (!c || !mutate(c)) return 'unchanged';
       await tx.saveCall(c);
-      await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
+      if (announce) await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
       return 'written';
     };
     const run = (this.writes.get(key) ?? Promise.resolve<WriteResult>('unchanged')).then(async (): Promise<WriteResult> => {
