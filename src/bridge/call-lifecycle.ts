@@ -104,7 +104,12 @@ export interface CallService extends Pick<EventEmitter, 'on' | 'off'> {
 
 /** The invoke's timeout: the runtime's, else the function's default, capped like a runtime's own (a descriptor may say anything). */
 export function callTimeoutMs(req: SubmitRequest, device: DeviceRecord): number {
-  return req.timeout_ms ?? Math.min(device.functions.find((f) => f.id === req.function)?.timeout_ms_default ?? DEFAULT_TIMEOUT_MS, MAX_TIME_PARAM_MS);
+  return timeoutFor(req, device.functions.find((f) => f.id === req.function)?.timeout_ms_default);
+}
+
+/** The invoke's timeout given the function's default (`callTimeoutMs` with the default already looked up). */
+export function timeoutFor(req: SubmitRequest, functionDefault: number | undefined): number {
+  return req.timeout_ms ?? Math.min(functionDefault ?? DEFAULT_TIMEOUT_MS, MAX_TIME_PARAM_MS);
 }
 
 /** A new call's record (state `submitted`, not yet sent) with the invoke it sends. */

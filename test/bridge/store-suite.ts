@@ -148,6 +148,21 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     assert.equal((await s.getDevice('ws_b', 'dev_1'))?.user_id, 'u9', 'replace: false still creates an unknown device');
   }));
 
+  test(`${name}: a call's target is the device's user and its function's default timeout, as the device publishes it now`, withStore(async (s) => {
+    const id = { workspace_id: 'ws_a', user_id: 'u1', device_id: 'dev_1' };
+    const fns = [{ id: 'files.read', timeout_ms_default: 5000 }, { id: 'files.list' }, { id: 'odd', timeout_ms_default: 'x' }] as never;
+    await s.upsertDevice({ ...id, functions: fns, functions_revision: 1 });
+    assert.deepEqual(await s.callTarget('ws_a', 'dev_1', 'files.read'), { user_id: 'u1', timeout_ms_default: 5000 });
+    assert.deepEqual(await s.callTarget('ws_a', 'dev_1', 'files.list'), { user_id: 'u1' }, 'no default published');
+    assert.deepEqual(await s.callTarget('ws_a', 'dev_1', 'odd'), { user_id: 'u1' }, 'a default that is not a number is none');
+    assert.deepEqual(await s.callTarget('ws_a', 'dev_1', 'nope'), { user_id: 'u1' }, 'a function the device does not publish');
+    assert.equal(await s.callTarget('ws_b', 'dev_1', 'files.read'), undefined, 'no such device in that workspace');
+    // The device's function list changes (tools_changed, a new hello): the next read gives the new default.
+    await s.upsertDevice({ ...id, functions: [{ id: 'files.read', timeout_ms_default: 9000 }] as never, functions_revision: 2 });
+    assert.deepEqual(await s.callTarget('ws_a', 'dev_1', 'files.read'), { user_id: 'u1', timeout_ms_default: 9000 });
+    await s.transaction(async (tx) => assert.equal((await tx.callTarget('ws_a', 'dev_1', 'files.read'))?.timeout_ms_default, 9000, 'in a transaction too'));
+  }));
+
   test(`${name}: an Adapter Card is stored as sent, with the digest of its JSON text`, withStore(async (s) => {
     // Key order matters to the digest: a store that reorders keys (jsonb) would change it.
     const card = { zeta: 1, alpha: { b: 2, a: [1, 'ü'] }, id: 'card' };

@@ -7,7 +7,8 @@
  *   until the commit, so the node told is the owner; a device on no node answers 409 `device_offline`.
  * - **The owner** (the node holding the device's WebSocket) forwards the call, and writes what the device
  *   says (notes, the outcome, session events) in transactions fenced by its session's epoch: what a replaced
- *   session sends is refused, never written. Each write tells every node `call_changed` (ids only).
+ *   session sends is refused, never written. Each write that changes what a stream shows tells every node
+ *   `call_changed` (ids only; `sent` tells nobody).
  * - **Every node** holding a `wait` or an SSE stream for a call reads the record again on `call_changed` and
  *   turns what changed into the same events as the single process (`event:<ws>/<id>`, `settled:<ws>/<id>`).
  *
@@ -27,8 +28,8 @@ import { argsDigest } from '../../protocol/hash.js';
 import { attestsRuntime, isTerminal, METHODS, type CallStateNote, type Outcome, type ProgressNote } from '../../protocol/messages.js';
 import { ConnectionClosedError, RequestTimeoutError } from '../../protocol/peer.js';
 import {
-  answers, applyOutcome, bridgeOutcome, callTimeoutMs, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, owns,
-  resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, untilVerdict, withoutRuntime,
+  answers, applyOutcome, bridgeOutcome, deadlineOutcome, neverReceivedOutcome, CANCEL_WAIT_MS, idempotencyConflict, isNewNoteState, LATE_LISTEN_MS, newCall, offlineError, owns,
+  resolvableUntil, RESOLVE_WINDOW_MS, takesSessionEvent, timeoutFor, untilVerdict, withoutRuntime,
   type CallEvent, type CallService, type SubmitRequest,
 } from '../call-lifecycle.js';
 import type { DeviceConnection, DeviceHub } from '../device-hub.js';
@@ -130,18 +131,19 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
 
   async submit(req: SubmitRequest): Promise<{ call: StoredCall; duplicate: boolean }> {
     const { workspace_id: ws, device_id: dev } = req;
-    const device = await this.o.store.getDevice(ws, dev);
-    if (!device) throw new RpcError(404, 'No such device in this workspace.');
+    // Only the user and the function's default timeout, not the device's whole record (issue 34's profile).
+    const target = await this.o.store.callTarget(ws, dev, req.function);
+    if (!target) throw new RpcError(404, 'No such device in this workspace.');
     const digest = argsDigest(req.function, req.arguments);
     if (req.call_id !== undefined) {
       const existing = await this.o.store.getCall(ws, req.call_id);
       if (existing) return this.retried(existing, req, digest);
     }
-    const call = newCall(req, req.call_id ?? newCallId(), device.user_id, digest, callTimeoutMs(req, device));
+    const call = newCall(req, req.call_id ?? newCallId(), target.user_id, digest, timeoutFor(req, target.timeout_ms_default));
     const r = await this.o.store.transaction(async (tx) => {
-      const s = await tx.session(ws, dev);
-      // isCurrent holds the session row until the commit: a claim made meanwhile waits, so the node told owns it.
-      if (!s || s.lapsed || !(await tx.isCurrent(ws, dev, s.epoch))) return 'offline' as const;
+      // Read and held until the commit (FOR SHARE): a claim made meanwhile waits, so the node told owns it.
+      const s = await tx.session(ws, dev, true);
+      if (!s || s.lapsed) return 'offline' as const;
       if (!(await tx.insertCall(call))) return 'exists' as const;
       await this.o.bus.notify(s.node_id, { type: 'call', workspace_id: ws, call_id: call.call_id }, tx);
       return 'sent' as const;
@@ -299,7 +301,9 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     const key = `${call.workspace_id}/${call.call_id}`;
     if (this.closed || this.inflight.get(key) === conn.epoch) return;
     this.inflight.set(key, conn.epoch ?? -1);
-    if (!call.sent) void this.write(conn, call, 'sent', (c) => (c.sent ? false : (c.sent = true)));
+    // Nobody is told (no call_changed): `sent` changes no event a stream or waiter sends, only what the deadline
+    // says of a call its device never answered (read from the store). One NOTIFY and one read per node less.
+    if (!call.sent) void this.write(conn, call, 'sent', (c) => (c.sent ? false : (c.sent = true)), false);
     // Past the deadline the bridge has given up, but it keeps listening: a late answer resolves its `unknown` (§6.8).
     const budget = Math.max(1000, call.deadline_ms - Date.now()) + LATE_LISTEN_MS;
     void conn.peer
@@ -339,9 +343,10 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   /**
    * Changes a call's record in one transaction: read, `mutate` (false: nothing to write), save, and tell every
    * node `call_changed` on the commit. With `conn`, fenced: refused when a newer session replaced `conn`'s.
-   * This node's writes to one call run one after another.
+   * This node's writes to one call run one after another. `announce: false`: no `call_changed` (a change no
+   * stream or waiter shows).
    */
-  private write(conn: DeviceConnection | null, call: StoredCall, what: string, mutate: (c: StoredCall) => boolean): Promise<WriteResult> {
+  private write(conn: DeviceConnection | null, call: StoredCall, what: string, mutate: (c: StoredCall) => boolean, announce = true): Promise<WriteResult> {
     const { workspace_id: ws, call_id: id } = call;
     const key = `${ws}/${id}`;
     const body = async (tx: StoreOps): Promise<WriteResult> => {
@@ -349,7 +354,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       const c = await tx.getCall(ws, id, true);
       if (!c || !mutate(c)) return 'unchanged';
       await tx.saveCall(c);
-      await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
+      if (announce) await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
       return 'written';
     };
     const run = (this.writes.get(key) ?? Promise.resolve<WriteResult>('unchanged')).then(async (): Promise<WriteResult> => {

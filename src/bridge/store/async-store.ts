@@ -57,6 +57,12 @@ export interface StoreOps {
    */
   upsertDevice(d: DeviceUpdate, replace?: boolean): Promise<void>;
   getDevice(workspaceId: string, deviceId: string): Promise<DeviceRecord | undefined>;
+  /**
+   * What a call's submit needs of its device, without reading its whole record (issue 34: parsing every
+   * descriptor per call was the clustered call's largest cost): its user, and the default timeout of function
+   * `fn` when the device publishes one. Undefined when there is no such device.
+   */
+  callTarget(workspaceId: string, deviceId: string, fn: string): Promise<CallTarget | undefined>;
   /** The device's stored Adapter Card (not kept in memory). */
   adapterCard(workspaceId: string, deviceId: string): Promise<Record<string, unknown> | null>;
   /** A workspace's devices, by device id. */
@@ -82,8 +88,12 @@ export interface StoreOps {
    * guards: a late answer from a replaced session is refused, never saved.
    */
   isCurrent(workspaceId: string, deviceId: string, epoch: number): Promise<boolean>;
-  /** The device's session (a lapsed one included); none when it never claimed one or released it. */
-  session(workspaceId: string, deviceId: string): Promise<DeviceSession | undefined>;
+  /**
+   * The device's session (a lapsed one included); none when it never claimed one or released it. With `hold`,
+   * in a transaction, the session row is held until the commit (`FOR SHARE`, as `isCurrent` holds it): a claim
+   * made meanwhile waits, so the session read stays the device's until then.
+   */
+  session(workspaceId: string, deviceId: string, hold?: boolean): Promise<DeviceSession | undefined>;
   /** Renews the lease of every session `nodeId` holds (its heartbeat); returns how many. */
   renewLeases(nodeId: string, leaseMs: number): Promise<number>;
   /**
@@ -97,6 +107,13 @@ export interface StoreOps {
   nodeSessions(nodeId: string): Promise<DeviceSession[]>;
   /** The calls not yet terminal of every device whose session node `nodeId` holds, in one read. */
   openCallsOfNode(nodeId: string): Promise<StoredCall[]>;
+}
+
+/** What a call's submit reads of its device (`StoreOps.callTarget`). */
+export interface CallTarget {
+  user_id: string;
+  /** The function's `timeout_ms_default`, when the device publishes the function with one. */
+  timeout_ms_default?: number;
 }
 
 /**

@@ -135,12 +135,13 @@ export class PgBridgeStore implements AsyncBridgeStore {
   refusedHelloKeys() { return this.ops.refusedHelloKeys(); }
   upsertDevice(d: DeviceUpdate, replace = true) { return this.ops.upsertDevice(d, replace); }
   getDevice(ws: string, dev: string) { return this.ops.getDevice(ws, dev); }
+  callTarget(ws: string, dev: string, fn: string) { return this.ops.callTarget(ws, dev, fn); }
   adapterCard(ws: string, dev: string) { return this.ops.adapterCard(ws, dev); }
   devices(ws: string) { return this.ops.devices(ws); }
   notify(channel: string, payload: string) { return this.ops.notify(channel, payload); }
   claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.ops.claimSession(ws, dev, node, leaseMs, protocolVersion); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
-  session(ws: string, dev: string) { return this.ops.session(ws, dev); }
+  session(ws: string, dev: string, hold?: boolean) { return this.ops.session(ws, dev, hold); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
@@ -360,6 +361,18 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       const [r] = await rows(`${DEVICE_SELECT} WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
       return r ? toDevice(r) : undefined;
     },
+    async callTarget(ws, dev, fn) {
+      // The one descriptor's default is picked out by the server (jsonb, in C): the row's functions text never
+      // reaches this process. A descriptor without a numeric default gives null.
+      const [r] = await rows(
+        `SELECT user_id, (SELECT f->'timeout_ms_default' FROM jsonb_array_elements(functions::jsonb) f WHERE f->>'id' = $3 LIMIT 1) AS t
+         FROM bridge_devices WHERE workspace_id = $1 AND device_id = $2`,
+        [ws, dev, fn],
+      );
+      if (!r) return undefined;
+      const t = r['t'];
+      return { user_id: r['user_id'] as string, ...(typeof t === 'number' ? { timeout_ms_default: t } : {}) };
+    },
     async adapterCard(ws, dev) {
       const [r] = await rows(`SELECT adapter_card FROM bridge_devices WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
       return typeof r?.['adapter_card'] === 'string' ? (JSON.parse(r['adapter_card']) as Record<string, unknown>) : null;
@@ -402,8 +415,8 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       const [r] = await rows(`SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE`, [ws, dev]);
       return r !== undefined && Number(r['epoch']) === epoch;
     },
-    async session(ws, dev) {
-      const [r] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2`, [ws, dev]);
+    async session(ws, dev, hold) {
+      const [r] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2${hold ? ' FOR SHARE' : ''}`, [ws, dev]);
       return r ? sessionOf(r) : undefined;
     },
     async renewLeases(node, leaseMs) {

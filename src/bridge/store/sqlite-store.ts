@@ -97,12 +97,13 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   refusedHelloKeys() { return this.run(() => this.direct.refusedHelloKeys()); }
   upsertDevice(d: DeviceUpdate, replace = true) { return this.run(() => this.direct.upsertDevice(d, replace)); }
   getDevice(ws: string, dev: string) { return this.run(() => this.direct.getDevice(ws, dev)); }
+  callTarget(ws: string, dev: string, fn: string) { return this.run(() => this.direct.callTarget(ws, dev, fn)); }
   adapterCard(ws: string, dev: string) { return this.run(() => this.direct.adapterCard(ws, dev)); }
   devices(ws: string) { return this.run(() => this.direct.devices(ws)); }
   notify(channel: string, payload: string) { return this.run(() => this.direct.notify(channel, payload)); }
   claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs, protocolVersion)); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
-  session(ws: string, dev: string) { return this.run(() => this.direct.session(ws, dev)); }
+  session(ws: string, dev: string, hold?: boolean) { return this.run(() => this.direct.session(ws, dev, hold)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
@@ -183,6 +184,13 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
       if (inTransaction) store.flushDevices();
     },
     getDevice: async (ws, dev) => store.getDevice(ws, dev),
+    async callTarget(ws, dev, fn) {
+      // The device record is in memory here: nothing to parse.
+      const d = store.getDevice(ws, dev);
+      if (!d) return undefined;
+      const t = d.functions.find((f) => f.id === fn)?.timeout_ms_default;
+      return { user_id: d.user_id, ...(typeof t === 'number' ? { timeout_ms_default: t } : {}) };
+    },
     adapterCard: async (ws, dev) => store.adapterCard(ws, dev),
     devices: async (ws) => store.devices(ws),
     notify: async (channel, payload) => notify(channel, payload),
@@ -210,6 +218,7 @@ function sessionOps(db: Database.Database): Pick<StoreOps, 'claimSession' | 'isC
       return { epoch, previous: old ? { node_id: old.node_id, epoch: old.epoch, lapsed: old.lease_until <= now } : null };
     },
     isCurrent: async (ws, dev, epoch) => get(ws, dev)?.epoch === epoch,
+    // `hold` needs nothing here: every operation is synchronous, so a claim cannot come between.
     async session(ws, dev) {
       const r = get(ws, dev);
       return r ? sessionOf(r, Date.now()) : undefined;
