@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import type { BlobRef } from '../../protocol/messages.js';
 import type { BlobLedger, BlobMeta } from '../blob-store.js';
-import { storeError } from '../store/pg-store.js';
+import { pgTransaction, storeError } from '../store/pg-store.js';
 
 /** Options of {@link PgBlobLedger}. */
 export interface PgBlobLedgerOptions {
@@ -77,22 +77,11 @@ export class PgBlobLedger implements BlobLedger {
   async reserve(id: string, scope: string | undefined, bytes: number, quota: number): Promise<boolean> {
     const ws = scope ?? '';
     const first = !this.uploads.has(id);
-    let client: pg.PoolClient;
-    try {
-      client = await this.o.pool.connect();
-    } catch (e) {
-      throw storeError(e);
-    }
-    let broken = false;
-    try {
-      await client.query('BEGIN');
+    const reserved = await pgTransaction(this.o.pool, async (client) => {
       // One reservation per workspace at a time, on every node: the sum below and the write are one step.
       await client.query(`SELECT pg_advisory_xact_lock(hashtext('aios blobs'), hashtext($1))`, [ws]);
       const r = await client.query<{ used: string }>(`SELECT coalesce(sum(size), 0) AS used FROM bridge_blobs WHERE workspace_id = $1 AND expires_at > now()`, [ws]);
-      if (Number(r.rows[0]!.used) + bytes > quota) {
-        await client.query('ROLLBACK');
-        return false;
-      }
+      if (Number(r.rows[0]!.used) + bytes > quota) return false;
       const lease = `now() + $3 * interval '1 millisecond'`;
       if (first) {
         await client.query(
@@ -103,13 +92,9 @@ export class PgBlobLedger implements BlobLedger {
         const u = await client.query(`UPDATE bridge_blobs SET size = size + $4, expires_at = ${lease} WHERE blob_id = $1 AND workspace_id = $2 AND state = 'uploading' AND expires_at > now()`, [id, ws, this.leaseMs, bytes]);
         if (u.rowCount !== 1) throw new BlobReservationLapsedError(id);
       }
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => (broken = true));
-      throw storeError(e);
-    } finally {
-      client.release(broken);
-    }
+      return true;
+    });
+    if (!reserved) return false;
     if (first) this.renewWhileRunning(id);
     return true;
   }

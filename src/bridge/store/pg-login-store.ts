@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import type { LoginStore, UserRow } from '../oauth/login-store.js';
 import type { ConfigUser, DeviceCodeRow, DeviceRow, TokenRow, WebSessionRow } from '../oauth/oauth-store.js';
-import { storeError } from './pg-store.js';
+import { pgTransaction, reaching } from './pg-store.js';
 
 /** The bigint columns (milliseconds): the driver gives them as text. */
 const TIMES = ['last_poll_at', 'expires_at', 'created_at', 'approved_at', 'revoked_at', 'last_seen_at', 'used_at'];
@@ -42,41 +42,16 @@ export class PgLoginStore implements LoginStore {
   constructor(private readonly pool: pg.Pool) {}
 
   private async rows(sql: string, params: unknown[] = [], q: Q = this.pool): Promise<Record<string, unknown>[]> {
-    try {
-      return (await q.query<Record<string, unknown>>(sql, params)).rows;
-    } catch (e) {
-      throw storeError(e);
-    }
+    return (await reaching(q.query<Record<string, unknown>>(sql, params))).rows;
   }
 
   private async count(sql: string, params: unknown[], q: Q = this.pool): Promise<number> {
-    try {
-      return (await q.query(sql, params)).rowCount ?? 0;
-    } catch (e) {
-      throw storeError(e);
-    }
+    return (await reaching(q.query(sql, params))).rowCount ?? 0;
   }
 
   /** Runs `fn` in one transaction on one client (rolled back when it throws). */
-  private async transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (e) {
-      throw storeError(e);
-    }
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const out = await fn(client);
-      await client.query('COMMIT');
-      return out;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => (broken = true));
-      throw storeError(e);
-    } finally {
-      client.release(broken);
-    }
+  private transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return pgTransaction(this.pool, fn);
   }
 
   async syncUsers(users: readonly ConfigUser[]): Promise<void> {

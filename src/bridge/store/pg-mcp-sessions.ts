@@ -6,15 +6,7 @@
 import type pg from 'pg';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { McpSessionRecord, McpSessionStore } from '../mcp/session-store.js';
-import { storeError } from './pg-store.js';
-
-async function reaching<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (e) {
-    throw storeError(e);
-  }
-}
+import { pgTransaction, reaching } from './pg-store.js';
 
 /** The PostgreSQL implementation of {@link McpSessionStore}. */
 export class PgMcpSessions implements McpSessionStore {
@@ -88,25 +80,17 @@ export class PgMcpSessions implements McpSessionStore {
     let rows = await reaching(read(this.pool));
     const out = new Map(rows.map((r) => [r.device_id, `d${r.n}`]));
     if (assign.every((d) => out.has(d))) return out;
-    const client = await reaching(this.pool.connect());
-    try {
-      await reaching(client.query('BEGIN'));
-      await reaching(client.query(`SELECT pg_advisory_xact_lock(hashtext('mcp_handles:' || $1))`, [workspaceId]));
-      rows = await reaching(read(client));
+    await pgTransaction(this.pool, async (client) => {
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('mcp_handles:' || $1))`, [workspaceId]);
+      rows = await read(client);
       for (const r of rows) out.set(r.device_id, `d${r.n}`);
       let next = rows.reduce((m, r) => Math.max(m, r.n), 0);
       for (const d of assign) {
         if (out.has(d)) continue;
-        await reaching(client.query(`INSERT INTO mcp_handles (workspace_id, device_id, n) VALUES ($1, $2, $3)`, [workspaceId, d, ++next]));
+        await client.query(`INSERT INTO mcp_handles (workspace_id, device_id, n) VALUES ($1, $2, $3)`, [workspaceId, d, ++next]);
         out.set(d, `d${next}`);
       }
-      await reaching(client.query('COMMIT'));
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
     return out;
   }
 }

@@ -74,11 +74,39 @@ export function storeError(e: unknown): unknown {
 }
 
 /** Runs `p`, turning a failure to reach the database into {@link StoreUnavailableError}. */
-async function reaching<T>(p: Promise<T>): Promise<T> {
+export async function reaching<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (e) {
     throw storeError(e);
+  }
+}
+
+/**
+ * Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. A failure to
+ * reach the database (at connect, or on any statement) rejects with {@link StoreUnavailableError}. Every
+ * PostgreSQL store of the bridge (calls, sign-in, blobs, MCP sessions) takes its transactions here.
+ */
+export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await reaching(pool.connect());
+  let broken = false;
+  // The pool hears a client's errors only while it is idle: one checked out here whose connection drops
+  // (PostgreSQL stopped or restarted mid-transaction) emits 'error', which unheard would end the process.
+  // The statement running, or the next one, fails with the same cause and is answered store_unavailable.
+  const dropped = () => (broken = true);
+  client.on('error', dropped);
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => (broken = true));
+    throw storeError(e);
+  } finally {
+    client.off('error', dropped);
+    // A client that could not roll back, or whose connection dropped, is not given to the next caller.
+    client.release(broken);
   }
 }
 
@@ -195,31 +223,8 @@ export class PgBridgeStore implements AsyncBridgeStore {
     await reaching(this.pool.query(`DELETE FROM cluster_nodes WHERE node_id = $1 AND started_at = $2`, [nodeId, startedAt]));
   }
 
-  /**
-   * Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. A failure to
-   * reach the database (at connect, or on any statement) rejects with {@link StoreUnavailableError}.
-   */
-  private async withClient<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await reaching(this.pool.connect());
-    let broken = false;
-    // The pool hears a client's errors only while it is idle: one checked out here whose connection drops
-    // (PostgreSQL stopped or restarted mid-transaction) emits 'error', which unheard would end the process.
-    // The statement running, or the next one, fails with the same cause and is answered store_unavailable.
-    const dropped = () => (broken = true);
-    client.on('error', dropped);
-    try {
-      await client.query('BEGIN');
-      const out = await fn(client);
-      await client.query('COMMIT');
-      return out;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => (broken = true));
-      throw storeError(e);
-    } finally {
-      client.off('error', dropped);
-      // A client that could not roll back, or whose connection dropped, is not given to the next caller.
-      client.release(broken);
-    }
+  private withClient<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return pgTransaction(this.pool, fn);
   }
 
   async close(): Promise<void> {
