@@ -41,6 +41,31 @@ async function mcpClient(url: string, t: Tokens, sessionId?: string): Promise<{ 
 const outcomeOf = (r: CallToolResult): Outcome => (r._meta as Record<string, Outcome>)['org.aios/outcome']!;
 
 /** Three nodes, the agent on node A, its functions known to the cluster. */
+/**
+ * A `tools/call` of `diagnostics.wait` on a session, long enough that its answer is an SSE stream: read up to
+ * the stream's first event id (what a client resumes from), and give the controller that cuts it.
+ */
+async function streamOn(url: string, sid: string, t: Tokens, callId: string, ms: number): Promise<{ ac: AbortController; last: string }> {
+  const ac = new AbortController();
+  const post = await fetch(url, {
+    method: 'POST',
+    signal: ac.signal,
+    headers: { authorization: `Bearer ${t.runtime}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms }, _meta: { 'org.aios/call_id': callId } } }),
+  });
+  assert.equal(post.headers.get('content-type'), 'text/event-stream');
+  const reader = post.body!.getReader();
+  let text = '';
+  let last: string | undefined;
+  while (last === undefined) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, 'the stream ended before its first event');
+    text += Buffer.from(value).toString();
+    last = /^id: (.+)$/m.exec(text)?.[1];
+  }
+  return { ac, last };
+}
+
 async function withAgentOnA(what: string, fn: (c: Awaited<ReturnType<typeof startCluster>>, t: Tokens) => Promise<void>): Promise<void> {
   const t = tokens();
   const dir = tempDir();
@@ -119,23 +144,7 @@ test('a stream cut on node A is resumed with Last-Event-ID on node C and replays
     const sid = a.transport.sessionId!;
     // A call that outlasts the JSON window: its answer becomes an SSE stream with a priming event id.
     const callId = `mcp-resume-${process.pid}`;
-    const ac = new AbortController();
-    const post = await fetch(urlA + path, {
-      method: 'POST',
-      signal: ac.signal,
-      headers: { authorization: `Bearer ${t.runtime}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 1500 }, _meta: { 'org.aios/call_id': callId } } }),
-    });
-    assert.equal(post.headers.get('content-type'), 'text/event-stream');
-    const reader = post.body!.getReader();
-    let text = '';
-    let last: string | undefined;
-    while (last === undefined) {
-      const { value, done } = await reader.read();
-      assert.ok(!done, 'the stream ended before its first event');
-      text += Buffer.from(value).toString();
-      last = /^id: (.+)$/m.exec(text)?.[1];
-    }
+    const { ac, last } = await streamOn(urlA + path, sid, t, callId, 1500);
     // The client loses the stream (its connection to A is gone); the call goes on at the device.
     ac.abort();
     await until(async () => (await c.store.getCall(ids.workspace_id, callId))?.outcome !== undefined, 20_000, 'the call to end');
@@ -157,22 +166,7 @@ test('a stream cut on node A while the call runs is resumed on node C, which fol
     const a = await mcpClient(urlA + path, t);
     const sid = a.transport.sessionId!;
     const callId = `mcp-live-${process.pid}`;
-    const ac = new AbortController();
-    const post = await fetch(urlA + path, {
-      method: 'POST',
-      signal: ac.signal,
-      headers: { authorization: `Bearer ${t.runtime}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'diagnostics-wait', arguments: { ms: 3000 }, _meta: { 'org.aios/call_id': callId } } }),
-    });
-    const reader = post.body!.getReader();
-    let text = '';
-    let last: string | undefined;
-    while (last === undefined) {
-      const { value, done } = await reader.read();
-      assert.ok(!done, 'the stream ended before its first event');
-      text += Buffer.from(value).toString();
-      last = /^id: (.+)$/m.exec(text)?.[1];
-    }
+    const { ac, last } = await streamOn(urlA + path, sid, t, callId, 3000);
     ac.abort();
     // Resumed on C at once: the call is still running at the device behind node A.
     const onC = await mcpClient(urlC + path, t, sid);
