@@ -7,16 +7,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { silentLogger } from '../../src/base/logger.js';
-import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { ClusterNodeServer } from '../../src/bridge/cluster/node-server.js';
 import { PgBridgeStore, StoreUnavailableError } from '../../src/bridge/store/pg-store.js';
 import { PgRateLimits } from '../../src/bridge/store/pg-rate-limits.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
-import { ids, tokens } from '../helpers/stack.js';
+import { tokens } from '../helpers/stack.js';
+import { clusterDatabase, startCluster } from '../helpers/cluster.js';
 
 let server: PrivatePostgres;
-let n = 0;
 before(async () => {
   server = await startPostgres();
 });
@@ -27,24 +24,9 @@ const PER_SECOND = 1;
 
 test('a burst of one token spread over three nodes meets one shared limit: about the burst is allowed in all, not three times it; the 429s say when to retry; PostgreSQL down is 503 store_unavailable, not 500', async () => {
   const t = tokens();
-  const db = server.createDatabase(`rate${process.pid}_${++n}`);
-  const nodes: ClusterNodeServer[] = [];
-  const urls: string[] = [];
+  const c = await startCluster(server, 'rate', t, ['node_a', 'node_b', 'node_c'], {}, undefined, { runtime_rate_limit: { per_second: PER_SECOND, burst: BURST } });
+  const urls = c.urls;
   try {
-    for (const id of ['node_a', 'node_b', 'node_c']) {
-      const config = normalizeBridgeConfig({
-        data_dir: '/nonexistent/unused',
-        listen: { host: '127.0.0.1', port: 0 },
-        runtime_tokens: { [t.runtime]: { workspace_id: ids.workspace_id, name: 'Agent' } },
-        device_tokens: { [t.device]: { ...ids } },
-        runtime_rate_limit: { per_second: PER_SECOND, burst: BURST },
-        store: { kind: 'postgres', url: db },
-        cluster: { node_id: id },
-      });
-      const node = new ClusterNodeServer(config, { log: silentLogger(), heartbeatMs: 200 });
-      nodes.push(node);
-      urls.push(await node.start());
-    }
     const get = async (url: string) => {
       const r = await fetch(`${url}/v1/devices`, { headers: { authorization: `Bearer ${t.runtime}` } });
       return { status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as { error?: { type: string; details?: { retry_after_ms: number } } } };
@@ -79,12 +61,12 @@ test('a burst of one token spread over three nodes meets one shared limit: about
       server.up();
     }
   } finally {
-    for (const x of nodes) await x.stop().catch(() => undefined);
+    await c.stop();
   }
 });
 
 test('shared limits in PostgreSQL: buckets per key and name, waits on the database clock, failure counters shared by two nodes, keys stored hashed, store errors typed', async () => {
-  const db = server.createDatabase(`rate${process.pid}_${++n}`);
+  const db = clusterDatabase(server, 'ratestore');
   const store = await PgBridgeStore.open(db, { max: 2 });
   const pools = [new pg.Pool({ connectionString: db, max: 2 }), new pg.Pool({ connectionString: db, max: 2 })];
   try {

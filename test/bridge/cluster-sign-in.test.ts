@@ -9,9 +9,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { silentLogger } from '../../src/base/logger.js';
-import { normalizeBridgeConfig } from '../../src/config/bridge-config.js';
-import { ClusterNodeServer } from '../../src/bridge/cluster/node-server.js';
 import { DEVICE_CODE_GRANT } from '../../src/protocol/oauth.js';
 import { SimDevice, SIM_ECHO } from '../../bench/sim-device.js';
 import { buildDeviceCard } from '../../src/discovery/card.js';
@@ -20,6 +17,7 @@ import type { JWK } from 'jose';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { tokens } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
+import { startCluster } from '../helpers/cluster.js';
 import { PageClient, testUsers } from '../login/helpers.js';
 
 let server: PrivatePostgres;
@@ -39,27 +37,16 @@ function authorization(deviceId: string, publicKey = generateKeyPairSync('ec', {
 
 test('a sign-in started on node A is approved on node B and polled on node C; its token connects on any node; refresh rotates across nodes; the authorization limit is the cluster\'s', async () => {
   const t = tokens();
-  const db = server.createDatabase(`signin${process.pid}`);
   const users = await testUsers();
-  const nodes: ClusterNodeServer[] = [];
-  const urls: string[] = [];
+  // Devices sign in (no configured device tokens); the runtime calls in the users' workspace.
+  const c = await startCluster(server, 'signin', t, ['node_a', 'node_b', 'node_c'], {}, {}, {
+    runtime_tokens: { [t.runtime]: { workspace_id: 'ws_a', name: 'Agent' } },
+    users,
+    device_poll_interval_s: 0,
+  });
+  const { nodes, urls } = c;
   const sims: SimDevice[] = [];
   try {
-    for (const id of ['node_a', 'node_b', 'node_c']) {
-      const config = normalizeBridgeConfig({
-        data_dir: '/nonexistent/unused',
-        listen: { host: '127.0.0.1', port: 0 },
-        runtime_tokens: { [t.runtime]: { workspace_id: 'ws_a', name: 'Agent' } },
-        device_tokens: {},
-        users,
-        device_poll_interval_s: 0,
-        store: { kind: 'postgres', url: db },
-        cluster: { node_id: id },
-      });
-      const node = new ClusterNodeServer(config, { log: silentLogger(), heartbeatMs: 200 });
-      nodes.push(node);
-      urls.push(await node.start());
-    }
     const [urlA, urlB, urlC] = urls as [string, string, string];
 
     // The device's own key pair: its public half is pinned at sign-in, and its Adapter Card is signed with the private half.
@@ -121,6 +108,6 @@ test('a sign-in started on node A is approved on node B and polled on node C; it
     await until(() => closes.includes(4003), 10_000, 'node A closed the revoked device\'s session with 4003');
   } finally {
     for (const s of sims) s.close(true);
-    for (const x of nodes) await x.stop().catch(() => undefined);
+    await c.stop();
   }
 });

@@ -57,10 +57,13 @@ export function sharedKeys(t: Tokens, db: string, devices: DeviceTokens = { [t.d
   };
 }
 
-/** A node of the cluster in this process (not started), with a 200 ms heartbeat. */
-export function clusterNode(t: Tokens, db: string, nodeId: string, o: Partial<ClusterNodeServerOptions> = {}, devices?: DeviceTokens): ClusterNodeServer {
-  const config = normalizeBridgeConfig({ data_dir: '/nonexistent/unused', listen: { host: '127.0.0.1', port: 0 }, ...sharedKeys(t, db, devices), cluster: { node_id: nodeId } });
-  return new ClusterNodeServer(config, { log: silentLogger(), heartbeatMs: 200, ...o });
+/**
+ * A node of the cluster in this process (not started), with a 200 ms heartbeat; `config` adds or replaces bridge
+ * config keys on every node (e.g. `runtime_rate_limit`, `users`).
+ */
+export function clusterNode(t: Tokens, db: string, nodeId: string, o: Partial<ClusterNodeServerOptions> = {}, devices?: DeviceTokens, config: Record<string, unknown> = {}): ClusterNodeServer {
+  const config_ = normalizeBridgeConfig({ data_dir: '/nonexistent/unused', listen: { host: '127.0.0.1', port: 0 }, ...sharedKeys(t, db, devices), ...config, cluster: { node_id: nodeId } });
+  return new ClusterNodeServer(config_, { log: silentLogger(), heartbeatMs: 200, ...o });
 }
 
 /** Nodes in this process on one database, their URLs, the store seen from outside, and `stop()`. */
@@ -80,6 +83,7 @@ export async function startCluster(
   nodeIds: string[],
   opts: Record<string, Partial<ClusterNodeServerOptions>> = {},
   devices?: DeviceTokens,
+  config: Record<string, unknown> = {},
 ): Promise<InProcessCluster> {
   const db = clusterDatabase(server, what);
   const nodes: ClusterNodeServer[] = [];
@@ -91,7 +95,7 @@ export async function startCluster(
   };
   try {
     for (const id of nodeIds) {
-      const node = clusterNode(t, db, id, opts[id], devices);
+      const node = clusterNode(t, db, id, opts[id], devices, config);
       nodes.push(node);
       urls.push(await node.start());
     }
