@@ -15,7 +15,7 @@ import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import type { ClusterNodeServer, ClusterNodeServerOptions } from '../../src/bridge/cluster/node-server.js';
 import type { InvokeParams, Outcome } from '../../src/protocol/messages.js';
 import type { SimDevice } from '../../bench/sim-device.js';
-import { getCall, simOn, startCluster, submit, within, type Tokens } from '../helpers/cluster.js';
+import { deviceUrl, getCall, simOn, startCluster, submit, within, type Tokens } from '../helpers/cluster.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { sseEvents } from '../helpers/sse.js';
 import { agentDoc, ids, tempDir, tokens } from '../helpers/stack.js';
@@ -198,5 +198,57 @@ test('the device connecting through node C makes node A close its session with 4
     await running?.stop().catch(() => undefined);
     await c.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a device whose calls its new node could not reconcile (the store failed) is asked again: the call ends with the device\'s outcome, not at its deadline', async () => {
+  const t = tokens();
+  const c = await cluster(t);
+  const [urlA, urlB] = c.urls;
+  let invoked: string | undefined;
+  let answerNow!: () => void;
+  const held = new Promise<void>((r) => (answerNow = r));
+  const asked: string[] = [];
+  const sim = simOn(urlA, t, {
+    urls: [deviceUrl(urlA), deviceUrl(urlB)],
+    answer: async (p) => {
+      invoked = p.call_id;
+      await held;
+      const now = new Date().toISOString();
+      return { call_id: p.call_id, function: p.function, state: 'completed', output: { waited_ms: 7 }, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as Outcome;
+    },
+    onRequest: (method, params) => {
+      if (method === 'aios/call.get') asked.push((params as { call_id: string }).call_id);
+    },
+  });
+  try {
+    await sim.connect();
+    const sub = await submit(urlB, t, { function: 'diagnostics.wait', arguments: { ms: 1500 }, timeout_ms: 120_000 });
+    assert.equal(sub.status, 202, JSON.stringify(sub.body));
+    const id = sub.body.call_id;
+    await until(() => invoked === id, 10_000, 'the invoke on the session at node A');
+    // Node A goes away; the device finishes the call while it is on no node (its answer has nowhere to go).
+    await c.nodes[0].stop();
+    answerNow();
+    await until(() => sim.outcome(id), 10_000, 'the device finishing the call');
+    // Node B's store fails the first reading of the device's open calls.
+    const store = (c.nodes[1].router as unknown as { o: { store: { openCalls(dev: string): Promise<unknown[]> } } }).o.store;
+    const openCalls = store.openCalls.bind(store);
+    let reads = 0;
+    store.openCalls = (dev) => (++reads === 1 ? Promise.reject(new Error('injected: the store is unreachable')) : openCalls(dev));
+    // The device dials node A (gone), then node B.
+    await sim.connect().catch(() => sim.connect());
+    assert.equal(sim.sessionUrl, deviceUrl(urlB), 'the device is on node B');
+    const done = await until(async () => {
+      const r = await getCall(urlB, t, id);
+      return r.outcome ? r : undefined;
+    }, 20_000, 'the call ended with the device\'s outcome');
+    assert.equal(done.state, 'completed', JSON.stringify(done.outcome));
+    assert.deepEqual(done.outcome!.output, { waited_ms: 7 });
+    assert.deepEqual(asked, [id], 'node B asked the device about the call once, on its second pass');
+    assert.ok(reads >= 2, `node B read the open calls again after the failure (${reads} reads)`);
+  } finally {
+    sim.close(true);
+    await c.stop();
   }
 });

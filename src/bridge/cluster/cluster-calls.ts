@@ -60,6 +60,9 @@ export const DEADLINE_SWEEP_MS = 5000;
  * waits CANCEL_WAIT_MS for the answer; the sweeper takes over only after that, plus a margin for a busy node.
  */
 export const DEADLINE_SWEEP_GRACE_MS = CANCEL_WAIT_MS + 5000;
+/** The longest wait between two tries at reconciling a device that came online while the store failed. */
+const RECONCILE_RETRY_MAX_MS = 30_000;
+
 /** Calls one sweep ends in one transaction at most (the next sweep takes the rest). */
 const SWEEP_BATCH = 100;
 
@@ -108,7 +111,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     this.unsubscribe = o.bus.subscribe((m) => this.onBus(m));
     o.hub.onDeviceRequest(METHODS.callReport, (conn, p) => this.onReport(conn, p as { outcomes: Outcome[] }));
     o.hub.on('notification', (conn: DeviceConnection, method: string, params: unknown) => this.onNotification(conn, method, params));
-    o.hub.on('online', (conn: DeviceConnection) => void this.onOnline(conn).catch((e: unknown) => this.o.log.warn({ err: String(e), device_id: conn.identity.device_id }, 'could not reconcile a device\'s calls')));
+    o.hub.on('online', (conn: DeviceConnection) => this.reconcile(conn));
     o.hub.on('offline', (conn: DeviceConnection) => void this.onOffline(conn).catch((e: unknown) => this.o.log.warn({ err: String(e), device_id: conn.identity.device_id }, 'could not record that a device went offline')));
     // A stream or a waiter that goes away: its call's watch is dropped once nobody else holds it.
     this.on('removeListener', (name: string | symbol) => {
@@ -458,21 +461,38 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     }
   }
 
+  /**
+   * Reconciles a device that came online here, trying again (0.5 s, 1 s, … up to RECONCILE_RETRY_MAX_MS apart)
+   * while the store fails it and the session is still this one: calls left unasked would otherwise wait for
+   * their deadline, and a call the device finished would end `unknown` instead of with its outcome.
+   */
+  private reconcile(conn: DeviceConnection, attempt = 0): void {
+    this.onOnline(conn).catch((e: unknown) => {
+      const { workspace_id: ws, device_id: dev } = conn.identity;
+      if (this.closed || this.o.hub.get(dev, ws) !== conn) return;
+      this.o.log.warn({ err: String(e), device_id: dev, attempt: attempt + 1 }, 'could not reconcile a device\'s calls; trying again');
+      setTimeout(() => this.reconcile(conn, attempt + 1), Math.min(RECONCILE_RETRY_MAX_MS, 500 * 2 ** attempt)).unref();
+    });
+  }
+
   /** After a device (re)connects here: `device_online` on its waiting calls, then ask about each one (§10, §6.8). */
   private async onOnline(conn: DeviceConnection): Promise<void> {
     if (this.closed) return;
     const open = await this.openCallsOf(conn);
     await this.sessionEvent(conn, open, 'device_online');
+    // A call that could not be asked about does not stop the others; the whole pass is tried again after them.
+    let missed = 0;
     for (const call of open) {
       if (this.closed || this.o.hub.get(conn.identity.device_id, conn.identity.workspace_id) !== conn) return;
       this.armDeadline(call);
-      await this.askDevice(conn, call, 'open');
+      if (!(await this.askDevice(conn, call, 'open'))) missed++;
     }
     const { workspace_id: ws, device_id: dev } = conn.identity;
     for (const call of await this.o.store.unresolvedUnknowns(ws, dev, new Date(Date.now() - this.resolveWindowMs).toISOString())) {
       if (this.closed || this.o.hub.get(dev, ws) !== conn) return;
-      if (owns(conn.identity, call)) await this.askDevice(conn, call, 'unknown');
+      if (owns(conn.identity, call) && !(await this.askDevice(conn, call, 'unknown'))) missed++;
     }
+    if (missed) throw new Error(`${missed} of the device's calls could not be asked about`);
   }
 
   /** The session closed: `device_offline` on its waiting calls (unless a newer session replaced it), then the session is given up. */
@@ -503,15 +523,19 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
    * Asks the device `call.get` about one call: a terminal outcome is taken; a call running there is attached to
    * again (a re-sent invoke, which the device deduplicates). One it never saw is sent again while its deadline
    * allows, else ends `expired` (`open`); an `unknown` it never saw is cancelled there so it never runs (§6.8).
+   * False when the call is left as it was (the device did not answer in time, or the store failed): the caller
+   * asks again. A closed session counts as done: the node its next session lands on asks.
    */
-  private async askDevice(conn: DeviceConnection, call: StoredCall, kind: 'open' | 'unknown'): Promise<void> {
+  private async askDevice(conn: DeviceConnection, call: StoredCall, kind: 'open' | 'unknown'): Promise<boolean> {
     try {
       const r = await conn.peer.request<Outcome | { call_id: string; state: string }>(METHODS.callGet, { call_id: call.call_id }, 10_000);
       if ('error' in r) await this.accept(conn, call, r, kind === 'open' ? 'call.get result' : 'call.get result for an unknown');
       else this.forward(conn, call);
     } catch (e) {
+      if (e instanceof ConnectionClosedError) return true;
       if (!(e instanceof RpcError && e.code === RPC.invalid_params)) {
         this.o.log.warn({ call_id: call.call_id, err: String(e) }, 'could not re-ask the device about a call');
+        return false;
       } else if (kind === 'unknown') {
         const o = await conn.peer.request<Outcome>(METHODS.cancel, { call_id: call.call_id, reason: 'never received' }, CANCEL_WAIT_MS).catch(() => undefined);
         // A tombstone names no function (the device never knew it): it is this call's, by its id.
@@ -519,6 +543,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       } else if (call.deadline_ms > Date.now()) this.forward(conn, call);
       else await this.finish(conn, call, neverReceivedOutcome(call), true, 'call.get: never received');
     }
+    return true;
   }
 
   private armDeadline(call: StoredCall): void {
