@@ -10,7 +10,7 @@ import { RPC, RpcError, WireError } from '../protocol/errors.js';
 import type { CallState, Descriptor, InvokeParams, Outcome } from '../protocol/messages.js';
 import { preAcceptOutcome, uuidv7Time } from '../protocol/outcomes.js';
 import { schemaValidator } from '../protocol/schema-validator.js';
-import type { InFlight } from './inflight.js';
+import type { Call } from './call/call.js';
 import type { Journal } from './journal.js';
 import type { FunctionRegistry, RegisteredFunction } from './registry.js';
 import type { ConsentGate } from '../seams/call-seams.js';
@@ -31,7 +31,7 @@ export type Admission =
   /** A finished call (or a tombstone) with this call_id: its stored outcome, replayed. */
   | { readonly kind: 'replay'; readonly outcome: Outcome }
   /** The same call is running: answer with its outcome when it ends. */
-  | { readonly kind: 'attach'; readonly call: InFlight };
+  | { readonly kind: 'attach'; readonly call: Call };
 
 /** What admission reads. */
 export interface AdmissionOptions {
@@ -41,7 +41,7 @@ export interface AdmissionOptions {
   journal: Pick<Journal, 'get'>;
   dedupeRetentionS: number;
   /** The call with this id the dispatcher is working on, if any. */
-  live(callId: string): InFlight | undefined;
+  live(callId: string): Call | undefined;
   /** False once the dispatcher is shutting down. */
   accepting(): boolean;
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPC, RpcError, WireError } from '../protocol/errors.js';
 import { PreSerialized, tooLong } from '../protocol/peer.js';
-import { isTerminal, type Descriptor, type CallState, type CancelParams, type InvokeParams, type Outcome, type CallStatus, type CallListParams } from '../protocol/messages.js';
+import { isTerminal, type Descriptor, type CancelParams, type InvokeParams, type Outcome, type CallStatus, type CallListParams } from '../protocol/messages.js';
 import type { BlobClient, Progress } from '../sdk/index.js';
 import type { Logger } from '../base/logger.js';
 import type { GrantStore } from '../grants/grant-store.js';
@@ -25,7 +25,7 @@ import { resourceScope, type CallObserver, type ConsentGate, type ConsentRequest
 import { AbortReason, CallAbort, abortedBeforeStart, pausedBeforeStart, type AbortKind } from './abort.js';
 import { admit, type AdmissionOptions, type Identity } from './admission.js';
 import { CallLogger, execute, type ExecutionEnv } from './execution.js';
-import type { InFlight } from './inflight.js';
+import { Call, JournalFault, type CallDesk } from './call/call.js';
 import { Outbox } from './outbox.js';
 import { ProgressThrottle } from './progress.js';
 import { resolveResources, type Resolved } from './resource-check.js';
@@ -67,26 +67,19 @@ export interface DispatcherOptions {
   noteClock?: NoteClock;
 }
 
-/** The journal could not take the call: it must not run. */
-class JournalFault extends Error {
-  constructor(override readonly cause: unknown) {
-    super('journal write failed');
-  }
-}
-
 /** Dispatches device calls. One instance per agent. */
 export class Dispatcher {
-  private readonly inflight = new Map<string, InFlight>();
+  private readonly inflight = new Map<string, Call>();
   private readonly locks = new LockManager();
   private readonly slots: Semaphore;
   private accepting = true;
   private pendingJobs: (() => void)[] = [];
   private readonly admission: AdmissionOptions;
-  private readonly outbox: Outbox;
-  private readonly notes: StateNotes;
+  /** The journal, state notes and outbox every call writes to (`Call.enter`, `Call.end`). */
+  private readonly desk: CallDesk;
   private readonly exec: ExecutionEnv;
   /** Every started call's execution budget, on one timer (no timer or closure per call). */
-  private readonly deadlines = new DeadlineWheel<InFlight>((call) => this.abort(call, 'timeout'));
+  private readonly deadlines = new DeadlineWheel<Call>((call) => this.abort(call, 'timeout'));
 
   /** Where the one line per finished call goes (its fields are fixed: no redaction pass). */
   private readonly callLine: CallLineWriter;
@@ -103,9 +96,12 @@ export class Dispatcher {
       live: (id) => this.inflight.get(id),
       accepting: () => this.accepting,
     };
-    this.outbox = o.outbox ?? new Outbox({ store: o.journal, log: o.log });
     const coalesce = o.coalesceNotes ?? (() => false);
-    this.notes = new StateNotes({ send: (note) => o.notify('aios/notification.call_state', note), coalesce, ...(o.noteClock ? { clock: o.noteClock } : {}) });
+    this.desk = {
+      journal: o.journal,
+      notes: new StateNotes({ send: (note) => o.notify('aios/notification.call_state', note), coalesce, ...(o.noteClock ? { clock: o.noteClock } : {}) }),
+      outbox: o.outbox ?? new Outbox({ store: o.journal, log: o.log }),
+    };
     this.exec = { blobs: o.blobs, temp: () => this.tempArea(), progress: (call, pr) => this.progress(call, pr) };
   }
 
@@ -141,25 +137,7 @@ export class Dispatcher {
       default:
         break;
     }
-    const call: InFlight = {
-      callId: p.call_id,
-      journalled: false,
-      announced: false,
-      fn: p.function,
-      digest: a.digest,
-      reg: a.reg,
-      state: 'accepted',
-      seq: 0,
-      held: undefined,
-      heldAt: undefined,
-      ab: new CallAbort(),
-      committed: false,
-      handlerRunning: false,
-      wake: undefined,
-      promise: undefined as unknown as Promise<PreSerialized<Outcome>>,
-      times: { callId: p.call_id, fn: p.function, acceptedAt: new Date().toISOString(), startedAt: null },
-      progress: undefined,
-    };
+    const call = new Call(this.desk, p.call_id, p.function, a.digest, a.reg, new CallAbort());
     // Registered before the first await, so a duplicate arriving meanwhile attaches to this call; `run`
     // removes it when the call ends.
     this.inflight.set(p.call_id, call);
@@ -274,20 +252,14 @@ export class Dispatcher {
   }
 
   /** Fires the call's signal (once) and wakes its execution if it is waiting on the handler. */
-  private abort(call: InFlight, kind: AbortKind): void {
+  private abort(call: Call, kind: AbortKind): void {
     if (call.ab.aborted) return;
     call.ab.abort(new AbortReason(kind));
     call.wake?.();
   }
 
-  /** Enters a non-terminal state and tells the bridge (§6.2); `at` defaults to now (callers pass the time they recorded). */
-  private setState(call: InFlight, state: CallState, at?: string): void {
-    call.state = state;
-    this.notes.enter(call, state, at ?? new Date().toISOString());
-  }
-
   /** The accepted call's life, to its outcome: serialized once, journalled, its notes ended, its book-keeping queued. */
-  private async run(call: InFlight, p: InvokeParams): Promise<PreSerialized<Outcome>> {
+  private async run(call: Call, p: InvokeParams): Promise<PreSerialized<Outcome>> {
     try {
       const log = new CallLogger(this.o.log, call.callId, call.fn);
       const d = call.reg.descriptor;
@@ -310,16 +282,7 @@ export class Dispatcher {
         outcome = errorOutcome(call.times, 'failed', 'payload_too_large', 'The output is larger than a message may be; the function should return a blob.', d.risk?.read_only ? 'none' : 'possible', { limit: this.o.maxOutputBytes, size: Buffer.byteLength(json) });
         json = JSON.stringify(outcome);
       }
-      try {
-        // A call that ended before it was journalled (refused by policy, cancelled during the decision) is
-        // journalled now, in the same write as its outcome.
-        if (!call.journalled) void this.accept(call, 'accepted', null).catch(() => undefined);
-        await this.outbox.finish(outcome, json);
-      } catch (e) {
-        log.error({ err: String(e) }, 'journal write of the outcome failed');
-      }
-      call.state = outcome.state;
-      this.notes.end(call, outcome.state, outcome.finished_at ?? new Date().toISOString(), call.times.acceptedAt);
+      await call.end(outcome, json, (e) => log.error({ err: String(e) }, 'journal write of the outcome failed'));
       this.afterAnswer(() => {
         this.logCall(outcome);
         this.observe(outcome, d, p, call.resources);
@@ -368,16 +331,8 @@ export class Dispatcher {
     }
   }
 
-  /** Journals the accepted call (committed when the promise resolves). */
-  private accept(call: InFlight, state: 'accepted' | 'running', startedAt: string | null): Promise<void> {
-    call.journalled = true;
-    return this.o.journal.accept(call.callId, call.fn, call.digest, call.times.acceptedAt, state, startedAt).catch((e: unknown) => {
-      throw new JournalFault(e);
-    });
-  }
-
   /** Resources, then consent (a prompt journals the call first), then the start. */
-  private async lifecycle(call: InFlight, p: InvokeParams, log: Logger): Promise<Outcome> {
+  private async lifecycle(call: Call, p: InvokeParams, log: Logger): Promise<Outcome> {
     const d = call.reg.descriptor;
     const def = call.reg.def;
     const t = call.times;
@@ -414,8 +369,7 @@ export class Dispatcher {
     let decision = this.o.consent.decideNow(req);
     if (!decision) {
       // The user will be asked: journal the call first, then describe it in one sentence.
-      await this.accept(call, 'accepted', null);
-      this.setState(call, 'accepted', t.acceptedAt);
+      await call.enter('accepted');
       const locale = this.o.locale ?? 'en';
       const titleKey = functionWordKeys(d.id, call.reg.source)?.title;
       if (titleKey) req.titleKey = titleKey;
@@ -434,8 +388,7 @@ export class Dispatcher {
           log.debug({ err: String(e) }, 'describe() failed; using a generic sentence');
         }
       }
-      await this.o.journal.setState(call.callId, 'awaiting_confirmation');
-      this.setState(call, 'awaiting_confirmation');
+      await call.enter('awaiting_confirmation');
       const early = abortedBeforeStart(t, call.ab);
       if (early) return early;
       decision = await this.o.consent.decide(req, call.ab.signal);
@@ -460,7 +413,7 @@ export class Dispatcher {
    * (one write; the short slot wait is not journalled: a crash during it only makes the bridge re-send);
    * one that must wait for a lock is journalled as `accepted` first.
    */
-  private async start(call: InFlight, lockNames: readonly string[], timeoutMs: number, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
+  private async start(call: Call, lockNames: readonly string[], timeoutMs: number, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
     const t = call.times;
     call.budgetMs = timeoutMs;
     const deadline = this.deadlines.add(call, timeoutMs);
@@ -468,10 +421,7 @@ export class Dispatcher {
     let releaseSlot: (() => void) | undefined;
     try {
       if (!release) {
-        if (!call.journalled) {
-          await this.accept(call, 'accepted', null);
-          this.setState(call, 'accepted', t.acceptedAt);
-        }
+        if (!call.entered) await call.enter('accepted');
         try {
           release = await this.locks.acquireAll(lockNames, call.ab);
         } catch (e) {
@@ -492,13 +442,7 @@ export class Dispatcher {
       // a slot across a pause does not start after it.
       if (this.o.consent.isPaused()) return pausedBeforeStart(t);
       t.startedAt = new Date().toISOString();
-      if (call.journalled) {
-        await this.o.journal.setState(call.callId, 'running', t.startedAt);
-      } else {
-        await this.accept(call, 'running', t.startedAt);
-        this.setState(call, 'accepted', t.acceptedAt);
-      }
-      this.setState(call, 'running', t.startedAt);
+      await call.enter('running');
       if (call.ab.aborted) {
         return abortedBeforeStart(t, call.ab) ?? errorOutcome(t, 'expired', 'device_busy', 'The call could not start before its deadline.', 'none');
       }
@@ -520,7 +464,7 @@ export class Dispatcher {
   }
 
   /** A handler's progress report: throttled per call (made on its first report). */
-  private progress(call: InFlight, pr: Progress): void {
+  private progress(call: Call, pr: Progress): void {
     if (isTerminal(call.state)) return;
     call.progress ??= new ProgressThrottle(call.callId, (note) => this.o.notify('aios/notification.progress', note), () => isTerminal(call.state));
     call.progress.report(pr);

@@ -11,7 +11,7 @@ import type { BlobClient, CallContext, Progress } from '../sdk/index.js';
 import type { Logger } from '../base/logger.js';
 import type { CallTempScope, TempArea } from '../sdk/temp.js';
 import { abortedWhileRunning } from './abort.js';
-import type { InFlight } from './inflight.js';
+import type { Call } from './call/call.js';
 
 /** How long a handler gets to stop after its signal fires before the call is answered anyway (§6.5). */
 export const ABORT_GRACE_MS = 5000;
@@ -22,11 +22,11 @@ export interface ExecutionEnv {
   /** Where the call's temp files go. */
   temp(): TempArea;
   /** A progress report of the call's handler. */
-  progress(call: InFlight, pr: Progress): void;
+  progress(call: Call, pr: Progress): void;
 }
 
 /** Runs the call's handler and answers with its outcome, whatever happens (a throw is a defect of the caller). */
-export async function execute(env: ExecutionEnv, call: InFlight, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
+export async function execute(env: ExecutionEnv, call: Call, args: Record<string, unknown>, requester: InvokeParams['requester'], log: Logger): Promise<Outcome> {
   const t = call.times;
   const ctx = new HandlerContext(env, call, requester, log);
   call.handlerRunning = true;
@@ -100,14 +100,14 @@ class HandlerContext implements CallContext {
     this.#call.committed = true;
   };
   readonly #env: ExecutionEnv;
-  readonly #call: InFlight;
+  readonly #call: Call;
   #scope: CallTempScope | undefined;
   /** The handler has settled: its temp files are gone, and new ones are refused. */
   #ended = false;
 
   constructor(
     env: ExecutionEnv,
-    call: InFlight,
+    call: Call,
     readonly requester: CallContext['requester'],
     readonly log: Logger,
   ) {
@@ -140,7 +140,7 @@ class HandlerContext implements CallContext {
 }
 
 /** A handler's result as the outcome (its size is checked once the outcome is serialized). */
-function completed(call: InFlight, output: unknown, log: Logger): Outcome {
+function completed(call: Call, output: unknown, log: Logger): Outcome {
   let violations;
   try {
     violations = schemaValidator.validate(call.reg.descriptor.output_schema, output);
@@ -153,7 +153,7 @@ function completed(call: InFlight, output: unknown, log: Logger): Outcome {
 }
 
 /** A handler's error as the outcome: a WireError keeps its type; anything else is `execution_failed`. */
-function failedFromError(call: InFlight, e: unknown, log: Logger): Outcome {
+function failedFromError(call: Call, e: unknown, log: Logger): Outcome {
   const t = call.times;
   if (e instanceof WireError) {
     const side: SideEffects = e.declaredSideEffects ?? (call.committed ? 'possible' : 'none');

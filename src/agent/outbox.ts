@@ -53,10 +53,19 @@ export class Outbox {
   }
 
   /**
+   * `outcome` is being handed to its invoke's socket as the response; `open` says whether that socket is still
+   * open. A fresh outcome was journalled as delivered if a session was up when it finished; if its own socket
+   * closed meanwhile, the outcome goes back to wait for `call.report`. A replayed outcome changes nothing.
+   */
+  answered(outcome: Outcome, open: boolean): void {
+    if (!outcome.replayed && !open) this.responseLost(outcome.call_id);
+  }
+
+  /**
    * The response of a finished call could not go out on its invoke's socket (it closed meanwhile): the
    * outcome waits for `call.report`, and is reported at once if another session is up.
    */
-  responseLost(callId: string): void {
+  private responseLost(callId: string): void {
     void this.o.store
       .markUndelivered(callId)
       .then(() => this.flush())

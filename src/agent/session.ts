@@ -266,9 +266,8 @@ export class DeviceSession {
     peer.onRequest(METHODS.invoke, async (params) => {
       const answer = await this.o.dispatcher.answer(params as Parameters<Dispatcher['answer']>[0]);
       const outcome = answer instanceof PreSerialized ? answer.value : answer;
-      // It was journalled as delivered if a session was up when it finished; if that was not this
-      // invoke's socket, it goes back to the outbox and out on the session that is up.
-      if (!outcome.replayed && !peer.isOpen) this.o.outbox.responseLost(outcome.call_id);
+      // The outbox decides whether this response still counts as delivered (its socket may have closed).
+      this.o.outbox.answered(outcome, peer.isOpen);
       return answer;
     });
     peer.onRequest(METHODS.cancel, (params) => this.o.dispatcher.cancel(params as Parameters<Dispatcher['cancel']>[0]));

@@ -103,7 +103,16 @@ test('a lost response goes back to the outbox and out on the session that is up;
     r.outbox.online(second); // a reconnect replaced the first session
     r.outbox.offline(first); // its close arrives late and changes nothing
     assert.equal(r.outbox.deliverable, true);
-    r.outbox.responseLost('lost-1');
+    // The answer is handed to the first session's socket, which closed: it goes back and out on the second.
+    const putBack: string[] = [];
+    const markUndelivered = r.journal.markUndelivered.bind(r.journal);
+    r.journal.markUndelivered = (id) => (putBack.push(id), markUndelivered(id));
+    const lost = outcome('lost-1');
+    r.outbox.answered({ ...lost, replayed: true }, false);
+    r.outbox.answered(lost, true);
+    assert.deepEqual(putBack, [], 'a replayed answer, or one whose socket is open, stays delivered');
+    r.outbox.answered(lost, false);
+    assert.deepEqual(putBack, ['lost-1']);
     await until(() => second.reports.length, 10_000, 'the second report', 0);
     assert.deepEqual(second.reports, [['lost-1']]);
     assert.deepEqual(first.reports, []);
