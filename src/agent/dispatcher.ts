@@ -282,7 +282,7 @@ export class Dispatcher {
         outcome = errorOutcome(call.times, 'failed', 'payload_too_large', 'The output is larger than a message may be; the function should return a blob.', d.risk?.read_only ? 'none' : 'possible', { limit: this.o.maxOutputBytes, size: Buffer.byteLength(json) });
         json = JSON.stringify(outcome);
       }
-      await call.end(outcome, json, (e) => log.error({ err: String(e) }, 'journal write of the outcome failed'));
+      await call.end(outcome, json, log);
       this.afterAnswer(() => {
         this.logCall(outcome);
         this.observe(outcome, d, p, call.resources);

@@ -83,7 +83,7 @@ test('a call that ends before it entered anything is journalled with its outcome
   const r = rig();
   const c = r.call();
   const failures: unknown[] = [];
-  await c.end(outcomeOf(c, 'rejected'), '{}', (e) => failures.push(e));
+  await c.end(outcomeOf(c, 'rejected'), '{}', { error: (o) => void failures.push(o) });
   assert.deepEqual(failures, []);
   assert.equal(c.state, 'rejected');
   assert.deepEqual(r.log, ['accept c1 accepted', 'finish c1 rejected waiting', 'note c1 accepted #0', 'note c1 rejected #1']);
@@ -93,6 +93,6 @@ test('a running call ends through the outbox (waiting: no session is up), its te
   const r = rig();
   const c = r.call();
   await c.enter('running');
-  await c.end(outcomeOf(c, 'completed'), '{}', () => assert.fail('no write failed'));
+  await c.end(outcomeOf(c, 'completed'), '{}', { error: () => assert.fail('no write failed') });
   assert.deepEqual(r.log.slice(3), ['finish c1 completed waiting', 'note c1 completed #2']);
 });

@@ -10,6 +10,7 @@ import type { PreSerialized } from '../../protocol/peer.js';
 import type { CallState, Outcome } from '../../protocol/messages.js';
 import type { CallTimes } from '../../protocol/outcomes.js';
 import type { CallAbort } from '../abort.js';
+import type { Logger } from '../../base/logger.js';
 import type { Journal } from '../journal.js';
 import type { Outbox } from '../outbox.js';
 import type { ProgressThrottle } from '../progress.js';
@@ -112,14 +113,14 @@ export class Call implements NoteSubject {
    * The call ended with `outcome` (`json` is its JSON, made once): journalled through the outbox, which
    * decides whether it counts as delivered, then its notes are ended. A call that ends before it was
    * journalled (refused by policy, cancelled during the decision) is journalled now, with its outcome.
-   * Never rejects: a failed outcome write is logged by the caller through `onWriteFailed`.
+   * Never rejects: a failed outcome write is logged on `log` (the call's).
    */
-  async end(outcome: Outcome, json: string, onWriteFailed: (e: unknown) => void): Promise<void> {
+  async end(outcome: Outcome, json: string, log: Pick<Logger, 'error'>): Promise<void> {
     try {
       if (!this.journalled) void this.accept('accepted', null).catch(() => undefined);
       await this.desk.outbox.finish(outcome, json);
     } catch (e) {
-      onWriteFailed(e);
+      log.error({ err: String(e) }, 'journal write of the outcome failed');
     }
     this.state = outcome.state;
     this.desk.notes.end(this, outcome.state, outcome.finished_at ?? new Date().toISOString(), this.times.acceptedAt);
