@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { DeviceChanges } from '../../src/bridge/cluster/device-changes.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { BadNodeIdError, BusPayloadTooLargeError, decodeMessage, encodeMessage, nodeChannel, type BusMessage } from '../../src/bridge/cluster/bus.js';
 import { PgClusterBus } from '../../src/bridge/cluster/pg-bus.js';
@@ -121,6 +122,10 @@ test('node ids must be channel-safe, and a message too long for NOTIFY is refuse
   assert.deepEqual(decodeMessage(encodeMessage(call('c1'))), call('c1'));
   const revoked: BusMessage = { type: 'device_revoked', workspace_id: 'ws_a', user_id: 'usr_a', device_id: 'dev_1' };
   assert.deepEqual(decodeMessage(encodeMessage(revoked)), revoked);
+  for (const changed of [{ type: 'devices_changed', workspace_id: 'ws_a', device_ids: ['dev_1', 'dev_2'] }, { type: 'devices_changed', workspace_id: 'ws_a' }] as BusMessage[]) {
+    assert.deepEqual(decodeMessage(encodeMessage(changed)), changed);
+  }
+  for (const junk of ['{"type":"devices_changed"}', '{"type":"devices_changed","workspace_id":"w","device_ids":"d"}', '{"type":"devices_changed","workspace_id":"w","device_ids":["d",""]}']) assert.equal(decodeMessage(junk), null, junk);
   for (const junk of ['', 'null', '{"type":"call"}', '{"type":"nope","workspace_id":"w","call_id":"c"}', '{"type":"session_replaced","workspace_id":"w","device_id":"d","epoch":"1"}', '{"type":"device_revoked","workspace_id":"w","device_id":"d"}']) assert.equal(decodeMessage(junk), null, junk);
 });
 
@@ -194,4 +199,27 @@ test('PostgreSQL restarted: while it is down the bus keeps trying with backoff; 
   } finally {
     pgOwn.stop();
   }
+});
+
+test('device changes of one window go out as one devices_changed per workspace; ids that do not fit a NOTIFY name the workspace only', () => {
+  const sent: BusMessage[] = [];
+  const changes = new DeviceChanges({ broadcast: async (m) => void sent.push(m), log: silentLogger(), windowMs: 3_600_000 });
+  changes.changed('ws_a', 'dev_1');
+  changes.changed('ws_a', 'dev_2');
+  changes.changed('ws_a', 'dev_1');
+  changes.changed('ws_b', 'dev_9');
+  assert.deepEqual(sent, [], 'nothing before the window ends');
+  changes.flush();
+  assert.deepEqual(sent, [
+    { type: 'devices_changed', workspace_id: 'ws_a', device_ids: ['dev_1', 'dev_2'] },
+    { type: 'devices_changed', workspace_id: 'ws_b', device_ids: ['dev_9'] },
+  ]);
+  sent.length = 0;
+  for (let i = 0; i < 1000; i++) changes.changed('ws_a', `device_with_a_long_name_${i}`);
+  changes.flush();
+  assert.deepEqual(sent, [{ type: 'devices_changed', workspace_id: 'ws_a' }], 'too many ids for 8000 bytes: the whole workspace');
+  changes.close();
+  changes.changed('ws_a', 'dev_1');
+  changes.flush();
+  assert.equal(sent.length, 1, 'nothing after close');
 });

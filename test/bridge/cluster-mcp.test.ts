@@ -6,9 +6,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '../../src/base/logger.js';
 import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
@@ -109,6 +110,35 @@ test('an MCP client on node B calls a tool of the agent connected to node A (per
       await ws.client.close();
     }
   });
+});
+
+test('an MCP client on node C hears tools/list_changed when the agent comes online on node A and when it goes', async () => {
+  const t = tokens();
+  const dir = tempDir();
+  const c = await startCluster(server, 'mcpchanged', t, ['node_a', 'node_b', 'node_c']);
+  let agent: RunningAgent | undefined;
+  const perDevice = await mcpClient(`${c.urls[2]!}/v1/mcp/devices/${ids.device_id}`, t);
+  const workspace = await mcpClient(`${c.urls[2]!}/v1/mcp`, t);
+  const heard = { device: 0, workspace: 0 };
+  perDevice.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard.device++);
+  workspace.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void heard.workspace++);
+  try {
+    assert.deepEqual((await perDevice.client.listTools()).tools, [], 'the device has published nothing yet');
+    agent = await agentOn(dir, c.urls[0]!, t);
+    await until(() => heard.device > 0 && heard.workspace > 0, 15_000, 'list_changed on node C after the agent came to node A');
+    const names = (await perDevice.client.listTools()).tools.map((x) => x.name);
+    assert.ok(names.includes('diagnostics-echo'), names.join(','));
+    const before = { ...heard };
+    await agent.stop();
+    agent = undefined;
+    await until(() => heard.device > before.device && heard.workspace > before.workspace, 15_000, 'list_changed on node C after the agent left node A');
+  } finally {
+    await perDevice.client.close().catch(() => undefined);
+    await workspace.client.close().catch(() => undefined);
+    await agent?.stop();
+    await c.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a session initialised on node A is continued on node C, and closed there for every node', async () => {

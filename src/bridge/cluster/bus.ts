@@ -38,7 +38,13 @@ export type BusMessage =
    * A signed-in device was revoked (on any node): the node holding its session closes it with 4003. Broadcast,
    * since the revoking node does not know which node holds the session; its token is refused everywhere already.
    */
-  | { type: 'device_revoked'; workspace_id: string; user_id: string; device_id: string };
+  | { type: 'device_revoked'; workspace_id: string; user_id: string; device_id: string }
+  /**
+   * Devices of a workspace came online with their functions read, changed their functions, or went offline (on
+   * the node sending it): MCP sessions that can see them are told their tool list changed. Broadcast, coalesced
+   * by the sender (`DeviceChanges`); no `device_ids` means every device of the workspace.
+   */
+  | { type: 'devices_changed'; workspace_id: string; device_ids?: string[] };
 
 /**
  * Why `caughtUp` runs: the first LISTEN, a LISTEN after the connection was lost (messages may be lost), or
@@ -132,6 +138,12 @@ export function decodeMessage(text: string): BusMessage | null {
       return isId(v['workspace_id']) && isId(v['user_id']) && isId(v['device_id'])
         ? { type: 'device_revoked', workspace_id: v['workspace_id'], user_id: v['user_id'], device_id: v['device_id'] }
         : null;
+    case 'devices_changed': {
+      const ids = v['device_ids'];
+      if (!isId(v['workspace_id'])) return null;
+      if (ids === undefined) return { type: 'devices_changed', workspace_id: v['workspace_id'] };
+      return Array.isArray(ids) && ids.every(isId) ? { type: 'devices_changed', workspace_id: v['workspace_id'], device_ids: ids as string[] } : null;
+    }
     default:
       return null;
   }

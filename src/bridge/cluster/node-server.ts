@@ -39,6 +39,7 @@ import { configDigest } from './config-digest.js';
 import { ClusterNode } from './node.js';
 import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
+import { DeviceChanges } from './device-changes.js';
 import { DeviceSessions } from './sessions.js';
 import { IdleCollector } from '../../base/idle-gc.js';
 import { McpEndpoint, hostsFor } from '../mcp/endpoint.js';
@@ -102,6 +103,8 @@ export class ClusterNodeServer {
   /** The shared MCP session store (after `start`). */
   mcpSessions: PgMcpSessions | undefined;
   private mcpSweep: NodeJS.Timeout | undefined;
+  /** The device changes this node broadcasts for MCP sessions (after `start`). */
+  private changes: DeviceChanges | undefined;
   private readonly http: Server;
   private url = '';
 
@@ -155,7 +158,13 @@ export class ClusterNodeServer {
         for (const id of Object.values(this.config.device_tokens)) await tx.upsertDevice({ ...id }, false);
       });
       this.bus = new PgClusterBus({ url, nodeId: this.nodeId, store, log, caughtUp: (r) => this.router?.catchUp(r), ...this.o.bus });
-      const sessions = (this.sessions = new DeviceSessions({ store, bus: this.bus, leaseMs: this.node.liveMs }));
+      // MCP sessions on every node hear of a device that came, changed its functions or went (docs/mcp.md).
+      const bus = this.bus;
+      const changes = (this.changes = new DeviceChanges({ broadcast: (m) => bus.broadcast(m), log }));
+      bus.subscribe((m) => {
+        if (m.type === 'devices_changed') this.mcp?.notifyChanged(m.workspace_id, m.device_ids);
+      });
+      const sessions = (this.sessions = new DeviceSessions({ store, bus, leaseMs: this.node.liveMs, onReleased: (ws, dev) => changes.changed(ws, dev) }));
       const tokens = new ConfigTokens(this.config);
       const users = this.config.users;
       if (users?.length) {
@@ -203,7 +212,11 @@ export class ClusterNodeServer {
       this.functionLists = new FunctionListReader({
         limits: this.config.device_limits,
         log,
-        save: (c, functions, revision) => void store.upsertDevice({ ...c.identity, functions, functions_revision: revision }).catch((e: Error) => log.warn({ err: e.message }, 'could not save a device\'s functions')),
+        save: (c, functions, revision) =>
+          void store.upsertDevice({ ...c.identity, functions, functions_revision: revision }).then(
+            () => changes.changed(c.identity.workspace_id, c.identity.device_id),
+            (e: Error) => log.warn({ err: e.message }, 'could not save a device\'s functions'),
+          ),
         exceeded: (c, bound, message) => {
           void store.upsertDevice({ ...c.identity, last_closed: { at: new Date().toISOString(), type: 'device_limits_exceeded', message } }).catch(() => undefined);
           c.peer.close(CLOSE.limits, limitsCloseReason(bound));
@@ -214,7 +227,6 @@ export class ClusterNodeServer {
         const hub = this.hub;
         // A revocation closes the device's session wherever it is: here at once, on the other nodes by the bus
         // (its token is refused on every node already, so a session missed here ends at its next connect).
-        const bus = this.bus!;
         oauth.onRevoked((identity) => {
           hub.disconnect(identity);
           void bus.broadcast({ type: 'device_revoked', ...identity }).catch((e: Error) => log.warn({ err: e.message, device_id: identity.device_id }, 'could not tell the other nodes of a revoked device'));
@@ -321,6 +333,7 @@ export class ClusterNodeServer {
     this.blobs?.ledger.close?.();
     this.retention?.stop();
     clearInterval(this.mcpSweep);
+    this.changes?.close();
     await this.mcp?.close();
     this.idle.stop();
     this.router?.close();
@@ -332,7 +345,7 @@ export class ClusterNodeServer {
     await this.bus?.close();
     await this.node?.leave().catch((e: Error) => this.o.log.warn({ err: e.message }, 'could not remove this node from cluster_nodes'));
     await this.store?.close();
-    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = this.oauth = this.blobs = this.blobRoutes = this.stopSweeping = this.mcp = this.mcpSessions = undefined;
+    this.bus = this.node = this.store = this.hub = this.sessions = this.router = this.api = this.retention = this.oauth = this.blobs = this.blobRoutes = this.stopSweeping = this.mcp = this.mcpSessions = this.changes = undefined;
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {

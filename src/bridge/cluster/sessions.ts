@@ -22,7 +22,15 @@ export type ReplacedHandler = (workspaceId: string, deviceId: string, epoch: num
 
 /** A node's side of the device sessions. */
 export class DeviceSessions {
-  constructor(private readonly o: { store: AsyncBridgeStore; bus: ClusterBus; leaseMs: number }) {}
+  constructor(
+    private readonly o: {
+      store: AsyncBridgeStore;
+      bus: ClusterBus;
+      leaseMs: number;
+      /** A session was given up (the device is on no node now, unless another claimed it meanwhile). */
+      onReleased?: (workspaceId: string, deviceId: string) => void;
+    },
+  ) {}
 
   /**
    * Claims the device's session for this node (at hello) and returns its epoch. The node that held the
@@ -61,8 +69,10 @@ export class DeviceSessions {
   }
 
   /** The session's socket closed: the device is on no node (unless a newer session replaced it already). */
-  release(workspaceId: string, deviceId: string, epoch: number): Promise<boolean> {
-    return this.o.store.releaseSession(workspaceId, deviceId, epoch);
+  async release(workspaceId: string, deviceId: string, epoch: number): Promise<boolean> {
+    const released = await this.o.store.releaseSession(workspaceId, deviceId, epoch);
+    if (released) this.o.onReleased?.(workspaceId, deviceId);
+    return released;
   }
 
   /** Renews the leases of every session this node holds (its heartbeat); returns how many. */

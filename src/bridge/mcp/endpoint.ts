@@ -348,10 +348,15 @@ export class McpEndpoint {
     await s.server.close().catch(() => undefined);
   }
 
-  /** Tells every session that can see this device that its tool list changed. */
-  notifyChanged(workspaceId: string, deviceId: string): void {
+  /**
+   * Tells every session that can see these devices of the workspace (one, several, or all when not given) that
+   * its tool list changed: once per session.
+   */
+  notifyChanged(workspaceId: string, devices?: string | readonly string[]): void {
+    const some = typeof devices === 'string' ? [devices] : devices;
     for (const s of this.sessions.values()) {
-      if (s.workspace !== workspaceId || (s.device !== undefined && s.device !== deviceId)) continue;
+      if (s.workspace !== workspaceId) continue;
+      if (s.device !== undefined && some !== undefined && !some.includes(s.device)) continue;
       s.server.sendToolListChanged().catch(() => undefined);
     }
   }
