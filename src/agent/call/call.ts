@@ -32,6 +32,8 @@ const NEXT: Readonly<Record<LiveState | 'new', readonly LiveState[]>> = {
   running: [],
 };
 
+const ignore = (): void => undefined;
+
 /** The journal could not take the call: it must not run. */
 export class JournalFault extends Error {
   constructor(override readonly cause: unknown) {
@@ -100,7 +102,12 @@ export class Call implements NoteSubject {
     const startedAt = state === 'running' ? (t.startedAt ??= new Date().toISOString()) : null;
     if (!this.journalled) {
       // The table lets only `accepted` and `running` come first.
-      await this.accept(state === 'running' ? 'running' : 'accepted', startedAt);
+      this.journalled = true;
+      try {
+        await this.desk.journal.accept(this.callId, this.fn, this.digest, t.acceptedAt, state === 'running' ? 'running' : 'accepted', startedAt);
+      } catch (e) {
+        throw new JournalFault(e);
+      }
       this.note('accepted', t.acceptedAt);
       if (state === 'accepted') return;
     } else {
@@ -117,7 +124,11 @@ export class Call implements NoteSubject {
    */
   async end(outcome: Outcome, json: string, log: Pick<Logger, 'error'>): Promise<void> {
     try {
-      if (!this.journalled) void this.accept('accepted', null).catch(() => undefined);
+      if (!this.journalled) {
+        this.journalled = true;
+        // Its failure shows in the outcome's write, which follows it in the same commit.
+        this.desk.journal.accept(this.callId, this.fn, this.digest, this.times.acceptedAt, 'accepted', null).catch(ignore);
+      }
       await this.desk.outbox.finish(outcome, json);
     } catch (e) {
       log.error({ err: String(e) }, 'journal write of the outcome failed');
@@ -135,12 +146,5 @@ export class Call implements NoteSubject {
     this.at = state;
     this.state = state;
     this.desk.notes.enter(this, state, at);
-  }
-
-  private accept(state: 'accepted' | 'running', startedAt: string | null): Promise<void> {
-    this.journalled = true;
-    return this.desk.journal.accept(this.callId, this.fn, this.digest, this.times.acceptedAt, state, startedAt).catch((e: unknown) => {
-      throw new JournalFault(e);
-    });
   }
 }
