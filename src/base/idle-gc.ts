@@ -47,15 +47,13 @@ function v8Gc(): V8Gc | null {
 export interface RestCollection {
   /** A young collection; V8 shrinks the young generation in it when little was allocated since the last. */
   young(): void;
-  /** A full collection (the old generation too): only after a burst that left much garbage (`IdleCollectorOptions.full`). */
-  full?(): void;
 }
 
 /** V8's young collection, or null when it cannot be had (made at start-up: see above). */
 export function restCollection(): RestCollection | null {
   const gc = v8Gc();
   if (!gc) return null;
-  return { young: () => gc({ type: 'minor' }), full: () => gc({ type: 'major' }) };
+  return { young: () => gc({ type: 'minor' }) };
 }
 
 /** Time between the two young collections (ms): V8 judges the allocation rate over ≈ 5 s. */
@@ -70,12 +68,6 @@ export interface IdleCollectorOptions {
   collect?: RestCollection;
   /** The clock (ms); default `Date.now`. */
   now?: () => number;
-  /**
-   * Asked at the first step of each rest: true makes it a full collection instead of a young one. The bridge
-   * says so after a storm of hellos (its old generation keeps what a burst promoted, tens of kB per device
-   * that a young collection never frees); the agent never does (a full collection slowed its next ≈ 1 000 calls).
-   */
-  full?: () => boolean;
 }
 
 /**
@@ -131,8 +123,7 @@ export class IdleCollector {
     if (left > 0) return this.arm(left);
     if (this.o.busy()) return this.arm(this.idleMs);
     if (this.next === 'first') {
-      if (this.collect.full && this.o.full?.()) this.collect.full();
-      else this.collect.young();
+      this.collect.young();
       this.next = 'second';
       this.last = this.now();
       return this.arm(SHRINK_AFTER_MS);
@@ -140,51 +131,5 @@ export class IdleCollector {
     this.collect.young();
     this.next = 'none';
     this.collections++;
-  }
-}
-
-/** Hellos since the bridge's last rest that make its next rest collection a full one. */
-export const FULL_AFTER_HELLOS = 200;
-
-/**
- * The bridge's rest (single process and cluster node): a young collection after each busy period, as the
- * agent's, but a full one after a storm of at least FULL_AFTER_HELLOS hellos (a restart's reconnections),
- * whose claims, device reads and function lists leave an old generation V8 keeps at its peak otherwise
- * (docs/performance.md, "Node loss and restart at full scale, and memory per device").
- */
-export class BridgeRest {
-  private hellos = 0;
-  private readonly collector: IdleCollector;
-
-  constructor(o: Pick<IdleCollectorOptions, 'collect' | 'now' | 'idleMs'> = {}) {
-    this.collector = new IdleCollector({
-      ...o,
-      busy: () => false,
-      full: () => {
-        const storm = this.hellos >= FULL_AFTER_HELLOS;
-        this.hellos = 0;
-        return storm;
-      },
-    });
-  }
-
-  /** A device said hello. */
-  hello(): void {
-    this.hellos++;
-    this.collector.touch();
-  }
-
-  /** Anything else ran (a request, a disconnect, start-up's end). */
-  touch(): void {
-    this.collector.touch();
-  }
-
-  stop(): void {
-    this.collector.stop();
-  }
-
-  /** Rests collected so far (both steps). */
-  get collections(): number {
-    return this.collector.collections;
   }
 }

@@ -32,7 +32,7 @@ import { checkAdapterCard } from './card-check.js';
 import { firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 import { serveConsole } from './console-routes.js';
-import { BridgeRest } from '../base/idle-gc.js';
+import { IdleCollector } from '../base/idle-gc.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 
@@ -92,7 +92,7 @@ export class BridgeServer {
    * Gives back, once the bridge is idle for a few seconds, the young generation that a burst of hellos or calls
    * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
    */
-  private readonly idle = new BridgeRest();
+  private readonly idle = new IdleCollector({ busy: () => false });
   private readonly http: Server;
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];
@@ -179,7 +179,7 @@ export class BridgeServer {
     const blobs = blobMount(this.blobs, (t) => tokens.authenticateRuntime(t) ?? firstIdentity(deviceAuths, t), limiter);
     this.mounts = [blobs, ...(opts.mounts ?? [])];
     this.hub.on('online', (c: DeviceConnection) => {
-      this.idle.hello();
+      this.idle.touch();
       void this.onOnline(c);
     });
     this.hub.on('offline', (c: DeviceConnection) => {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { BridgeRest, FULL_AFTER_HELLOS, IdleCollector, restCollection, SHRINK_AFTER_MS } from '../../src/base/idle-gc.js';
+import { IdleCollector, restCollection, SHRINK_AFTER_MS } from '../../src/base/idle-gc.js';
 import { until } from '../helpers/stack.js';
 
 test('collects (young, then young again) once the agent has been idle, again only after the next call, never while calls run', (t) => {
@@ -45,31 +45,6 @@ test('collects (young, then young again) once the agent has been idle, again onl
   c.stop();
   advance(SHRINK_AFTER_MS);
   assert.equal(steps.length, 4, 'nothing after stop');
-});
-
-test('the bridge\'s rest: young collections after a few hellos or requests, a full one first after a storm of hellos', (t) => {
-  t.mock.timers.enable({ apis: ['setTimeout'] });
-  let now = 0;
-  const steps: string[] = [];
-  const rest = new BridgeRest({ idleMs: 1000, collect: { young: () => steps.push('young'), full: () => steps.push('full') }, now: () => now });
-  const advance = (ms: number) => {
-    now += ms;
-    t.mock.timers.tick(ms);
-  };
-  /** Both steps of one rest. */
-  const rests = () => (advance(1000), advance(SHRINK_AFTER_MS));
-  for (let i = 0; i < FULL_AFTER_HELLOS - 1; i++) rest.hello();
-  rest.touch();
-  rests();
-  assert.deepEqual(steps, ['young', 'young'], 'fewer hellos than a storm: two young collections');
-  for (let i = 0; i < FULL_AFTER_HELLOS; i++) rest.hello();
-  rests();
-  assert.deepEqual(steps.slice(2), ['full', 'young'], 'after a storm: full, then young');
-  rest.hello();
-  rests();
-  assert.deepEqual(steps.slice(4), ['young', 'young'], 'the count starts again after each rest');
-  assert.equal(rest.collections, 3);
-  rest.stop();
 });
 
 test('the collection at rest is available without --expose-gc, and shrinks a grown young generation', async () => {

@@ -41,7 +41,7 @@ import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
 import { DeviceChanges } from './device-changes.js';
 import { DeviceSessions } from './sessions.js';
-import { BridgeRest } from '../../base/idle-gc.js';
+import { IdleCollector } from '../../base/idle-gc.js';
 import { McpEndpoint, hostsFor } from '../mcp/endpoint.js';
 import { PgMcpSessions } from '../store/pg-mcp-sessions.js';
 import { localeFromEnv } from '../../i18n/index.js';
@@ -97,7 +97,7 @@ export class ClusterNodeServer {
    * Gives back, once the bridge is idle for a few seconds, the young generation that a burst of hellos or calls
    * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
    */
-  private readonly idle = new BridgeRest();
+  private readonly idle = new IdleCollector({ busy: () => false });
   /** The MCP endpoints (docs/mcp.md "On a cluster"): sessions and their events in PostgreSQL. */
   mcp: McpEndpoint | undefined;
   /** The shared MCP session store (after `start`). */
@@ -237,7 +237,7 @@ export class ClusterNodeServer {
         this.hub.on('online', (c: DeviceConnection) => void oauth.noteClientVersion(c.identity.device_id, c.hello.client.version).catch(() => undefined));
       }
       // Memory back at rest: the young generation a hello storm grew (src/base/idle-gc.ts).
-      this.hub.on('online', () => this.idle.hello());
+      this.hub.on('online', () => this.idle.touch());
       this.hub.on('offline', () => this.idle.touch());
       this.hub.on('offline', (c: DeviceConnection) => void store.upsertDevice({ ...c.identity, last_seen: new Date().toISOString() }).catch(() => undefined));
       this.hub.on('notification', (c: DeviceConnection, method: string) => {
