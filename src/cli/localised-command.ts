@@ -7,7 +7,7 @@
  * lib/command.js); test/cli/cli-help-i18n.test.ts fails if an upgrade changes those words.
  */
 import { Command, Help, type Argument, type ErrorOptions, type HelpConfiguration, type Option } from 'commander';
-import stringWidth from 'string-width';
+import { displayWidth } from './display-width.js';
 import type { CliKey } from '../i18n/cli.js';
 import { say } from './say.js';
 
@@ -33,7 +33,8 @@ const TOKEN = /\s+|[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+|[^\s\
 /** Punctuation that may not start a line, and brackets that may not end one. */
 const CLOSING = /^[，。、；：！？）」』”’》〉…]+$/u;
 const OPENING = /[（「『“‘《〈]$/u;
-const words = new Intl.Segmenter('zh', { granularity: 'word' });
+/** Made on first use: a Segmenter loads ICU's break-iterator data (≈ 2.7 MB RSS; see display-width.ts). */
+let words: Intl.Segmenter | undefined;
 
 /**
  * The places a line may break: at spaces, and between Chinese words (found by Intl.Segmenter), never
@@ -48,7 +49,7 @@ function pieces(line: string): { text: string; space: boolean }[] {
   };
   for (const [token] of line.matchAll(TOKEN)) {
     if (/^\s/.test(token)) out.push({ text: token, space: true });
-    else if (CJK_RUN.test(token[0]!)) for (const s of words.segment(token)) glue(s.segment);
+    else if (CJK_RUN.test(token[0]!)) for (const s of (words ??= new Intl.Segmenter('zh', { granularity: 'word' })).segment(token)) glue(s.segment);
     else glue(token);
   }
   return out;
@@ -67,7 +68,7 @@ export function wrap(text: string, width: number): string {
           gap = cur ? p.text : '';
           continue;
         }
-        if (cur && stringWidth(cur + gap + p.text) > width) {
+        if (cur && displayWidth(cur + gap + p.text) > width) {
           lines.push(cur);
           cur = p.text;
         } else cur += gap + p.text;
@@ -110,7 +111,7 @@ export function localisedHelp(): HelpConfiguration {
       withNotes(o.description, o.argChoices, o.defaultValue !== undefined && (o.required || o.optional || (o.isBoolean() && typeof o.defaultValue === 'boolean')) ? o.defaultValue : undefined, o.defaultValueDescription),
     argumentDescription: (a: Argument) => withNotes(a.description, a.argChoices, a.defaultValue, a.defaultValueDescription),
     // Terminal columns, not UTF-16 units: a Chinese character takes two, colour codes none.
-    displayWidth: stringWidth,
+    displayWidth,
     boxWrap(this: { minWidthToWrap: number }, str: string, width: number) {
       return width < this.minWidthToWrap ? str : wrap(str, width);
     },

@@ -13,6 +13,7 @@ import { UsageError } from './process.js';
 import { buildProgram } from './program.js';
 import { BridgeHttpError, BridgeUnreachableError, NoDeviceError } from '../runtime-client/client.js';
 import { EXIT_BRIDGE_UNREACHABLE, EXIT_USAGE } from './exit-codes.js';
+import { loadDisplayWidth } from './display-width.js';
 
 // A reader that stops early (`aios-device functions | head -1`) closes the pipe: that ends the command
 // quietly, as any Unix tool does, instead of with an EPIPE stack trace.
@@ -24,6 +25,10 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 async function main(): Promise<void> {
+  // Help and tables measure text with string-width; a resident agent (`run`) shows neither, and loading it
+  // costs ≈ 2.7 MB of RSS for the life of the process (display-width.ts).
+  const args = process.argv.slice(2);
+  if (args[0] !== 'run' || args.includes('-h') || args.includes('--help')) await loadDisplayWidth();
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (e) {

@@ -1,9 +1,9 @@
 /**
  * Plain-text tables for the terminal, aligned by display width: a CJK character takes two columns and a
  * combining mark none, so `padEnd` (which counts UTF-16 units) misaligns a Chinese table. string-width says
- * how many columns a string takes.
+ * how many columns a string takes (display-width.ts: loaded by main.ts for every command but `run`).
  */
-import stringWidth from 'string-width';
+import { displayWidth as stringWidth } from './display-width.js';
 
 /** `s` padded with spaces to `width` display columns (never cut). */
 export function padDisplay(s: string, width: number): string {

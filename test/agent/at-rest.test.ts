@@ -1,7 +1,8 @@
 /**
  * The agent at rest loads only what a call needs (issue 32 item 1): started as `aios-device run` does,
  * with every built-in handler, it has not loaded the bridge, the trial, the QR code encoders, or a
- * handler's native or document libraries (serialport, noble, pdfkit), which load on first use; and,
+ * handler's native or document libraries (serialport, noble, pdfkit), which load on first use, or the
+ * CLI's display-width library (string-width: help and tables); and,
  * given the precompiled validators a build makes (generated here from the current code, as `npm run
  * build` does), not ajv's compiler either: every schema it checks at start is precompiled.
  */
@@ -23,6 +24,8 @@ const HEAVY: [fragment: string, loadsWhen: string][] = [
   [`${sep}node_modules${sep}serialport${sep}`, 'the first serial call'],
   [`${sep}node_modules${sep}@serialport${sep}`, 'the first serial call'],
   [`${sep}node_modules${sep}@abandonware${sep}`, 'the first Bluetooth call'],
+  // Its import makes an Intl.Segmenter (ICU's break-iterator data, ≈ 2.7 MB RSS): src/cli/display-width.ts.
+  [`${sep}node_modules${sep}string-width${sep}`, 'help or a table: every command but `run`'],
   [`${sep}node_modules${sep}ajv${sep}dist${sep}compile${sep}`, 'a schema the build did not precompile (an adapter\'s)'],
 ];
 

@@ -15,6 +15,10 @@ import { cliEn, cliZh, type CliKey } from '../../src/i18n/cli.js';
 import { buildProgram } from '../../src/cli/program.js';
 import stringWidth from 'string-width';
 import { LocalisedCommand, localisedHelp, localiseError, wrap } from '../../src/cli/localised-command.js';
+import { loadDisplayWidth } from '../../src/cli/display-width.js';
+
+// As main.ts does for every command but a resident `run`.
+await loadDisplayWidth();
 
 const ZH = { LC_ALL: 'zh_CN.UTF-8', LANG: 'zh_CN.UTF-8' };
 const EN = { LC_ALL: 'C.UTF-8' };

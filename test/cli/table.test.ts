@@ -4,7 +4,11 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import stringWidth from 'string-width';
 import { padDisplay, table } from '../../src/cli/table.js';
+import { loadDisplayWidth } from '../../src/cli/display-width.js';
 import { ROOT } from '../helpers/stack.js';
+
+// As main.ts does for every command but a resident `run`.
+await loadDisplayWidth();
 
 test('a table with Chinese cells lines its columns up on the screen (display width, not string length)', () => {
   const out = table([
