@@ -79,6 +79,42 @@ test('fencing holds under a race: a claim made while a fenced write is open wait
     await assert.rejects(onA.fenced('ws_a', 'dev_1', oldEpoch, async () => undefined), StaleSessionError);
   }));
 
+test('the fence and the call\'s lock in one read hold both rows: a claim and another write to the call wait for the write, and the old epoch is then refused', () =>
+  withNodes(server, ['node_a', 'node_b'], async ([a, b]) => {
+    const onA = sessionsOf(a!);
+    const onB = sessionsOf(b!);
+    await a!.store.insertCall(aCall());
+    const oldEpoch = await onA.claim('ws_a', 'dev_1');
+    let writing!: () => void;
+    const inside = new Promise<void>((r) => (writing = r));
+    let finish!: () => void;
+    const proceed = new Promise<void>((r) => (finish = r));
+    const write = onA.fencedCall('ws_a', 'dev_1', oldEpoch, 'c1', async (tx, call) => {
+      assert.equal(call?.state, 'submitted');
+      writing();
+      await proceed;
+      await tx.saveCall(aCall({ state: 'succeeded', outcome: { state: 'succeeded' } as never }));
+    });
+    await inside;
+    let claimed = false;
+    const claim = onB.claim('ws_a', 'dev_1').then((e) => ((claimed = true), e));
+    // Another node's write to the call (its sweeper's) waits on the call row.
+    const other = b!.store.transaction((tx) => tx.getCall('ws_a', 'c1', true));
+    const waiting = (what: string) => async () => (await a!.store.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [what])).rowCount === 1;
+    try {
+      await until(waiting('%device_sessions%FOR UPDATE%'), 5_000, 'the claim waiting on the session row');
+      await until(waiting('%bridge_calls%FOR UPDATE'), 5_000, 'the other write waiting on the call row');
+      assert.equal(claimed, false);
+    } finally {
+      finish();
+      await write.catch(() => undefined);
+    }
+    await write;
+    assert.equal((await other)?.state, 'succeeded', 'the waiting write reads the committed record');
+    assert.ok((await claim) > oldEpoch);
+    await assert.rejects(onA.fencedCall('ws_a', 'dev_1', oldEpoch, 'c1', async () => undefined), StaleSessionError);
+  }));
+
 test('a node\'s heartbeat renews its sessions; when it stops, its lapsed leases are visible to the other nodes', () =>
   withNodes(server, ['node_a', 'node_b'], async ([a, b]) => {
     const short = new DeviceSessions({ store: a!.store, bus: a!.bus, leaseMs: 0 });

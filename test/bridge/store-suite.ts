@@ -263,6 +263,25 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     assert.equal(third.previous, null);
   }));
 
+  test(`${name}: the fence and the call in one read, and the sent flag in one write, both refused to a replaced session`, withStore(async (s) => {
+    await s.insertCall(aCall());
+    const first = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', first.epoch, 'c1'), { current: true, call: aCall() });
+    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', first.epoch, 'nope'), { current: true }, 'no such call');
+    assert.deepEqual(await s.fencedCall('ws_b', 'dev_1', first.epoch, 'c1'), { current: false }, 'another workspace\'s device, and its call');
+    const second = await s.claimSession('ws_a', 'dev_1', 'node_b', 60_000);
+    assert.equal((await s.fencedCall('ws_a', 'dev_1', first.epoch, 'c1')).current, false, 'the replaced session');
+    assert.equal(await s.markSent('ws_a', 'dev_1', first.epoch, 'c1'), 'refused');
+    assert.equal((await s.getCall('ws_a', 'c1'))?.sent, false, 'nothing written for a replaced session');
+    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'written');
+    assert.deepEqual(await s.getCall('ws_a', 'c1'), aCall({ sent: true }), 'the flag and nothing else');
+    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'unchanged');
+    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'nope'), 'unchanged');
+    await s.releaseSession('ws_a', 'dev_1', second.epoch);
+    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'refused', 'a released session');
+    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', second.epoch, 'c1'), { current: false, call: aCall({ sent: true }) });
+  }));
+
   test(`${name}: device sessions: a node's heartbeat renews only its own leases, and a lapsed lease is visible`, withStore(async (s) => {
     await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
     await s.claimSession('ws_a', 'dev_2', 'node_a', 60_000);

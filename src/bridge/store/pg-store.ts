@@ -86,8 +86,9 @@ export async function reaching<T>(p: Promise<T>): Promise<T> {
  * Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. A failure to
  * reach the database (at connect, or on any statement) rejects with {@link StoreUnavailableError}. Every
  * PostgreSQL store of the bridge (calls, sign-in, blobs, MCP sessions) takes its transactions here.
+ * `beforeCommit`: statements sent in the COMMIT's round trip (the bridge store's NOTIFYs).
  */
-export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>, beforeCommit?: (c: pg.PoolClient) => string): Promise<T> {
   const client = await reaching(pool.connect());
   let broken = false;
   // The pool hears a client's errors only while it is idle: one checked out here whose connection drops
@@ -98,7 +99,10 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   try {
     await client.query('BEGIN');
     const out = await fn(client);
-    await client.query('COMMIT');
+    // Statements `beforeCommit` gives (no parameters: literals escaped by the client) go with the COMMIT in one
+    // round trip; one that fails aborts the transaction, so the COMMIT fails too and it rolls back below.
+    const pre = beforeCommit?.(client);
+    await client.query(pre ? `${pre}; COMMIT` : 'COMMIT');
     return out;
   } catch (e) {
     await client.query('ROLLBACK').catch(() => (broken = true));
@@ -141,11 +145,15 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
-    return this.withClient(async (client) => {
+    // A transaction's notifications are delivered on its commit whenever they are sent in it: they wait here
+    // and go with the COMMIT, one round trip less per notifying transaction (identical ones still fold).
+    const queued: [string, string][] = [];
+    const notifies = (c: pg.PoolClient) => queued.map(([ch, p]) => `SELECT pg_notify(${c.escapeLiteral(ch)}, ${c.escapeLiteral(p)})`).join('; ');
+    return pgTransaction(this.pool, async (client) => {
       // Nested transactions (saveCalls inside one) join this one.
-      const tx: StoreOps = pgOps(client, (inner) => inner(tx));
+      const tx: StoreOps = pgOps(client, (inner) => inner(tx), (ch, p) => void queued.push([ch, p]));
       return fn(tx);
-    });
+    }, notifies);
   }
 
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
@@ -170,6 +178,8 @@ export class PgBridgeStore implements AsyncBridgeStore {
   claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.ops.claimSession(ws, dev, node, leaseMs, protocolVersion); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
   session(ws: string, dev: string, hold?: boolean) { return this.ops.session(ws, dev, hold); }
+  fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.ops.fencedCall(ws, dev, epoch, id); }
+  markSent(ws: string, dev: string, epoch: number, id: string) { return this.ops.markSent(ws, dev, epoch, id); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
@@ -265,8 +275,11 @@ function sessionOf(r: Record<string, unknown>): DeviceSession {
   };
 }
 
-/** The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). */
-function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>): StoreOps {
+/**
+ * The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). `defer`: in
+ * a transaction, where `notify` puts a notification to be sent with the commit (outside one: sent at once).
+ */
+function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>, defer?: (channel: string, payload: string) => void): StoreOps {
   // Every statement's failure to reach the database is store_unavailable (a transaction's, at its rollback too).
   const q = { query: <R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params: unknown[]) => reaching(pool.query<R>(sql, params)) };
   const rows = async (sql: string, params: unknown[]) => (await q.query<Record<string, unknown>>(sql, params)).rows;
@@ -387,8 +400,8 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       return (await rows(`${DEVICE_SELECT} WHERE workspace_id = $1 ORDER BY device_id COLLATE "C"`, [ws])).map(toDevice);
     },
     async notify(channel, payload) {
-      // pg_notify takes the channel as a value (NOTIFY would need it as an identifier); in a transaction the
-      // server queues it until the commit.
+      if (defer) return defer(channel, payload);
+      // pg_notify takes the channel as a value (NOTIFY would need it as an identifier).
       await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
     },
     async claimSession(ws, dev, node, leaseMs, version) {
@@ -419,6 +432,28 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
     async isCurrent(ws, dev, epoch) {
       const [r] = await rows(`SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE`, [ws, dev]);
       return r !== undefined && Number(r['epoch']) === epoch;
+    },
+    async fencedCall(ws, dev, epoch, id) {
+      // One query for what was two (`isCurrent`, then the call FOR UPDATE): both rows locked as they were.
+      const [r] = await rows(
+        `SELECT s.epoch AS fence_epoch, c.* FROM (SELECT 1) one
+         LEFT JOIN LATERAL (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE) s ON true
+         LEFT JOIN LATERAL (SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $3 FOR UPDATE) c ON true`,
+        [ws, dev, id],
+      );
+      const { fence_epoch: fence, ...call } = r!;
+      return { current: fence !== null && Number(fence) === epoch, ...(call['call_id'] != null ? { call: callOf(call) } : {}) };
+    },
+    async markSent(ws, dev, epoch, id) {
+      // One statement (its own transaction outside one): the session row is held while the flag is written.
+      const [r] = await rows(
+        `WITH s AS MATERIALIZED (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE),
+         u AS (UPDATE bridge_calls SET sent = true WHERE workspace_id = $1 AND call_id = $3 AND NOT sent AND EXISTS (SELECT 1 FROM s WHERE epoch = $4) RETURNING 1)
+         SELECT (SELECT epoch FROM s) AS epoch, (SELECT count(*) FROM u)::int AS n`,
+        [ws, dev, id, epoch],
+      );
+      if (r!['epoch'] === null || Number(r!['epoch']) !== epoch) return 'refused';
+      return r!['n'] === 1 ? 'written' : 'unchanged';
     },
     async session(ws, dev, hold) {
       const [r] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2${hold ? ' FOR SHARE' : ''}`, [ws, dev]);

@@ -104,6 +104,8 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs, protocolVersion)); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
   session(ws: string, dev: string, hold?: boolean) { return this.run(() => this.direct.session(ws, dev, hold)); }
+  fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.fencedCall(ws, dev, epoch, id)); }
+  markSent(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.markSent(ws, dev, epoch, id)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
@@ -148,8 +150,22 @@ function isDuplicateKey(e: unknown): boolean {
  * (not `BridgeStore`'s write-behind, which would commit them after a rollback).
  */
 function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyListener): StoreOps {
+  const sessions = sessionOps(store.db);
   return {
-    ...sessionOps(store.db),
+    ...sessions,
+    // Synchronous here, so nothing comes between the check and the read (or the write).
+    async fencedCall(ws, dev, epoch, id) {
+      const call = store.getCall(ws, id);
+      return { current: await sessions.isCurrent(ws, dev, epoch), ...(call ? { call } : {}) };
+    },
+    async markSent(ws, dev, epoch, id) {
+      if (!(await sessions.isCurrent(ws, dev, epoch))) return 'refused';
+      const call = store.getCall(ws, id);
+      if (!call || call.sent) return 'unchanged';
+      call.sent = true;
+      store.saveCall(call);
+      return 'written';
+    },
     async insertCall(c) {
       try {
         store.insertCall(c);
