@@ -86,9 +86,10 @@ export async function reaching<T>(p: Promise<T>): Promise<T> {
  * Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. A failure to
  * reach the database (at connect, or on any statement) rejects with {@link StoreUnavailableError}. Every
  * PostgreSQL store of the bridge (calls, sign-in, blobs, MCP sessions) takes its transactions here.
- * `beforeCommit`: statements sent in the COMMIT's round trip (the bridge store's NOTIFYs).
+ * `carry`: the BEGIN waits in it and goes with the transaction's first statement, and what else waits there
+ * goes with the COMMIT (the bridge store's transactions: {@link Carry}); `fn` must then query through it.
  */
-export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>, beforeCommit?: (c: pg.PoolClient) => string): Promise<T> {
+export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient, carry?: Carry) => Promise<T>, carried = false): Promise<T> {
   const client = await reaching(pool.connect());
   let broken = false;
   // The pool hears a client's errors only while it is idle: one checked out here whose connection drops
@@ -97,12 +98,11 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   const dropped = () => (broken = true);
   client.on('error', dropped);
   try {
-    await client.query('BEGIN');
-    const out = await fn(client);
-    // Statements `beforeCommit` gives (no parameters: literals escaped by the client) go with the COMMIT in one
-    // round trip; one that fails aborts the transaction, so the COMMIT fails too and it rolls back below.
-    const pre = beforeCommit?.(client);
-    await client.query(pre ? `${pre}; COMMIT` : 'COMMIT');
+    const carry = carried ? new Carry(client) : undefined;
+    if (carry) carry.push('BEGIN');
+    else await client.query('BEGIN');
+    const out = await fn(client, carry);
+    await (carry ? carry.send('COMMIT') : client.query('COMMIT'));
     return out;
   } catch (e) {
     await client.query('ROLLBACK').catch(() => (broken = true));
@@ -112,6 +112,49 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     // A client that could not roll back, or whose connection dropped, is not given to the next caller.
     client.release(broken);
   }
+}
+
+/**
+ * What a bridge store transaction sends with its next statement instead of in a round trip of its own: its
+ * BEGIN, and the writes whose result nobody reads (a call's save, a NOTIFY). They go ahead of the next
+ * statement, or of the COMMIT, in one simple query (several statements, the parameters inlined as literals,
+ * escaped as the driver escapes them): the transaction's reads still see its writes, a failing statement
+ * fails the ones after it and the transaction, and the COMMIT needs no round trip of its own.
+ */
+export class Carry {
+  private pending: string[] = [];
+  constructor(private readonly client: pg.PoolClient) {}
+
+  get waiting(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** Keeps `sql` (its parameters inlined) for the next round trip. */
+  push(sql: string, params: readonly unknown[] = []): void {
+    this.pending.push(inline(sql, params));
+  }
+
+  /** Sends what waits, then `sql`, in one round trip; resolves with `sql`'s result. */
+  async send<R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<pg.QueryResult<R>> {
+    const text = [...this.pending, inline(sql, params)].join(';\n');
+    this.pending = [];
+    const r = (await this.client.query<R>(text)) as pg.QueryResult<R> | pg.QueryResult<R>[];
+    return Array.isArray(r) ? r[r.length - 1]! : r;
+  }
+}
+
+/** `sql` with its `$n` parameters as literals, typed by the server as the driver's text parameters are (unknown). */
+function inline(sql: string, params: readonly unknown[]): string {
+  return params.length ? sql.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1])) : sql;
+}
+
+/** A parameter as a literal: text as the driver sends it, quoted and escaped; null as NULL. */
+function literal(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  const text = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : undefined;
+  // A NUL cannot be sent in a query's text (nor as a text parameter).
+  if (text === undefined || text.includes('\0')) throw new TypeError(`cannot inline a ${typeof v} parameter`);
+  return pg.escapeLiteral(text);
 }
 
 /** The PostgreSQL implementation of {@link AsyncBridgeStore}. */
@@ -145,15 +188,13 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
-    // A transaction's notifications are delivered on its commit whenever they are sent in it: they wait here
-    // and go with the COMMIT, one round trip less per notifying transaction (identical ones still fold).
-    const queued: [string, string][] = [];
-    const notifies = (c: pg.PoolClient) => queued.map(([ch, p]) => `SELECT pg_notify(${c.escapeLiteral(ch)}, ${c.escapeLiteral(p)})`).join('; ');
-    return pgTransaction(this.pool, async (client) => {
+    // The BEGIN, the saves and the NOTIFYs travel with the next statement or the COMMIT (Carry): a fenced
+    // write of a call is two round trips (BEGIN and the fenced read; the save, its NOTIFY and the COMMIT).
+    return pgTransaction(this.pool, async (client, carry) => {
       // Nested transactions (saveCalls inside one) join this one.
-      const tx: StoreOps = pgOps(client, (inner) => inner(tx), (ch, p) => void queued.push([ch, p]));
+      const tx: StoreOps = pgOps(client, (inner) => inner(tx), carry);
       return fn(tx);
-    }, notifies);
+    }, true);
   }
 
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
@@ -276,19 +317,22 @@ function sessionOf(r: Record<string, unknown>): DeviceSession {
 }
 
 /**
- * The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). `defer`: in
- * a transaction, where `notify` puts a notification to be sent with the commit (outside one: sent at once).
+ * The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). `carry`:
+ * in a transaction, what waits for the next statement (its BEGIN; saves and NOTIFYs, whose results nobody reads).
  */
-function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>, defer?: (channel: string, payload: string) => void): StoreOps {
+function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>, carry?: Carry): StoreOps {
   // Every statement's failure to reach the database is store_unavailable (a transaction's, at its rollback too).
-  const q = { query: <R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params: unknown[]) => reaching(pool.query<R>(sql, params)) };
+  const q = {
+    query: <R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params: unknown[]) => reaching(carry?.waiting ? carry.send<R>(sql, params) : pool.query<R>(sql, params)),
+  };
   const rows = async (sql: string, params: unknown[]) => (await q.query<Record<string, unknown>>(sql, params)).rows;
   const saveCall = async (c: StoredCall): Promise<void> => {
-    await q.query(
-      `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10, progress = $11
-       WHERE workspace_id = $1 AND call_id = $2`,
-      [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome), json(c.progress)],
-    );
+    const sql = `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10, progress = $11
+       WHERE workspace_id = $1 AND call_id = $2`;
+    const params = [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome), json(c.progress)];
+    // In a transaction the save goes with the next statement or the COMMIT (nothing reads its row count).
+    if (carry) carry.push(sql, params);
+    else await q.query(sql, params);
   };
   return {
     async insertCall(c) {
@@ -400,9 +444,10 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       return (await rows(`${DEVICE_SELECT} WHERE workspace_id = $1 ORDER BY device_id COLLATE "C"`, [ws])).map(toDevice);
     },
     async notify(channel, payload) {
-      if (defer) return defer(channel, payload);
-      // pg_notify takes the channel as a value (NOTIFY would need it as an identifier).
-      await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
+      // pg_notify takes the channel as a value (NOTIFY would need it as an identifier). In a transaction it
+      // waits for the COMMIT's round trip (the server would hold it until the commit anyway).
+      if (carry) carry.push(`SELECT pg_notify($1, $2)`, [channel, payload]);
+      else await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
     },
     async claimSession(ws, dev, node, leaseMs, version) {
       // The old row is read and replaced under its lock, so two nodes claiming at once get different epochs
