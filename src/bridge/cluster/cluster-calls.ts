@@ -35,7 +35,7 @@ import {
 import type { DeviceConnection, DeviceHub } from '../device-hub.js';
 import { isStateEntry, type SessionEventName, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, StoreOps } from '../store/async-store.js';
-import type { BusMessage, CatchUpReason, ClusterBus } from './bus.js';
+import { encodeMessage, type BusMessage, type CatchUpReason, type ClusterBus } from './bus.js';
 import { StaleSessionError, type DeviceSessions } from './sessions.js';
 
 /** Options of {@link ClusterCallRouter}. */
@@ -143,14 +143,9 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       if (existing) return this.retried(existing, req, digest);
     }
     const call = newCall(req, req.call_id ?? newCallId(), target.user_id, digest, timeoutFor(req, target.timeout_ms_default));
-    const r = await this.o.store.transaction(async (tx) => {
-      // Read and held until the commit (FOR SHARE): a claim made meanwhile waits, so the node told owns it.
-      const s = await tx.session(ws, dev, true);
-      if (!s || s.lapsed) return 'offline' as const;
-      if (!(await tx.insertCall(call))) return 'exists' as const;
-      await this.o.bus.notify(s.node_id, { type: 'call', workspace_id: ws, call_id: call.call_id }, tx);
-      return 'sent' as const;
-    });
+    // One statement: the session held until the commit (a claim made meanwhile waits, so the node told owns
+    // it), the insert, and the owner told on the commit.
+    const r = await this.o.store.submitCall(call, encodeMessage({ type: 'call', workspace_id: ws, call_id: call.call_id }));
     if (r === 'offline') throw offlineError(dev, await this.o.store.refusedHello(ws, dev));
     if (r === 'exists') {
       // Another node inserted the same call id first: this is a retry of that call.

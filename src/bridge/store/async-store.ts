@@ -16,6 +16,14 @@ export interface StoreOps {
    */
   insertCall(c: StoredCall): Promise<boolean>;
   /**
+   * A runtime's submit (issue 34): inserts the call for the device's live session and tells the node holding
+   * it (`payload`, an encoded `call` bus message, on that node's channel, delivered on the commit), with the
+   * session row held until then (as `session(…, true)` holds it), so the node told owns the session. One
+   * statement on PostgreSQL. `offline`: the device has no session, or its lease lapsed (nothing inserted);
+   * `exists`: a call with this key exists already (nothing changed, nobody told).
+   */
+  submitCall(c: StoredCall, payload: string): Promise<'sent' | 'offline' | 'exists'>;
+  /**
    * `forUpdate`: in a transaction, the row is held until the commit (PostgreSQL's `FOR UPDATE`), so two nodes'
    * read-change-save of one call never lose one another's change (SQLite's one connection holds it anyway).
    */

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { WireError } from '../../protocol/errors.js';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
+import { NODE_CHANNEL_PREFIX } from '../cluster/bus.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
@@ -198,6 +199,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
+  submitCall(c: StoredCall, payload: string) { return this.ops.submitCall(c, payload); }
   getCall(ws: string, id: string, forUpdate?: boolean) { return this.ops.getCall(ws, id, forUpdate); }
   openCalls(deviceId?: string) { return this.ops.openCalls(deviceId); }
   claimExpiredCalls(graceMs: number, limit: number) { return this.ops.claimExpiredCalls(graceMs, limit); }
@@ -343,6 +345,21 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
         [c.workspace_id, c.call_id, c.device_id, c.function, c.args_digest, JSON.stringify(c.params), c.state, JSON.stringify(c.timeline), c.deadline_ms, c.created_at, c.updated_at, c.sent],
       );
       return r.rowCount === 1;
+    },
+    async submitCall(c, payload) {
+      // The session held (FOR SHARE) until the statement commits, the insert only for a live session, and the
+      // NOTIFY only for a row inserted, on the channel of the node holding the session: one round trip.
+      const [r] = await rows(
+        `WITH s AS MATERIALIZED (SELECT node_id, lease_until <= now() AS lapsed FROM device_sessions WHERE workspace_id = $1 AND device_id = $3 FOR SHARE),
+         i AS (INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, deadline_at, created_at, updated_at, sent)
+               SELECT $1, $2, $3, $4, $5, $6, $7, NULL, false, $8, $9::bigint, to_timestamp($9::bigint / 1000.0), $10, $11, $12::boolean FROM s WHERE NOT s.lapsed
+               ON CONFLICT ON CONSTRAINT bridge_calls_idempotency DO NOTHING RETURNING 1),
+         n AS (SELECT pg_notify($13 || s.node_id, $14) FROM i, s)
+         SELECT s.lapsed, (SELECT count(*) FROM i)::int AS inserted, (SELECT count(*) FROM n)::int AS told FROM (SELECT 1) one LEFT JOIN s ON true`,
+        [c.workspace_id, c.call_id, c.device_id, c.function, c.args_digest, JSON.stringify(c.params), c.state, JSON.stringify(c.timeline), c.deadline_ms, c.created_at, c.updated_at, c.sent, NODE_CHANNEL_PREFIX, payload],
+      );
+      if (r!['lapsed'] !== false) return 'offline';
+      return r!['inserted'] === 1 ? 'sent' : 'exists';
     },
     async getCall(ws, id, forUpdate = false) {
       const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [ws, id]);

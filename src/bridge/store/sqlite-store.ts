@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { statement } from '../../storage/sqlite.js';
+import { nodeChannel } from '../cluster/bus.js';
 import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
@@ -83,6 +84,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   }
 
   insertCall(c: StoredCall) { return this.run(() => this.direct.insertCall(c)); }
+  submitCall(c: StoredCall, payload: string) { return this.run(() => this.direct.submitCall(c, payload)); }
   getCall(ws: string, id: string) { return this.run(() => this.direct.getCall(ws, id)); }
   openCalls(deviceId?: string) { return this.run(() => this.direct.openCalls(deviceId)); }
   claimExpiredCalls(graceMs: number, limit: number) { return this.run(() => this.direct.claimExpiredCalls(graceMs, limit)); }
@@ -151,6 +153,15 @@ function isDuplicateKey(e: unknown): boolean {
  */
 function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyListener): StoreOps {
   const sessions = sessionOps(store.db);
+  const insertCall = async (c: StoredCall): Promise<boolean> => {
+    try {
+      store.insertCall(c);
+      return true;
+    } catch (e) {
+      if (isDuplicateKey(e)) return false;
+      throw e;
+    }
+  };
   return {
     ...sessions,
     // Synchronous here, so nothing comes between the check and the read (or the write).
@@ -166,14 +177,13 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
       store.saveCall(call);
       return 'written';
     },
-    async insertCall(c) {
-      try {
-        store.insertCall(c);
-        return true;
-      } catch (e) {
-        if (isDuplicateKey(e)) return false;
-        throw e;
-      }
+    insertCall,
+    async submitCall(c, payload) {
+      const s = await sessions.session(c.workspace_id, c.device_id);
+      if (!s || s.lapsed) return 'offline';
+      if (!(await insertCall(c))) return 'exists';
+      notify(nodeChannel(s.node_id), payload);
+      return 'sent';
     },
     getCall: async (ws, id) => store.getCall(ws, id),
     openCalls: async (deviceId) => store.openCalls(deviceId),
