@@ -25,11 +25,8 @@ export const MAX_PAYLOAD_BYTES = 7999;
 
 /** What a node is told. Ids only: the node reads the rows they name. */
 export type BusMessage =
-  /**
-   * A call was submitted for a device whose session this node holds: read it and send it to the device. With
-   * the call's device (an id too), the owner reads the call and marks it sent in one statement.
-   */
-  | { type: 'call'; workspace_id: string; call_id: string; device_id?: string }
+  /** A call was submitted for a device whose session this node holds: read it and send it to the device. */
+  | { type: 'call'; workspace_id: string; call_id: string }
   /** A call's record changed (a state, a note, progress, its outcome): nodes streaming it read it again. */
   | { type: 'call_changed'; workspace_id: string; call_id: string }
   /** A runtime asked another node to cancel a call whose device's session this node holds: ask the device to cancel it. */
@@ -129,8 +126,6 @@ export function decodeMessage(text: string): BusMessage | null {
   if (typeof v !== 'object' || v === null) return null;
   switch (v['type']) {
     case 'call':
-      if (!isId(v['workspace_id']) || !isId(v['call_id'])) return null;
-      return { type: 'call', workspace_id: v['workspace_id'], call_id: v['call_id'], ...(isId(v['device_id']) ? { device_id: v['device_id'] } : {}) };
     case 'call_changed':
     case 'cancel':
       return isId(v['workspace_id']) && isId(v['call_id']) ? { type: v['type'], workspace_id: v['workspace_id'], call_id: v['call_id'] } : null;

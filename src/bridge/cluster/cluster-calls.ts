@@ -123,7 +123,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
 
   private onBus(m: BusMessage): void {
     if (this.closed) return;
-    if (m.type === 'call') void this.onCallMessage(m.workspace_id, m.call_id, m.device_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not send a call to its device'));
+    if (m.type === 'call') void this.onCallMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not send a call to its device'));
     else if (m.type === 'cancel') void this.onCancelMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not cancel a call another node was asked to cancel'));
     else if (m.type === 'call_changed') {
       if (this.watched.has(`${m.workspace_id}/${m.call_id}`)) void this.read(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not read a changed call'));
@@ -145,7 +145,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     const call = newCall(req, req.call_id ?? newCallId(), target.user_id, digest, timeoutFor(req, target.timeout_ms_default));
     // One statement: the session held until the commit (a claim made meanwhile waits, so the node told owns
     // it), the insert, and the owner told on the commit.
-    const r = await this.o.store.submitCall(call, encodeMessage({ type: 'call', workspace_id: ws, call_id: call.call_id, device_id: dev }));
+    const r = await this.o.store.submitCall(call, encodeMessage({ type: 'call', workspace_id: ws, call_id: call.call_id }));
     if (r === 'offline') throw offlineError(dev, await this.o.store.refusedHello(ws, dev));
     if (r === 'exists') {
       // Another node inserted the same call id first: this is a retry of that call.
@@ -160,7 +160,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     if (existing.device_id !== req.device_id || existing.args_digest !== digest) throw idempotencyConflict();
     if (!existing.outcome) {
       const s = await this.o.store.session(existing.workspace_id, existing.device_id);
-      if (s && !s.lapsed) await this.o.bus.notify(s.node_id, { type: 'call', workspace_id: existing.workspace_id, call_id: existing.call_id, device_id: existing.device_id });
+      if (s && !s.lapsed) await this.o.bus.notify(s.node_id, { type: 'call', workspace_id: existing.workspace_id, call_id: existing.call_id });
     }
     return { call: existing, duplicate: true };
   }
@@ -286,12 +286,8 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   }
 
   /** A call was submitted for a device whose session this node holds. */
-  private async onCallMessage(ws: string, callId: string, dev?: string): Promise<void> {
-    if (this.closed) return;
-    // The device's session here, when the message names the device: the call is read and marked sent in one
-    // statement (fenced by that session), so `forward` has nothing left to write.
-    const here = dev === undefined ? undefined : this.o.hub.get(dev, ws);
-    const call = here?.epoch !== undefined ? (await this.o.store.takeCall(ws, dev!, here.identity.user_id, here.epoch, callId)).call : await this.o.store.getCall(ws, callId);
+  private async onCallMessage(ws: string, callId: string): Promise<void> {
+    const call = await this.o.store.getCall(ws, callId);
     if (!call || call.outcome || this.closed) return;
     this.armDeadline(call);
     const conn = this.sessionFor(call);

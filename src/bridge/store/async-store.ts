@@ -114,12 +114,6 @@ export interface StoreOps {
    * is gone or marked already.
    */
   markSent(workspaceId: string, deviceId: string, epoch: number, callId: string): Promise<'written' | 'unchanged' | 'refused'>;
-  /**
-   * The owner's read of a call it was told to send (`call`): the record, marked sent in the same statement
-   * (fenced as `markSent`) when `epoch` is the device's session and the call is open, not yet sent, and of
-   * this device and user (`owns`); otherwise the record as it is. `current`: whether `epoch` is the session.
-   */
-  takeCall(workspaceId: string, deviceId: string, userId: string, epoch: number, callId: string): Promise<FencedCall>;
   /** Renews the lease of every session `nodeId` holds (its heartbeat); returns how many. */
   renewLeases(nodeId: string, leaseMs: number): Promise<number>;
   /**

@@ -8,7 +8,7 @@ import { WireError } from '../../protocol/errors.js';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
 import { NODE_CHANNEL_PREFIX } from '../cluster/bus.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, FencedCall, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
 /** The bridge's PostgreSQL schema: its migration files sit beside this module (the build copies them). */
 export const BRIDGE_PG_SCHEMA: PgSchema = { name: 'bridge', dir: fileURLToPath(new URL('./pg-migrations/', import.meta.url)) };
@@ -223,7 +223,6 @@ export class PgBridgeStore implements AsyncBridgeStore {
   session(ws: string, dev: string, hold?: boolean) { return this.ops.session(ws, dev, hold); }
   fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.ops.fencedCall(ws, dev, epoch, id); }
   markSent(ws: string, dev: string, epoch: number, id: string) { return this.ops.markSent(ws, dev, epoch, id); }
-  takeCall(ws: string, dev: string, user: string, epoch: number, id: string) { return this.ops.takeCall(ws, dev, user, epoch, id); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
@@ -305,12 +304,6 @@ const json = (v: unknown) => (v ? JSON.stringify(v) : null);
 
 /** The columns of a session, with whether its lease has lapsed by the database's clock. */
 const SESSION_SELECT = `SELECT workspace_id, device_id, node_id, epoch, lease_until, lease_until <= now() AS lapsed, protocol_version FROM device_sessions`;
-
-/** A row of `fence_epoch` and a call's columns (all null: no such call) as {@link FencedCall}. */
-function fencedOf(r: Record<string, unknown>, epoch: number): FencedCall {
-  const { fence_epoch: fence, ...call } = r;
-  return { current: fence !== null && Number(fence) === epoch, ...(call['call_id'] != null ? { call: callOf(call) } : {}) };
-}
 
 /** A session row (epoch is a bigint: the driver gives text; the sequence stays far below 2^53). */
 function sessionOf(r: Record<string, unknown>): DeviceSession {
@@ -510,19 +503,8 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
          LEFT JOIN LATERAL (SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $3 FOR UPDATE) c ON true`,
         [ws, dev, id],
       );
-      return fencedOf(r!, epoch);
-    },
-    async takeCall(ws, dev, user, epoch, id) {
-      // The row as updated when it was marked, else as it is (the statement's snapshot, from before the update).
-      const [r] = await rows(
-        `WITH s AS MATERIALIZED (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE),
-         u AS (UPDATE bridge_calls SET sent = true WHERE workspace_id = $1 AND call_id = $3 AND device_id = $2 AND NOT sent AND outcome IS NULL
-               AND params::jsonb ->> 'user_id' = $5 AND EXISTS (SELECT 1 FROM s WHERE epoch = $4) RETURNING *)
-         SELECT (SELECT epoch FROM s) AS fence_epoch, c.* FROM (SELECT 1) one
-         LEFT JOIN LATERAL (SELECT * FROM u UNION ALL SELECT * FROM bridge_calls b WHERE b.workspace_id = $1 AND b.call_id = $3 AND NOT EXISTS (SELECT 1 FROM u) LIMIT 1) c ON true`,
-        [ws, dev, id, epoch, user],
-      );
-      return fencedOf(r!, epoch);
+      const { fence_epoch: fence, ...call } = r!;
+      return { current: fence !== null && Number(fence) === epoch, ...(call['call_id'] != null ? { call: callOf(call) } : {}) };
     },
     async markSent(ws, dev, epoch, id) {
       // One statement (its own transaction outside one): the session row is held while the flag is written.

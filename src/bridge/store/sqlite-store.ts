@@ -108,7 +108,6 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   session(ws: string, dev: string, hold?: boolean) { return this.run(() => this.direct.session(ws, dev, hold)); }
   fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.fencedCall(ws, dev, epoch, id)); }
   markSent(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.markSent(ws, dev, epoch, id)); }
-  takeCall(ws: string, dev: string, user: string, epoch: number, id: string) { return this.run(() => this.direct.takeCall(ws, dev, user, epoch, id)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
@@ -169,15 +168,6 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
     async fencedCall(ws, dev, epoch, id) {
       const call = store.getCall(ws, id);
       return { current: await sessions.isCurrent(ws, dev, epoch), ...(call ? { call } : {}) };
-    },
-    async takeCall(ws, dev, user, epoch, id) {
-      const current = await sessions.isCurrent(ws, dev, epoch);
-      const call = store.getCall(ws, id);
-      if (current && call && !call.sent && !call.outcome && call.device_id === dev && call.params.user_id === user) {
-        call.sent = true;
-        store.saveCall(call);
-      }
-      return { current, ...(call ? { call } : {}) };
     },
     async markSent(ws, dev, epoch, id) {
       if (!(await sessions.isCurrent(ws, dev, epoch))) return 'refused';
