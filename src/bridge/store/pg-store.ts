@@ -441,11 +441,10 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       return r ? toDevice(r) : undefined;
     },
     async callTarget(ws, dev, fn) {
-      // The one descriptor's default is picked out by the server (jsonb, in C): the row's functions text never
-      // reaches this process. A descriptor without a numeric default gives null.
+      // The one function's default, from the defaults the server keeps beside the list (migration 0012): the
+      // row's functions text is neither parsed per call nor sent here. A descriptor without a numeric default gives null.
       const [r] = await rows(
-        `SELECT user_id, (SELECT f->'timeout_ms_default' FROM jsonb_array_elements(functions::jsonb) f WHERE f->>'id' = $3 LIMIT 1) AS t
-         FROM bridge_devices WHERE workspace_id = $1 AND device_id = $2`,
+        `SELECT user_id, function_timeouts -> $3 AS t FROM bridge_devices WHERE workspace_id = $1 AND device_id = $2`,
         [ws, dev, fn],
       );
       if (!r) return undefined;
