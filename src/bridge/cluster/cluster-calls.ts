@@ -3,8 +3,9 @@
  * (call-lifecycle.ts), with the records in PostgreSQL and the nodes meeting through the cluster bus.
  *
  * - **Submit, on any node**: the call is inserted (idempotent by the unique key `(workspace_id, call_id)`) and
- *   the node holding the device's session is told (`call`) in the same transaction, with the session row held
- *   until the commit, so the node told is the owner; a device on no node answers 409 `device_offline`.
+ *   the node holding the device's session is told (`call`) in the same statement (`StoreOps.submitCall`), with
+ *   the session row held until the commit, so the node told is the owner; a device on no node answers 409
+ *   `device_offline`.
  * - **The owner** (the node holding the device's WebSocket) forwards the call, and writes what the device
  *   says (notes, the outcome, session events) in transactions fenced by its session's epoch: what a replaced
  *   session sends is refused, never written. Each write that changes what a stream shows tells every node
