@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { DeviceSessions, StaleSessionError } from '../../src/bridge/cluster/sessions.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
 import { until } from '../helpers/wait.js';
+import type { StoredCall } from '../../src/bridge/store.js';
+import type { StoreOps } from '../../src/bridge/store/async-store.js';
 import { aCall } from './store-suite.js';
 import { withNodes, type TestNode } from './cluster-node.js';
 
@@ -45,7 +47,15 @@ test('the newer claim on another node wins: the old owner is told to close the d
     assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'failed');
   }));
 
-test('fencing holds under a race: a claim made while a fenced write is open waits for it, then wins', () =>
+/** Which fenced write of node a a race test holds open: its transaction, and how a write for an old epoch is refused. */
+type FencedWrite = (on: DeviceSessions, epoch: number, body: (tx: StoreOps) => Promise<void>) => Promise<void>;
+
+/**
+ * Node a's fenced write for the device's session is held open while node b claims the device (and, with
+ * `contender`, while another write of node b's waits): the claim waits for the write, then wins; the write
+ * made before it stands, and the old epoch is refused afterwards.
+ */
+const claimDuringWrite = (open: FencedWrite, contender?: { start: (b: TestNode) => Promise<StoredCall | undefined>; query: string }) =>
   withNodes(server, ['node_a', 'node_b'], async ([a, b]) => {
     const onA = sessionsOf(a!);
     const onB = sessionsOf(b!);
@@ -55,7 +65,7 @@ test('fencing holds under a race: a claim made while a fenced write is open wait
     const inside = new Promise<void>((r) => (writing = r));
     let finish!: () => void;
     const proceed = new Promise<void>((r) => (finish = r));
-    const write = onA.fenced('ws_a', 'dev_1', oldEpoch, async (tx) => {
+    const write = open(onA, oldEpoch, async (tx) => {
       writing();
       await proceed;
       await tx.saveCall(aCall({ state: 'succeeded', outcome: { state: 'succeeded' } as never }));
@@ -63,9 +73,12 @@ test('fencing holds under a race: a claim made while a fenced write is open wait
     await inside;
     let claimed = false;
     const claim = onB.claim('ws_a', 'dev_1').then((e) => ((claimed = true), e));
+    const other = contender?.start(b!);
+    const waiting = (what: string) => async () => (await a!.store.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [what])).rowCount === 1;
     try {
       // The claim waits on the session row the fenced write holds.
-      await until(async () => (await a!.store.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%device_sessions%FOR UPDATE%'`)).rowCount === 1, 5_000, 'the claim waiting on the session row');
+      await until(waiting('%device_sessions%FOR UPDATE%'), 5_000, 'the claim waiting on the session row');
+      if (contender) await until(waiting(contender.query), 5_000, 'the other write waiting on the call row');
       assert.equal(claimed, false);
     } finally {
       // Whatever happened, the write's transaction ends (an open one would keep the pool from closing).
@@ -73,11 +86,25 @@ test('fencing holds under a race: a claim made while a fenced write is open wait
       await write.catch(() => undefined);
     }
     await write;
+    if (other) assert.equal((await other)?.state, 'succeeded', 'the waiting write reads the committed record');
     const newEpoch = await claim;
     assert.ok(newEpoch > oldEpoch);
     assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'succeeded', 'the write made before the claim stands');
-    await assert.rejects(onA.fenced('ws_a', 'dev_1', oldEpoch, async () => undefined), StaleSessionError);
-  }));
+    await assert.rejects(open(onA, oldEpoch, async () => undefined), StaleSessionError);
+  });
+
+test('fencing holds under a race: a claim made while a fenced write is open waits for it, then wins', () =>
+  claimDuringWrite((on, epoch, body) => on.fenced('ws_a', 'dev_1', epoch, body)));
+
+test('the fence and the call\'s lock in one read hold both rows: a claim and another write to the call wait for the write, and the old epoch is then refused', () =>
+  claimDuringWrite(
+    (on, epoch, body) => on.fencedCall('ws_a', 'dev_1', epoch, 'c1', async (tx, call) => {
+      assert.equal(call?.state, 'submitted', 'the call read with the fence');
+      await body(tx);
+    }),
+    // Another node's write to the call (its sweeper's) waits on the call row.
+    { start: (b) => b.store.transaction((tx) => tx.getCall('ws_a', 'c1', true)), query: '%bridge_calls%FOR UPDATE' },
+  ));
 
 test('a node\'s heartbeat renews its sessions; when it stops, its lapsed leases are visible to the other nodes', () =>
   withNodes(server, ['node_a', 'node_b'], async ([a, b]) => {

@@ -159,6 +159,10 @@ test('postgres: each migration after 0001 applies over a version-1 database hold
        VALUES ('ws_a', 'c1', 'dev_1', 'files.read', 'sha256:abc', '{}', 'submitted', '[]', 1, '2026-12-04T10:00:00.000Z', '2026-12-04T10:00:00.000Z')`,
     );
     await pool.query(`INSERT INTO bridge_devices (workspace_id, device_id, user_id, name) VALUES ('ws_a', 'dev_1', 'u1', 'kept')`);
+    await pool.query(
+      `INSERT INTO bridge_devices (workspace_id, device_id, user_id, functions) VALUES ('ws_a', 'dev_2', 'u2', $1)`,
+      [JSON.stringify([{ id: 'a.one', timeout_ms_default: 5000 }, { id: 'a.two' }, { timeout_ms_default: 1 }, { id: 'a.one', timeout_ms_default: 9 }])],
+    );
     const newest = readPgMigrations(BRIDGE_PG_SCHEMA.dir).length;
     assert.deepEqual(await migratePg(pool, BRIDGE_PG_SCHEMA), Array.from({ length: newest - 1 }, (_, i) => i + 2));
     const s = await PgBridgeStore.open(url);
@@ -188,6 +192,11 @@ test('postgres: each migration after 0001 applies over a version-1 database hold
       } finally {
         ledger.close();
       }
+      // 0012: the functions' defaults kept beside a list written before it (the first descriptor of an id counts).
+      assert.deepEqual(await s.callTarget('ws_a', 'dev_2', 'a.one'), { user_id: 'u2', timeout_ms_default: 5000 });
+      assert.deepEqual(await s.callTarget('ws_a', 'dev_2', 'a.two'), { user_id: 'u2' });
+      assert.deepEqual(await s.callTarget('ws_a', 'dev_2', 'nope'), { user_id: 'u2' });
+      assert.deepEqual(await s.callTarget('ws_a', 'dev_1', 'a.one'), { user_id: 'u1' });
       // 0011: MCP sessions, their events and the workspace handles.
       const mcp = new PgMcpSessions(s.pool);
       await mcp.save({ session_id: 's1', token_digest: 'd', workspace_id: 'ws_a', device_id: null, client: {} }, 60);

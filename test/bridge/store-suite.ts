@@ -4,7 +4,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import type { AsyncBridgeStore } from '../../src/bridge/store/async-store.js';
+import type { PgBridgeStore } from '../../src/bridge/store/pg-store.js';
+import { SqliteBridgeStore } from '../../src/bridge/store/sqlite-store.js';
 import { cardDigest, deviceKey, type RefusedHello, type StoredCall } from '../../src/bridge/store.js';
 import { until } from '../helpers/wait.js';
 
@@ -36,6 +39,19 @@ export function aCall(over: Partial<StoredCall> = {}): StoredCall {
 }
 
 const refused: RefusedHello = { type: 'client_outdated', message: 'too old', at: '2026-12-04T10:00:00.000Z', client_version: '0.0.1', minimum: '0.1.0', protocol_version: '1.2' };
+
+/** Hears what the store's `notify` sends on `channels` (SQLite: this process's listeners; PostgreSQL: LISTEN). */
+async function listenTo(s: AsyncBridgeStore, channels: string[], fn: (channel: string, payload: string) => void): Promise<() => Promise<void>> {
+  if (s instanceof SqliteBridgeStore) {
+    const stop = s.listen((channel, payload) => channels.includes(channel) && fn(channel, payload));
+    return async () => void stop();
+  }
+  const client = new pg.Client({ connectionString: (s as PgBridgeStore).pool.options.connectionString });
+  await client.connect();
+  client.on('notification', (m) => fn(m.channel, m.payload ?? ''));
+  for (const c of channels) await client.query(`LISTEN ${c}`);
+  return () => client.end();
+}
 
 /** Declares the suite's tests for one implementation. */
 export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): void {
@@ -261,6 +277,56 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     const third = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
     assert.ok(third.epoch > second.epoch, 'epochs grow after a release too');
     assert.equal(third.previous, null);
+  }));
+
+  test(`${name}: a submit inserts the call only for a live session and tells that session's node, on the commit`, withStore(async (s) => {
+    const heard: [string, string][] = [];
+    const stop = await listenTo(s, ['aios_node_node_b', 'aios_node_node_c', 'aios_node_node_d'], (channel, payload) => heard.push([channel, payload]));
+    try {
+      assert.equal(await s.submitCall(aCall(), 'p1'), 'offline', 'no session');
+      assert.equal(await s.getCall('ws_a', 'c1'), undefined);
+      await s.claimSession('ws_a', 'dev_1', 'node_b', 60_000);
+      assert.equal(await s.submitCall(aCall(), 'p2'), 'sent');
+      assert.deepEqual(await s.getCall('ws_a', 'c1'), aCall());
+      assert.equal(await s.submitCall(aCall({ args_digest: 'sha256:other' }), 'p3'), 'exists');
+      assert.equal((await s.getCall('ws_a', 'c1'))?.args_digest, 'sha256:abc', 'the first call stays');
+      await assert.rejects(s.transaction(async (tx) => {
+        assert.equal(await tx.submitCall(aCall({ call_id: 'c2' }), 'p4'), 'sent');
+        throw new Error('rolled back');
+      }), /rolled back/);
+      assert.equal(await s.getCall('ws_a', 'c2'), undefined, 'nothing of a rolled-back submit');
+      await s.claimSession('ws_a', 'dev_1', 'node_c', 0);
+      await until(async () => (await s.session('ws_a', 'dev_1'))?.lapsed, 5_000, 'the lease lapsed');
+      assert.equal(await s.submitCall(aCall({ call_id: 'c3' }), 'p5'), 'offline', 'a lapsed lease');
+      await until(() => heard.length >= 1, 5_000, 'the notification');
+      // Anything else would have come before this one (PostgreSQL delivers in commit order).
+      assert.equal(await s.submitCall(aCall({ call_id: 'c4', device_id: 'dev_2' }), 'p6'), 'offline');
+      await s.claimSession('ws_a', 'dev_2', 'node_d', 60_000);
+      assert.equal(await s.submitCall(aCall({ call_id: 'c5', device_id: 'dev_2' }), 'p7'), 'sent');
+      await until(() => heard.length >= 2, 5_000, 'the second notification');
+      assert.deepEqual(heard, [['aios_node_node_b', 'p2'], ['aios_node_node_d', 'p7']]);
+    } finally {
+      await stop();
+    }
+  }));
+
+  test(`${name}: the fence and the call in one read, and the sent flag in one write, both refused to a replaced session`, withStore(async (s) => {
+    await s.insertCall(aCall());
+    const first = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', first.epoch, 'c1'), { current: true, call: aCall() });
+    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', first.epoch, 'nope'), { current: true }, 'no such call');
+    assert.deepEqual(await s.fencedCall('ws_b', 'dev_1', first.epoch, 'c1'), { current: false }, 'another workspace\'s device, and its call');
+    const second = await s.claimSession('ws_a', 'dev_1', 'node_b', 60_000);
+    assert.equal((await s.fencedCall('ws_a', 'dev_1', first.epoch, 'c1')).current, false, 'the replaced session');
+    assert.equal(await s.markSent('ws_a', 'dev_1', first.epoch, 'c1'), 'refused');
+    assert.equal((await s.getCall('ws_a', 'c1'))?.sent, false, 'nothing written for a replaced session');
+    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'written');
+    assert.deepEqual(await s.getCall('ws_a', 'c1'), aCall({ sent: true }), 'the flag and nothing else');
+    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'unchanged');
+    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'nope'), 'unchanged');
+    await s.releaseSession('ws_a', 'dev_1', second.epoch);
+    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'refused', 'a released session');
+    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', second.epoch, 'c1'), { current: false, call: aCall({ sent: true }) });
   }));
 
   test(`${name}: device sessions: a node's heartbeat renews only its own leases, and a lapsed lease is visible`, withStore(async (s) => {

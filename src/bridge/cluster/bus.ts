@@ -11,7 +11,9 @@
  * per-device subject `aios.device.<workspace>.<device>`, answered by the owner), `broadcast` on `aios.nodes`,
  * `caughtUp` runs on the client's reconnect status event, and a message sent "in a transaction" goes to an
  * outbox row written by that transaction and is published after the commit (NATS cannot join a database
- * transaction; the rescan covers a crash between the commit and the publish).
+ * transaction; the rescan covers a crash between the commit and the publish). The call path's submit sends its
+ * `call` message through the store itself (`StoreOps.submitCall`, one statement on PostgreSQL): a NATS bus
+ * would take it from that outbox too.
  */
 import type { StoreOps } from '../store/async-store.js';
 
@@ -98,9 +100,12 @@ export function checkNodeId(id: string): string {
   return id;
 }
 
+/** What a node's channel name starts with (the store's one-statement submit names the owner's channel by it). */
+export const NODE_CHANNEL_PREFIX = 'aios_node_';
+
 /** The channel a node listens on: lower case, so `LISTEN` (which folds case) and `pg_notify` name the same one. */
 export function nodeChannel(nodeId: string): string {
-  return `aios_node_${checkNodeId(nodeId)}`;
+  return `${NODE_CHANNEL_PREFIX}${checkNodeId(nodeId)}`;
 }
 
 /** The channel every node listens on. */

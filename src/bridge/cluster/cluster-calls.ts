@@ -3,8 +3,9 @@
  * (call-lifecycle.ts), with the records in PostgreSQL and the nodes meeting through the cluster bus.
  *
  * - **Submit, on any node**: the call is inserted (idempotent by the unique key `(workspace_id, call_id)`) and
- *   the node holding the device's session is told (`call`) in the same transaction, with the session row held
- *   until the commit, so the node told is the owner; a device on no node answers 409 `device_offline`.
+ *   the node holding the device's session is told (`call`) in the same statement (`StoreOps.submitCall`), with
+ *   the session row held until the commit, so the node told is the owner; a device on no node answers 409
+ *   `device_offline`.
  * - **The owner** (the node holding the device's WebSocket) forwards the call, and writes what the device
  *   says (notes, the outcome, session events) in transactions fenced by its session's epoch: what a replaced
  *   session sends is refused, never written. Each write that changes what a stream shows tells every node
@@ -35,7 +36,7 @@ import {
 import type { DeviceConnection, DeviceHub } from '../device-hub.js';
 import { isStateEntry, type SessionEventName, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, StoreOps } from '../store/async-store.js';
-import type { BusMessage, CatchUpReason, ClusterBus } from './bus.js';
+import { encodeMessage, type BusMessage, type CatchUpReason, type ClusterBus } from './bus.js';
 import { StaleSessionError, type DeviceSessions } from './sessions.js';
 
 /** Options of {@link ClusterCallRouter}. */
@@ -143,14 +144,9 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       if (existing) return this.retried(existing, req, digest);
     }
     const call = newCall(req, req.call_id ?? newCallId(), target.user_id, digest, timeoutFor(req, target.timeout_ms_default));
-    const r = await this.o.store.transaction(async (tx) => {
-      // Read and held until the commit (FOR SHARE): a claim made meanwhile waits, so the node told owns it.
-      const s = await tx.session(ws, dev, true);
-      if (!s || s.lapsed) return 'offline' as const;
-      if (!(await tx.insertCall(call))) return 'exists' as const;
-      await this.o.bus.notify(s.node_id, { type: 'call', workspace_id: ws, call_id: call.call_id }, tx);
-      return 'sent' as const;
-    });
+    // One statement: the session held until the commit (a claim made meanwhile waits, so the node told owns
+    // it), the insert, and the owner told on the commit.
+    const r = await this.o.store.submitCall(call, encodeMessage({ type: 'call', workspace_id: ws, call_id: call.call_id }));
     if (r === 'offline') throw offlineError(dev, await this.o.store.refusedHello(ws, dev));
     if (r === 'exists') {
       // Another node inserted the same call id first: this is a retry of that call.
@@ -304,9 +300,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     const key = `${call.workspace_id}/${call.call_id}`;
     if (this.closed || this.inflight.get(key) === conn.epoch) return;
     this.inflight.set(key, conn.epoch ?? -1);
-    // Nobody is told (no call_changed): `sent` changes no event a stream or waiter sends, only what the deadline
-    // says of a call its device never answered (read from the store). One NOTIFY and one read per node less.
-    if (!call.sent) void this.write(conn, call, 'sent', (c) => (c.sent ? false : (c.sent = true)), false);
+    if (!call.sent) this.markSent(conn, call);
     // Past the deadline the bridge has given up, but it keeps listening: a late answer resolves its `unknown` (§6.8).
     const budget = Math.max(1000, call.deadline_ms - Date.now()) + LATE_LISTEN_MS;
     void conn.peer
@@ -320,6 +314,23 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       .finally(() => {
         if (this.inflight.get(key) === (conn.epoch ?? -1)) this.inflight.delete(key);
       });
+  }
+
+  /**
+   * Marks the call sent, fenced by `conn`'s session, in one statement beside the invoke (not after this node's
+   * other writes to the call: it changes one flag in place, so it loses no other write and none loses it).
+   * Nobody is told (no call_changed): `sent` changes no event a stream or waiter sends, only what the deadline
+   * says of a call its device never answered (read from the store).
+   */
+  private markSent(conn: DeviceConnection, call: StoredCall): void {
+    if (conn.epoch === undefined) return;
+    const { workspace_id: ws, call_id: id } = call;
+    this.o.store.markSent(ws, conn.identity.device_id, conn.epoch, id).then(
+      (r) => {
+        if (r === 'refused') this.o.log.warn({ what: 'sent', call_id: id, device_id: call.device_id, epoch: conn.epoch }, 'refused what a replaced session of the device sent: a newer session holds it');
+      },
+      (e: unknown) => this.o.log.error({ what: 'sent', call_id: id, err: String(e) }, 'could not save a call'),
+    );
   }
 
   /**
@@ -346,23 +357,23 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   /**
    * Changes a call's record in one transaction: read, `mutate` (false: nothing to write), save, and tell every
    * node `call_changed` on the commit. With `conn`, fenced: refused when a newer session replaced `conn`'s.
-   * This node's writes to one call run one after another. `announce: false`: no `call_changed` (a change no
-   * stream or waiter shows).
+   * This node's writes to one call run one after another.
    */
-  private write(conn: DeviceConnection | null, call: StoredCall, what: string, mutate: (c: StoredCall) => boolean, announce = true): Promise<WriteResult> {
+  private write(conn: DeviceConnection | null, call: StoredCall, what: string, mutate: (c: StoredCall) => boolean): Promise<WriteResult> {
     const { workspace_id: ws, call_id: id } = call;
     const key = `${ws}/${id}`;
-    const body = async (tx: StoreOps): Promise<WriteResult> => {
-      // Held until the commit: another node's write to this call (its sweeper's) waits instead of being lost.
-      const c = await tx.getCall(ws, id, true);
+    // The call is held until the commit: another node's write to this call (its sweeper's) waits instead of being lost.
+    const body = async (tx: StoreOps, c: StoredCall | undefined): Promise<WriteResult> => {
       if (!c || !mutate(c)) return 'unchanged';
       await tx.saveCall(c);
-      if (announce) await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
+      await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
       return 'written';
     };
     const run = (this.writes.get(key) ?? Promise.resolve<WriteResult>('unchanged')).then(async (): Promise<WriteResult> => {
       try {
-        return conn?.epoch !== undefined ? await this.o.sessions.fenced(ws, conn.identity.device_id, conn.epoch, body) : await this.o.store.transaction(body);
+        return conn?.epoch !== undefined
+          ? await this.o.sessions.fencedCall(ws, conn.identity.device_id, conn.epoch, id, body)
+          : await this.o.store.transaction(async (tx) => body(tx, await tx.getCall(ws, id, true)));
       } catch (e) {
         if (e instanceof StaleSessionError) {
           this.o.log.warn({ what, call_id: id, device_id: call.device_id, epoch: e.epoch }, 'refused what a replaced session of the device sent: a newer session holds it');

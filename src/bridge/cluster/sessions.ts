@@ -5,6 +5,7 @@
  * with 4001. Whatever a session does later on the shared state (an answer, a note, an outcome) is checked with
  * `isCurrent(epoch)` in the transaction that writes it, so a late answer from a replaced session is refused.
  */
+import type { StoredCall } from '../store.js';
 import type { AsyncBridgeStore, StoreOps } from '../store/async-store.js';
 import type { ClusterBus } from './bus.js';
 
@@ -65,6 +66,18 @@ export class DeviceSessions {
     return this.o.store.transaction(async (tx) => {
       if (!(await tx.isCurrent(workspaceId, deviceId, epoch))) throw new StaleSessionError(workspaceId, deviceId, epoch);
       return fn(tx);
+    });
+  }
+
+  /**
+   * As {@link fenced}, for a write to one call: the fence and the call's lock are one read
+   * (`StoreOps.fencedCall`), and `fn` gets the call's record (undefined: no such call), held until the commit.
+   */
+  fencedCall<T>(workspaceId: string, deviceId: string, epoch: number, callId: string, fn: (tx: StoreOps, call: StoredCall | undefined) => Promise<T>): Promise<T> {
+    return this.o.store.transaction(async (tx) => {
+      const f = await tx.fencedCall(workspaceId, deviceId, epoch, callId);
+      if (!f.current) throw new StaleSessionError(workspaceId, deviceId, epoch);
+      return fn(tx, f.call);
     });
   }
 

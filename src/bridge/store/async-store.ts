@@ -16,6 +16,14 @@ export interface StoreOps {
    */
   insertCall(c: StoredCall): Promise<boolean>;
   /**
+   * A runtime's submit (issue 34): inserts the call for the device's live session and tells the node holding
+   * it (`payload`, an encoded `call` bus message, on that node's channel, delivered on the commit), with the
+   * session row held until then (as `session(…, true)` holds it), so the node told owns the session. One
+   * statement on PostgreSQL. `offline`: the device has no session, or its lease lapsed (nothing inserted);
+   * `exists`: a call with this key exists already (nothing changed, nobody told).
+   */
+  submitCall(c: StoredCall, payload: string): Promise<'sent' | 'offline' | 'exists'>;
+  /**
    * `forUpdate`: in a transaction, the row is held until the commit (PostgreSQL's `FOR UPDATE`), so two nodes'
    * read-change-save of one call never lose one another's change (SQLite's one connection holds it anyway).
    */
@@ -94,6 +102,18 @@ export interface StoreOps {
    * made meanwhile waits, so the session read stays the device's until then.
    */
   session(workspaceId: string, deviceId: string, hold?: boolean): Promise<DeviceSession | undefined>;
+  /**
+   * The fence and the call's lock in one read (the owner's write of what a device said): whether `epoch` is
+   * still the device's session, and the call's record. In a transaction both rows are held until the commit,
+   * the session row as `isCurrent` holds it and the call as `getCall(…, true)` does; on PostgreSQL one query.
+   */
+  fencedCall(workspaceId: string, deviceId: string, epoch: number, callId: string): Promise<FencedCall>;
+  /**
+   * Marks the call sent to its device by session `epoch`, in one statement on PostgreSQL (the fence held while
+   * it writes): `refused` when a newer session replaced `epoch`'s (nothing written), `unchanged` when the call
+   * is gone or marked already.
+   */
+  markSent(workspaceId: string, deviceId: string, epoch: number, callId: string): Promise<'written' | 'unchanged' | 'refused'>;
   /** Renews the lease of every session `nodeId` holds (its heartbeat); returns how many. */
   renewLeases(nodeId: string, leaseMs: number): Promise<number>;
   /**
@@ -107,6 +127,12 @@ export interface StoreOps {
   nodeSessions(nodeId: string): Promise<DeviceSession[]>;
   /** The calls not yet terminal of every device whose session node `nodeId` holds, in one read. */
   openCallsOfNode(nodeId: string): Promise<StoredCall[]>;
+}
+
+/** What {@link StoreOps.fencedCall} gives: whether the session is current, and the call (none: no such call). */
+export interface FencedCall {
+  current: boolean;
+  call?: StoredCall;
 }
 
 /** What a call's submit reads of its device (`StoreOps.callTarget`). */

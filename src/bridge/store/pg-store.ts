@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { WireError } from '../../protocol/errors.js';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
+import { NODE_CHANNEL_PREFIX } from '../cluster/bus.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
@@ -86,8 +87,10 @@ export async function reaching<T>(p: Promise<T>): Promise<T> {
  * Runs `fn` on one pooled client in a transaction: it commits, or rolls back when `fn` throws. A failure to
  * reach the database (at connect, or on any statement) rejects with {@link StoreUnavailableError}. Every
  * PostgreSQL store of the bridge (calls, sign-in, blobs, MCP sessions) takes its transactions here.
+ * `carry`: the BEGIN waits in it and goes with the transaction's first statement, and what else waits there
+ * goes with the COMMIT (the bridge store's transactions: {@link Carry}); `fn` must then query through it.
  */
-export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient, carry?: Carry) => Promise<T>, carried = false): Promise<T> {
   const client = await reaching(pool.connect());
   let broken = false;
   // The pool hears a client's errors only while it is idle: one checked out here whose connection drops
@@ -96,9 +99,11 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
   const dropped = () => (broken = true);
   client.on('error', dropped);
   try {
-    await client.query('BEGIN');
-    const out = await fn(client);
-    await client.query('COMMIT');
+    const carry = carried ? new Carry(client) : undefined;
+    if (carry) carry.push('BEGIN');
+    else await client.query('BEGIN');
+    const out = await fn(client, carry);
+    await (carry ? carry.send('COMMIT') : client.query('COMMIT'));
     return out;
   } catch (e) {
     await client.query('ROLLBACK').catch(() => (broken = true));
@@ -108,6 +113,49 @@ export async function pgTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     // A client that could not roll back, or whose connection dropped, is not given to the next caller.
     client.release(broken);
   }
+}
+
+/**
+ * What a bridge store transaction sends with its next statement instead of in a round trip of its own: its
+ * BEGIN, and the writes whose result nobody reads (a call's save, a NOTIFY). They go ahead of the next
+ * statement, or of the COMMIT, in one simple query (several statements, the parameters inlined as literals,
+ * escaped as the driver escapes them): the transaction's reads still see its writes, a failing statement
+ * fails the ones after it and the transaction, and the COMMIT needs no round trip of its own.
+ */
+export class Carry {
+  private pending: string[] = [];
+  constructor(private readonly client: pg.PoolClient) {}
+
+  get waiting(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** Keeps `sql` (its parameters inlined) for the next round trip. */
+  push(sql: string, params: readonly unknown[] = []): void {
+    this.pending.push(inline(sql, params));
+  }
+
+  /** Sends what waits, then `sql`, in one round trip; resolves with `sql`'s result. */
+  async send<R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<pg.QueryResult<R>> {
+    const text = [...this.pending, inline(sql, params)].join(';\n');
+    this.pending = [];
+    const r = (await this.client.query<R>(text)) as pg.QueryResult<R> | pg.QueryResult<R>[];
+    return Array.isArray(r) ? r[r.length - 1]! : r;
+  }
+}
+
+/** `sql` with its `$n` parameters as literals, typed by the server as the driver's text parameters are (unknown). */
+function inline(sql: string, params: readonly unknown[]): string {
+  return params.length ? sql.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1])) : sql;
+}
+
+/** A parameter as a literal: text as the driver sends it, quoted and escaped; null as NULL. */
+function literal(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  const text = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : undefined;
+  // A NUL cannot be sent in a query's text (nor as a text parameter).
+  if (text === undefined || text.includes('\0')) throw new TypeError(`cannot inline a ${typeof v} parameter`);
+  return pg.escapeLiteral(text);
 }
 
 /** The PostgreSQL implementation of {@link AsyncBridgeStore}. */
@@ -141,14 +189,17 @@ export class PgBridgeStore implements AsyncBridgeStore {
   }
 
   async transaction<T>(fn: (tx: StoreOps) => Promise<T>): Promise<T> {
-    return this.withClient(async (client) => {
+    // The BEGIN, the saves and the NOTIFYs travel with the next statement or the COMMIT (Carry): a fenced
+    // write of a call is two round trips (BEGIN and the fenced read; the save, its NOTIFY and the COMMIT).
+    return pgTransaction(this.pool, async (client, carry) => {
       // Nested transactions (saveCalls inside one) join this one.
-      const tx: StoreOps = pgOps(client, (inner) => inner(tx));
+      const tx: StoreOps = pgOps(client, (inner) => inner(tx), carry);
       return fn(tx);
-    });
+    }, true);
   }
 
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
+  submitCall(c: StoredCall, payload: string) { return this.ops.submitCall(c, payload); }
   getCall(ws: string, id: string, forUpdate?: boolean) { return this.ops.getCall(ws, id, forUpdate); }
   openCalls(deviceId?: string) { return this.ops.openCalls(deviceId); }
   claimExpiredCalls(graceMs: number, limit: number) { return this.ops.claimExpiredCalls(graceMs, limit); }
@@ -170,6 +221,8 @@ export class PgBridgeStore implements AsyncBridgeStore {
   claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.ops.claimSession(ws, dev, node, leaseMs, protocolVersion); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
   session(ws: string, dev: string, hold?: boolean) { return this.ops.session(ws, dev, hold); }
+  fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.ops.fencedCall(ws, dev, epoch, id); }
+  markSent(ws: string, dev: string, epoch: number, id: string) { return this.ops.markSent(ws, dev, epoch, id); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
@@ -265,17 +318,23 @@ function sessionOf(r: Record<string, unknown>): DeviceSession {
   };
 }
 
-/** The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). */
-function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>): StoreOps {
+/**
+ * The operations over `q`; `inTransaction` runs a function in one transaction (a new one, or `q`'s). `carry`:
+ * in a transaction, what waits for the next statement (its BEGIN; saves and NOTIFYs, whose results nobody reads).
+ */
+function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise<T>) => Promise<T>, carry?: Carry): StoreOps {
   // Every statement's failure to reach the database is store_unavailable (a transaction's, at its rollback too).
-  const q = { query: <R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params: unknown[]) => reaching(pool.query<R>(sql, params)) };
+  const q = {
+    query: <R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params: unknown[]) => reaching(carry?.waiting ? carry.send<R>(sql, params) : pool.query<R>(sql, params)),
+  };
   const rows = async (sql: string, params: unknown[]) => (await q.query<Record<string, unknown>>(sql, params)).rows;
   const saveCall = async (c: StoredCall): Promise<void> => {
-    await q.query(
-      `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10, progress = $11
-       WHERE workspace_id = $1 AND call_id = $2`,
-      [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome), json(c.progress)],
-    );
+    const sql = `UPDATE bridge_calls SET state = $3, outcome = $4, bridge_outcome = $5, timeline = $6, updated_at = $7, sent = $8, resolved_from = $9, device_outcome = $10, progress = $11
+       WHERE workspace_id = $1 AND call_id = $2`;
+    const params = [c.workspace_id, c.call_id, c.state, json(c.outcome), c.bridge_outcome, JSON.stringify(c.timeline), c.updated_at, c.sent, json(c.resolved_from), json(c.device_outcome), json(c.progress)];
+    // In a transaction the save goes with the next statement or the COMMIT (nothing reads its row count).
+    if (carry) carry.push(sql, params);
+    else await q.query(sql, params);
   };
   return {
     async insertCall(c) {
@@ -286,6 +345,21 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
         [c.workspace_id, c.call_id, c.device_id, c.function, c.args_digest, JSON.stringify(c.params), c.state, JSON.stringify(c.timeline), c.deadline_ms, c.created_at, c.updated_at, c.sent],
       );
       return r.rowCount === 1;
+    },
+    async submitCall(c, payload) {
+      // The session held (FOR SHARE) until the statement commits, the insert only for a live session, and the
+      // NOTIFY only for a row inserted, on the channel of the node holding the session: one round trip.
+      const [r] = await rows(
+        `WITH s AS MATERIALIZED (SELECT node_id, lease_until <= now() AS lapsed FROM device_sessions WHERE workspace_id = $1 AND device_id = $3 FOR SHARE),
+         i AS (INSERT INTO bridge_calls (workspace_id, call_id, device_id, function, args_digest, params, state, outcome, bridge_outcome, timeline, deadline_ms, deadline_at, created_at, updated_at, sent)
+               SELECT $1, $2, $3, $4, $5, $6, $7, NULL, false, $8, $9::bigint, to_timestamp($9::bigint / 1000.0), $10, $11, $12::boolean FROM s WHERE NOT s.lapsed
+               ON CONFLICT ON CONSTRAINT bridge_calls_idempotency DO NOTHING RETURNING 1),
+         n AS (SELECT pg_notify($13 || s.node_id, $14) FROM i, s)
+         SELECT s.lapsed, (SELECT count(*) FROM i)::int AS inserted, (SELECT count(*) FROM n)::int AS told FROM (SELECT 1) one LEFT JOIN s ON true`,
+        [c.workspace_id, c.call_id, c.device_id, c.function, c.args_digest, JSON.stringify(c.params), c.state, JSON.stringify(c.timeline), c.deadline_ms, c.created_at, c.updated_at, c.sent, NODE_CHANNEL_PREFIX, payload],
+      );
+      if (r!['lapsed'] !== false) return 'offline';
+      return r!['inserted'] === 1 ? 'sent' : 'exists';
     },
     async getCall(ws, id, forUpdate = false) {
       const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [ws, id]);
@@ -367,11 +441,10 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       return r ? toDevice(r) : undefined;
     },
     async callTarget(ws, dev, fn) {
-      // The one descriptor's default is picked out by the server (jsonb, in C): the row's functions text never
-      // reaches this process. A descriptor without a numeric default gives null.
+      // The one function's default, from the defaults the server keeps beside the list (migration 0012): the
+      // row's functions text is neither parsed per call nor sent here. A descriptor without a numeric default gives null.
       const [r] = await rows(
-        `SELECT user_id, (SELECT f->'timeout_ms_default' FROM jsonb_array_elements(functions::jsonb) f WHERE f->>'id' = $3 LIMIT 1) AS t
-         FROM bridge_devices WHERE workspace_id = $1 AND device_id = $2`,
+        `SELECT user_id, function_timeouts -> $3 AS t FROM bridge_devices WHERE workspace_id = $1 AND device_id = $2`,
         [ws, dev, fn],
       );
       if (!r) return undefined;
@@ -387,9 +460,10 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       return (await rows(`${DEVICE_SELECT} WHERE workspace_id = $1 ORDER BY device_id COLLATE "C"`, [ws])).map(toDevice);
     },
     async notify(channel, payload) {
-      // pg_notify takes the channel as a value (NOTIFY would need it as an identifier); in a transaction the
-      // server queues it until the commit.
-      await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
+      // pg_notify takes the channel as a value (NOTIFY would need it as an identifier). In a transaction it
+      // waits for the COMMIT's round trip (the server would hold it until the commit anyway).
+      if (carry) carry.push(`SELECT pg_notify($1, $2)`, [channel, payload]);
+      else await q.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
     },
     async claimSession(ws, dev, node, leaseMs, version) {
       // The old row is read and replaced under its lock, so two nodes claiming at once get different epochs
@@ -419,6 +493,28 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
     async isCurrent(ws, dev, epoch) {
       const [r] = await rows(`SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE`, [ws, dev]);
       return r !== undefined && Number(r['epoch']) === epoch;
+    },
+    async fencedCall(ws, dev, epoch, id) {
+      // One query for what was two (`isCurrent`, then the call FOR UPDATE): both rows locked as they were.
+      const [r] = await rows(
+        `SELECT s.epoch AS fence_epoch, c.* FROM (SELECT 1) one
+         LEFT JOIN LATERAL (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE) s ON true
+         LEFT JOIN LATERAL (SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $3 FOR UPDATE) c ON true`,
+        [ws, dev, id],
+      );
+      const { fence_epoch: fence, ...call } = r!;
+      return { current: fence !== null && Number(fence) === epoch, ...(call['call_id'] != null ? { call: callOf(call) } : {}) };
+    },
+    async markSent(ws, dev, epoch, id) {
+      // One statement (its own transaction outside one): the session row is held while the flag is written.
+      const [r] = await rows(
+        `WITH s AS MATERIALIZED (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE),
+         u AS (UPDATE bridge_calls SET sent = true WHERE workspace_id = $1 AND call_id = $3 AND NOT sent AND EXISTS (SELECT 1 FROM s WHERE epoch = $4) RETURNING 1)
+         SELECT (SELECT epoch FROM s) AS epoch, (SELECT count(*) FROM u)::int AS n`,
+        [ws, dev, id, epoch],
+      );
+      if (r!['epoch'] === null || Number(r!['epoch']) !== epoch) return 'refused';
+      return r!['n'] === 1 ? 'written' : 'unchanged';
     },
     async session(ws, dev, hold) {
       const [r] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2${hold ? ' FOR SHARE' : ''}`, [ws, dev]);

@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { statement } from '../../storage/sqlite.js';
+import { nodeChannel } from '../cluster/bus.js';
 import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
 import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
@@ -83,6 +84,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   }
 
   insertCall(c: StoredCall) { return this.run(() => this.direct.insertCall(c)); }
+  submitCall(c: StoredCall, payload: string) { return this.run(() => this.direct.submitCall(c, payload)); }
   getCall(ws: string, id: string) { return this.run(() => this.direct.getCall(ws, id)); }
   openCalls(deviceId?: string) { return this.run(() => this.direct.openCalls(deviceId)); }
   claimExpiredCalls(graceMs: number, limit: number) { return this.run(() => this.direct.claimExpiredCalls(graceMs, limit)); }
@@ -104,6 +106,8 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs, protocolVersion)); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
   session(ws: string, dev: string, hold?: boolean) { return this.run(() => this.direct.session(ws, dev, hold)); }
+  fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.fencedCall(ws, dev, epoch, id)); }
+  markSent(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.markSent(ws, dev, epoch, id)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
@@ -148,16 +152,38 @@ function isDuplicateKey(e: unknown): boolean {
  * (not `BridgeStore`'s write-behind, which would commit them after a rollback).
  */
 function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyListener): StoreOps {
+  const sessions = sessionOps(store.db);
+  const insertCall = async (c: StoredCall): Promise<boolean> => {
+    try {
+      store.insertCall(c);
+      return true;
+    } catch (e) {
+      if (isDuplicateKey(e)) return false;
+      throw e;
+    }
+  };
   return {
-    ...sessionOps(store.db),
-    async insertCall(c) {
-      try {
-        store.insertCall(c);
-        return true;
-      } catch (e) {
-        if (isDuplicateKey(e)) return false;
-        throw e;
-      }
+    ...sessions,
+    // Synchronous here, so nothing comes between the check and the read (or the write).
+    async fencedCall(ws, dev, epoch, id) {
+      const call = store.getCall(ws, id);
+      return { current: await sessions.isCurrent(ws, dev, epoch), ...(call ? { call } : {}) };
+    },
+    async markSent(ws, dev, epoch, id) {
+      if (!(await sessions.isCurrent(ws, dev, epoch))) return 'refused';
+      const call = store.getCall(ws, id);
+      if (!call || call.sent) return 'unchanged';
+      call.sent = true;
+      store.saveCall(call);
+      return 'written';
+    },
+    insertCall,
+    async submitCall(c, payload) {
+      const s = await sessions.session(c.workspace_id, c.device_id);
+      if (!s || s.lapsed) return 'offline';
+      if (!(await insertCall(c))) return 'exists';
+      notify(nodeChannel(s.node_id), payload);
+      return 'sent';
     },
     getCall: async (ws, id) => store.getCall(ws, id),
     openCalls: async (deviceId) => store.openCalls(deviceId),
