@@ -38,12 +38,12 @@ test('the newer claim on another node wins: the old owner is told to close the d
 
     // The old session's answer arrives late on node a: refused, nothing written.
     await assert.rejects(
-      onA.fenced('ws_a', 'dev_1', oldEpoch, async (tx) => tx.saveCall(aCall({ state: 'succeeded', outcome: { state: 'succeeded' } as never }))),
+      onA.fencedCall('ws_a', 'dev_1', oldEpoch, 'c1', async (tx) => tx.saveCall(aCall({ state: 'succeeded', outcome: { state: 'succeeded' } as never }))),
       (e: unknown) => e instanceof StaleSessionError && e.code === 'session_replaced' && e.epoch === oldEpoch,
     );
     assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'submitted');
     // The current session's answer is written.
-    await onB.fenced('ws_a', 'dev_1', newEpoch, async (tx) => tx.saveCall(aCall({ state: 'failed', outcome: { state: 'failed' } as never })));
+    await onB.fencedCall('ws_a', 'dev_1', newEpoch, 'c1', async (tx) => tx.saveCall(aCall({ state: 'failed', outcome: { state: 'failed' } as never })));
     assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'failed');
   }));
 
@@ -92,9 +92,6 @@ const claimDuringWrite = (open: FencedWrite, contender?: { start: (b: TestNode) 
     assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'succeeded', 'the write made before the claim stands');
     await assert.rejects(open(onA, oldEpoch, async () => undefined), StaleSessionError);
   });
-
-test('fencing holds under a race: a claim made while a fenced write is open waits for it, then wins', () =>
-  claimDuringWrite((on, epoch, body) => on.fenced('ws_a', 'dev_1', epoch, body)));
 
 test('the fence and the call\'s lock in one read hold both rows: a claim and another write to the call wait for the write, and the old epoch is then refused', () =>
   claimDuringWrite(

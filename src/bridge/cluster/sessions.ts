@@ -3,7 +3,7 @@
  * session in the store and gets a new epoch; the newest claim wins. In the same transaction the node that held
  * the replaced session is told through the bus (delivered on commit), and closes that device's older sessions
  * with 4001. Whatever a session does later on the shared state (an answer, a note, an outcome) is checked with
- * `isCurrent(epoch)` in the transaction that writes it, so a late answer from a replaced session is refused.
+ * `fencedCall(epoch)` in the transaction that writes it, so a late answer from a replaced session is refused.
  */
 import type { StoredCall } from '../store.js';
 import type { AsyncBridgeStore, StoreOps } from '../store/async-store.js';
@@ -61,17 +61,8 @@ export class DeviceSessions {
    * Runs `fn` in a store transaction only while `epoch` is the device's session, and throws
    * {@link StaleSessionError} (writing nothing) when a newer session replaced it. The session row is held
    * until the commit, so a claim made meanwhile waits for it: what `fn` writes is never from a replaced session.
-   */
-  fenced<T>(workspaceId: string, deviceId: string, epoch: number, fn: (tx: StoreOps) => Promise<T>): Promise<T> {
-    return this.o.store.transaction(async (tx) => {
-      if (!(await tx.isCurrent(workspaceId, deviceId, epoch))) throw new StaleSessionError(workspaceId, deviceId, epoch);
-      return fn(tx);
-    });
-  }
-
-  /**
-   * As {@link fenced}, for a write to one call: the fence and the call's lock are one read
-   * (`StoreOps.fencedCall`), and `fn` gets the call's record (undefined: no such call), held until the commit.
+   * The fence and the call's lock are one read (`StoreOps.fencedCall`); `fn` gets the call's record (undefined:
+   * no such call), held until the commit too.
    */
   fencedCall<T>(workspaceId: string, deviceId: string, epoch: number, callId: string, fn: (tx: StoreOps, call: StoredCall | undefined) => Promise<T>): Promise<T> {
     return this.o.store.transaction(async (tx) => {
