@@ -71,8 +71,13 @@ export function unwrappedText(page: Page, opts: { title?: boolean; within?: stri
 /** The window's screens, by the `data-screen` of their nav button (electron/renderer/screens.ts). */
 export type ScreenId = 'home' | 'prompt' | 'activity' | 'shares' | 'functions' | 'general' | 'about';
 
-/** Opens a screen of the window the way a person does: its button in the navigation. */
+/**
+ * Opens a screen of the window the way a person does: its button in the navigation. The buttons answer
+ * once the page has loaded its catalogue and wired them (`body[data-screen]` is set then); a click before
+ * that would be lost, so this waits for it first.
+ */
 export async function openScreen(page: Page, screen: ScreenId): Promise<void> {
+  await page.locator('body[data-screen]').waitFor({ state: 'attached' });
   await page.locator(`#nav button[data-screen="${screen}"]`).click();
   await page.locator(`main > section.screen[data-screen="${screen}"]:not([hidden])`).waitFor();
 }
