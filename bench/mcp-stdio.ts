@@ -8,13 +8,14 @@ import { ECHO_VALUE } from './agent-roundtrip.js';
 import { benchFile, loaderFor } from './child.js';
 import type { BenchTarget } from './stats.js';
 
-/** Opens the MCP stdio target: spawns the server and connects the SDK client. */
-export async function openMcpStdio(): Promise<BenchTarget> {
+/** Opens the MCP stdio target: spawns the server and connects the SDK client; `child`: node flags and environment for the server. */
+export async function openMcpStdio(child: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<BenchTarget> {
   const server = benchFile('mcp-server');
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...loaderFor(server), server],
+    args: [...(child.nodeArgs ?? []), ...loaderFor(server), server],
     stderr: 'inherit',
+    ...(child.env ? { env: { ...(process.env as Record<string, string>), ...child.env } } : {}),
   });
   const client = new Client({ name: 'aios-bench', version: '1.0.0' });
   await client.connect(transport);

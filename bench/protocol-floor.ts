@@ -48,6 +48,7 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
     });
   const socket = () => (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
   let corked = false;
+  let pad: string | undefined;
   const send = (text: string) => {
     if (!corked) {
       corked = true;
@@ -72,8 +73,9 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
       note(id, 'accepted', 0);
       note(id, 'running', 1);
       const outcome = { call_id: id, function: fn, state: 'completed', output: m.params.arguments, output_valid: true, error: null, replayed: false, accepted_at: acceptedAt, started_at: acceptedAt, finished_at: new Date().toISOString(), duration_ms: 0, pad: '' };
-      const head = JSON.stringify({ jsonrpc: '2.0', id: m.id, result: outcome });
-      outcome.pad = 'x'.repeat(Math.max(0, responseBytes - head.length));
+      // The padding is sized once, on the first call (the later ones differ by a digit or two of the id).
+      pad ??= 'x'.repeat(Math.max(0, responseBytes - JSON.stringify({ jsonrpc: '2.0', id: m.id, result: outcome }).length));
+      outcome.pad = pad;
       const json = JSON.stringify(outcome);
       await log(`["f",${JSON.stringify(id)},${json}]`);
       note(id, 'completed', 2);
@@ -88,19 +90,19 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
   });
 }
 
-/** Opens the floor target (1.1 unless told) with the agent's real response size. */
-export async function openProtocolFloor(frames: { response: number }, variant: FloorVariant = '1.1'): Promise<BenchTarget> {
+/** Opens the floor target (1.1 unless told) with the agent's real response size; `child`: node flags and environment for its process. */
+export async function openProtocolFloor(frames: { response: number }, variant: FloorVariant = '1.1', child: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<BenchTarget> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const connected = new Promise<WebSocket>((r) => wss.once('connection', r));
   const logFile = join(tmpdir(), `aios-bench-floor-${variant}-${process.pid}.log`);
-  const child = await startChild(fileURLToPath(import.meta.url), ['--agent', String((wss.address() as AddressInfo).port), String(frames.response), logFile, variant]);
+  const proc = await startChild(fileURLToPath(import.meta.url), ['--agent', String((wss.address() as AddressInfo).port), String(frames.response), logFile, variant], child.nodeArgs, child.env);
   const ws = await connected;
   return {
     name: variant === '1.1' ? 'protocol floor 1.1 (2 frames + 2 log writes)' : 'protocol floor 1.0 (4 frames + 2 log writes)',
     call: idCaller(ws, (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'aios/function.invoke', params: invokeParams() })),
     async close() {
-      await child.stop();
+      await proc.stop();
       await new Promise<void>((r) => wss.close(() => r()));
       rmSync(logFile, { force: true });
     },

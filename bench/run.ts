@@ -31,7 +31,7 @@ import { measureIdleRss } from './idle-rss.js';
 import { CLUSTER_FIGURES, FIGURES, formatVerdicts, verdicts, type Figure, type Measured, type Verdict } from './targets.js';
 import { clusterMeasured, formatCluster, PARTS, runCluster, type ClusterReport } from './cluster.js';
 import { DEVICE_INFO_CALL } from './agent-roundtrip.js';
-import { measureHotpath } from './hotpath.js';
+import { measureBaselineAllocs, measureHotpath, type BaselineAllocs } from './hotpath.js';
 import { formatFirstCalls, measureFirstCalls, type FirstCall } from './first-call.js';
 import { formatModuleMemory, measureModuleMemory, type ModuleMemoryRow } from './module-memory.js';
 
@@ -254,11 +254,23 @@ interface OtherBenchmarks {
   cluster: boolean;
 }
 
+/** The heap allocated per call by the agent and by the two baselines, measured alike (bench/hotpath.ts). */
+function formatAllocations(a: { agent: number } & BaselineAllocs): string {
+  const kb = (b: number): string => `${(b / 1024).toFixed(1)} KB`;
+  return [
+    'heap allocated per call, 64 in flight (bench/hotpath.ts: a GC profiler in each process)',
+    `  agent, device.info                                    ${kb(a.agent)}`,
+    `  protocol floor 1.1, device.info's response size       ${kb(a.floor_bytes_per_call)}  (the protocol's duties and nothing else)`,
+    `  MCP SDK server over stdio, echo                       ${kb(a.mcp_server_bytes_per_call)}`,
+  ].join('\n');
+}
+
 /** Tables the other benchmarks print after the report (the per-module memory, the first calls). */
 interface OtherTables {
   firstCalls?: FirstCall[];
   moduleMemory?: ModuleMemoryRow[];
   cluster?: ClusterReport;
+  allocations?: { agent: number } & BaselineAllocs;
 }
 
 /**
@@ -284,7 +296,10 @@ async function otherFigures(o: OtherBenchmarks, tables: OtherTables, say: (l: st
   }
   if (o.allocCalls > 0) {
     say(`heap allocated per device.info call: ${o.allocCalls} calls, 64 in flight (bench/hotpath.ts)`);
-    fig.deviceInfoBytesPerCall = (await measureHotpath({ calls: o.allocCalls, call: DEVICE_INFO_CALL })).bytes_per_call;
+    const agent = await measureHotpath({ calls: o.allocCalls, call: DEVICE_INFO_CALL });
+    fig.deviceInfoBytesPerCall = agent.bytes_per_call;
+    say('the same for the protocol floor 1.1 (device.info\'s response size) and the MCP SDK\'s server');
+    tables.allocations = { agent: agent.bytes_per_call, ...(await measureBaselineAllocs({ calls: o.allocCalls, responseBytes: agent.response_bytes })) };
   }
   if (o.firstCalls) {
     tables.firstCalls = await measureFirstCalls({ say });
@@ -370,6 +385,7 @@ async function main(): Promise<void> {
   });
   const text = [
     formatReport(report),
+    ...(tables.allocations ? [formatAllocations(tables.allocations)] : []),
     ...(tables.firstCalls ? [formatFirstCalls(tables.firstCalls)] : []),
     ...(tables.moduleMemory ? [formatModuleMemory(tables.moduleMemory)] : []),
     ...(tables.cluster ? [formatCluster(tables.cluster)] : []),
