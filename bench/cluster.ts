@@ -210,8 +210,12 @@ export interface CallCpu {
   runtime_us: number;
 }
 
-/** The processes of the PostgreSQL instance on `port`: its postmaster (by its command line) and the postmaster's children. */
-function postgresPids(port: number): number[] {
+/**
+ * The CPU ms PostgreSQL's instance on `port` used so far: its postmaster (found by its command line) with the
+ * backends it reaped (cutime + cstime: a pool's connection that closed takes its time there), and its children
+ * alive now.
+ */
+function postgresCpuMs(port: number): number {
   const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
   const read = (pid: number, f: string) => {
     try {
@@ -220,34 +224,32 @@ function postgresPids(port: number): number[] {
       return '';
     }
   };
+  // The fields after the command's closing parenthesis: state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14].
+  const fields = (pid: number) => read(pid, 'stat').split(') ')[1]?.split(' ') ?? [];
   const master = pids.find((pid) => {
     const args = read(pid, 'cmdline').split('\0');
-    return args[0]?.endsWith('/postgres') && args.includes(`-p`) && args[args.indexOf('-p') + 1] === String(port);
+    return args[0]?.endsWith('/postgres') && args[args.indexOf('-p') + 1] === String(port);
   });
   if (master === undefined) throw new Error(`no PostgreSQL postmaster on port ${port}`);
-  return [master, ...pids.filter((pid) => read(pid, 'stat').split(') ')[1]?.split(' ')[1] === String(master))];
-}
-
-/** CPU ms of the processes still alive (a backend that ended takes its time with it). */
-const cpuOf = (pids: number[]): number => pids.reduce((s, pid) => {
-  try {
-    return s + cpuMs(pid);
-  } catch {
-    return s;
+  const ticks = (f: string[], from: number, to: number) => f.slice(from, to + 1).reduce((s, v) => s + Number(v), 0);
+  let total = ticks(fields(master), 11, 14);
+  for (const pid of pids) {
+    const f = fields(pid);
+    if (f[1] === String(master)) total += ticks(f, 11, 12);
   }
-}, 0);
+  return (total * 1000) / 100; // clock ticks of 10 ms
+}
 
 /** One throughput run of `t` with the CPU per call of PostgreSQL, the node, the agent and this process. */
 async function measureCpu(server: PrivatePostgres, t: { call: () => Promise<unknown>; nodes: Nodes; agentPid: number }, c: BenchCounts): Promise<CallCpu> {
-  const pgPids = postgresPids(server.port);
-  const before = { pg: cpuOf(pgPids), node: cpuMs(t.nodes.pid(0)), agent: cpuMs(t.agentPid), self: process.cpuUsage() };
+  const before = { pg: postgresCpuMs(server.port), node: cpuMs(t.nodes.pid(0)), agent: cpuMs(t.agentPid), self: process.cpuUsage() };
   const r = await measureThroughput(() => t.call(), c.throughputN, c.concurrency);
   const self = process.cpuUsage(before.self);
   const per = (ms: number) => (ms * 1000) / c.throughputN;
   return {
     calls: c.throughputN,
     calls_per_s: r.callsPerS,
-    postgres_us: per(cpuOf(pgPids) - before.pg),
+    postgres_us: per(postgresCpuMs(server.port) - before.pg),
     node_us: per(cpuMs(t.nodes.pid(0)) - before.node),
     agent_us: per(cpuMs(t.agentPid) - before.agent),
     runtime_us: (self.user + self.system) / c.throughputN,
