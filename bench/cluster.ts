@@ -21,11 +21,14 @@
  *
  * Run: npm run bench:cluster [-- --parts calls,notify,loss,restart] [--warmup N] [--latency N] [--throughput N]
  *        [--concurrency N] [--rounds N] [--loss-devices N] [--restart-devices N] [--workers N]
- *        [--pg-fsync on|off] [--pg-sync-commit on|off] [--profile DIR] [--json]
+ *        [--pg-fsync on|off] [--pg-sync-commit on|off] [--profile DIR] [--cpu] [--json]
+ * `--cpu`: after the calls part's rounds, one more throughput run on the one-node cluster, with the CPU
+ * (`/proc/<pid>/stat`, utime + stime) per call of PostgreSQL (every process of the instance), the node, the
+ * agent and this process (the runtime's side).
  * Needs root (PostgreSQL runs as the `postgres` user) and Debian's PostgreSQL (scripts/install-test-deps.sh).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,7 +38,7 @@ import { ECHO_VALUE } from './agent-roundtrip.js';
 import { benchFile, isMain, positiveInt, runMain, startChild, type BenchChild } from './child.js';
 import { BENCH_IDS, runtimeCaller, startAgentChild, startDeviceStack, waitOnline, type AgentSettings } from './device-stack.js';
 import { BRIDGE_REST_MS, cpuMs, raiseNofile, rssKb, sleep, startFleet, type Fleet } from './sim-fleet.js';
-import { measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
+import { measureThroughput, measureTargets, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
 import { CLUSTER_FIGURES, formatVerdicts, verdicts, type Measured, type Verdict } from './targets.js';
 
 /** The parts of the run. */
@@ -59,6 +62,8 @@ export interface ClusterOptions {
   backLimitMs?: number;
   /** The calls part's CPU profiles (`--cpu-prof`) of its bridges, nodes and agents go here. */
   profileDir?: string;
+  /** The calls part also measures the one-node cluster's CPU per call (`--cpu`). */
+  cpu?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -91,7 +96,7 @@ export interface ClusterReport {
   loadavg: string;
   pg: { fsync: boolean; synchronous_commit: boolean };
   counts?: BenchCounts;
-  calls?: { paths: PathFigures[]; notify_calls: number };
+  calls?: { paths: PathFigures[]; notify_calls: number; cpu?: CallCpu };
   notify?: {
     plain: { p50_us: number; tx_per_s: number };
     notify: { p50_us: number; tx_per_s: number };
@@ -195,8 +200,64 @@ function sharedConfig(runtime: string, devices: { token: string; device_id: stri
   };
 }
 
+/** CPU per call of the one-node cluster at its throughput (`--cpu`), µs, by process. */
+export interface CallCpu {
+  calls: number;
+  calls_per_s: number;
+  postgres_us: number;
+  node_us: number;
+  agent_us: number;
+  runtime_us: number;
+}
+
+/**
+ * The CPU ms PostgreSQL's instance on `port` used so far: its postmaster (found by its command line) with the
+ * backends it reaped (cutime + cstime: a pool's connection that closed takes its time there), and its children
+ * alive now.
+ */
+function postgresCpuMs(port: number): number {
+  const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  const read = (pid: number, f: string) => {
+    try {
+      return readFileSync(`/proc/${pid}/${f}`, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  // The fields after the command's closing parenthesis: state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14].
+  const fields = (pid: number) => read(pid, 'stat').split(') ')[1]?.split(' ') ?? [];
+  const master = pids.find((pid) => {
+    const args = read(pid, 'cmdline').split('\0');
+    return args[0]?.endsWith('/postgres') && args[args.indexOf('-p') + 1] === String(port);
+  });
+  if (master === undefined) throw new Error(`no PostgreSQL postmaster on port ${port}`);
+  const ticks = (f: string[], from: number, to: number) => f.slice(from, to + 1).reduce((s, v) => s + Number(v), 0);
+  let total = ticks(fields(master), 11, 14);
+  for (const pid of pids) {
+    const f = fields(pid);
+    if (f[1] === String(master)) total += ticks(f, 11, 12);
+  }
+  return (total * 1000) / 100; // clock ticks of 10 ms
+}
+
+/** One throughput run of `t` with the CPU per call of PostgreSQL, the node, the agent and this process. */
+async function measureCpu(server: PrivatePostgres, t: { call: () => Promise<unknown>; nodes: Nodes; agentPid: number }, c: BenchCounts): Promise<CallCpu> {
+  const before = { pg: postgresCpuMs(server.port), node: cpuMs(t.nodes.pid(0)), agent: cpuMs(t.agentPid), self: process.cpuUsage() };
+  const r = await measureThroughput(() => t.call(), c.throughputN, c.concurrency);
+  const self = process.cpuUsage(before.self);
+  const per = (ms: number) => (ms * 1000) / c.throughputN;
+  return {
+    calls: c.throughputN,
+    calls_per_s: r.callsPerS,
+    postgres_us: per(postgresCpuMs(server.port) - before.pg),
+    node_us: per(cpuMs(t.nodes.pid(0)) - before.node),
+    agent_us: per(cpuMs(t.agentPid) - before.agent),
+    runtime_us: (self.user + self.system) / c.throughputN,
+  };
+}
+
 /** A cluster path with a real agent: `nodes` nodes, the agent on the first, calls submitted on the last. */
-async function openClusterPath(server: PrivatePostgres, settings: AgentSettings, concurrency: number, nodeCount: number, name: string): Promise<BenchTarget & { nodes: Nodes; dbUrl: string }> {
+async function openClusterPath(server: PrivatePostgres, settings: AgentSettings, concurrency: number, nodeCount: number, name: string): Promise<BenchTarget & { nodes: Nodes; dbUrl: string; agentPid: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'aios-cluster-'));
   const dbUrl = server.createDatabase(`bench_path${process.pid}_${++dbSeq}`);
   const runtime = 'rt_' + randomBytes(12).toString('hex');
@@ -218,6 +279,7 @@ async function openClusterPath(server: PrivatePostgres, settings: AgentSettings,
       name,
       nodes,
       dbUrl,
+      agentPid: agent.proc.pid!,
       call: caller.call,
       async close() {
         caller.close();
@@ -249,7 +311,7 @@ async function countNotifies(dbUrl: string, nodeIds: string[], fn: () => Promise
 }
 
 /** The calls part: the single process against a cluster of one node and of three, same agent settings. */
-async function measureCalls(server: PrivatePostgres, c: BenchCounts, say: (l: string) => void, profileDir?: string): Promise<NonNullable<ClusterReport['calls']>> {
+async function measureCalls(server: PrivatePostgres, c: BenchCounts, say: (l: string) => void, profileDir?: string, cpu = false): Promise<NonNullable<ClusterReport['calls']>> {
   const settings: AgentSettings = { synchronous: 'normal', log: 'silent', ...(profileDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] } : {}) };
   const open: BenchTarget[] = [];
   try {
@@ -276,7 +338,9 @@ async function measureCalls(server: PrivatePostgres, c: BenchCounts, say: (l: st
       });
       paths.push({ ...fig(r), p50_ratio: r.latency.p50Us / base.latency.p50Us, throughput_ratio: r.throughput.callsPerS / base.throughput.callsPerS, notifies_per_call: heard / notifyCalls });
     }
-    return { paths, notify_calls: notifyCalls };
+    if (!cpu) return { paths, notify_calls: notifyCalls };
+    say(`CPU per call: ${c.throughputN} calls, ${c.concurrency} in flight: ${one.name}`);
+    return { paths, notify_calls: notifyCalls, cpu: await measureCpu(server, one, c) };
   } finally {
     for (const t of open.reverse()) await t.close().catch(() => undefined);
   }
@@ -455,7 +519,7 @@ export async function runCluster(o: ClusterOptions): Promise<ClusterReport> {
       pg: { fsync: o.pgFsync, synchronous_commit: o.pgSyncCommit },
     };
     if (o.parts.includes('calls') || o.parts.includes('notify')) r.counts = o.counts;
-    if (o.parts.includes('calls')) r.calls = await measureCalls(server, o.counts, say, o.profileDir);
+    if (o.parts.includes('calls')) r.calls = await measureCalls(server, o.counts, say, o.profileDir, o.cpu);
     if (o.parts.includes('notify')) {
       const { plain, notify } = await measureNotify(server, o.counts, say);
       const extra = 1e6 / notify.throughput.callsPerS - 1e6 / plain.throughput.callsPerS;
@@ -501,6 +565,8 @@ export function formatCluster(r: ClusterReport): string {
       out.push(`  ${p.name.padEnd(46)} p50 ${us(p.p50_us).padStart(6)} µs  p99 ${us(p.p99_us).padStart(6)} µs  ${p.calls_per_s.toFixed(0).padStart(6)} calls/s` +
         (p.p50_ratio !== undefined ? `   p50 ${x(p.p50_ratio)}  throughput ${x(p.throughput_ratio)}  NOTIFYs per call ${p.notifies_per_call?.toFixed(2) ?? '–'}` : ''));
     }
+    const k = r.calls.cpu;
+    if (k) out.push(`  CPU per call, cluster of 1 node (${k.calls} calls, ${k.calls_per_s.toFixed(0)} calls/s): PostgreSQL ${us(k.postgres_us)} µs, node ${us(k.node_us)} µs, agent ${us(k.agent_us)} µs, runtime (this process) ${us(k.runtime_us)} µs`);
   }
   if (r.notify) {
     const n = r.notify;
@@ -547,6 +613,7 @@ async function main(): Promise<void> {
       'pg-fsync': { type: 'string', default: 'on' },
       'pg-sync-commit': { type: 'string', default: 'on' },
       profile: { type: 'string' },
+      cpu: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
@@ -569,6 +636,7 @@ async function main(): Promise<void> {
     pgFsync: onOff(values['pg-fsync'], 'pg-fsync'),
     pgSyncCommit: onOff(values['pg-sync-commit'], 'pg-sync-commit'),
     ...(profileDir ? { profileDir } : {}),
+    cpu: values.cpu,
     progress: (l) => process.stderr.write(l + '\n'),
   });
   process.stdout.write((values.json ? JSON.stringify(r, null, 2) : formatCluster(r)) + '\n');

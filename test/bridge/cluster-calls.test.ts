@@ -14,6 +14,8 @@ import { normalizeAgentConfig } from '../../src/config/agent-config.js';
 import { startAgent, type RunningAgent } from '../../src/app/start-agent.js';
 import type { ClusterNodeServer, ClusterNodeServerOptions } from '../../src/bridge/cluster/node-server.js';
 import type { InvokeParams, Outcome } from '../../src/protocol/messages.js';
+import { cameFurther } from '../../src/bridge/cluster/cluster-calls.js';
+import type { StoredCall } from '../../src/bridge/store.js';
 import type { SimDevice } from '../../bench/sim-device.js';
 import { deviceUrl, getCall, simOn, startCluster, submit, within, type Tokens } from '../helpers/cluster.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
@@ -251,4 +253,61 @@ test('a device whose calls its new node could not reconcile (the store failed) i
     sim.close(true);
     await c.stop();
   }
+});
+
+test('the node that writes an outcome hands its own waiter the saved record: no read of the call after its outcome (issue 34)', async () => {
+  const t = tokens();
+  const c = await startCluster(server, 'calls_own', t, ['node_a']);
+  const [urlA] = c.urls as [string];
+  // Held until the wait has read the call, so its one read comes before the outcome.
+  let answerNow!: () => void;
+  const held = new Promise<void>((r) => (answerNow = r));
+  const sim = simOn(urlA, t, {
+    answer: async (p) => {
+      await held;
+      const now = new Date().toISOString();
+      return { call_id: p.call_id, function: p.function, state: 'completed', output: { echoed: 1 }, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as Outcome;
+    },
+  });
+  const store = (c.nodes[0]!.router as unknown as { o: { store: { getCall(ws: string, id: string, forUpdate?: boolean): Promise<{ outcome?: unknown } | undefined> } } }).o.store;
+  const readCall = store.getCall.bind(store);
+  const reads: string[] = [];
+  store.getCall = async (ws, id, forUpdate) => {
+    const row = await readCall(ws, id, forUpdate);
+    reads.push(row?.outcome ? 'ended' : 'open');
+    return row;
+  };
+  try {
+    await sim.connect();
+    const waiting = submit(urlA, t, { function: 'diagnostics.echo', arguments: { value: 1 }, wait: true });
+    waiting.catch(() => undefined); // awaited below
+    // The owner's read and the wait's first read, both before the outcome.
+    await until(() => reads.length >= 2, 10_000, 'the owner and the wait reading the call');
+    answerNow();
+    const w = await within(waiting, 10_000, 'the waiting submit');
+    assert.equal(w.status, 200, JSON.stringify(w.body));
+    assert.equal(w.body.outcome?.state, 'completed');
+    assert.deepEqual(w.body.outcome?.output, { echoed: 1 });
+    // Its own call_changed arrives too: give it time to (wrongly) cause a read.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(reads, ['open', 'open'], 'the node read the call only before its outcome: the waiter got the record the node saved');
+  } finally {
+    sim.close(true);
+    await c.stop();
+  }
+});
+
+test('a record a node saved is newer than the one it read before, never than one read after it (cameFurther)', () => {
+  const base = { workspace_id: 'ws', call_id: 'c', timeline: [{ state: 'submitted', at: 'a' }] } as unknown as StoredCall;
+  const running = { ...base, timeline: [...base.timeline, { state: 'running', at: 'b' }] } as StoredCall;
+  const progressed = { ...running, progress: { call_id: 'c', seq: 2 } } as unknown as StoredCall;
+  const ended = { ...progressed, outcome: { state: 'completed' }, timeline: [...running.timeline, { state: 'completed', at: 'c' }] } as unknown as StoredCall;
+  const beside = { ...ended, device_outcome: { state: 'completed' } } as unknown as StoredCall;
+  const resolved = { ...ended, resolved_from: { state: 'unknown', at: 'c' }, timeline: [...ended.timeline, { state: 'completed', at: 'd' }] } as unknown as StoredCall;
+  const chain = [base, running, progressed, ended, beside];
+  for (let i = 0; i < chain.length; i++) {
+    for (let j = 0; j < chain.length; j++) assert.equal(cameFurther(chain[i]!, chain[j]!), i > j, `${i} after ${j}`);
+  }
+  assert.equal(cameFurther(resolved, ended), true);
+  assert.equal(cameFurther(ended, resolved), false);
 });

@@ -138,6 +138,35 @@ test('postgres runner: nodes migrating at once apply each migration once', () =>
     }
   }));
 
+test('postgres: the sent mark commits without waiting for its WAL flush, and only it: the connection\'s next commits wait again', async () => {
+  // One connection, so the marks and the commits after them share it (a setting leaking past the mark's
+  // transaction would stay on it). WAL writes counted by pg_stat_wal (fsync is off here, writes still count):
+  // a synchronous commit writes the WAL up to its record itself, an asynchronous one leaves that to the WAL writer.
+  const store = await PgBridgeStore.open(freshDb(), { max: 1 });
+  const N = 40;
+  try {
+    const { epoch } = await store.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    for (let i = 0; i < N; i++) await store.insertCall(aCall({ call_id: `c${i}` }));
+    const walWrites = async () => {
+      // This backend's pending statistics are flushed when the statement ends, before the next reads them.
+      await store.pool.query('SELECT pg_stat_force_next_flush()');
+      return Number((await store.pool.query<{ wal_write: string }>('SELECT wal_write FROM pg_stat_wal')).rows[0]!.wal_write);
+    };
+    let before = await walWrites();
+    for (let i = 0; i < N; i++) assert.equal(await store.markSent('ws_a', 'dev_1', epoch, `c${i}`), 'written');
+    const marks = (await walWrites()) - before;
+    assert.equal((await store.pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit, 'on', 'the connection\'s setting after the marks');
+    before = await walWrites();
+    for (let i = 0; i < N; i++) await store.saveCall(aCall({ call_id: `c${i}`, sent: true, state: 'running' }));
+    const saves = (await walWrites()) - before;
+    assert.ok(saves >= N, `each synchronous commit after the marks wrote its WAL: ${saves} writes for ${N} commits`);
+    assert.ok(marks < N / 4, `the marks left their WAL to the WAL writer: ${marks} writes for ${N} marks`);
+    assert.equal((await store.getCall('ws_a', `c${N - 1}`))?.sent, true);
+  } finally {
+    await store.close();
+  }
+});
+
 test('postgres: two nodes inserting the same call at once: exactly one insert wins, the record is the winner\'s', async () => {
   const url = freshDb();
   const nodes = [await PgBridgeStore.open(url, { max: 4 }), await PgBridgeStore.open(url, { max: 4 })];

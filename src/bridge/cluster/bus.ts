@@ -27,8 +27,11 @@ export const MAX_PAYLOAD_BYTES = 7999;
 export type BusMessage =
   /** A call was submitted for a device whose session this node holds: read it and send it to the device. */
   | { type: 'call'; workspace_id: string; call_id: string }
-  /** A call's record changed (a state, a note, progress, its outcome): nodes streaming it read it again. */
-  | { type: 'call_changed'; workspace_id: string; call_id: string }
+  /**
+   * A call's record changed (a state, a note, progress, its outcome): nodes streaming it read it again. `write`:
+   * the writing node's token for this write; that node takes the record it saved instead of reading it back.
+   */
+  | { type: 'call_changed'; workspace_id: string; call_id: string; write?: string }
   /** A runtime asked another node to cancel a call whose device's session this node holds: ask the device to cancel it. */
   | { type: 'cancel'; workspace_id: string; call_id: string }
   /**
@@ -131,8 +134,10 @@ export function decodeMessage(text: string): BusMessage | null {
   }
   if (typeof v !== 'object' || v === null) return null;
   switch (v['type']) {
-    case 'call':
     case 'call_changed':
+      if (!isId(v['workspace_id']) || !isId(v['call_id'])) return null;
+      return { type: 'call_changed', workspace_id: v['workspace_id'], call_id: v['call_id'], ...(isId(v['write']) ? { write: v['write'] } : {}) };
+    case 'call':
     case 'cancel':
       return isId(v['workspace_id']) && isId(v['call_id']) ? { type: v['type'], workspace_id: v['workspace_id'], call_id: v['call_id'] } : null;
     case 'session_replaced':

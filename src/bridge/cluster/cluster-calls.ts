@@ -11,7 +11,9 @@
  *   session sends is refused, never written. Each write that changes what a stream shows tells every node
  *   `call_changed` (ids only; `sent` tells nobody).
  * - **Every node** holding a `wait` or an SSE stream for a call reads the record again on `call_changed` and
- *   turns what changed into the same events as the single process (`event:<ws>/<id>`, `settled:<ws>/<id>`).
+ *   turns what changed into the same events as the single process (`event:<ws>/<id>`, `settled:<ws>/<id>`),
+ *   except the node that wrote it: it takes the record it saved (its `call_changed` names the write), unless
+ *   it has read a record that came further meanwhile.
  *
  * - **Deadlines**: a timer on the node that sent the call (it asks the device to cancel first), and a sweeper on
  *   every node for the calls nobody ended (their owner died): `sweepDeadlines`.
@@ -80,6 +82,23 @@ interface Watch {
 /** How a write went: written, nothing to change, refused (a replaced session's), or failed (the store). */
 type WriteResult = 'written' | 'unchanged' | 'refused' | 'failed';
 
+/** How long this node remembers one of its writes whose `call_changed` it has not heard (the bus may lose it). */
+const OWN_WRITE_MEMORY_MS = 60_000;
+
+/**
+ * How far a call's record has come, for comparing two records of one call: every write that changes what a
+ * stream sends moves one of these up (a timeline entry, the outcome, its resolution, an outcome beside it, a
+ * newer progress note) and none moves one down. A call's writes are one after another (its row is locked), so
+ * its records are ordered and `a` is newer than `b` exactly when one of its marks is higher.
+ */
+const marks = (c: StoredCall): number[] => [c.timeline.length, c.outcome ? 1 : 0, c.resolved_from ? 1 : 0, c.device_outcome ? 1 : 0, c.progress?.seq ?? -1];
+
+/** True when record `a` of a call came further than record `b` of the same call (see {@link marks}). */
+export function cameFurther(a: StoredCall, b: StoredCall): boolean {
+  const mb = marks(b);
+  return marks(a).some((v, i) => v > mb[i]!);
+}
+
 /** A cluster node's call path: runtime side on every node, device side on the owner. */
 export class ClusterCallRouter extends EventEmitter implements CallService {
   private readonly watched = new Map<string, Watch>();
@@ -90,6 +109,12 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   private readonly inflight = new Map<string, number>();
   /** Per call (`ws/id`) with a progress write running: the newest note waiting to be written after it. */
   private readonly progressWaiting = new Map<string, ProgressNote>();
+  /**
+   * This node's committing or committed writes whose `call_changed` it has not heard yet, by the token the
+   * message carries, with when each began: on hearing one it reads nothing (it takes the saved record itself).
+   */
+  private readonly ownWrites = new Map<string, number>();
+  private writeCount = 0;
   private readonly resolveWindowMs: number;
   private readonly unsubscribe: () => void;
   private closed = false;
@@ -127,6 +152,8 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     if (m.type === 'call') void this.onCallMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not send a call to its device'));
     else if (m.type === 'cancel') void this.onCancelMessage(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not cancel a call another node was asked to cancel'));
     else if (m.type === 'call_changed') {
+      // This node's own write: it took the record it saved (or reads it again itself when the commit failed).
+      if (m.write !== undefined && this.ownWrites.delete(m.write)) return;
       if (this.watched.has(`${m.workspace_id}/${m.call_id}`)) void this.read(m.workspace_id, m.call_id).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: m.call_id }, 'could not read a changed call'));
     } else if (m.type === 'session_replaced') this.o.hub.replaced(m.workspace_id, m.device_id, m.epoch);
   }
@@ -236,14 +263,35 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     const key = `${workspaceId}/${callId}`;
     let w = this.watched.get(key);
     if (!w) this.watched.set(key, (w = { workspaceId, callId, chain: Promise.resolve(), pending: 0 }));
-    const watch = w;
-    watch.pending++;
-    const p = watch.chain.then(async () => {
+    return this.queue(key, w, async (watch) => {
       const row = await this.o.store.getCall(workspaceId, callId);
       if (row && watch.last) this.emitChanges(watch.last, row);
       if (row) watch.last = row;
       return row;
     });
+  }
+
+  /**
+   * A record of the call this node saved (committed) itself: its streams and waiters take it as if they had
+   * read it, after the reads before it, unless one of those read a record that came further. It is taken in a
+   * later turn than any read before it resolved (so a caller subscribing as that read resolves misses nothing).
+   */
+  private take(row: StoredCall): void {
+    const key = `${row.workspace_id}/${row.call_id}`;
+    const w = this.watched.get(key);
+    if (!w) return;
+    void this.queue(key, w, async (watch) => {
+      await new Promise((r) => setImmediate(r));
+      if (watch.last && !cameFurther(row, watch.last)) return;
+      if (watch.last) this.emitChanges(watch.last, row);
+      watch.last = row;
+    }).catch((e: unknown) => this.o.log.warn({ err: String(e), call_id: row.call_id }, 'could not pass on a saved call'));
+  }
+
+  /** Runs `step` on `watch` after its earlier steps; the watch is held until the turn after it ends. */
+  private queue<T>(key: string, watch: Watch, step: (w: Watch) => Promise<T>): Promise<T> {
+    watch.pending++;
+    const p = watch.chain.then(() => step(watch));
     watch.chain = p.catch(() => undefined);
     void watch.chain.then(() =>
       setImmediate(() => {
@@ -357,24 +405,36 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   /**
    * Changes a call's record in one transaction: read, `mutate` (false: nothing to write), save, and tell every
    * node `call_changed` on the commit. With `conn`, fenced: refused when a newer session replaced `conn`'s.
-   * This node's writes to one call run one after another.
+   * This node's writes to one call run one after another. This node's streams and waiters take the saved
+   * record (`take`) instead of reading it back on their `call_changed`, which names the write for that.
    */
   private write(conn: DeviceConnection | null, call: StoredCall, what: string, mutate: (c: StoredCall) => boolean): Promise<WriteResult> {
     const { workspace_id: ws, call_id: id } = call;
     const key = `${ws}/${id}`;
+    let saved: StoredCall | undefined;
+    let token = '';
     // The call is held until the commit: another node's write to this call (its sweeper's) waits instead of being lost.
     const body = async (tx: StoreOps, c: StoredCall | undefined): Promise<WriteResult> => {
       if (!c || !mutate(c)) return 'unchanged';
       await tx.saveCall(c);
-      await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id }, tx);
+      await this.o.bus.broadcast({ type: 'call_changed', workspace_id: ws, call_id: id, write: token }, tx);
+      saved = c;
       return 'written';
     };
     const run = (this.writes.get(key) ?? Promise.resolve<WriteResult>('unchanged')).then(async (): Promise<WriteResult> => {
+      // Known before the commit: the message may be heard before the commit's answer.
+      token = this.ownWrite();
       try {
-        return conn?.epoch !== undefined
+        const r = conn?.epoch !== undefined
           ? await this.o.sessions.fencedCall(ws, conn.identity.device_id, conn.epoch, id, body)
           : await this.o.store.transaction(async (tx) => body(tx, await tx.getCall(ws, id, true)));
+        if (r === 'written' && saved) this.take(saved);
+        else this.ownWrites.delete(token);
+        return r;
       } catch (e) {
+        // Committed or not: the message, if any comes, is read as anyone's, and this node's watchers read now.
+        this.ownWrites.delete(token);
+        if (this.watched.has(key)) void this.read(ws, id).catch(() => undefined);
         if (e instanceof StaleSessionError) {
           this.o.log.warn({ what, call_id: id, device_id: call.device_id, epoch: e.epoch }, 'refused what a replaced session of the device sent: a newer session holds it');
           return 'refused';
@@ -388,6 +448,18 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
       if (this.writes.get(key) === run) this.writes.delete(key);
     });
     return run;
+  }
+
+  /** A token for a write of this node, remembered until its `call_changed` is heard (or for OWN_WRITE_MEMORY_MS). */
+  private ownWrite(): string {
+    const now = Date.now();
+    for (const [t, at] of this.ownWrites) {
+      if (at > now - OWN_WRITE_MEMORY_MS) break;
+      this.ownWrites.delete(t);
+    }
+    const token = `${this.o.bus.nodeId}.${++this.writeCount}`;
+    this.ownWrites.set(token, now);
+    return token;
   }
 
   private onNotification(conn: DeviceConnection, method: string, params: unknown): void {

@@ -111,7 +111,8 @@ export interface StoreOps {
   /**
    * Marks the call sent to its device by session `epoch`, in one statement on PostgreSQL (the fence held while
    * it writes): `refused` when a newer session replaced `epoch`'s (nothing written), `unchanged` when the call
-   * is gone or marked already.
+   * is gone or marked already. Outside a transaction PostgreSQL commits it without waiting for its WAL flush
+   * (it runs beside the invoke, which a crash between the two outruns anyway); later commits wait as before.
    */
   markSent(workspaceId: string, deviceId: string, epoch: number, callId: string): Promise<'written' | 'unchanged' | 'refused'>;
   /** Renews the lease of every session `nodeId` holds (its heartbeat); returns how many. */

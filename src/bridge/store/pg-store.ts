@@ -507,10 +507,17 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
     },
     async markSent(ws, dev, epoch, id) {
       // One statement (its own transaction outside one): the session row is held while the flag is written.
+      // Outside a transaction its commit does not wait for the WAL flush (`synchronous_commit` off for this
+      // statement's transaction only: set_config's is_local ends with it, so the connection's next commit, in
+      // the pool, waits again). The mark runs beside the invoke and a crash of this node between the two loses
+      // it whatever the commit does; an asynchronous commit adds a PostgreSQL crash in the moment before the
+      // WAL writer (or any later commit, the call's outcome among them) flushes it. The CTE is referenced by
+      // the SELECT, so it runs.
+      const async = carry ? '' : `a AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS commit_mode),`;
       const [r] = await rows(
-        `WITH s AS MATERIALIZED (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE),
+        `WITH ${async} s AS MATERIALIZED (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE),
          u AS (UPDATE bridge_calls SET sent = true WHERE workspace_id = $1 AND call_id = $3 AND NOT sent AND EXISTS (SELECT 1 FROM s WHERE epoch = $4) RETURNING 1)
-         SELECT (SELECT epoch FROM s) AS epoch, (SELECT count(*) FROM u)::int AS n`,
+         SELECT (SELECT epoch FROM s) AS epoch, (SELECT count(*) FROM u)::int AS n${carry ? '' : ', (SELECT commit_mode FROM a) AS commit_mode'}`,
         [ws, dev, id, epoch],
       );
       if (r!['epoch'] === null || Number(r!['epoch']) !== epoch) return 'refused';
