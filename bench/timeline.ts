@@ -44,7 +44,7 @@ export const SEGMENTS = [
   'bridge → agent: invoke sent, kernel, agent wakes, reads and parses the frame',
   'agent: from the invoke frame to its frames being written (the call itself)',
   'agent: writing the call\'s frames (one writev; the kernel delivers them)',
-  'agent → bridge: bridge wakes, parses the call's frames (the response alone for a fast call on a 1.1+ session), the request resolves',
+  'agent → bridge: bridge wakes, parses the call\'s frames (the response alone for a fast call on a 1.1+ session), the request resolves',
 ] as const;
 
 /** Runs the timeline: starts a bridge here and an agent child that records its stamps, measures, stops. */
