@@ -27,7 +27,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { openDatabase } from '../src/storage/sqlite.js';
 import { negotiateProtocolVersion } from '../src/bridge/versions.js';
 import { METHODS, SUBPROTOCOL } from '../src/protocol/messages.js';
-import { ECHO_VALUE } from './agent-roundtrip.js';
+import { ECHO_CALL, ECHO_VALUE } from './agent-roundtrip.js';
 import { announceReady, exitOnSignal, isMain, startChild, type BenchChild } from './child.js';
 import { BENCH_IDS, runtimeCaller, startAgentChild, waitOnline, type AgentSettings } from './device-stack.js';
 import type { BenchTarget } from './stats.js';
@@ -160,7 +160,7 @@ export async function openBridgeFloor(settings: AgentSettings, concurrency: numb
       agent = await startAgentChild(settings, dir, url, 'dt_floor');
       await waitOnline(url, 'rt_floor');
     }
-    const caller = runtimeCaller({ url, runtimeToken: 'rt_floor' }, concurrency, 'diagnostics.echo', { value: ECHO_VALUE }, (o) => (o as { value?: unknown } | undefined)?.value === ECHO_VALUE);
+    const caller = runtimeCaller({ url, runtimeToken: 'rt_floor' }, concurrency, ECHO_CALL.function, ECHO_CALL.arguments, ECHO_CALL.ok);
     return {
       name: NAMES[variant],
       call: caller.call,
