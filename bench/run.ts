@@ -2,7 +2,8 @@
  * The benchmarks in one run: a no-op call through the agent (journal on) against a raw `ws` echo of the
  * same frame sizes, the MCP TypeScript SDK over stdio and the protocol floor (the spec's frames and
  * journal lines with nothing else; 1.1's and, for the record, 1.0's), plus the full runtime → bridge
- * HTTP → agent path, a sustained round of the agent and MCP, and the headless agent's idle memory.
+ * HTTP → agent path beside its floor (bench/bridge-floor.ts: the same HTTP client and agent through a
+ * bridge with nothing but its duties, without and with its two SQLite commits, and a bare HTTP echo), a sustained round of the agent and MCP, and the headless agent's idle memory.
  * Prints a table, the ratios, and issue 21's targets table with a verdict per figure
  * (bench/targets.ts; docs/performance.md).
  *
@@ -27,6 +28,7 @@ import { openMcpStdio } from './mcp-stdio.js';
 import { measureTargets, measureThroughput, median, SETTLE_MS, type BenchCounts, type BenchResult, type BenchTarget } from './stats.js';
 import { openWsEcho } from './ws-echo.js';
 import { openProtocolFloor } from './protocol-floor.js';
+import { openBridgeFloor, type BridgeFloorVariant } from './bridge-floor.js';
 import { measureIdleRss } from './idle-rss.js';
 import { CLUSTER_FIGURES, FIGURES, formatVerdicts, verdicts, type Figure, type Measured, type Verdict } from './targets.js';
 import { clusterMeasured, formatCluster, PARTS, runCluster, type ClusterReport } from './cluster.js';
@@ -110,6 +112,7 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
     open.push(floor10);
     let full: BenchTarget | undefined;
     let full32: BenchTarget | undefined;
+    let fullFloors: { none: BenchTarget; sqlite: BenchTarget; echo: BenchTarget } | undefined;
     if (o.fullPath) {
       say('starting bridge and agent for the full path');
       full = await openFullPath(settings(o.sync[0] ?? 'normal'), o.counts.concurrency);
@@ -118,6 +121,13 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
       const f = full;
       full32 = { name: `${f.name}, 32 in flight`, call: () => f.call(), close: () => Promise.resolve(), concurrency: 32, throughputOnly: true };
       open.push(full32);
+      say('starting the full path\'s floors (no storage, two SQLite commits) and a bare HTTP echo');
+      const floorOf = async (variant: BridgeFloorVariant) => {
+        const t = await openBridgeFloor(settings(o.sync[0] ?? 'normal'), o.counts.concurrency, variant, frames.response);
+        open.push(t);
+        return t;
+      };
+      fullFloors = { none: await floorOf('none'), sqlite: await floorOf('sqlite'), echo: await floorOf('echo') };
     }
     const measured = await measureTargets(open, o.counts, say);
     const of = (t: BenchTarget) => measured[open.indexOf(t)]!;
@@ -155,6 +165,16 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
       if (a0) {
         ratios.push({ label: 'full path: throughput / agent round trip', value: f.throughput.callsPerS / a0.throughput.callsPerS });
         ratios.push({ label: 'full path: p50 / agent round trip p50', value: f.latency.p50Us / a0.latency.p50Us });
+      }
+      if (fullFloors) {
+        for (const [kind, t] of [['no storage', fullFloors.none], ['2 SQLite commits', fullFloors.sqlite]] as const) {
+          const x = of(t);
+          ratios.push({ label: `full path floor (${kind}): throughput / MCP stdio`, value: x.throughput.callsPerS / m.throughput.callsPerS });
+          ratios.push({ label: `full path floor (${kind}): p50 / MCP stdio p50`, value: x.latency.p50Us / m.latency.p50Us });
+          ratios.push({ label: `full path: throughput / full path floor (${kind})`, value: f.throughput.callsPerS / x.throughput.callsPerS });
+          ratios.push({ label: `full path: p50 / full path floor (${kind}) p50`, value: f.latency.p50Us / x.latency.p50Us });
+        }
+        ratios.push({ label: 'HTTP echo: p50 / MCP stdio p50', value: of(fullFloors.echo).latency.p50Us / m.latency.p50Us });
       }
     }
     let sustained: RunReport['sustained'];

@@ -23,6 +23,9 @@ test('every benchmark runs with tiny counts and reports numeric results, ratios 
     'protocol floor 1.0 (4 frames + 2 log writes)',
     'full path (HTTP → bridge → agent, journal NORMAL)',
     'full path (HTTP → bridge → agent, journal NORMAL), 32 in flight',
+    'full path floor (HTTP → ws → agent, no storage)',
+    'full path floor (HTTP → ws → agent, 2 SQLite commits)',
+    'HTTP echo (node:http keep-alive)',
   ]);
   for (const r of report.results) {
     if (r.name.endsWith('32 in flight')) {
@@ -44,7 +47,7 @@ test('every benchmark runs with tiny counts and reports numeric results, ratios 
   assert.equal(echo.notes?.['request_bytes'], agent.notes?.['request_bytes']);
   assert.equal(echo.notes?.['response_bytes'], agent.notes?.['response_bytes']);
   assert.ok(Number(agent.notes?.['response_bytes']) > 200);
-  assert.equal(report.ratios.length, 20);
+  assert.equal(report.ratios.length, 29);
   for (const x of report.ratios) assert.ok(Number.isFinite(x.value) && x.value > 0, `${x.label}: ${x.value}`);
   assert.ok(report.sustained && report.sustained.agent > 0 && report.sustained.mcp > 0);
   assert.deepEqual(report.idleRss?.map((x) => x.config), ['minimal', 'demo']);
