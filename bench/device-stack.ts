@@ -108,7 +108,7 @@ export async function startAgentChild(agentSettings: AgentSettings, dir: string,
     handlers: { diagnostics: { enabled: true }, ...(agentSettings.config?.['handlers'] as Record<string, unknown> | undefined) },
   };
   await agentSettings.beforeStart?.(agentDoc.data_dir);
-  return startChild<{ pid: number }>(benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
+  return startChild<{ pid: number }>(process.env['BENCH_AGENT_CHILD'] || benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
 }
 
 /** Polls the runtime API at `url` until the benchmark device is online and its functions are known. */

@@ -2,7 +2,7 @@
  * Memory at rest (issue 21 item 6): the headless agent's resident set size some seconds (30 by default)
  * after it was started, with a minimal config and with the demo's (`npm start` writes it:
  * `prepareDemo` in src/cli/commands/demo.ts), both with every built-in handler loaded. Each agent runs as
- * `aios-device run -c <config>` does (`dist/src/cli/main.js run`, compiled code), connected to a reference
+ * `aios-device run -c <config>` does (`dist/agent/main.js run`, the compiled bundle), connected to a reference
  * bridge in a process of its own, and is left alone until the measurement. RSS is read from
  * `/proc/<pid>/status` (Linux; elsewhere from `ps -o rss=`).
  *
@@ -10,7 +10,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,11 +29,18 @@ export interface IdleRssSample {
   functions: number;
 }
 
-/** The CLI entry point the product ships (`aios-device`). */
+/**
+ * The CLI entry point the product ships (`aios-device`): compiled, the bundle `npm run build` makes
+ * (dist/agent/main.js, scripts/build-agent-bundle.mjs); from source, src/cli/main.ts. `BENCH_AGENT_MAIN`
+ * names another (dist/src/cli/main.js: the compiled modules unbundled).
+ */
 function cliMain(): string {
+  const other = process.env['BENCH_AGENT_MAIN'];
+  if (other) return other;
   // bench/ and src/ are siblings, in the sources as in dist/.
-  const ext = import.meta.url.endsWith('.js') ? '.js' : '.ts';
-  return fileURLToPath(new URL(`../src/cli/main${ext}`, import.meta.url));
+  if (!import.meta.url.endsWith('.js')) return fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+  const bundle = fileURLToPath(new URL('../agent/main.js', import.meta.url));
+  return existsSync(bundle) ? bundle : fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 }
 
 /** Resident set size of `pid` in MB (10^6 bytes). */

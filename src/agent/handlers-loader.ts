@@ -56,6 +56,8 @@ export async function loadHandlers(
   };
   for (const name of names) {
     try {
+      // The built agent's bundle (scripts/build-agent-bundle.mjs) replaces this import with its own for the
+      // built-in folder, found by this exact text: change both together.
       const mod = (await import(pathToFileURL(join(dir, name, 'index' + MODULE_EXT)).href)) as { default?: Handler };
       const h = mod.default;
       if (!h || typeof h.create !== 'function') throw new Error('its module has no default Handler export');
