@@ -8,11 +8,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { agentDoc, CLI, Proc, procReport, ROOT, tempDir, tokens, until } from '../helpers/stack.js';
 import { buildValidators } from '../../src/kit/precompile.js';
+import { slow } from '../helpers/wait.js';
 
 /** Path fragments of modules an agent at rest must not have loaded, and where each loads instead. */
 const HEAVY: [fragment: string, loadsWhen: string][] = [
@@ -29,8 +30,8 @@ const HEAVY: [fragment: string, loadsWhen: string][] = [
   [`${sep}node_modules${sep}ajv${sep}dist${sep}compile${sep}`, 'a schema the build did not precompile (an adapter\'s)'],
 ];
 
-test('the agent at rest has not loaded the bridge, the trial, the QR encoders, a handler\'s heavy libraries or ajv\'s compiler', async () => {
-  const dir = tempDir();
+/** Starts `node [loader] <cli> run` with every built-in handler and the load hook; resolves to the files it had loaded at rest. */
+async function loadedAtRest(dir: string, cli: string, loader: string[]): Promise<string[]> {
   const listFile = join(dir, 'loaded.json');
   const validators = join(dir, 'validators');
   await buildValidators(validators);
@@ -38,7 +39,7 @@ test('the agent at rest has not loaded the bridge, the trial, the QR encoders, a
   // A bridge nobody listens on: the agent starts, loads every handler and keeps trying to connect.
   writeFileSync(config, JSON.stringify(agentDoc(dir, 'http://127.0.0.1:9', tokens())));
   const agent = new Proc(
-    spawn(process.execPath, ['--import', 'tsx', '--import', join(ROOT, 'test', 'fixtures', 'loaded-modules.mjs'), CLI, 'run', '--config', config], {
+    spawn(process.execPath, [...loader, '--import', join(ROOT, 'test', 'fixtures', 'loaded-modules.mjs'), cli, 'run', '--config', config], {
       cwd: ROOT,
       env: { ...process.env, LC_ALL: 'C.UTF-8', AIOS_LOADED_MODULES_OUT: listFile, AIOS_VALIDATORS_DIR: validators },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -52,15 +53,55 @@ test('the agent at rest has not loaded the bridge, the trial, the QR encoders, a
     assert.match(agent.err, /agent ready: \d+ functions/, procReport('agent', agent));
     await agent.kill('SIGTERM');
     assert.ok(existsSync(listFile), procReport('agent', agent));
-    const loaded = JSON.parse(readFileSync(listFile, 'utf8')) as string[];
-    assert.ok(loaded.some((f) => f.includes(`${sep}handlers${sep}serial${sep}`)), 'the handlers were loaded (the list is complete)');
-    const found = HEAVY.flatMap(([frag, when]) => {
-      const hits = loaded.filter((f) => f.includes(frag));
-      return hits.length ? [`${frag} (${hits.length} files, e.g. ${hits[0]}): should load only with ${when}`] : [];
-    });
-    assert.deepEqual(found, []);
+    return JSON.parse(readFileSync(listFile, 'utf8')) as string[];
   } finally {
     if (agent.child.exitCode === null && agent.child.signalCode === null) await agent.kill('SIGKILL');
+  }
+}
+
+/** The HEAVY entries found in `files` (module files, or for a bundle the modules inside the chunks loaded). */
+function heavyIn(files: string[]): string[] {
+  return HEAVY.flatMap(([frag, when]) => {
+    const hits = files.filter((f) => f.includes(frag));
+    return hits.length ? [`${frag} (${hits.length} files, e.g. ${hits[0]}): should load only with ${when}`] : [];
+  });
+}
+
+test('the agent at rest has not loaded the bridge, the trial, the QR encoders, a handler\'s heavy libraries or ajv\'s compiler', async () => {
+  const dir = tempDir();
+  try {
+    const loaded = await loadedAtRest(dir, CLI, ['--import', 'tsx']);
+    assert.ok(loaded.some((f) => f.includes(`${sep}handlers${sep}serial${sep}`)), 'the handlers were loaded (the list is complete)');
+    assert.deepEqual(heavyIn(loaded), []);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the built bundle (`aios-device`, dist/agent/main.js) runs the agent from one copy of its modules and keeps the same things lazy', { timeout: slow(240_000) }, async () => {
+  // What `npm run build` makes, into a folder of its own under the project (node_modules is found from there).
+  const out = join(ROOT, `.test-tmp-bundle-${process.pid}`);
+  const dir = tempDir();
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', out], { cwd: ROOT, stdio: 'inherit' });
+    const meta = join(dir, 'meta.json');
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-agent-bundle.mjs'), '--dist', out, '--metafile', meta], { cwd: ROOT, stdio: 'inherit' });
+    const bundle = join(out, 'agent');
+    const help = execFileSync(process.execPath, [join(bundle, 'main.js'), 'run', '--help'], { cwd: dir, encoding: 'utf8' });
+    assert.match(help, /run the device agent headless/);
+    const loaded = await loadedAtRest(dir, join(bundle, 'main.js'), []);
+    // Every module of the build comes from the bundle: none from the compiled modules beside it (a second copy).
+    assert.deepEqual(loaded.filter((f) => f.startsWith(out + sep) && !f.startsWith(bundle + sep)), []);
+    // The modules inside the chunks it loaded (esbuild's metafile: output → its inputs), as paths.
+    const outputs = (JSON.parse(readFileSync(meta, 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> }).outputs;
+    const inside = loaded.flatMap((f) => {
+      const o = outputs[relative(ROOT, f).split(sep).join('/')];
+      return o ? Object.keys(o.inputs).map((i) => resolve(ROOT, i)) : [f];
+    });
+    assert.ok(inside.some((f) => f.includes(`${sep}handlers${sep}serial${sep}`)), 'the handlers were loaded (the list is complete)');
+    assert.deepEqual(heavyIn(inside), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
   }
 });

@@ -85,7 +85,7 @@ test('in a terminal the demo asks before a write: the prompt names the requester
 });
 
 test('`npm start` runs the compiled build: the demo starts from dist/ and a call through it completes', { timeout: slow(240_000) }, async () => {
-  // What `npm start` does: build, then run <build>/src/cli/main.js demo (no tsx anywhere). The build goes
+  // What `npm start` does: build, then run <build>/agent/main.js demo, the bundle (no tsx anywhere). The build goes
   // to a folder of its own under the project (node_modules is found from there), not into the checkout's
   // dist/, which other tests running alongside or the developer may be using.
   const out = join(ROOT, `.test-tmp-build-${process.pid}`);
@@ -93,7 +93,8 @@ test('`npm start` runs the compiled build: the demo starts from dist/ and a call
   const dir = tempDir();
   const port = await freePort();
   const { spawn } = await import('node:child_process');
-  const compiled = join(out, 'src', 'cli', 'main.js');
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-agent-bundle.mjs'), '--dist', out], { cwd: ROOT, stdio: 'inherit' });
+  const compiled = join(out, 'agent', 'main.js');
   const child = spawn(process.execPath, [compiled, 'demo', '--dir', join(dir, 'demo'), '--port', String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout.on('data', (d: Buffer) => (log += d.toString()));
