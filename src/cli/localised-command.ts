@@ -30,9 +30,13 @@ function withNotes(description: string, choices: readonly string[] | undefined, 
 
 const CJK_RUN = /[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+/u;
 const TOKEN = /\s+|[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+|[^\s\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+/gu;
-/** Punctuation that may not start a line, and brackets that may not end one. */
-const CLOSING = /^[，。、；：！？）」』”’》〉…]+$/u;
-const OPENING = /[（「『“‘《〈]$/u;
+/**
+ * Punctuation that may not start a line (，。、；：！？）」』”’》〉…), and brackets that may not end one (（「『“‘《〈),
+ * escaped: one character above U+00FF in a module makes V8 keep the whole bundled file's source as two-byte
+ * text (2 × its size; scripts/build-agent-bundle.mjs refuses such a chunk).
+ */
+const CLOSING = /^[\uff0c\u3002\u3001\uff1b\uff1a\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b\u3009\u2026]+$/u;
+const OPENING = /[\uff08\u300c\u300e\u201c\u2018\u300a\u3008]$/u;
 /** Made on first use: a Segmenter loads ICU's break-iterator data (≈ 2.7 MB RSS; see display-width.ts). */
 let words: Intl.Segmenter | undefined;
 
