@@ -32,7 +32,7 @@ import { checkAdapterCard } from './card-check.js';
 import { firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 import { serveConsole } from './console-routes.js';
-import { IdleCollector } from '../base/idle-gc.js';
+import { BRIDGE_COMPACT_ABOVE_BYTES, IdleCollector } from '../base/idle-gc.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 
@@ -90,9 +90,14 @@ export class BridgeServer {
   readonly router: CallRouter;
   /**
    * Gives back, once the bridge is idle for a few seconds, the young generation that a burst of hellos or calls
-   * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
+   * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts;
+   * and after a storm of hellos, the old generation's pages the storm's garbage left half empty (compaction).
    */
-  private readonly idle = new IdleCollector({ busy: () => false });
+  private readonly idle = new IdleCollector({
+    busy: () => false,
+    compactAboveBytes: BRIDGE_COMPACT_ABOVE_BYTES,
+    onCompact: (info) => this.opts.log.info(info, 'rest compaction: the old generation after a storm of hellos'),
+  });
   private readonly http: Server;
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];

@@ -72,3 +72,81 @@ test('the collection at rest is available without --expose-gc, and shrinks a gro
     `the young generation shrinks from ${grown} bytes`,
   );
 });
+
+test('with compactAboveBytes, a rest compacts the old generation only when its pages grew that much since the last rest', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  let now = 0;
+  let old = 10e6;
+  const steps: string[] = [];
+  const told: number[] = [];
+  const collect = {
+    young: () => steps.push('young'),
+    compact: () => {
+      steps.push('compact');
+      old = 12e6;
+    },
+    oldBytes: () => old,
+  };
+  const c = new IdleCollector({ idleMs: 1000, busy: () => false, collect, now: () => now, compactAboveBytes: 8e6, onCompact: (i) => told.push(i.before_bytes, i.after_bytes) });
+  const rest = () => {
+    c.touch();
+    now += 1000;
+    t.mock.timers.tick(1000);
+    now += SHRINK_AFTER_MS;
+    t.mock.timers.tick(SHRINK_AFTER_MS);
+  };
+  rest();
+  assert.deepEqual(steps, ['young', 'young'], 'start-up rest: the mark is set, nothing compacted');
+  old = 17e6;
+  rest();
+  assert.deepEqual(steps.slice(2), ['young', 'young'], 'grown 7 MB: below the threshold');
+  old = 18e6;
+  rest();
+  assert.deepEqual(steps.slice(4), ['young', 'young', 'compact'], 'grown 8 MB since the start-up rest: compacted after the young steps');
+  assert.deepEqual(told, [18e6, 12e6]);
+  assert.equal(c.compactions, 1);
+  old = 19e6;
+  rest();
+  assert.equal(c.compactions, 1, 'the mark moved to after the compaction (12 MB): 7 MB above it is not enough');
+  old = 20e6;
+  rest();
+  assert.equal(c.compactions, 2);
+  c.stop();
+
+  const agent = new IdleCollector({ idleMs: 1000, busy: () => false, collect, now: () => now });
+  old = 90e6;
+  agent.touch();
+  now += 1000;
+  t.mock.timers.tick(1000);
+  now += SHRINK_AFTER_MS;
+  t.mock.timers.tick(SHRINK_AFTER_MS);
+  assert.equal(agent.collections, 1);
+  assert.equal(agent.compactions, 0, 'without compactAboveBytes (the agent), never');
+  agent.stop();
+});
+
+test('the compacting collection gives back the old-generation pages that a burst of garbage left half empty', () => {
+  const collect = restCollection();
+  assert.ok(collect?.compact && collect.oldBytes, 'V8 collections are available');
+  const used = () => getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')!.space_used_size;
+  // A hello storm's shape: many objects promoted to the old generation, one in ten long-lived.
+  const keep: unknown[] = [];
+  const burst = (): number => {
+    const all: unknown[] = [];
+    for (let i = 0; i < 600_000; i++) {
+      const o = { i, s: 'x' + i, b: [i] };
+      all.push(o);
+      if (i % 10 === 0) keep.push(o);
+    }
+    return all.length;
+  };
+  assert.equal(burst(), 600_000);
+  collect.young();
+  const before = collect.oldBytes();
+  collect.compact();
+  const after = collect.oldBytes();
+  const live = used();
+  assert.ok(before - live > 16e6, `the burst left old-generation pages partly empty (${before} bytes of pages, ${live} used)`);
+  assert.ok(after <= live * 1.25 + 2e6, `compacted: ${after} bytes of pages for ${live} used (before: ${before})`);
+  assert.equal(keep.length, 60_000);
+});

@@ -41,7 +41,7 @@ import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
 import { DeviceChanges } from './device-changes.js';
 import { DeviceSessions } from './sessions.js';
-import { IdleCollector } from '../../base/idle-gc.js';
+import { BRIDGE_COMPACT_ABOVE_BYTES, IdleCollector } from '../../base/idle-gc.js';
 import { McpEndpoint, hostsFor } from '../mcp/endpoint.js';
 import { PgMcpSessions } from '../store/pg-mcp-sessions.js';
 import { localeFromEnv } from '../../i18n/index.js';
@@ -95,9 +95,14 @@ export class ClusterNodeServer {
   oauth: OAuthService | undefined;
   /**
    * Gives back, once the bridge is idle for a few seconds, the young generation that a burst of hellos or calls
-   * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts.
+   * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts;
+   * and after a storm of hellos, the old generation's pages the storm's garbage left half empty (compaction).
    */
-  private readonly idle = new IdleCollector({ busy: () => false });
+  private readonly idle = new IdleCollector({
+    busy: () => false,
+    compactAboveBytes: BRIDGE_COMPACT_ABOVE_BYTES,
+    onCompact: (info) => this.o.log.info(info, 'rest compaction: the old generation after a storm of hellos'),
+  });
   /** The MCP endpoints (docs/mcp.md "On a cluster"): sessions and their events in PostgreSQL. */
   mcp: McpEndpoint | undefined;
   /** The shared MCP session store (after `start`). */
