@@ -87,10 +87,10 @@ export function restCollection(): RestCollection | null {
 }
 
 /**
- * The bridge's `compactAboveBytes`: 16 MiB of old-generation pages grown since the last rest (≈ 500 devices'
+ * The bridge's `compactAboveBytes`: 8 MiB of old-generation pages grown since the last rest (≈ 300 devices'
  * hellos); a compacting collection of a bridge with 3 000 devices pauses it for tens of milliseconds, at rest.
  */
-export const BRIDGE_COMPACT_ABOVE_BYTES = 16 * 1024 * 1024;
+export const BRIDGE_COMPACT_ABOVE_BYTES = 8 * 1024 * 1024;
 
 /** Time between the two young collections (ms): V8 judges the allocation rate over ≈ 5 s. */
 export const SHRINK_AFTER_MS = 6_000;
