@@ -75,7 +75,12 @@ export function restCollection(): RestCollection | null {
   return {
     young: () => gc({ type: 'minor' }),
     compact: () => {
-      setFlagsFromString('--compact-on-every-full-gc');
+      try {
+        setFlagsFromString('--compact-on-every-full-gc');
+      } catch {
+        // An engine that refuses flags after start-up: a plain full collection, which compacts the worst pages.
+        return gc();
+      }
       try {
         gc();
       } finally {
