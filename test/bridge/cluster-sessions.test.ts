@@ -115,3 +115,65 @@ test('a node\'s heartbeat renews its sessions; when it stops, its lapsed leases 
     const lapsed = await until(async () => (await b!.store.lapsedSessions()).map((s) => `${s.node_id}/${s.device_id}`).join() || null, 5_000, 'a lapsed lease');
     assert.equal(lapsed, 'node_a/dev_1');
   }));
+
+/** The PostgreSQL transaction that last wrote each call (`xmin`): calls written in one transaction share it. */
+const writers = async (node: TestNode, ids: string[]) =>
+  (await node.store.pool.query<{ call_id: string; xmin: string }>(`SELECT call_id, xmin::text FROM bridge_calls WHERE workspace_id = 'ws_a' AND call_id = ANY($1) ORDER BY call_id`, [ids])).rows.map((r) => r.xmin);
+
+/** Counts the store transactions `node` opens from now on. */
+function countTransactions(node: TestNode): { n: number } {
+  const count = { n: 0 };
+  const open = node.store.transaction.bind(node.store);
+  node.store.transaction = (fn) => (count.n++, open(fn));
+  return count;
+}
+
+test('a node\'s fenced writes of one turn commit in one transaction: each is told as before, a replaced session\'s write is refused alone, and a call\'s second write waits for the next batch', () =>
+  withNodes(server, ['node_a', 'node_b'], async ([a, b]) => {
+    const onA = sessionsOf(a!);
+    for (const id of ['c1', 'c2', 'c3']) await a!.store.insertCall(aCall({ call_id: id }));
+    await a!.store.insertCall(aCall({ call_id: 'c4', device_id: 'dev_2' }));
+    const epoch = await onA.claim('ws_a', 'dev_1');
+    // Device 2's session on node a is replaced by one on node b: what it still sends on node a is stale.
+    const stale = await onA.claim('ws_a', 'dev_2');
+    await sessionsOf(b!).claim('ws_a', 'dev_2');
+    const transactions = countTransactions(a!);
+    const done = (id: string) => async (tx: StoreOps, call: StoredCall | undefined) => {
+      assert.equal(call?.state, 'submitted', `${id} read with the fence`);
+      await tx.saveCall(aCall({ call_id: id, device_id: call.device_id, state: 'succeeded', outcome: { state: 'succeeded' } as never }));
+      await a!.bus.broadcast({ type: 'call_changed', workspace_id: 'ws_a', call_id: id }, tx);
+      return id;
+    };
+    // All in one turn: three outcomes of device 1, a late one of device 2's replaced session, and c1 read again.
+    const written = ['c3', 'c1', 'c2'].map((id) => onA.fencedCall('ws_a', 'dev_1', epoch, id, done(id)));
+    const refused = onA.fencedCall('ws_a', 'dev_2', stale, 'c4', done('c4')).then(() => undefined, (e: unknown) => e);
+    const again = onA.fencedCall('ws_a', 'dev_1', epoch, 'c1', async (_tx, call) => call?.state);
+    assert.deepEqual(await Promise.all(written), ['c3', 'c1', 'c2']);
+    const e = await refused;
+    assert.ok(e instanceof StaleSessionError && e.deviceId === 'dev_2' && e.epoch === stale, 'device 2\'s write refused');
+    assert.equal(await again, 'succeeded', 'the second write to c1 ran after the first had committed');
+    assert.equal(transactions.n, 2, 'one transaction for the turn\'s writes, one for c1\'s second');
+    const xmins = await writers(a!, ['c1', 'c2', 'c3']);
+    assert.equal(new Set(xmins).size, 1, `c1, c2 and c3 written by one PostgreSQL transaction (xmin ${xmins.join(', ')})`);
+    assert.equal((await a!.store.getCall('ws_a', 'c4'))?.state, 'submitted', 'nothing written for the replaced session');
+    await until(() => ['c1', 'c2', 'c3'].every((id) => b!.heard.some((m) => m.type === 'call_changed' && m.call_id === id)), 5_000, 'every written call told');
+    assert.equal(b!.heard.some((m) => m.type === 'call_changed' && m.call_id === 'c4'), false, 'the refused write tells nobody');
+  }));
+
+test('a store failure in a batch of fenced writes fails every write of the batch, none written', () =>
+  withNodes(server, ['node_a'], async ([a]) => {
+    const onA = sessionsOf(a!);
+    for (const id of ['c1', 'c2', 'c3']) await a!.store.insertCall(aCall({ call_id: id }));
+    const epoch = await onA.claim('ws_a', 'dev_1');
+    const save = (id: string, payload = '{}') => onA.fencedCall('ws_a', 'dev_1', epoch, id, async (tx, call) => {
+      await tx.saveCall(aCall({ call_id: id, device_id: call!.device_id, state: 'succeeded', outcome: { state: 'succeeded' } as never }));
+      // PostgreSQL refuses a NOTIFY payload of 8000 bytes or more: the batch's COMMIT fails.
+      await tx.notify('aios_test', payload);
+    });
+    const results = await Promise.allSettled([save('c1'), save('c2', 'x'.repeat(9000)), save('c3')]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+    for (const id of ['c1', 'c2', 'c3']) assert.equal((await a!.store.getCall('ws_a', id))?.state, 'submitted', `${id} not written`);
+    // The node's next batch works.
+    await save('c1');
+    assert.equal((await a!.store.getCall('ws_a', 'c1'))?.state, 'succeeded');
+  }));

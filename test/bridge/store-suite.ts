@@ -329,6 +329,28 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', second.epoch, 'c1'), { current: false, call: aCall({ sent: true }) });
   }));
 
+  test(`${name}: the fence and the call for several calls in one read, answered in the order asked, in a transaction and outside one`, withStore(async (s) => {
+    // An id with a quote and a backslash: the ids travel as one array, inlined in a transaction (Carry).
+    const odd = 'c"\\x';
+    for (const id of ['c1', 'c2', odd]) await s.insertCall(aCall({ call_id: id }));
+    await s.insertCall(aCall({ call_id: 'c3', device_id: 'dev_2' }));
+    const one = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    const old = await s.claimSession('ws_a', 'dev_2', 'node_a', 60_000);
+    await s.claimSession('ws_a', 'dev_2', 'node_b', 60_000);
+    const key = (call_id: string, device_id = 'dev_1', epoch = one.epoch) => ({ workspace_id: 'ws_a', device_id, epoch, call_id });
+    const asked = [key('c2'), key('c3', 'dev_2', old.epoch), key(odd), key('nope'), key('c1')];
+    const want = [
+      { current: true, call: aCall({ call_id: 'c2' }) },
+      { current: false, call: aCall({ call_id: 'c3', device_id: 'dev_2' }) },
+      { current: true, call: aCall({ call_id: odd }) },
+      { current: true },
+      { current: true, call: aCall({ call_id: 'c1' }) },
+    ];
+    assert.deepEqual(await s.fencedCalls(asked), want);
+    assert.deepEqual(await s.transaction((tx) => tx.fencedCalls(asked)), want);
+    assert.deepEqual(await s.fencedCalls([]), []);
+  }));
+
   test(`${name}: device sessions: a node's heartbeat renews only its own leases, and a lapsed lease is visible`, withStore(async (s) => {
     await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
     await s.claimSession('ws_a', 'dev_2', 'node_a', 60_000);

@@ -109,6 +109,13 @@ export interface StoreOps {
    */
   fencedCall(workspaceId: string, deviceId: string, epoch: number, callId: string): Promise<FencedCall>;
   /**
+   * {@link fencedCall} for several calls in one read (the owner's writes of one turn, committed together): one
+   * answer per item, in the order given. The rows are locked in the order of the calls' keys (workspace, call
+   * id), whatever the order given, so two batches touching the same calls never wait on each other in a
+   * circle. On PostgreSQL one query. One call at most once per batch.
+   */
+  fencedCalls(items: readonly FencedCallKey[]): Promise<FencedCall[]>;
+  /**
    * Marks the call sent to its device by session `epoch`, in one statement on PostgreSQL (the fence held while
    * it writes): `refused` when a newer session replaced `epoch`'s (nothing written), `unchanged` when the call
    * is gone or marked already. Outside a transaction PostgreSQL commits it without waiting for its WAL flush
@@ -128,6 +135,14 @@ export interface StoreOps {
   nodeSessions(nodeId: string): Promise<DeviceSession[]>;
   /** The calls not yet terminal of every device whose session node `nodeId` holds, in one read. */
   openCallsOfNode(nodeId: string): Promise<StoredCall[]>;
+}
+
+/** One call of {@link StoreOps.fencedCalls}: the call, its device and the session epoch that writes it. */
+export interface FencedCallKey {
+  workspace_id: string;
+  device_id: string;
+  epoch: number;
+  call_id: string;
 }
 
 /** What {@link StoreOps.fencedCall} gives: whether the session is current, and the call (none: no such call). */

@@ -8,7 +8,7 @@ import { WireError } from '../../protocol/errors.js';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
 import { NODE_CHANNEL_PREFIX } from '../cluster/bus.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, FencedCall, FencedCallKey, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
 /** The bridge's PostgreSQL schema: its migration files sit beside this module (the build copies them). */
 export const BRIDGE_PG_SCHEMA: PgSchema = { name: 'bridge', dir: fileURLToPath(new URL('./pg-migrations/', import.meta.url)) };
@@ -149,13 +149,22 @@ function inline(sql: string, params: readonly unknown[]): string {
   return params.length ? sql.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1])) : sql;
 }
 
-/** A parameter as a literal: text as the driver sends it, quoted and escaped; null as NULL. */
+/** A parameter as a literal: text as the driver sends it, quoted and escaped; null as NULL; a list of text as an array. */
 function literal(v: unknown): string {
   if (v === null || v === undefined) return 'NULL';
+  if (Array.isArray(v)) return literal(textArray(v));
   const text = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : undefined;
   // A NUL cannot be sent in a query's text (nor as a text parameter).
   if (text === undefined || text.includes('\0')) throw new TypeError(`cannot inline a ${typeof v} parameter`);
   return pg.escapeLiteral(text);
+}
+
+/** A list of text as PostgreSQL's array input reads it (`{"a","b\"c"}`), each element quoted and escaped. */
+function textArray(list: readonly unknown[]): string {
+  return `{${list.map((e) => {
+    if (typeof e !== 'string') throw new TypeError(`cannot inline a ${typeof e} array element`);
+    return `"${e.replace(/[\\"]/g, (ch) => `\\${ch}`)}"`;
+  }).join(',')}}`;
 }
 
 /** The PostgreSQL implementation of {@link AsyncBridgeStore}. */
@@ -222,6 +231,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
   isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
   session(ws: string, dev: string, hold?: boolean) { return this.ops.session(ws, dev, hold); }
   fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.ops.fencedCall(ws, dev, epoch, id); }
+  fencedCalls(items: readonly FencedCallKey[]) { return this.ops.fencedCalls(items); }
   markSent(ws: string, dev: string, epoch: number, id: string) { return this.ops.markSent(ws, dev, epoch, id); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
@@ -504,6 +514,26 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       );
       const { fence_epoch: fence, ...call } = r!;
       return { current: fence !== null && Number(fence) === epoch, ...(call['call_id'] != null ? { call: callOf(call) } : {}) };
+    },
+    async fencedCalls(items) {
+      if (!items.length) return [];
+      // fencedCall's two LATERAL reads for every call of the batch, in one query. The keys are sorted before the
+      // joins (a subquery with FOR UPDATE/SHARE is never flattened, so the rows are locked in that order): two
+      // batches lock their calls in one order. `k_i` gives each answer back its place in `items`.
+      const rs = await rows(
+        `SELECT k.k_i, s.epoch AS fence_epoch, c.* FROM
+           (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS u(ws, dev, id, k_i) ORDER BY ws COLLATE "C", id COLLATE "C") k
+         LEFT JOIN LATERAL (SELECT epoch FROM device_sessions WHERE workspace_id = k.ws AND device_id = k.dev FOR SHARE) s ON true
+         LEFT JOIN LATERAL (SELECT * FROM bridge_calls WHERE workspace_id = k.ws AND call_id = k.id FOR UPDATE) c ON true`,
+        [items.map((k) => k.workspace_id), items.map((k) => k.device_id), items.map((k) => k.call_id)],
+      );
+      const out: FencedCall[] = new Array<FencedCall>(items.length);
+      for (const r of rs) {
+        const { k_i: at, fence_epoch: fence, ...call } = r;
+        const i = Number(at) - 1;
+        out[i] = { current: fence !== null && Number(fence) === items[i]!.epoch, ...(call['call_id'] != null ? { call: callOf(call) } : {}) };
+      }
+      return out;
     },
     async markSent(ws, dev, epoch, id) {
       // One statement (its own transaction outside one): the session row is held while the flag is written.

@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import { statement } from '../../storage/sqlite.js';
 import { nodeChannel } from '../cluster/bus.js';
 import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, FencedCall, FencedCallKey, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
 
 /** Hears a notification: its channel and payload. */
 export type NotifyListener = (channel: string, payload: string) => void;
@@ -107,6 +107,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
   session(ws: string, dev: string, hold?: boolean) { return this.run(() => this.direct.session(ws, dev, hold)); }
   fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.fencedCall(ws, dev, epoch, id)); }
+  fencedCalls(items: readonly FencedCallKey[]) { return this.run(() => this.direct.fencedCalls(items)); }
   markSent(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.markSent(ws, dev, epoch, id)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
@@ -162,12 +163,19 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
       throw e;
     }
   };
+  // Synchronous here, so nothing comes between the check and the read (or the write).
+  const fencedCall = async (ws: string, dev: string, epoch: number, id: string): Promise<FencedCall> => {
+    const call = store.getCall(ws, id);
+    return { current: await sessions.isCurrent(ws, dev, epoch), ...(call ? { call } : {}) };
+  };
   return {
     ...sessions,
-    // Synchronous here, so nothing comes between the check and the read (or the write).
-    async fencedCall(ws, dev, epoch, id) {
-      const call = store.getCall(ws, id);
-      return { current: await sessions.isCurrent(ws, dev, epoch), ...(call ? { call } : {}) };
+    fencedCall,
+    // One process holds SQLite's one connection: the batch is a loop, nothing comes between its reads.
+    async fencedCalls(items) {
+      const out: FencedCall[] = [];
+      for (const k of items) out.push(await fencedCall(k.workspace_id, k.device_id, k.epoch, k.call_id));
+      return out;
     },
     async markSent(ws, dev, epoch, id) {
       if (!(await sessions.isCurrent(ws, dev, epoch))) return 'refused';
