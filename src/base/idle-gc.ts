@@ -97,6 +97,18 @@ export function restCollection(): RestCollection | null {
  */
 export const BRIDGE_COMPACT_ABOVE_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The bridge's rest collection (the single process and every cluster node): the two young collections, and the
+ * compaction after a storm of hellos, each compaction logged with its pages and pause.
+ */
+export function bridgeIdleCollector(info: (fields: object, msg: string) => void): IdleCollector {
+  return new IdleCollector({
+    busy: () => false,
+    compactAboveBytes: BRIDGE_COMPACT_ABOVE_BYTES,
+    onCompact: (c) => info(c, 'rest compaction: the old generation after a storm of hellos'),
+  });
+}
+
 /** Time between the two young collections (ms): V8 judges the allocation rate over ≈ 5 s. */
 export const SHRINK_AFTER_MS = 6_000;
 

@@ -32,7 +32,7 @@ import { checkAdapterCard } from './card-check.js';
 import { firstIdentity } from './auth.js';
 import { writeJsonFileSync } from '../base/json-file.js';
 import { serveConsole } from './console-routes.js';
-import { BRIDGE_COMPACT_ABOVE_BYTES, IdleCollector } from '../base/idle-gc.js';
+import { bridgeIdleCollector } from '../base/idle-gc.js';
 
 /** Another component serving some routes (device login, blobs). Returns true when it handled the request. */
 
@@ -93,11 +93,7 @@ export class BridgeServer {
    * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts;
    * and after a storm of hellos, the old generation's pages the storm's garbage left half empty (compaction).
    */
-  private readonly idle = new IdleCollector({
-    busy: () => false,
-    compactAboveBytes: BRIDGE_COMPACT_ABOVE_BYTES,
-    onCompact: (info) => this.opts.log.info(info, 'rest compaction: the old generation after a storm of hellos'),
-  });
+  private readonly idle = bridgeIdleCollector((fields, msg) => this.opts.log.info(fields, msg));
   private readonly http: Server;
   private readonly api: RuntimeApi;
   private readonly mounts: HttpMount[];

@@ -312,12 +312,13 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
 
   test(`${name}: the fence and the call in one read, and the sent flag in one write, both refused to a replaced session`, withStore(async (s) => {
     await s.insertCall(aCall());
+    const fencedCall = async (ws: string, dev: string, epoch: number, id: string) => (await s.fencedCalls([{ workspace_id: ws, device_id: dev, epoch, call_id: id }]))[0]!;
     const first = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
-    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', first.epoch, 'c1'), { current: true, call: aCall() });
-    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', first.epoch, 'nope'), { current: true }, 'no such call');
-    assert.deepEqual(await s.fencedCall('ws_b', 'dev_1', first.epoch, 'c1'), { current: false }, 'another workspace\'s device, and its call');
+    assert.deepEqual(await fencedCall('ws_a', 'dev_1', first.epoch, 'c1'), { current: true, call: aCall() });
+    assert.deepEqual(await fencedCall('ws_a', 'dev_1', first.epoch, 'nope'), { current: true }, 'no such call');
+    assert.deepEqual(await fencedCall('ws_b', 'dev_1', first.epoch, 'c1'), { current: false }, 'another workspace\'s device, and its call');
     const second = await s.claimSession('ws_a', 'dev_1', 'node_b', 60_000);
-    assert.equal((await s.fencedCall('ws_a', 'dev_1', first.epoch, 'c1')).current, false, 'the replaced session');
+    assert.equal((await fencedCall('ws_a', 'dev_1', first.epoch, 'c1')).current, false, 'the replaced session');
     assert.equal(await s.markSent('ws_a', 'dev_1', first.epoch, 'c1'), 'refused');
     assert.equal((await s.getCall('ws_a', 'c1'))?.sent, false, 'nothing written for a replaced session');
     assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'written');
@@ -326,7 +327,7 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'nope'), 'unchanged');
     await s.releaseSession('ws_a', 'dev_1', second.epoch);
     assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'refused', 'a released session');
-    assert.deepEqual(await s.fencedCall('ws_a', 'dev_1', second.epoch, 'c1'), { current: false, call: aCall({ sent: true }) });
+    assert.deepEqual(await fencedCall('ws_a', 'dev_1', second.epoch, 'c1'), { current: false, call: aCall({ sent: true }) });
   }));
 
   test(`${name}: the fence and the call for several calls in one read, answered in the order asked, in a transaction and outside one`, withStore(async (s) => {

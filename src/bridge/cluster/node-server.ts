@@ -41,7 +41,7 @@ import { CallRetention } from '../retention.js';
 import { PgClusterBus, type PgBusOptions } from './pg-bus.js';
 import { DeviceChanges } from './device-changes.js';
 import { DeviceSessions } from './sessions.js';
-import { BRIDGE_COMPACT_ABOVE_BYTES, IdleCollector } from '../../base/idle-gc.js';
+import { bridgeIdleCollector } from '../../base/idle-gc.js';
 import { McpEndpoint, hostsFor } from '../mcp/endpoint.js';
 import { PgMcpSessions } from '../store/pg-mcp-sessions.js';
 import { localeFromEnv } from '../../i18n/index.js';
@@ -98,11 +98,7 @@ export class ClusterNodeServer {
    * grew (V8 keeps it at its largest while nothing allocates): the agent's rest collection, src/base/idle-gc.ts;
    * and after a storm of hellos, the old generation's pages the storm's garbage left half empty (compaction).
    */
-  private readonly idle = new IdleCollector({
-    busy: () => false,
-    compactAboveBytes: BRIDGE_COMPACT_ABOVE_BYTES,
-    onCompact: (info) => this.o.log.info(info, 'rest compaction: the old generation after a storm of hellos'),
-  });
+  private readonly idle = bridgeIdleCollector((fields, msg) => this.o.log.info(fields, msg));
   /** The MCP endpoints (docs/mcp.md "On a cluster"): sessions and their events in PostgreSQL. */
   mcp: McpEndpoint | undefined;
   /** The shared MCP session store (after `start`). */

@@ -103,14 +103,10 @@ export interface StoreOps {
    */
   session(workspaceId: string, deviceId: string, hold?: boolean): Promise<DeviceSession | undefined>;
   /**
-   * The fence and the call's lock in one read (the owner's write of what a device said): whether `epoch` is
-   * still the device's session, and the call's record. In a transaction both rows are held until the commit,
-   * the session row as `isCurrent` holds it and the call as `getCall(…, true)` does; on PostgreSQL one query.
-   */
-  fencedCall(workspaceId: string, deviceId: string, epoch: number, callId: string): Promise<FencedCall>;
-  /**
-   * {@link fencedCall} for several calls in one read (the owner's writes of one turn, committed together): one
-   * answer per item, in the order given. The rows are locked in the order of the calls' keys (workspace, call
+   * The fence and the call's lock for each call of a batch, in one read (the owner's writes of one turn,
+   * committed together): whether each item's `epoch` is still its device's session, and the call's record. One
+   * answer per item, in the order given. In a transaction the rows are held until the commit, the session row
+   * as `isCurrent` holds it and the call as `getCall(…, true)` does. The rows are locked in the order of the calls' keys (workspace, call
    * id), whatever the order given, so two batches touching the same calls never wait on each other in a
    * circle. On PostgreSQL one query. One call at most once per batch.
    */
@@ -145,7 +141,7 @@ export interface FencedCallKey {
   call_id: string;
 }
 
-/** What {@link StoreOps.fencedCall} gives: whether the session is current, and the call (none: no such call). */
+/** What {@link StoreOps.fencedCalls} gives for one call: whether the session is current, and the call (none: no such call). */
 export interface FencedCall {
   current: boolean;
   call?: StoredCall;

@@ -230,7 +230,6 @@ export class PgBridgeStore implements AsyncBridgeStore {
   claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.ops.claimSession(ws, dev, node, leaseMs, protocolVersion); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
   session(ws: string, dev: string, hold?: boolean) { return this.ops.session(ws, dev, hold); }
-  fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.ops.fencedCall(ws, dev, epoch, id); }
   fencedCalls(items: readonly FencedCallKey[]) { return this.ops.fencedCalls(items); }
   markSent(ws: string, dev: string, epoch: number, id: string) { return this.ops.markSent(ws, dev, epoch, id); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
@@ -504,20 +503,9 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       const [r] = await rows(`SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE`, [ws, dev]);
       return r !== undefined && Number(r['epoch']) === epoch;
     },
-    async fencedCall(ws, dev, epoch, id) {
-      // One query for what was two (`isCurrent`, then the call FOR UPDATE): both rows locked as they were.
-      const [r] = await rows(
-        `SELECT s.epoch AS fence_epoch, c.* FROM (SELECT 1) one
-         LEFT JOIN LATERAL (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE) s ON true
-         LEFT JOIN LATERAL (SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $3 FOR UPDATE) c ON true`,
-        [ws, dev, id],
-      );
-      const { fence_epoch: fence, ...call } = r!;
-      return { current: fence !== null && Number(fence) === epoch, ...(call['call_id'] != null ? { call: callOf(call) } : {}) };
-    },
     async fencedCalls(items) {
       if (!items.length) return [];
-      // fencedCall's two LATERAL reads for every call of the batch, in one query. The keys are sorted before the
+      // Two LATERAL reads for every call of the batch (the session FOR SHARE, the call FOR UPDATE), in one query. The keys are sorted before the
       // joins (a subquery with FOR UPDATE/SHARE is never flattened, so the rows are locked in that order): two
       // batches lock their calls in one order. `k_i` gives each answer back its place in `items`.
       const rs = await rows(

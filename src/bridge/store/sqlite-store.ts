@@ -106,7 +106,6 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   claimSession(ws: string, dev: string, node: string, leaseMs: number, protocolVersion?: string) { return this.run(() => this.direct.claimSession(ws, dev, node, leaseMs, protocolVersion)); }
   isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
   session(ws: string, dev: string, hold?: boolean) { return this.run(() => this.direct.session(ws, dev, hold)); }
-  fencedCall(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.fencedCall(ws, dev, epoch, id)); }
   fencedCalls(items: readonly FencedCallKey[]) { return this.run(() => this.direct.fencedCalls(items)); }
   markSent(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.markSent(ws, dev, epoch, id)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
@@ -163,18 +162,16 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
       throw e;
     }
   };
-  // Synchronous here, so nothing comes between the check and the read (or the write).
-  const fencedCall = async (ws: string, dev: string, epoch: number, id: string): Promise<FencedCall> => {
-    const call = store.getCall(ws, id);
-    return { current: await sessions.isCurrent(ws, dev, epoch), ...(call ? { call } : {}) };
-  };
   return {
     ...sessions,
-    fencedCall,
-    // One process holds SQLite's one connection: the batch is a loop, nothing comes between its reads.
+    // One process holds SQLite's one connection: the batch is a loop, and nothing comes between the check and
+    // the read (or the write).
     async fencedCalls(items) {
       const out: FencedCall[] = [];
-      for (const k of items) out.push(await fencedCall(k.workspace_id, k.device_id, k.epoch, k.call_id));
+      for (const k of items) {
+        const call = store.getCall(k.workspace_id, k.call_id);
+        out.push({ current: await sessions.isCurrent(k.workspace_id, k.device_id, k.epoch), ...(call ? { call } : {}) });
+      }
       return out;
     },
     async markSent(ws, dev, epoch, id) {
