@@ -288,8 +288,10 @@ test('the node that writes an outcome hands its own waiter the saved record: no 
     assert.equal(w.status, 200, JSON.stringify(w.body));
     assert.equal(w.body.outcome?.state, 'completed');
     assert.deepEqual(w.body.outcome?.output, { echoed: 1 });
-    // Its own call_changed arrives too: give it time to (wrongly) cause a read.
-    await new Promise((r) => setTimeout(r, 300));
+    // Its own call_changed messages arrive too: wait until the node has heard every one of them (each clears
+    // its token), so a read they (wrongly) caused would be counted below.
+    const ownWrites = (c.nodes[0]!.router as unknown as { ownWrites: Map<string, number> }).ownWrites;
+    await until(() => ownWrites.size === 0, 10_000, 'the node hearing its own call_changed messages');
     assert.deepEqual(reads, ['open', 'open'], 'the node read the call only before its outcome: the waiter got the record the node saved');
   } finally {
     sim.close(true);
