@@ -33,7 +33,7 @@ export const EXTERNAL = [
  * to the entry's path and esbuild's metafile (which output holds which module). `entries` (name → a
  * compiled file) replaces the CLI as the entry (a benchmark bundles its agent child this way).
  */
-export async function buildAgentBundle({ dist = join(root, 'dist'), out = join(dist, 'agent'), entries = { main: join(dist, 'src', 'cli', 'main.js') } } = {}) {
+export async function buildAgentBundle({ dist = join(root, 'dist'), out = join(dist, 'agent'), entries = { main: join(dist, 'src', 'cli', 'entry.js') } } = {}) {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const handlersDir = join(dist, 'handlers');

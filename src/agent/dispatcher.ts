@@ -30,6 +30,7 @@ import { Outbox } from './outbox.js';
 import { ProgressThrottle } from './progress.js';
 import { resolveResources, type Resolved } from './resource-check.js';
 import { StateNotes, type NoteClock } from './state-notes.js';
+import { releaseOptimiser } from '../base/optimiser.js';
 
 export type { Identity } from './admission.js';
 
@@ -122,6 +123,7 @@ export class Dispatcher {
    * is answered at once (no promise).
    */
   answer(p: InvokeParams): Outcome | Promise<Outcome | PreSerialized<Outcome>> {
+    releaseOptimiser();
     const a = admit(this.admission, p);
     switch (a.kind) {
       case 'refused':

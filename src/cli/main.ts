@@ -3,6 +3,8 @@
  * `aios-device`: one binary, subcommands. Errors print one clear line; exit codes are documented in
  * docs/cli.md.
  */
+// First: a resident agent holds V8's optimising compiler off before any other module runs.
+import { isResidentRun } from './resident-start.js';
 import { CommanderError } from 'commander';
 import { errorLine, say, sayError } from './say.js';
 import { localeFromEnv } from '../i18n/index.js';
@@ -28,7 +30,7 @@ async function main(): Promise<void> {
   // Help and tables measure text with string-width; a resident agent (`run`) shows neither, and loading it
   // costs ≈ 2.7 MB of RSS for the life of the process (display-width.ts).
   const args = process.argv.slice(2);
-  if (args[0] !== 'run' || args.includes('-h') || args.includes('--help')) await loadDisplayWidth();
+  if (!isResidentRun(args)) await loadDisplayWidth();
   try {
     await buildProgram().parseAsync(process.argv);
   } catch (e) {

@@ -16,6 +16,7 @@ import { buildSkillIndex, visibleDescriptor } from '../discovery/skill-index.js'
 import { isAllowedOrigin, isLoopbackHost } from './host-check.js';
 import { bearerFrom, loadOrCreateLocalToken, tokenMatches } from './local-token.js';
 import { Metrics, METRICS_CONTENT_TYPE } from './metrics.js';
+import { releaseOptimiser } from '../base/optimiser.js';
 import { isUiPath, serveUi } from './static-ui.js';
 import { RpcMethods, type RpcContext, type RpcMethod } from '../protocol/rpc-methods.js';
 import type { JsonRpcPeer } from '../protocol/peer.js';
@@ -280,6 +281,8 @@ export class LocalEndpoint {
   private async handle(req: IncomingMessage, res: ServerResponse, viaSocket: boolean): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = this.routeOf(url.pathname);
+    // A local client's call is use: from now on the hot paths are optimised (base/optimiser.ts).
+    if (route === 'rpc') releaseOptimiser();
     res.on('finish', () => this.metrics.incHttp(route, res.statusCode));
     if (!isLoopbackHost(req.headers.host)) {
       sendText(res, 403, 'application/json', errorJson('unauthorized', 'The Host header must name a loopback address.'));
@@ -405,6 +408,7 @@ export class LocalEndpoint {
     };
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== '/rpc') return refuse(404, 'Not Found');
+    releaseOptimiser();
     if (!isLoopbackHost(req.headers.host)) return refuse(403, 'Forbidden');
     if (!isAllowedOrigin(req.headers.origin)) return refuse(403, 'Forbidden');
     const authenticated = this.isAuthenticated(req, viaSocket);

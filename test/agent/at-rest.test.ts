@@ -30,8 +30,15 @@ const HEAVY: [fragment: string, loadsWhen: string][] = [
   [`${sep}node_modules${sep}ajv${sep}dist${sep}compile${sep}`, 'a schema the build did not precompile (an adapter\'s)'],
 ];
 
-/** Starts `node [loader] <cli> run` with every built-in handler and the load hook; resolves to the files it had loaded at rest. */
+/**
+ * Starts `node [loader] <cli> run` with every built-in handler and the load hook; resolves to the files it
+ * had loaded at rest (and what it printed on its standard output: V8's traces, with `--trace-opt`).
+ */
 async function loadedAtRest(dir: string, cli: string, loader: string[]): Promise<string[]> {
+  return (await atRest(dir, cli, loader)).loaded;
+}
+
+async function atRest(dir: string, cli: string, loader: string[]): Promise<{ loaded: string[]; out: string }> {
   const listFile = join(dir, 'loaded.json');
   const validators = join(dir, 'validators');
   await buildValidators(validators);
@@ -53,7 +60,7 @@ async function loadedAtRest(dir: string, cli: string, loader: string[]): Promise
     assert.match(agent.err, /agent ready: \d+ functions/, procReport('agent', agent));
     await agent.kill('SIGTERM');
     assert.ok(existsSync(listFile), procReport('agent', agent));
-    return JSON.parse(readFileSync(listFile, 'utf8')) as string[];
+    return { loaded: JSON.parse(readFileSync(listFile, 'utf8')) as string[], out: agent.out };
   } finally {
     if (agent.child.exitCode === null && agent.child.signalCode === null) await agent.kill('SIGKILL');
   }
@@ -89,7 +96,9 @@ test('the built bundle (`aios-device`, dist/agent/main.js) runs the agent from o
     const bundle = join(out, 'agent');
     const help = execFileSync(process.execPath, [join(bundle, 'main.js'), 'run', '--help'], { cwd: dir, encoding: 'utf8' });
     assert.match(help, /run the device agent headless/);
-    const loaded = await loadedAtRest(dir, join(bundle, 'main.js'), []);
+    // V8's optimising compiler is held off at rest (src/base/optimiser.ts): its first use costs ≈ 7 MB.
+    const { loaded, out: traces } = await atRest(dir, join(bundle, 'main.js'), ['--trace-opt']);
+    assert.deepEqual(traces.split('\n').filter((l) => l.includes('completed optimizing')), [], 'the agent at rest optimised no function');
     // Every module of the build comes from the bundle: none from the compiled modules beside it (a second copy).
     assert.deepEqual(loaded.filter((f) => f.startsWith(out + sep) && !f.startsWith(bundle + sep)), []);
     // The modules inside the chunks it loaded (esbuild's metafile: output → its inputs), as paths.
