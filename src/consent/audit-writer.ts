@@ -49,6 +49,13 @@ export function inThreadWriter(db: Db): AuditWriter {
 /** How long a read waits for the worker before it writes the rest itself (ms), by default. */
 export const SYNC_WAIT_MS = 5000;
 
+/**
+ * How long the worker may sit with nothing to commit before it is stopped (ms), by default: its thread
+ * and V8 isolate hold ≈ 10 MB that an agent at rest between uses need not keep. The next batch starts
+ * a new one (tens of milliseconds, off the call path: the batch waits in the message queue meanwhile).
+ */
+export const WORKER_IDLE_MS = 10_000;
+
 /** Shared words: the last batch committed, 1 once the worker failed, and a counter bumped on either. */
 export const DONE = 0;
 export const BROKEN = 1;
@@ -75,6 +82,8 @@ export class WorkerAuditWriter implements AuditWriter {
   private failed = false;
   /** The backlog's last write failed (reported once until a write succeeds). */
   private backlogStuck = false;
+  /** Stops the worker once it has had nothing to do for `idleMs` (restarted by every batch). */
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly file: string,
@@ -82,7 +91,13 @@ export class WorkerAuditWriter implements AuditWriter {
     private readonly onError: (message: string) => void,
     /** How long a read waits for the worker (a worker started cold on a busy machine may need longer). */
     private readonly syncWaitMs = SYNC_WAIT_MS,
+    private readonly idleMs = WORKER_IDLE_MS,
   ) {}
+
+  /** Whether a worker thread is running now (tests, and what the memory at rest depends on). */
+  get workerRunning(): boolean {
+    return this.worker !== undefined;
+  }
 
   /**
    * Starts the worker, on the first batch: a worker thread costs ≈ 12 MB of memory, which an agent that
@@ -104,12 +119,16 @@ export class WorkerAuditWriter implements AuditWriter {
       }
       this.worker = worker;
       worker.unref();
+      // A worker stopped for idleness is no longer `this.worker`: what it says or does after that is not a failure.
+      const current = () => this.worker === worker;
       worker.on('message', (m: { error?: string }) => {
-        if (m.error) this.fail(`the audit worker could not commit rows: ${m.error}`);
+        if (m.error && current()) this.fail(`the audit worker could not commit rows: ${m.error}`);
       });
-      worker.on('error', (e) => this.fail(`the audit worker failed: ${String(e)}`));
+      worker.on('error', (e) => {
+        if (current()) this.fail(`the audit worker failed: ${String(e)}`);
+      });
       worker.on('exit', (code) => {
-        if (!this.failed && code !== 0) this.fail(`the audit worker exited (${code})`);
+        if (!this.failed && code !== 0 && current()) this.fail(`the audit worker exited (${code})`);
       });
     } catch (e) {
       this.worker = undefined;
@@ -133,6 +152,29 @@ export class WorkerAuditWriter implements AuditWriter {
     this.held.push({ seq: this.seq, json, pruneBefore });
     worker.postMessage({ seq: this.seq, json, pruneBefore });
     this.forgetCommitted();
+    if (this.idleTimer) this.idleTimer.refresh();
+    else {
+      this.idleTimer = setTimeout(() => this.retireIfIdle(), this.idleMs);
+      this.idleTimer.unref();
+    }
+  }
+
+  /**
+   * Stops the worker once every batch handed to it is committed (on this thread's turn, so no batch can
+   * be handed over meanwhile); a batch still uncommitted (a slow disk) gives it another period.
+   */
+  private retireIfIdle(): void {
+    this.idleTimer = undefined;
+    const worker = this.worker;
+    if (!worker || this.failed) return;
+    if (after(this.seq, Atomics.load(this.shared, DONE))) {
+      this.idleTimer = setTimeout(() => this.retireIfIdle(), this.idleMs);
+      this.idleTimer.unref();
+      return;
+    }
+    this.forgetCommitted();
+    this.worker = undefined;
+    void worker.terminate();
   }
 
   sync(): void {
@@ -158,6 +200,7 @@ export class WorkerAuditWriter implements AuditWriter {
   }
 
   close(): void {
+    clearTimeout(this.idleTimer);
     this.sync();
     if (!this.failed) void this.worker?.terminate();
     this.failed = true;
@@ -176,6 +219,7 @@ export class WorkerAuditWriter implements AuditWriter {
   private fail(message: string, writeNow = true): void {
     if (this.failed) return;
     this.failed = true;
+    clearTimeout(this.idleTimer);
     void this.worker?.terminate();
     const done = Atomics.load(this.shared, DONE);
     for (const b of this.held) if (after(b.seq, done)) this.backlog.push({ json: b.json, pruneBefore: b.pruneBefore });

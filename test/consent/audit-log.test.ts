@@ -1,4 +1,4 @@
-import { alive } from '../helpers/wait.js';
+import { alive, until } from '../helpers/wait.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openConsentDb } from '../../src/consent/db.js';
@@ -170,3 +170,34 @@ test('a background batch that cannot be written is reported and retried, not thr
     t.cleanup();
   }
 });
+
+test('worker writer: a worker idle for its period is stopped once everything is committed, and the next batch starts another; no row lost or doubled', async () => {
+  const t = tempDir();
+  const db = openConsentDb(t.dir);
+  try {
+    const now = new Date('2026-03-01T00:00:00Z');
+    const fallback = countingFallback(db);
+    const errors: string[] = [];
+    const writer = new WorkerAuditWriter(db.name, fallback, (m) => errors.push(m), 60_000, 100);
+    const log = new AuditLog(db, 30, () => now, writer);
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 20; i++) log.record(entryAt(`r${round}-${i}`, now));
+      log.flush();
+      assert.equal(writer.workerRunning, true, `round ${round}: a worker takes the batch`);
+      // Stopped only after its idle period, with every batch committed.
+      await until(() => !writer.workerRunning, 30_000, `round ${round}: the idle worker stopped`);
+      assert.equal(countRows(db), 20 * (round + 1));
+    }
+    assert.equal(fallback.rows, 0, 'every row went through a worker');
+    assert.deepEqual(errors, [], 'a worker stopped for idleness is not a failure');
+    log.close();
+    assert.equal(countRows(db), 60);
+  } finally {
+    db.close();
+    t.cleanup();
+  }
+});
+
+function countRows(db: ReturnType<typeof openConsentDb>): number {
+  return (db.prepare(`SELECT count(*) n FROM audit`).get() as { n: number }).n;
+}
