@@ -6,7 +6,11 @@
  * bridge in a process of its own, and is left alone until the measurement. RSS is read from
  * `/proc/<pid>/status` (Linux; elsewhere from `ps -o rss=`).
  *
- * Run: npm run bench:idle-rss [-- --after-s N] [--json]
+ * `--after-calls N` also measures each agent once it has been used: N `diagnostics.echo` calls (16 in flight)
+ * through the bridge's HTTP API once it is ready, then RSS `--after-s` seconds after the last call. (A used
+ * agent has its optimising compiler running: src/base/optimiser.ts holds it off only until the first call.)
+ *
+ * Run: npm run bench:idle-rss [-- --after-s N] [--after-calls N] [--json]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,11 +24,16 @@ import YAML from 'yaml';
 import { prepareDemo } from '../src/cli/commands/demo.js';
 import { benchFile, isMain, loaderFor, positiveInt, runMain, startChild } from './child.js';
 import { FIGURES, formatVerdicts, verdicts } from './targets.js';
+import { RuntimeClient } from '../src/runtime-client/client.js';
 
 /** One agent's memory, `afterS` seconds after it was spawned. */
 export interface IdleRssSample {
   config: 'minimal' | 'demo';
   rssMb: number;
+  /** Milliseconds from the spawn to the agent's `agent ready` line. */
+  readyMs: number;
+  /** With `afterCalls`: RSS `afterS` seconds after the last of those calls. */
+  rssAfterCallsMb?: number;
   /** How many functions the agent registered (all built-in handlers: the same in both configs). */
   functions: number;
 }
@@ -61,13 +70,17 @@ function startAgentProcess(file: string, cwd: string, nodeArgs: string[]) {
   const loader = loaderFor(main).map((a) => (a === 'tsx' ? import.meta.resolve('tsx') : a));
   const proc = spawn(process.execPath, [...nodeArgs, ...loader, main, 'run', '-c', file], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   const spawnedAt = Date.now();
+  let readyMs = 0;
   const ready = new Promise<number>((resolve, reject) => {
     const lines = createInterface({ input: proc.stderr! });
     let tail = '';
     lines.on('line', (l) => {
       tail = (tail + '\n' + l).slice(-2000);
       const m = /^agent ready: (\d+) functions/.exec(l);
-      if (m) resolve(Number(m[1]));
+      if (m) {
+        readyMs = Date.now() - spawnedAt;
+        resolve(Number(m[1]));
+      }
       // Anything else the agent says (warnings, errors) is worth seeing next to the figure.
       else process.stderr.write(`[agent ${file}] ${l}\n`);
     });
@@ -81,7 +94,7 @@ function startAgentProcess(file: string, cwd: string, nodeArgs: string[]) {
     await exited;
     clearTimeout(kill);
   };
-  return { proc, spawnedAt, ready, stop };
+  return { proc, spawnedAt, ready, readyMs: () => readyMs, stop };
 }
 
 /**
@@ -89,14 +102,17 @@ function startAgentProcess(file: string, cwd: string, nodeArgs: string[]) {
  * seconds after each agent was spawned and reads its RSS. `nodeArgs` go to the agents (e.g.
  * `--heap-prof`).
  */
-export async function measureIdleRss(o: { afterS: number; nodeArgs?: string[]; say?: (l: string) => void }): Promise<IdleRssSample[]> {
+export async function measureIdleRss(o: { afterS: number; afterCalls?: number; nodeArgs?: string[]; say?: (l: string) => void }): Promise<IdleRssSample[]> {
   const say = o.say ?? (() => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'aios-bench-rss-'));
   const tokens = { minimal: 'dt_' + randomBytes(12).toString('hex'), demo: 'dt_' + randomBytes(12).toString('hex') };
+  const runtime = { minimal: 'rt_' + randomBytes(12).toString('hex'), demo: 'rt_' + randomBytes(12).toString('hex') };
   const bridgeDoc = {
     listen: { host: '127.0.0.1', port: 0 },
     data_dir: join(dir, 'bridge'),
-    runtime_tokens: { ['rt_' + randomBytes(12).toString('hex')]: { workspace_id: IDS.workspace_id } },
+    // `--after-calls` sends its calls as fast as the agents answer them: above the default per-token rate.
+    runtime_rate_limit: { per_second: 100_000, burst: 100_000 },
+    runtime_tokens: { [runtime.minimal]: { workspace_id: IDS.workspace_id }, [runtime.demo]: { workspace_id: 'ws_demo' } },
     // The demo's config names its own identity (src/cli/commands/demo.ts).
     device_tokens: { [tokens.minimal]: { ...IDS, device_id: 'dev_min' }, [tokens.demo]: { workspace_id: 'ws_demo', user_id: 'usr_demo', device_id: 'dev_demo' } },
   };
@@ -124,8 +140,8 @@ export async function measureIdleRss(o: { afterS: number; nodeArgs?: string[]; s
     demoDoc.handlers = { ...demoDoc.handlers, diagnostics: { enabled: true } };
     writeFileSync(files.agentConfig, YAML.stringify(demoDoc), { mode: 0o600 });
     const configs = [
-      { config: 'minimal' as const, file: minimal, cwd: minDir },
-      { config: 'demo' as const, file: files.agentConfig, cwd: demoDir },
+      { config: 'minimal' as const, file: minimal, cwd: minDir, client: { token: runtime.minimal, workspace_id: IDS.workspace_id, device_id: 'dev_min' } },
+      { config: 'demo' as const, file: files.agentConfig, cwd: demoDir, client: { token: runtime.demo, workspace_id: 'ws_demo', device_id: 'dev_demo' } },
     ];
     for (const c of configs) agents.push(startAgentProcess(c.file, c.cwd, o.nodeArgs ?? []));
     const counts = await Promise.all(agents.map((a) => a.ready));
@@ -134,7 +150,15 @@ export async function measureIdleRss(o: { afterS: number; nodeArgs?: string[]; s
     for (const [i, a] of agents.entries()) {
       const wait = a.spawnedAt + o.afterS * 1000 - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      out.push({ config: configs[i]!.config, rssMb: rssMbOf(a.proc.pid!), functions: counts[i]! });
+      out.push({ config: configs[i]!.config, rssMb: rssMbOf(a.proc.pid!), functions: counts[i]!, readyMs: a.readyMs() });
+    }
+    if (o.afterCalls) {
+      const clients = configs.map((c) => new RuntimeClient({ bridge_url: bridge.info.url, ...c.client }));
+      say(`${o.afterCalls} calls to each agent`);
+      await Promise.all(clients.map((c) => callsThrough(c, o.afterCalls!)));
+      const last = Date.now();
+      await new Promise((r) => setTimeout(r, o.afterS * 1000 - (Date.now() - last)));
+      for (const [i, a] of agents.entries()) out[i]!.rssAfterCallsMb = rssMbOf(a.proc.pid!);
     }
     return out;
   } finally {
@@ -144,14 +168,30 @@ export async function measureIdleRss(o: { afterS: number; nodeArgs?: string[]; s
   }
 }
 
+/** `n` `diagnostics.echo` calls through the bridge's HTTP API, 16 in flight; throws on any that did not complete. */
+async function callsThrough(client: RuntimeClient, n: number): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next++ < n) {
+      const { record } = await client.call('diagnostics.echo', { value: 'rss' });
+      if (record.state !== 'completed') throw new Error(`a call ended ${record.state}`);
+    }
+  }));
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'after-s': { type: 'string', default: process.env['BENCH_AFTER_S'] ?? '30' }, json: { type: 'boolean', default: false } } });
-  const samples = await measureIdleRss({ afterS: positiveInt(values['after-s'], 'after-s'), say: (l) => process.stderr.write(l + '\n') });
+  const { values } = parseArgs({ options: { 'after-s': { type: 'string', default: process.env['BENCH_AFTER_S'] ?? '30' }, 'after-calls': { type: 'string', default: '0' }, json: { type: 'boolean', default: false } } });
+  const afterCalls = Number(values['after-calls']);
+  if (!Number.isInteger(afterCalls) || afterCalls < 0) throw new Error('--after-calls takes a whole number of calls (0: none)');
+  const samples = await measureIdleRss({ afterS: positiveInt(values['after-s'], 'after-s'), afterCalls, say: (l) => process.stderr.write(l + '\n') });
   if (values.json) {
     process.stdout.write(JSON.stringify(samples, null, 2) + '\n');
     return;
   }
-  for (const s of samples) process.stdout.write(`headless agent idle RSS, ${values['after-s']} s after start, ${s.config} config (${s.functions} functions): ${s.rssMb.toFixed(1)} MB\n`);
+  for (const s of samples) {
+    process.stdout.write(`headless agent idle RSS, ${values['after-s']} s after start, ${s.config} config (${s.functions} functions, ready ${s.readyMs} ms after its spawn): ${s.rssMb.toFixed(1)} MB\n`);
+    if (s.rssAfterCallsMb !== undefined) process.stdout.write(`  … and ${values['after-s']} s after ${afterCalls} calls: ${s.rssAfterCallsMb.toFixed(1)} MB\n`);
+  }
   // The targets' rows for these two figures, as `npm run bench` prints them (bench/targets.ts).
   const rss = (c: IdleRssSample['config']) => samples.find((s) => s.config === c)?.rssMb;
   const rows = FIGURES.filter((f) => f.label.startsWith('headless agent idle RSS'));
