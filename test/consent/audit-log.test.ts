@@ -53,15 +53,23 @@ const entryAt = (id: string, at: Date) => ({
   outcome: finished(id, at), descriptor: undefined, args: undefined, requester: undefined, workspaceId: 'ws', userId: 'u',
 });
 
+/**
+ * An audit log on a worker writer over `db`, its fallback counting what it had to write and its errors
+ * kept. A worker loading TypeScript through tsx on a busy machine can take seconds to start: reads wait a minute.
+ */
+function workerLog(db: ReturnType<typeof openConsentDb>, idleMs?: number) {
+  const now = new Date('2026-03-01T00:00:00Z');
+  const fallback = countingFallback(db);
+  const errors: string[] = [];
+  const writer = new WorkerAuditWriter(db.name, fallback, (m) => errors.push(m), 60_000, idleMs);
+  return { now, fallback, errors, writer, log: new AuditLog(db, 30, () => now, writer) };
+}
+
 test('worker writer: rows are committed by the worker; a list waits for them; pruning happens there too; close commits the rest', () => {
   const t = tempDir();
   const db = openConsentDb(t.dir);
   try {
-    const now = new Date('2026-03-01T00:00:00Z');
-    const fallback = countingFallback(db);
-    const errors: string[] = [];
-    // A worker loading TypeScript through tsx on a busy machine can take seconds to start: wait for it.
-    const log = new AuditLog(db, 30, () => now, new WorkerAuditWriter(db.name, fallback, (m) => errors.push(m), 60_000));
+    const { now, fallback, errors, log } = workerLog(db);
     log.record(entryAt('old', new Date(now.getTime() - 45 * 86_400_000)));
     for (let i = 0; i < 250; i++) {
       log.record(entryAt(`c${i}`, now));
@@ -175,11 +183,7 @@ test('worker writer: a worker idle for its period is stopped once everything is 
   const t = tempDir();
   const db = openConsentDb(t.dir);
   try {
-    const now = new Date('2026-03-01T00:00:00Z');
-    const fallback = countingFallback(db);
-    const errors: string[] = [];
-    const writer = new WorkerAuditWriter(db.name, fallback, (m) => errors.push(m), 60_000, 100);
-    const log = new AuditLog(db, 30, () => now, writer);
+    const { now, fallback, errors, writer, log } = workerLog(db, 100);
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < 20; i++) log.record(entryAt(`r${round}-${i}`, now));
       log.flush();
