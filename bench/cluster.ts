@@ -11,6 +11,8 @@
  *   without `pg_notify`, one in flight and `--concurrency` in flight (PostgreSQL holds one lock from a notifying
  *   transaction's commit until it ends, so such commits go one at a time); with the notifications per call, what
  *   that costs a clustered call.
+ * - **floor**: PostgreSQL's floor under a clustered call (bench/cluster-floor.ts): the store operations a node
+ *   makes for one call, alone; its p50 against the single process's (when the calls part ran).
  * - **loss**: three nodes, `--loss-devices` simulated devices (bench/sim-fleet.ts) spread over them, each with
  *   every node's address (as the agent's `bridge.urls`); one node is SIGKILLed; the time until every device it
  *   held has a session on a survivor, and the survivors' CPU per hello.
@@ -34,6 +36,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startPostgres, type PrivatePostgres } from '../test/helpers/postgres.js';
+import { measureFloor } from './cluster-floor.js';
 import { ECHO_VALUE } from './agent-roundtrip.js';
 import { benchFile, isMain, positiveInt, runMain, startChild, type BenchChild } from './child.js';
 import { BENCH_IDS, runtimeCaller, startAgentChild, startDeviceStack, waitOnline, type AgentSettings } from './device-stack.js';
@@ -42,7 +45,7 @@ import { measureThroughput, measureTargets, type BenchCounts, type BenchResult, 
 import { CLUSTER_FIGURES, formatVerdicts, verdicts, type Measured, type Verdict } from './targets.js';
 
 /** The parts of the run. */
-export const PARTS = ['calls', 'notify', 'loss', 'restart'] as const;
+export const PARTS = ['calls', 'notify', 'floor', 'loss', 'restart'] as const;
 export type Part = (typeof PARTS)[number];
 
 /** Options of one run. */
@@ -107,6 +110,8 @@ export interface ClusterReport {
     per_call_us?: number;
     share_of_call?: number;
   };
+  /** The store operations of one clustered call alone (bench/cluster-floor.ts). */
+  floor?: { p50_us: number; p99_us: number; calls_per_s: number; concurrency: number; p50_ratio_to_single?: number; throughput_ratio_to_single?: number };
   loss?: {
     devices: number;
     memory: NodeMemory[];
@@ -518,7 +523,7 @@ export async function runCluster(o: ClusterOptions): Promise<ClusterReport> {
       loadavg: load0,
       pg: { fsync: o.pgFsync, synchronous_commit: o.pgSyncCommit },
     };
-    if (o.parts.includes('calls') || o.parts.includes('notify')) r.counts = o.counts;
+    if (o.parts.includes('calls') || o.parts.includes('notify') || o.parts.includes('floor')) r.counts = o.counts;
     if (o.parts.includes('calls')) r.calls = await measureCalls(server, o.counts, say, o.profileDir, o.cpu);
     if (o.parts.includes('notify')) {
       const { plain, notify } = await measureNotify(server, o.counts, say);
@@ -534,6 +539,17 @@ export async function runCluster(o: ClusterOptions): Promise<ClusterReport> {
         r.notify.per_call_us = three.notifies_per_call * extra;
         r.notify.share_of_call = r.notify.per_call_us / (1e6 / three.calls_per_s);
       }
+    }
+    if (o.parts.includes('floor')) {
+      const f = await measureFloor(server, o.counts, say);
+      const single = r.calls?.paths[0];
+      r.floor = {
+        p50_us: f.latency.p50Us,
+        p99_us: f.latency.p99Us,
+        calls_per_s: f.throughput.callsPerS,
+        concurrency: o.counts.concurrency,
+        ...(single ? { p50_ratio_to_single: f.latency.p50Us / single.p50_us, throughput_ratio_to_single: f.throughput.callsPerS / single.calls_per_s } : {}),
+      };
     }
     if (o.parts.includes('loss')) r.loss = await measureLoss(server, o, say);
     if (o.parts.includes('restart')) r.restart = await measureRestart(server, o, say);
@@ -575,6 +591,12 @@ export function formatCluster(r: ClusterReport): string {
     out.push(`  INSERT, pg_notify, COMMIT    p50 ${us(n.notify.p50_us).padStart(6)} µs  ${n.notify.tx_per_s.toFixed(0).padStart(6)} commits/s`);
     out.push(`  a notifying commit holds the others ${us(n.serial_extra_us)} µs longer` +
       (n.per_call_us !== undefined ? `; × the three-node call's NOTIFYs = ${us(n.per_call_us)} µs per call, ${((n.share_of_call ?? 0) * 100).toFixed(0)} % of its time at its throughput` : ''));
+  }
+  if (r.floor) {
+    const f = r.floor;
+    out.push('', `PostgreSQL's floor under a clustered call (its store operations alone: callTarget, submitCall, the owner's getCall, the fenced outcome, the waiter's getCall; throughput ${f.concurrency} in flight):`);
+    out.push(`  p50 ${us(f.p50_us).padStart(6)} µs  p99 ${us(f.p99_us).padStart(6)} µs  ${f.calls_per_s.toFixed(0).padStart(6)} calls/s` +
+      (f.p50_ratio_to_single !== undefined ? `   against the single process: p50 ${x(f.p50_ratio_to_single)}  throughput ${x(f.throughput_ratio_to_single)}` : ''));
   }
   const memLine = (m: NodeMemory[]) => m.map((y) => `${y.node_id} ${y.devices} devices ${(y.bytes_per_device / 1000).toFixed(1)} kB each (RSS ${y.idle_rss_kb} → ${y.loaded_rss_kb} kB)`).join('; ');
   if (r.loss) {

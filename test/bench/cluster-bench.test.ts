@@ -1,7 +1,7 @@
 /**
  * The clustered bridge's benchmark (bench/cluster.ts, issue 34) runs end to end with tiny counts on a private
  * PostgreSQL: the single process and clusters of one and three nodes answer calls through a real agent, the
- * NOTIFYs per call are counted, a SIGKILLed node's simulated devices move to the survivors (through their list
+ * NOTIFYs per call are counted, PostgreSQL's floor under a call is measured, a SIGKILLed node's simulated devices move to the survivors (through their list
  * of node addresses), every device comes back after the whole cluster is killed and started again, and the
  * targets table has its six rows. No timing is asserted: figures are the benchmark's, never a test's.
  */
@@ -13,7 +13,7 @@ import { slow } from '../helpers/wait.js';
 
 test('bench:cluster at tiny counts: every part produces its figures, and every device comes back', { timeout: slow(600_000) }, async () => {
   const r = await runCluster({
-    parts: ['calls', 'notify', 'loss', 'restart'],
+    parts: ['calls', 'notify', 'floor', 'loss', 'restart'],
     counts: { warmup: 5, latencyN: 10, throughputN: 20, concurrency: 4, rounds: 1 },
     lossDevices: 12,
     restartDevices: 9,
@@ -41,6 +41,11 @@ test('bench:cluster at tiny counts: every part produces its figures, and every d
   finite(r.notify?.plain.tx_per_s, 'commits/s without NOTIFY');
   finite(r.notify?.notify.tx_per_s, 'commits/s with NOTIFY');
   assert.ok(Number.isFinite(r.notify?.serial_extra_us) && Number.isFinite(r.notify?.per_call_us), 'the NOTIFY cost per call');
+
+  // The store operations of a clustered call alone, and their ratio to the single process measured before.
+  finite(r.floor?.p50_us, 'the floor p50');
+  finite(r.floor?.calls_per_s, 'the floor throughput');
+  finite(r.floor?.p50_ratio_to_single, 'the floor p50 against the single process');
 
   const loss = r.loss!;
   assert.equal(loss.memory.length, 3);
