@@ -1,8 +1,8 @@
 /**
  * Requests of one event-loop turn handled together (issue 34: one statement for a turn's requests instead of
  * one each, since every statement costs the database CPU). The first request of a turn schedules the batch
- * with `setImmediate`, so that every request of the turn joins it; one batch runs at a time, and what comes
- * meanwhile goes in the next one.
+ * with `setImmediate`, so that every request of the turn joins it. By default one batch runs at a time, and
+ * what comes meanwhile goes in the next one; `parallel` batches (reads) each start at the end of their turn.
  */
 
 /** Options of {@link TurnBatch}. */
@@ -11,8 +11,13 @@ export interface TurnBatchOptions<I, O> {
   run: (items: I[]) => Promise<O[]>;
   /** The most items one batch holds; more wait for the next. */
   max: number;
-  /** Items with the same key never share a batch: the second waits for the next (after the first is done). */
+  /** Items with the same key never share a batch: the second waits for the next (one at a time: after the first is done). */
   key?: (item: I) => string;
+  /**
+   * A batch starts at the end of its turn even while earlier ones run (for reads, which need no order: a
+   * request coming while a batch runs would otherwise wait a round trip for it).
+   */
+  parallel?: boolean;
 }
 
 /** An item waiting for its batch. */
@@ -34,10 +39,15 @@ export class TurnBatch<I, O> {
   add(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (this.batching) return;
-      this.batching = true;
-      setImmediate(() => void this.next());
+      this.schedule();
     });
+  }
+
+  /** At the end of this turn, unless a batch is scheduled (or, one at a time, running). */
+  private schedule(): void {
+    if (this.batching) return;
+    this.batching = true;
+    setImmediate(() => void this.next());
   }
 
   private async next(): Promise<void> {
@@ -52,13 +62,19 @@ export class TurnBatch<I, O> {
       } else rest.push(q);
     }
     this.queue = rest;
+    if (this.o.parallel) this.done();
     try {
       const out = await this.o.run(batch.map((q) => q.item));
       for (const [i, q] of batch.entries()) q.resolve(out[i]!);
     } catch (e) {
       for (const q of batch) q.reject(e);
     }
-    if (this.queue.length) setImmediate(() => void this.next());
-    else this.batching = false;
+    if (!this.o.parallel) this.done();
+  }
+
+  /** The batch taken (parallel) or done (one at a time): the next one is scheduled if anything waits. */
+  private done(): void {
+    this.batching = false;
+    if (this.queue.length) this.schedule();
   }
 }

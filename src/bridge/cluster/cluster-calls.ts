@@ -127,8 +127,11 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   private readonly sweeper: NodeJS.Timeout | undefined;
   private sweeping: Promise<number> | null = null;
   private readonly graceMs: number;
-  /** The reads of one turn (the owner's on `call`, the streams' and waiters'), one statement per batch. */
-  private readonly reads = new TurnBatch<CallKey, StoredCall | undefined>({ run: (keys) => this.o.store.getCalls(keys), max: CALL_BATCH_MAX });
+  /**
+   * The reads of one turn (the owner's on `call`, the streams' and waiters'), one statement per batch; a batch
+   * does not wait for the one before it (on one node the owner's read would otherwise wait behind the waiter's).
+   */
+  private readonly reads = new TurnBatch<CallKey, StoredCall | undefined>({ run: (keys) => this.o.store.getCalls(keys), max: CALL_BATCH_MAX, parallel: true });
   /** The `sent` marks of one turn, one statement per batch (each fenced by its own session). */
   private readonly marks = new TurnBatch<FencedCallKey, SentMark>({ run: (items) => this.o.store.markSent(items), max: CALL_BATCH_MAX });
 
