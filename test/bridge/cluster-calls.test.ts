@@ -16,6 +16,9 @@ import type { ClusterNodeServer, ClusterNodeServerOptions } from '../../src/brid
 import type { InvokeParams, Outcome } from '../../src/protocol/messages.js';
 import { cameFurther } from '../../src/bridge/cluster/cluster-calls.js';
 import type { StoredCall } from '../../src/bridge/store.js';
+import type { BusMessage } from '../../src/bridge/cluster/bus.js';
+import type { PgBridgeStore } from '../../src/bridge/store/pg-store.js';
+import { aCall } from './store-suite.js';
 import type { SimDevice } from '../../bench/sim-device.js';
 import { deviceUrl, getCall, simOn, startCluster, submit, within, type Tokens } from '../helpers/cluster.js';
 import { startPostgres, type PrivatePostgres } from '../helpers/postgres.js';
@@ -269,13 +272,19 @@ test('the node that writes an outcome hands its own waiter the saved record: no 
       return { call_id: p.call_id, function: p.function, state: 'completed', output: { echoed: 1 }, output_valid: true, error: null, replayed: false, accepted_at: now, started_at: now, finished_at: now, duration_ms: 0 } as Outcome;
     },
   });
-  const store = (c.nodes[0]!.router as unknown as { o: { store: { getCall(ws: string, id: string, forUpdate?: boolean): Promise<{ outcome?: unknown } | undefined> } } }).o.store;
+  const store = (c.nodes[0]!.router as unknown as { o: { store: PgBridgeStore } }).o.store;
   const readCall = store.getCall.bind(store);
+  const readCalls = store.getCalls.bind(store);
   const reads: string[] = [];
   store.getCall = async (ws, id, forUpdate) => {
     const row = await readCall(ws, id, forUpdate);
     reads.push(row?.outcome ? 'ended' : 'open');
     return row;
+  };
+  store.getCalls = async (keys) => {
+    const rows = await readCalls(keys);
+    for (const row of rows) reads.push(row?.outcome ? 'ended' : 'open');
+    return rows;
   };
   try {
     await sim.connect();
@@ -293,6 +302,44 @@ test('the node that writes an outcome hands its own waiter the saved record: no 
     const ownWrites = (c.nodes[0]!.router as unknown as { ownWrites: Map<string, number> }).ownWrites;
     await until(() => ownWrites.size === 0, 10_000, 'the node hearing its own call_changed messages');
     assert.deepEqual(reads, ['open', 'open'], 'the node read the call only before its outcome: the waiter got the record the node saved');
+  } finally {
+    sim.close(true);
+    await c.stop();
+  }
+});
+
+test('a node\'s reads of one turn go in one statement, and so do its `sent` marks (issue 34)', async () => {
+  const t = tokens();
+  const c = await startCluster(server, 'calls_batch', t, ['node_a']);
+  const [urlA] = c.urls as [string];
+  const sim = simOn(urlA, t);
+  const router = c.nodes[0]!.router as unknown as { o: { store: PgBridgeStore }; onBus(m: BusMessage): void };
+  const N = 6;
+  const callIds = Array.from({ length: N }, (_, i) => `batch_${i}`);
+  try {
+    await sim.connect();
+    await until(async () => (await c.store.session(ids.workspace_id, ids.device_id))?.node_id === 'node_a', 10_000, 'the device\'s session on node a');
+    for (const id of callIds) {
+      const params = { call_id: id, function: 'diagnostics.echo', arguments: { value: 1 }, workspace_id: ids.workspace_id, user_id: ids.user_id, device_id: ids.device_id, timeout_ms: 30_000, attempt: 1 };
+      await c.store.insertCall(aCall({ call_id: id, workspace_id: ids.workspace_id, device_id: ids.device_id, function: 'diagnostics.echo', params: params as StoredCall['params'], deadline_ms: Date.now() + 60_000 }));
+    }
+    // The node's statements outside transactions (its reads and marks; an outcome's write is a transaction).
+    const statements: string[] = [];
+    const pool = router.o.store.pool;
+    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    pool.query = ((...a: unknown[]) => {
+      const text = a[0];
+      statements.push(typeof text === 'string' ? text : String((text as { text?: string }).text));
+      return query(...a);
+    }) as typeof pool.query;
+    // N calls told to the owner in one turn (as when several `call` messages come in one read from the bus).
+    for (const id of callIds) router.onBus({ type: 'call', workspace_id: ids.workspace_id, call_id: id });
+    await until(async () => (await Promise.all(callIds.map((id) => c.store.getCall(ids.workspace_id, id)))).every((x) => x?.sent && x.outcome), 10_000, 'every call sent and answered');
+    const reads = statements.filter((x) => /^\s*SELECT \* FROM bridge_calls WHERE/.test(x));
+    const marks = statements.filter((x) => /SET sent = true/.test(x));
+    assert.equal(reads.length, 1, `the owner's reads of the turn in one statement, not ${reads.length}`);
+    assert.equal(marks.length, 1, `the sent marks of the turn in one statement, not ${marks.length}`);
+    assert.equal(sim.invokes, N, 'each call invoked once');
   } finally {
     sim.close(true);
     await c.stop();

@@ -153,7 +153,7 @@ test('postgres: the sent mark commits without waiting for its WAL flush, and onl
       return Number((await store.pool.query<{ wal_write: string }>('SELECT wal_write FROM pg_stat_wal')).rows[0]!.wal_write);
     };
     let before = await walWrites();
-    for (let i = 0; i < N; i++) assert.equal(await store.markSent('ws_a', 'dev_1', epoch, `c${i}`), 'written');
+    for (let i = 0; i < N; i++) assert.deepEqual(await store.markSent([{ workspace_id: 'ws_a', device_id: 'dev_1', epoch, call_id: `c${i}` }]), ['written']);
     const marks = (await walWrites()) - before;
     assert.equal((await store.pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit, 'on', 'the connection\'s setting after the marks');
     before = await walWrites();

@@ -313,20 +313,21 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
   test(`${name}: the fence and the call in one read, and the sent flag in one write, both refused to a replaced session`, withStore(async (s) => {
     await s.insertCall(aCall());
     const fencedCall = async (ws: string, dev: string, epoch: number, id: string) => (await s.fencedCalls([{ workspace_id: ws, device_id: dev, epoch, call_id: id }]))[0]!;
+    const markSent = async (ws: string, dev: string, epoch: number, id: string) => (await s.markSent([{ workspace_id: ws, device_id: dev, epoch, call_id: id }]))[0]!;
     const first = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
     assert.deepEqual(await fencedCall('ws_a', 'dev_1', first.epoch, 'c1'), { current: true, call: aCall() });
     assert.deepEqual(await fencedCall('ws_a', 'dev_1', first.epoch, 'nope'), { current: true }, 'no such call');
     assert.deepEqual(await fencedCall('ws_b', 'dev_1', first.epoch, 'c1'), { current: false }, 'another workspace\'s device, and its call');
     const second = await s.claimSession('ws_a', 'dev_1', 'node_b', 60_000);
     assert.equal((await fencedCall('ws_a', 'dev_1', first.epoch, 'c1')).current, false, 'the replaced session');
-    assert.equal(await s.markSent('ws_a', 'dev_1', first.epoch, 'c1'), 'refused');
+    assert.equal(await markSent('ws_a', 'dev_1', first.epoch, 'c1'), 'refused');
     assert.equal((await s.getCall('ws_a', 'c1'))?.sent, false, 'nothing written for a replaced session');
-    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'written');
+    assert.equal(await markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'written');
     assert.deepEqual(await s.getCall('ws_a', 'c1'), aCall({ sent: true }), 'the flag and nothing else');
-    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'unchanged');
-    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'nope'), 'unchanged');
+    assert.equal(await markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'unchanged');
+    assert.equal(await markSent('ws_a', 'dev_1', second.epoch, 'nope'), 'unchanged');
     await s.releaseSession('ws_a', 'dev_1', second.epoch);
-    assert.equal(await s.markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'refused', 'a released session');
+    assert.equal(await markSent('ws_a', 'dev_1', second.epoch, 'c1'), 'refused', 'a released session');
     assert.deepEqual(await fencedCall('ws_a', 'dev_1', second.epoch, 'c1'), { current: false, call: aCall({ sent: true }) });
   }));
 
@@ -350,6 +351,52 @@ export function storeSuite(name: string, newPlace: () => Promise<StorePlace>): v
     assert.deepEqual(await s.fencedCalls(asked), want);
     assert.deepEqual(await s.transaction((tx) => tx.fencedCalls(asked)), want);
     assert.deepEqual(await s.fencedCalls([]), []);
+  }));
+
+  test(`${name}: the sent flags of several calls in one write, each fenced by its own session, answered in the order asked`, withStore(async (s) => {
+    const odd = 'c"\\x';
+    for (const id of ['c1', 'c2', odd, 'done']) await s.insertCall(aCall({ call_id: id }));
+    await s.insertCall(aCall({ call_id: 'c3', device_id: 'dev_2' }));
+    await s.insertCall(aCall({ call_id: 'c1', workspace_id: 'ws_b' }));
+    const one = await s.claimSession('ws_a', 'dev_1', 'node_a', 60_000);
+    const old = await s.claimSession('ws_a', 'dev_2', 'node_a', 60_000);
+    await s.claimSession('ws_a', 'dev_2', 'node_b', 60_000);
+    assert.deepEqual(await s.markSent([{ workspace_id: 'ws_a', device_id: 'dev_1', epoch: one.epoch, call_id: 'done' }]), ['written']);
+    const key = (call_id: string, device_id = 'dev_1', epoch = one.epoch, workspace_id = 'ws_a') => ({ workspace_id, device_id, epoch, call_id });
+    const asked = [
+      key('c2'),
+      key('c3', 'dev_2', old.epoch), // a replaced session: refused, nothing written
+      key(odd),
+      key('nope'), // no such call
+      key('done'), // marked already
+      key('c1', 'dev_1', one.epoch, 'ws_b'), // another workspace's device has no session
+      key('c1'),
+    ];
+    const marks = await s.markSent(asked);
+    assert.deepEqual(marks, ['written', 'refused', 'written', 'unchanged', 'unchanged', 'refused', 'written']);
+    for (const id of ['c1', 'c2', odd, 'done']) assert.deepEqual(await s.getCall('ws_a', id), aCall({ call_id: id, sent: true }), `${id}: the flag and nothing else`);
+    assert.equal((await s.getCall('ws_a', 'c3'))?.sent, false, 'nothing written for the replaced session');
+    assert.equal((await s.getCall('ws_b', 'c1'))?.sent, false, 'nothing written without a session');
+    // The same call twice in one batch: marked once.
+    await s.insertCall(aCall({ call_id: 'twice' }));
+    assert.deepEqual((await s.markSent([key('twice'), key('twice')])).sort(), ['unchanged', 'written']);
+    // In a transaction too, and an empty batch.
+    await s.insertCall(aCall({ call_id: 'in_tx' }));
+    assert.deepEqual(await s.transaction((tx) => tx.markSent([key('in_tx'), key('c3', 'dev_2', old.epoch)])), ['written', 'refused']);
+    assert.equal((await s.getCall('ws_a', 'in_tx'))?.sent, true);
+    assert.deepEqual(await s.markSent([]), []);
+  }));
+
+  test(`${name}: several calls read in one read, answered in the order asked`, withStore(async (s) => {
+    const odd = 'c"\\x';
+    for (const id of ['c1', 'c2', odd]) await s.insertCall(aCall({ call_id: id }));
+    await s.insertCall(aCall({ call_id: 'c1', workspace_id: 'ws_b', device_id: 'dev_9' }));
+    const key = (call_id: string, workspace_id = 'ws_a') => ({ workspace_id, call_id });
+    const want = [aCall({ call_id: 'c2' }), undefined, aCall({ call_id: odd }), aCall({ call_id: 'c1', workspace_id: 'ws_b', device_id: 'dev_9' }), aCall({ call_id: 'c1' }), aCall({ call_id: 'c2' }), undefined];
+    const asked = [key('c2'), key('nope'), key(odd), key('c1', 'ws_b'), key('c1'), key('c2'), key('c2', 'ws_c')];
+    assert.deepEqual(await s.getCalls(asked), want);
+    assert.deepEqual(await s.transaction((tx) => tx.getCalls(asked)), want);
+    assert.deepEqual(await s.getCalls([]), []);
   }));
 
   test(`${name}: device sessions: a node's heartbeat renews only its own leases, and a lapsed lease is visible`, withStore(async (s) => {

@@ -25,6 +25,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../base/logger.js';
 import { setClampedTimeout } from '../../base/timers.js';
+import { TurnBatch } from '../../base/turn-batch.js';
 import { newCallId } from '../../protocol/call-id.js';
 import { RPC, RpcError, WireError } from '../../protocol/errors.js';
 import { argsDigest } from '../../protocol/hash.js';
@@ -37,7 +38,7 @@ import {
 } from '../call-lifecycle.js';
 import type { DeviceConnection, DeviceHub } from '../device-hub.js';
 import { isStateEntry, type SessionEventName, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, StoreOps } from '../store/async-store.js';
+import type { AsyncBridgeStore, CallKey, FencedCallKey, SentMark, StoreOps } from '../store/async-store.js';
 import { encodeMessage, type BusMessage, type CatchUpReason, type ClusterBus } from './bus.js';
 import { StaleSessionError, type DeviceSessions } from './sessions.js';
 
@@ -65,6 +66,9 @@ export const DEADLINE_SWEEP_MS = 5000;
 export const DEADLINE_SWEEP_GRACE_MS = CANCEL_WAIT_MS + 5000;
 /** The longest wait between two tries at reconciling a device that came online while the store failed. */
 const RECONCILE_RETRY_MAX_MS = 30_000;
+
+/** The most reads, or `sent` marks, one statement of a node takes (a turn's; more wait for the next). */
+const CALL_BATCH_MAX = 100;
 
 /** Calls one sweep ends in one transaction at most (the next sweep takes the rest). */
 const SWEEP_BATCH = 100;
@@ -123,6 +127,13 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   private readonly sweeper: NodeJS.Timeout | undefined;
   private sweeping: Promise<number> | null = null;
   private readonly graceMs: number;
+  /**
+   * The reads of one turn (the owner's on `call`, the streams' and waiters'), one statement per batch; a batch
+   * does not wait for the one before it (on one node the owner's read would otherwise wait behind the waiter's).
+   */
+  private readonly reads = new TurnBatch<CallKey, StoredCall | undefined>({ run: (keys) => this.o.store.getCalls(keys), max: CALL_BATCH_MAX, parallel: true });
+  /** The `sent` marks of one turn, one statement per batch (each fenced by its own session). */
+  private readonly marks = new TurnBatch<FencedCallKey, SentMark>({ run: (items) => this.o.store.markSent(items), max: CALL_BATCH_MAX });
 
   constructor(private readonly o: ClusterCallRouterOptions) {
     super();
@@ -255,7 +266,8 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   }
 
   /**
-   * Reads the call's record, after this node's earlier reads of it; tells this node's streams and waiters what
+   * Reads the call's record (in one statement with this node's other reads of the turn), after this node's
+   * earlier reads of it; tells this node's streams and waiters what
    * changed since the last one. A caller that subscribes in the turn the read resolves misses nothing: the
    * next read needs the store, so it ends in a later turn.
    */
@@ -264,7 +276,7 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     let w = this.watched.get(key);
     if (!w) this.watched.set(key, (w = { workspaceId, callId, chain: Promise.resolve(), pending: 0 }));
     return this.queue(key, w, async (watch) => {
-      const row = await this.o.store.getCall(workspaceId, callId);
+      const row = await this.reads.add({ workspace_id: workspaceId, call_id: callId });
       if (row && watch.last) this.emitChanges(watch.last, row);
       if (row) watch.last = row;
       return row;
@@ -334,9 +346,9 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
     return conn && owns(conn.identity, call) ? conn : undefined;
   }
 
-  /** A call was submitted for a device whose session this node holds. */
+  /** A call was submitted for a device whose session this node holds (its read shares the turn's statement). */
   private async onCallMessage(ws: string, callId: string): Promise<void> {
-    const call = await this.o.store.getCall(ws, callId);
+    const call = await this.reads.add({ workspace_id: ws, call_id: callId });
     if (!call || call.outcome || this.closed) return;
     this.armDeadline(call);
     const conn = this.sessionFor(call);
@@ -365,15 +377,16 @@ export class ClusterCallRouter extends EventEmitter implements CallService {
   }
 
   /**
-   * Marks the call sent, fenced by `conn`'s session, in one statement beside the invoke (not after this node's
-   * other writes to the call: it changes one flag in place, so it loses no other write and none loses it).
+   * Marks the call sent, fenced by `conn`'s session, beside the invoke (not after this node's other writes to
+   * the call: it changes one flag in place, so it loses no other write and none loses it); the marks of one
+   * turn share one statement (`StoreOps.markSent`), each refused or written on its own.
    * Nobody is told (no call_changed): `sent` changes no event a stream or waiter sends, only what the deadline
    * says of a call its device never answered (read from the store).
    */
   private markSent(conn: DeviceConnection, call: StoredCall): void {
     if (conn.epoch === undefined) return;
     const { workspace_id: ws, call_id: id } = call;
-    this.o.store.markSent(ws, conn.identity.device_id, conn.epoch, id).then(
+    this.marks.add({ workspace_id: ws, device_id: conn.identity.device_id, epoch: conn.epoch, call_id: id }).then(
       (r) => {
         if (r === 'refused') this.o.log.warn({ what: 'sent', call_id: id, device_id: call.device_id, epoch: conn.epoch }, 'refused what a replaced session of the device sent: a newer session holds it');
       },

@@ -6,6 +6,7 @@
  * `fencedCall(epoch)` in the transaction that writes it, so a late answer from a replaced session is refused.
  * A node's fenced writes of one event-loop turn share one transaction (`fencedCall`).
  */
+import { TurnBatch } from '../../base/turn-batch.js';
 import type { StoredCall } from '../store.js';
 import type { AsyncBridgeStore, FencedCallKey, StoreOps } from '../store/async-store.js';
 import type { ClusterBus } from './bus.js';
@@ -28,19 +29,22 @@ export const FENCED_BATCH_MAX = 100;
 /** What a fenced write does in its batch's transaction, given its call (undefined: no such call). */
 export type FencedWrite<T> = (tx: StoreOps, call: StoredCall | undefined) => Promise<T>;
 
-/** A fenced write waiting for its batch. */
+/** A fenced write in its batch. */
 interface QueuedWrite extends FencedCallKey {
   fn: FencedWrite<unknown>;
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
 }
+
+/** What a fenced write of a batch gave: `fn`'s value, or refused (a replaced session's). */
+type WriteOutcome = { stale: true } | { value: unknown };
 
 /** A node's side of the device sessions. */
 export class DeviceSessions {
-  /** Fenced writes waiting for the next batch. */
-  private queue: QueuedWrite[] = [];
-  /** A batch is scheduled or running. */
-  private batching = false;
+  /** The fenced writes of a turn, one transaction per batch; a call at most once per batch. */
+  private readonly batches = new TurnBatch<QueuedWrite, WriteOutcome>({
+    run: (batch) => this.commit(batch),
+    max: FENCED_BATCH_MAX,
+    key: (w) => `${w.workspace_id}/${w.call_id}`,
+  });
 
   constructor(
     private readonly o: {
@@ -89,59 +93,23 @@ export class DeviceSessions {
    * replaced session's write is refused alone; a failing transaction (the store, or an `fn` that throws) fails
    * every write of the batch, none written.
    */
-  fencedCall<T>(workspaceId: string, deviceId: string, epoch: number, callId: string, fn: FencedWrite<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ workspace_id: workspaceId, device_id: deviceId, epoch, call_id: callId, fn, resolve: resolve as (v: unknown) => void, reject });
-      this.schedule();
+  async fencedCall<T>(workspaceId: string, deviceId: string, epoch: number, callId: string, fn: FencedWrite<T>): Promise<T> {
+    const r = await this.batches.add({ workspace_id: workspaceId, device_id: deviceId, epoch, call_id: callId, fn });
+    if ('stale' in r) throw new StaleSessionError(workspaceId, deviceId, epoch);
+    return r.value as T;
+  }
+
+  /** One transaction for the batch: one fenced read, each current write's `fn`, one COMMIT. */
+  private commit(batch: QueuedWrite[]): Promise<WriteOutcome[]> {
+    return this.o.store.transaction(async (tx) => {
+      const fences = await tx.fencedCalls(batch);
+      const results: WriteOutcome[] = [];
+      for (const [i, w] of batch.entries()) {
+        const f = fences[i]!;
+        results.push(f.current ? { value: await w.fn(tx, f.call) } : { stale: true });
+      }
+      return results;
     });
-  }
-
-  /** At the end of this turn (so that every write of the turn shares the batch), unless a batch is running. */
-  private schedule(): void {
-    if (this.batching) return;
-    this.batching = true;
-    setImmediate(() => void this.nextBatch());
-  }
-
-  private async nextBatch(): Promise<void> {
-    const batch: QueuedWrite[] = [];
-    const rest: QueuedWrite[] = [];
-    const calls = new Set<string>();
-    for (const w of this.queue) {
-      const key = `${w.workspace_id}/${w.call_id}`;
-      if (batch.length < FENCED_BATCH_MAX && !calls.has(key)) {
-        calls.add(key);
-        batch.push(w);
-      } else rest.push(w);
-    }
-    this.queue = rest;
-    await this.commit(batch);
-    this.batching = false;
-    if (this.queue.length) this.schedule();
-  }
-
-  /** One transaction for the batch: one fenced read, each current write's `fn`, one COMMIT; then each write settles. */
-  private async commit(batch: QueuedWrite[]): Promise<void> {
-    let out: ({ stale: true } | { value: unknown })[];
-    try {
-      out = await this.o.store.transaction(async (tx) => {
-        const fences = await tx.fencedCalls(batch);
-        const results: ({ stale: true } | { value: unknown })[] = [];
-        for (const [i, w] of batch.entries()) {
-          const f = fences[i]!;
-          results.push(f.current ? { value: await w.fn(tx, f.call) } : { stale: true });
-        }
-        return results;
-      });
-    } catch (e) {
-      for (const w of batch) w.reject(e);
-      return;
-    }
-    for (const [i, w] of batch.entries()) {
-      const r = out[i]!;
-      if ('value' in r) w.resolve(r.value);
-      else w.reject(new StaleSessionError(w.workspace_id, w.device_id, w.epoch));
-    }
   }
 
   /** The session's socket closed: the device is on no node (unless a newer session replaced it already). */

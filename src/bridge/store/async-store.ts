@@ -29,6 +29,11 @@ export interface StoreOps {
    */
   getCall(workspaceId: string, callId: string, forUpdate?: boolean): Promise<StoredCall | undefined>;
   /**
+   * The records of several calls in one read (a turn's reads on one node), one answer per key in the order
+   * given (undefined: no such call). Not held: a plain read, as `getCall` without `forUpdate`.
+   */
+  getCalls(keys: readonly CallKey[]): Promise<(StoredCall | undefined)[]>;
+  /**
    * Open calls whose deadline passed more than `graceMs` ago, at most `limit`, oldest deadline first. In a
    * transaction on PostgreSQL each row is held until the commit and rows another transaction holds are
    * skipped (`FOR UPDATE SKIP LOCKED`): two nodes sweeping at once never take the same call.
@@ -112,12 +117,15 @@ export interface StoreOps {
    */
   fencedCalls(items: readonly FencedCallKey[]): Promise<FencedCall[]>;
   /**
-   * Marks the call sent to its device by session `epoch`, in one statement on PostgreSQL (the fence held while
-   * it writes): `refused` when a newer session replaced `epoch`'s (nothing written), `unchanged` when the call
-   * is gone or marked already. Outside a transaction PostgreSQL commits it without waiting for its WAL flush
-   * (it runs beside the invoke, which a crash between the two outruns anyway); later commits wait as before.
+   * Marks each call of a batch sent to its device by session `epoch` (the sends of one turn), in one statement
+   * on PostgreSQL, each item fenced on its own (its session row held while the flag is written): `refused` when
+   * a newer session replaced the item's `epoch` (nothing written for it), `unchanged` when the call is gone or
+   * marked already (a call twice in one batch: one of them). One answer per item, in the order given. The
+   * calls' rows are locked in the order of their keys (as `fencedCalls` locks them). Outside a transaction
+   * PostgreSQL commits it without waiting for its WAL flush (it runs beside the invokes, which a crash between
+   * the two outruns anyway); later commits wait as before.
    */
-  markSent(workspaceId: string, deviceId: string, epoch: number, callId: string): Promise<'written' | 'unchanged' | 'refused'>;
+  markSent(items: readonly FencedCallKey[]): Promise<SentMark[]>;
   /** Renews the lease of every session `nodeId` holds (its heartbeat); returns how many. */
   renewLeases(nodeId: string, leaseMs: number): Promise<number>;
   /**
@@ -134,12 +142,19 @@ export interface StoreOps {
 }
 
 /** One call of {@link StoreOps.fencedCalls}: the call, its device and the session epoch that writes it. */
-export interface FencedCallKey {
-  workspace_id: string;
+export interface FencedCallKey extends CallKey {
   device_id: string;
   epoch: number;
+}
+
+/** A call's key: its workspace and its id. */
+export interface CallKey {
+  workspace_id: string;
   call_id: string;
 }
+
+/** What {@link StoreOps.markSent} did for one call. */
+export type SentMark = 'written' | 'unchanged' | 'refused';
 
 /** What {@link StoreOps.fencedCalls} gives for one call: whether the session is current, and the call (none: no such call). */
 export interface FencedCall {

@@ -8,7 +8,7 @@ import { WireError } from '../../protocol/errors.js';
 import { migratePg, type PgSchema } from '../../storage/pg-migrate.js';
 import { NODE_CHANNEL_PREFIX } from '../cluster/bus.js';
 import { DEVICE_SELECT, deviceKey, deviceRow, toCall, toDevice, type DeviceUpdate, type RefusedHello, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, FencedCall, FencedCallKey, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, CallKey, ClusterNodeRecord, DeviceSession, FencedCall, FencedCallKey, HeartbeatResult, JoinResult, NodeConfigDigest, SentMark, StoreOps } from './async-store.js';
 
 /** The bridge's PostgreSQL schema: its migration files sit beside this module (the build copies them). */
 export const BRIDGE_PG_SCHEMA: PgSchema = { name: 'bridge', dir: fileURLToPath(new URL('./pg-migrations/', import.meta.url)) };
@@ -210,6 +210,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
   insertCall(c: StoredCall) { return this.ops.insertCall(c); }
   submitCall(c: StoredCall, payload: string) { return this.ops.submitCall(c, payload); }
   getCall(ws: string, id: string, forUpdate?: boolean) { return this.ops.getCall(ws, id, forUpdate); }
+  getCalls(keys: readonly CallKey[]) { return this.ops.getCalls(keys); }
   openCalls(deviceId?: string) { return this.ops.openCalls(deviceId); }
   claimExpiredCalls(graceMs: number, limit: number) { return this.ops.claimExpiredCalls(graceMs, limit); }
   findByDevice(ws: string, dev: string, id: string) { return this.ops.findByDevice(ws, dev, id); }
@@ -231,7 +232,7 @@ export class PgBridgeStore implements AsyncBridgeStore {
   isCurrent(ws: string, dev: string, epoch: number) { return this.ops.isCurrent(ws, dev, epoch); }
   session(ws: string, dev: string, hold?: boolean) { return this.ops.session(ws, dev, hold); }
   fencedCalls(items: readonly FencedCallKey[]) { return this.ops.fencedCalls(items); }
-  markSent(ws: string, dev: string, epoch: number, id: string) { return this.ops.markSent(ws, dev, epoch, id); }
+  markSent(items: readonly FencedCallKey[]) { return this.ops.markSent(items); }
   renewLeases(node: string, leaseMs: number) { return this.ops.renewLeases(node, leaseMs); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.ops.releaseSession(ws, dev, epoch); }
   lapsedSessions() { return this.ops.lapsedSessions(); }
@@ -373,6 +374,18 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
     async getCall(ws, id, forUpdate = false) {
       const [r] = await rows(`SELECT * FROM bridge_calls WHERE workspace_id = $1 AND call_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [ws, id]);
       return r ? callOf(r) : undefined;
+    },
+    async getCalls(keys) {
+      if (!keys.length) return [];
+      const rs = await rows(
+        `SELECT * FROM bridge_calls WHERE (workspace_id, call_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+        [keys.map((k) => k.workspace_id), keys.map((k) => k.call_id)],
+      );
+      const found = new Map(rs.map((r) => [`${r['workspace_id'] as string}/${r['call_id'] as string}`, r]));
+      return keys.map((k) => {
+        const r = found.get(`${k.workspace_id}/${k.call_id}`);
+        return r ? callOf(r) : undefined;
+      });
     },
     async claimExpiredCalls(graceMs, limit) {
       const rs = await rows(
@@ -523,23 +536,30 @@ function pgOps(pool: Queryable, inTransaction: <T>(fn: (tx: StoreOps) => Promise
       }
       return out;
     },
-    async markSent(ws, dev, epoch, id) {
-      // One statement (its own transaction outside one): the session row is held while the flag is written.
-      // Outside a transaction its commit does not wait for the WAL flush (`synchronous_commit` off for this
-      // statement's transaction only: set_config's is_local ends with it, so the connection's next commit, in
-      // the pool, waits again). The mark runs beside the invoke and a crash of this node between the two loses
-      // it whatever the commit does; an asynchronous commit adds a PostgreSQL crash in the moment before the
-      // WAL writer (or any later commit, the call's outcome among them) flushes it. The CTE is referenced by
-      // the SELECT, so it runs.
+    async markSent(items) {
+      if (!items.length) return [];
+      // One statement (its own transaction outside one). Per item, as `fencedCalls` reads it: the session row
+      // held (FOR SHARE) while the flag is written, and the call's row locked (only when the session is the
+      // item's) in the order of the sorted keys, so this never waits in a circle with a batch of fenced writes;
+      // then one UPDATE for the items whose session is theirs. Outside a transaction its commit does not wait
+      // for the WAL flush (`synchronous_commit` off for this statement's transaction only: set_config's
+      // is_local ends with it, so the connection's next commit, in the pool, waits again). The marks run beside
+      // the invokes and a crash of this node between the two loses them whatever the commit does; an
+      // asynchronous commit adds a PostgreSQL crash in the moment before the WAL writer (or any later commit,
+      // the calls' outcomes among them) flushes them. Every CTE is referenced by the SELECT, so each runs.
       const async = carry ? '' : `a AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS commit_mode),`;
-      const [r] = await rows(
-        `WITH ${async} s AS MATERIALIZED (SELECT epoch FROM device_sessions WHERE workspace_id = $1 AND device_id = $2 FOR SHARE),
-         u AS (UPDATE bridge_calls SET sent = true WHERE workspace_id = $1 AND call_id = $3 AND NOT sent AND EXISTS (SELECT 1 FROM s WHERE epoch = $4) RETURNING 1)
-         SELECT (SELECT epoch FROM s) AS epoch, (SELECT count(*) FROM u)::int AS n${carry ? '' : ', (SELECT commit_mode FROM a) AS commit_mode'}`,
-        [ws, dev, id, epoch],
+      const rs = await rows(
+        `WITH ${async} f AS MATERIALIZED (SELECT k.k_i, k.ws, k.id, k.epoch, s.epoch AS fence FROM
+           (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS u(ws, dev, id, epoch, k_i) ORDER BY ws COLLATE "C", id COLLATE "C") k
+         LEFT JOIN LATERAL (SELECT epoch FROM device_sessions WHERE workspace_id = k.ws AND device_id = k.dev FOR SHARE) s ON true
+         LEFT JOIN LATERAL (SELECT 1 FROM bridge_calls WHERE workspace_id = k.ws AND call_id = k.id AND s.epoch = k.epoch FOR UPDATE) c ON true),
+         u AS (UPDATE bridge_calls SET sent = true FROM f WHERE workspace_id = f.ws AND call_id = f.id AND f.fence = f.epoch AND NOT sent RETURNING f.k_i)
+         SELECT f.k_i, f.fence = f.epoch AS current, f.k_i IN (SELECT k_i FROM u) AS written${carry ? '' : ', (SELECT commit_mode FROM a) AS commit_mode'} FROM f`,
+        [items.map((k) => k.workspace_id), items.map((k) => k.device_id), items.map((k) => k.call_id), items.map((k) => String(k.epoch))],
       );
-      if (r!['epoch'] === null || Number(r!['epoch']) !== epoch) return 'refused';
-      return r!['n'] === 1 ? 'written' : 'unchanged';
+      const out = new Array<SentMark>(items.length);
+      for (const r of rs) out[Number(r['k_i']) - 1] = r['current'] !== true ? 'refused' : r['written'] === true ? 'written' : 'unchanged';
+      return out;
     },
     async session(ws, dev, hold) {
       const [r] = await rows(`${SESSION_SELECT} WHERE workspace_id = $1 AND device_id = $2${hold ? ' FOR SHARE' : ''}`, [ws, dev]);

@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import { statement } from '../../storage/sqlite.js';
 import { nodeChannel } from '../cluster/bus.js';
 import { BridgeStore, type DeviceUpdate, type StoredCall } from '../store.js';
-import type { AsyncBridgeStore, ClusterNodeRecord, DeviceSession, FencedCall, FencedCallKey, HeartbeatResult, JoinResult, NodeConfigDigest, StoreOps } from './async-store.js';
+import type { AsyncBridgeStore, CallKey, ClusterNodeRecord, DeviceSession, FencedCall, FencedCallKey, HeartbeatResult, JoinResult, NodeConfigDigest, SentMark, StoreOps } from './async-store.js';
 
 /** Hears a notification: its channel and payload. */
 export type NotifyListener = (channel: string, payload: string) => void;
@@ -86,6 +86,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   insertCall(c: StoredCall) { return this.run(() => this.direct.insertCall(c)); }
   submitCall(c: StoredCall, payload: string) { return this.run(() => this.direct.submitCall(c, payload)); }
   getCall(ws: string, id: string) { return this.run(() => this.direct.getCall(ws, id)); }
+  getCalls(keys: readonly CallKey[]) { return this.run(() => this.direct.getCalls(keys)); }
   openCalls(deviceId?: string) { return this.run(() => this.direct.openCalls(deviceId)); }
   claimExpiredCalls(graceMs: number, limit: number) { return this.run(() => this.direct.claimExpiredCalls(graceMs, limit)); }
   findByDevice(ws: string, dev: string, id: string) { return this.run(() => this.direct.findByDevice(ws, dev, id)); }
@@ -107,7 +108,7 @@ export class SqliteBridgeStore implements AsyncBridgeStore {
   isCurrent(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.isCurrent(ws, dev, epoch)); }
   session(ws: string, dev: string, hold?: boolean) { return this.run(() => this.direct.session(ws, dev, hold)); }
   fencedCalls(items: readonly FencedCallKey[]) { return this.run(() => this.direct.fencedCalls(items)); }
-  markSent(ws: string, dev: string, epoch: number, id: string) { return this.run(() => this.direct.markSent(ws, dev, epoch, id)); }
+  markSent(items: readonly FencedCallKey[]) { return this.run(() => this.direct.markSent(items)); }
   renewLeases(node: string, leaseMs: number) { return this.run(() => this.direct.renewLeases(node, leaseMs)); }
   releaseSession(ws: string, dev: string, epoch: number) { return this.run(() => this.direct.releaseSession(ws, dev, epoch)); }
   lapsedSessions() { return this.run(() => this.direct.lapsedSessions()); }
@@ -174,13 +175,23 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
       }
       return out;
     },
-    async markSent(ws, dev, epoch, id) {
-      if (!(await sessions.isCurrent(ws, dev, epoch))) return 'refused';
-      const call = store.getCall(ws, id);
-      if (!call || call.sent) return 'unchanged';
-      call.sent = true;
-      store.saveCall(call);
-      return 'written';
+    async markSent(items) {
+      const out: SentMark[] = [];
+      for (const k of items) {
+        if (!(await sessions.isCurrent(k.workspace_id, k.device_id, k.epoch))) {
+          out.push('refused');
+          continue;
+        }
+        const call = store.getCall(k.workspace_id, k.call_id);
+        if (!call || call.sent) {
+          out.push('unchanged');
+          continue;
+        }
+        call.sent = true;
+        store.saveCall(call);
+        out.push('written');
+      }
+      return out;
     },
     insertCall,
     async submitCall(c, payload) {
@@ -191,6 +202,7 @@ function directOps(store: BridgeStore, inTransaction: boolean, notify: NotifyLis
       return 'sent';
     },
     getCall: async (ws, id) => store.getCall(ws, id),
+    getCalls: async (keys) => keys.map((k) => store.getCall(k.workspace_id, k.call_id)),
     openCalls: async (deviceId) => store.openCalls(deviceId),
     async openCallsOfNode(node) {
       const held = new Set((statement(store.db, `SELECT workspace_id, device_id FROM temp.device_sessions WHERE node_id = ?`).all(node) as { workspace_id: string; device_id: string }[]).map((r) => `${r.workspace_id}/${r.device_id}`));
