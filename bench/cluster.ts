@@ -82,6 +82,15 @@ export interface PathFigures {
   notifies_per_call?: number;
 }
 
+/** One floor's figures, and its ratios to the single process (when the calls part ran). */
+export interface FloorFigures {
+  p50_us: number;
+  p99_us: number;
+  calls_per_s: number;
+  p50_ratio_to_single?: number;
+  throughput_ratio_to_single?: number;
+}
+
 /** Memory of one node with its devices connected. */
 export interface NodeMemory {
   node_id: string;
@@ -110,8 +119,8 @@ export interface ClusterReport {
     per_call_us?: number;
     share_of_call?: number;
   };
-  /** The store operations of one clustered call alone (bench/cluster-floor.ts). */
-  floor?: { p50_us: number; p99_us: number; calls_per_s: number; concurrency: number; p50_ratio_to_single?: number; throughput_ratio_to_single?: number };
+  /** PostgreSQL's floor under a clustered call (bench/cluster-floor.ts): a node's store operations alone, and the least. */
+  floor?: { concurrency: number; ops: FloorFigures; least: FloorFigures };
   loss?: {
     devices: number;
     memory: NodeMemory[];
@@ -543,13 +552,13 @@ export async function runCluster(o: ClusterOptions): Promise<ClusterReport> {
     if (o.parts.includes('floor')) {
       const f = await measureFloor(server, o.counts, say);
       const single = r.calls?.paths[0];
-      r.floor = {
-        p50_us: f.latency.p50Us,
-        p99_us: f.latency.p99Us,
-        calls_per_s: f.throughput.callsPerS,
-        concurrency: o.counts.concurrency,
-        ...(single ? { p50_ratio_to_single: f.latency.p50Us / single.p50_us, throughput_ratio_to_single: f.throughput.callsPerS / single.calls_per_s } : {}),
-      };
+      const fig = (b: BenchResult): FloorFigures => ({
+        p50_us: b.latency.p50Us,
+        p99_us: b.latency.p99Us,
+        calls_per_s: b.throughput.callsPerS,
+        ...(single ? { p50_ratio_to_single: b.latency.p50Us / single.p50_us, throughput_ratio_to_single: b.throughput.callsPerS / single.calls_per_s } : {}),
+      });
+      r.floor = { concurrency: o.counts.concurrency, ops: fig(f.ops), least: fig(f.least) };
     }
     if (o.parts.includes('loss')) r.loss = await measureLoss(server, o, say);
     if (o.parts.includes('restart')) r.restart = await measureRestart(server, o, say);
@@ -594,9 +603,11 @@ export function formatCluster(r: ClusterReport): string {
   }
   if (r.floor) {
     const f = r.floor;
-    out.push('', `PostgreSQL's floor under a clustered call (its store operations alone: callTarget, submitCall, the owner's getCall, the fenced outcome, the waiter's getCall; throughput ${f.concurrency} in flight):`);
-    out.push(`  p50 ${us(f.p50_us).padStart(6)} µs  p99 ${us(f.p99_us).padStart(6)} µs  ${f.calls_per_s.toFixed(0).padStart(6)} calls/s` +
-      (f.p50_ratio_to_single !== undefined ? `   against the single process: p50 ${x(f.p50_ratio_to_single)}  throughput ${x(f.throughput_ratio_to_single)}` : ''));
+    const line = (name: string, y: FloorFigures) => `  ${name.padEnd(46)} p50 ${us(y.p50_us).padStart(6)} µs  p99 ${us(y.p99_us).padStart(6)} µs  ${y.calls_per_s.toFixed(0).padStart(6)} calls/s` +
+      (y.p50_ratio_to_single !== undefined ? `   against the single process: p50 ${x(y.p50_ratio_to_single)}  throughput ${x(y.throughput_ratio_to_single)}` : '');
+    out.push('', `PostgreSQL's floor under a clustered call (nothing but its store operations; throughput ${f.concurrency} in flight):`);
+    out.push(line('a node\'s: target, submit, owner read, outcome, waiter read', f.ops));
+    out.push(line('the least: two commits, two NOTIFYs, no reads', f.least));
   }
   const memLine = (m: NodeMemory[]) => m.map((y) => `${y.node_id} ${y.devices} devices ${(y.bytes_per_device / 1000).toFixed(1)} kB each (RSS ${y.idle_rss_kb} → ${y.loaded_rss_kb} kB)`).join('; ');
   if (r.loss) {
