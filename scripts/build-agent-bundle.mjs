@@ -94,7 +94,7 @@ export function refuseTwoByteSources(out) {
     if (!name.endsWith('.js')) continue;
     const lines = readFileSync(join(out, name), 'utf8').split('\n');
     lines.forEach((line, i) => {
-      const at = line.search(/[^\u0000-\u00ff]/u);
+      const at = line.search(/[\u0100-\u{10ffff}]/u);
       if (at >= 0) found.push(`${name}:${i + 1}: ${JSON.stringify(line.slice(Math.max(0, at - 30), at + 30))}`);
     });
   }
