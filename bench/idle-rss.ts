@@ -24,6 +24,7 @@ import YAML from 'yaml';
 import { prepareDemo } from '../src/cli/commands/demo.js';
 import { benchFile, isMain, loaderFor, positiveInt, runMain, startChild } from './child.js';
 import { FIGURES, formatVerdicts, verdicts } from './targets.js';
+import { measureThroughput } from './stats.js';
 import { RuntimeClient } from '../src/runtime-client/client.js';
 
 /** One agent's memory, `afterS` seconds after it was spawned. */
@@ -155,9 +156,8 @@ export async function measureIdleRss(o: { afterS: number; afterCalls?: number; n
     if (o.afterCalls) {
       const clients = configs.map((c) => new RuntimeClient({ bridge_url: bridge.info.url, ...c.client }));
       say(`${o.afterCalls} calls to each agent`);
-      await Promise.all(clients.map((c) => callsThrough(c, o.afterCalls!)));
-      const last = Date.now();
-      await new Promise((r) => setTimeout(r, o.afterS * 1000 - (Date.now() - last)));
+      await Promise.all(clients.map((c) => measureThroughput(() => echo(c), o.afterCalls!, 16)));
+      await new Promise((r) => setTimeout(r, o.afterS * 1000));
       for (const [i, a] of agents.entries()) out[i]!.rssAfterCallsMb = rssMbOf(a.proc.pid!);
     }
     return out;
@@ -168,15 +168,10 @@ export async function measureIdleRss(o: { afterS: number; afterCalls?: number; n
   }
 }
 
-/** `n` `diagnostics.echo` calls through the bridge's HTTP API, 16 in flight; throws on any that did not complete. */
-async function callsThrough(client: RuntimeClient, n: number): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (next++ < n) {
-      const { record } = await client.call('diagnostics.echo', { value: 'rss' });
-      if (record.state !== 'completed') throw new Error(`a call ended ${record.state}`);
-    }
-  }));
+/** One `diagnostics.echo` call through the bridge's HTTP API; throws unless it completed. */
+async function echo(client: RuntimeClient): Promise<void> {
+  const { record } = await client.call('diagnostics.echo', { value: 'rss' });
+  if (record.state !== 'completed') throw new Error(`a call ended ${record.state}`);
 }
 
 async function main(): Promise<void> {

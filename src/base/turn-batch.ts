@@ -33,7 +33,10 @@ export class TurnBatch<I, O> {
   /** A batch is scheduled or running. */
   private batching = false;
 
-  constructor(private readonly o: TurnBatchOptions<I, O>) {}
+  constructor(private readonly o: TurnBatchOptions<I, O>) {
+    // Parallel batches cannot keep two items with one key apart: a later batch would not wait for the first.
+    if (o.parallel && o.key) throw new Error('TurnBatch: `key` needs one batch at a time (not `parallel`)');
+  }
 
   /** Queues `item` for the next batch; resolves with its answer, or rejects with what failed its batch. */
   add(item: I): Promise<O> {

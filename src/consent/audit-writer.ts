@@ -51,7 +51,7 @@ export const SYNC_WAIT_MS = 5000;
 
 /**
  * How long the worker may sit with nothing to commit before it is stopped (ms), by default: its thread
- * and V8 isolate hold ≈ 10 MB that an agent at rest between uses need not keep. The next batch starts
+ * and V8 isolate (≈ 10 MB of RSS, docs/performance.md) are not worth keeping for an agent at rest between uses. The next batch starts
  * a new one (tens of milliseconds, off the call path: the batch waits in the message queue meanwhile).
  */
 export const WORKER_IDLE_MS = 10_000;

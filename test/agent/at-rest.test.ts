@@ -32,12 +32,8 @@ const HEAVY: [fragment: string, loadsWhen: string][] = [
 
 /**
  * Starts `node [loader] <cli> run` with every built-in handler and the load hook; resolves to the files it
- * had loaded at rest (and what it printed on its standard output: V8's traces, with `--trace-opt`).
+ * had loaded at rest and what it printed on its standard output (V8's traces, with `--trace-opt`).
  */
-async function loadedAtRest(dir: string, cli: string, loader: string[]): Promise<string[]> {
-  return (await atRest(dir, cli, loader)).loaded;
-}
-
 async function atRest(dir: string, cli: string, loader: string[]): Promise<{ loaded: string[]; out: string }> {
   const listFile = join(dir, 'loaded.json');
   const validators = join(dir, 'validators');
@@ -77,7 +73,7 @@ function heavyIn(files: string[]): string[] {
 test('the agent at rest has not loaded the bridge, the trial, the QR encoders, a handler\'s heavy libraries or ajv\'s compiler', async () => {
   const dir = tempDir();
   try {
-    const loaded = await loadedAtRest(dir, CLI, ['--import', 'tsx']);
+    const { loaded } = await atRest(dir, CLI, ['--import', 'tsx']);
     assert.ok(loaded.some((f) => f.includes(`${sep}handlers${sep}serial${sep}`)), 'the handlers were loaded (the list is complete)');
     assert.deepEqual(heavyIn(loaded), []);
   } finally {

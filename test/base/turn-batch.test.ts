@@ -64,3 +64,7 @@ test('parallel: a turn\'s batch starts while an earlier one still runs', async (
   h.releases[0]!();
   assert.equal(await one, 10);
 });
+
+test('`key` with `parallel` is refused: parallel batches could not keep one key\'s items apart', () => {
+  assert.throws(() => new TurnBatch<number, number>({ run: async (xs) => xs, max: 10, parallel: true, key: String }), /one batch at a time/);
+});
