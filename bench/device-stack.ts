@@ -29,6 +29,8 @@ export interface AgentSettings {
   env?: Record<string, string>;
   /** Added to the agent's config (e.g. grants; `handlers` sections are merged with the defaults). */
   config?: Record<string, unknown>;
+  /** The agent child's script (default `BENCH_AGENT_CHILD`, else this build's bench/agent-child.js): another build's, to compare builds in one run. */
+  child?: string;
   /** Runs before the agent starts, with its data folder (e.g. to fill its journal). */
   beforeStart?: (dataDir: string) => Promise<void>;
 }
@@ -108,7 +110,7 @@ export async function startAgentChild(agentSettings: AgentSettings, dir: string,
     handlers: { diagnostics: { enabled: true }, ...(agentSettings.config?.['handlers'] as Record<string, unknown> | undefined) },
   };
   await agentSettings.beforeStart?.(agentDoc.data_dir);
-  return startChild<{ pid: number }>(process.env['BENCH_AGENT_CHILD'] || benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
+  return startChild<{ pid: number }>(agentSettings.child || process.env['BENCH_AGENT_CHILD'] || benchFile('agent-child'), [JSON.stringify(agentDoc)], agentSettings.nodeArgs ?? [], agentSettings.env);
 }
 
 /** Polls the runtime API at `url` until the benchmark device is online and its functions are known. */

@@ -8,10 +8,14 @@
  * audit, locks, timers, logging or metrics: the gap between this and the agent is the implementation's,
  * the gap between this and MCP is the protocol's.
  *
- * Two variants, measured in the same run: `1.0` (four frames per call: the three `call_state` notes and
- * the response, as PROTOCOL.md 1.0 asked) and `1.1` (1.1's duties for a call that ends inside the 10 ms
- * window, §6.2: the invoke and the response, two frames; still two durable log writes).
- * Child mode: node bench/protocol-floor.js --agent <port> <responseBytes> <logFile> <1.0|1.1>
+ * Three variants: `1.0` (four frames per call: the three `call_state` notes and the response, as
+ * PROTOCOL.md 1.0 asked), `1.1` (1.1's duties for a call that ends inside the 10 ms window, §6.2: the
+ * invoke and the response, two frames; still two durable log writes) and `checks` (1.1 plus the checks
+ * §4–§6 ask of every call, each done the cheapest way: identity, function known, `call_id` syntax and
+ * UUIDv7 age, arguments against the input schema, `args_digest` and the dedup lookup, a deadline, the
+ * output against the output schema; `diagnostics.echo`'s real schemas, ajv as the agent uses it). The
+ * gap between `checks` and the agent is what the agent does that the spec does not ask of a call.
+ * Child mode: node bench/protocol-floor.js --agent <port> <responseBytes> <logFile> <1.0|1.1|checks>
  */
 import { openSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,9 +27,58 @@ import { invokeParams } from './agent-roundtrip.js';
 import { announceReady, exitOnSignal, isMain, startChild } from './child.js';
 import type { BenchTarget } from './stats.js';
 import { idCaller } from './ws-echo.js';
+import { argsDigest } from '../src/protocol/hash.js';
+import { uuidv7Time } from '../src/protocol/outcomes.js';
+import { makeAjv } from '../src/protocol/schema-validator.js';
+import { BENCH_IDS } from './device-stack.js';
 
 /** Which protocol's duties the floor does. */
-export type FloorVariant = '1.0' | '1.1';
+export type FloorVariant = '1.0' | '1.1' | 'checks';
+
+/** What the `checks` variant knows of a call: its digest, and its outcome's JSON once it ended. */
+interface FloorRow {
+  digest: string;
+  outcome?: string;
+}
+
+/**
+ * The per-call checks of PROTOCOL.md §4–§6.1 in their order, at their cheapest; returns the call's
+ * digest, or why it is refused. Rows are kept in a map (the floor's log is its durable journal).
+ */
+function floorChecks(): { check(p: { call_id: string; function: string; arguments: unknown; workspace_id?: string; device_id?: string }): string; finish(callId: string, outcome: string): void } {
+  const ajv = makeAjv('2020-12');
+  const schema = { type: 'object', properties: { value: {} }, required: ['value'], additionalProperties: false };
+  const input = ajv.compile(schema);
+  const output = ajv.compile(schema);
+  const idPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+  const retentionMs = 86_400_000;
+  const rows = new Map<string, FloorRow>();
+  const deadlines = new Set<string>();
+  const check = (p: Parameters<ReturnType<typeof floorChecks>['check']>[0]): string => {
+    if (p.workspace_id !== BENCH_IDS.workspace_id || p.device_id !== BENCH_IDS.device_id) return 'identity_mismatch';
+    if (p.function !== 'diagnostics.echo') return 'unknown_function';
+    if (!idPattern.test(p.call_id)) return 'invalid_arguments';
+    const t = uuidv7Time(p.call_id);
+    if (t !== undefined && t < Date.now() - retentionMs) return 'call_expired';
+    if (!input(p.arguments)) return 'invalid_arguments';
+    const digest = argsDigest(p.function, p.arguments);
+    const known = rows.get(p.call_id);
+    if (known) return known.digest === digest ? 'replay' : 'idempotency_conflict';
+    rows.set(p.call_id, { digest });
+    // One deadline per call, kept in a set a shared timer would sweep (the agent's wheel does the same).
+    deadlines.add(p.call_id);
+    // The echo's output is its arguments: checked against the output schema as the agent checks a handler's.
+    if (!output(p.arguments)) return 'bad_output';
+    return digest;
+  };
+  const finish = (callId: string, outcome: string) => {
+    deadlines.delete(callId);
+    const row = rows.get(callId);
+    if (row) row.outcome = outcome;
+    if (rows.size > 65_536) rows.clear();
+  };
+  return { check, finish };
+}
 
 function agent(port: number, responseBytes: number, logFile: string, variant: FloorVariant): void {
   const ws = new WebSocket(`ws://127.0.0.1:${port}`);
@@ -49,6 +102,7 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
   const socket = () => (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
   let corked = false;
   let pad: string | undefined;
+  const checks = variant === 'checks' ? floorChecks() : undefined;
   const send = (text: string) => {
     if (!corked) {
       corked = true;
@@ -66,8 +120,9 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
     send(JSON.stringify({ jsonrpc: '2.0', method: 'aios/notification.call_state', params: { call_id: callId, state, seq, at: new Date().toISOString() } }));
   ws.on('message', (data) => {
     void (async () => {
-      const m = JSON.parse(String(data)) as { id: number; params: { call_id: string; function: string; arguments: unknown } };
+      const m = JSON.parse(String(data)) as { id: number; params: { call_id: string; function: string; arguments: unknown; workspace_id?: string; device_id?: string } };
       const { call_id: id, function: fn } = m.params;
+      if (checks && checks.check(m.params).length !== 64) throw new Error(`the floor refused ${id}`);
       const acceptedAt = new Date().toISOString();
       await log(JSON.stringify(['a', id, fn, acceptedAt]));
       note(id, 'accepted', 0);
@@ -77,6 +132,7 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
       pad ??= 'x'.repeat(Math.max(0, responseBytes - JSON.stringify({ jsonrpc: '2.0', id: m.id, result: outcome }).length));
       outcome.pad = pad;
       const json = JSON.stringify(outcome);
+      checks?.finish(id, json);
       await log(`["f",${JSON.stringify(id)},${json}]`);
       note(id, 'completed', 2);
       send(`{"jsonrpc":"2.0","id":${m.id},"result":${json}}`);
@@ -90,6 +146,12 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
   });
 }
 
+const FLOOR_NAMES: Record<FloorVariant, string> = {
+  '1.1': 'protocol floor 1.1 (2 frames + 2 log writes)',
+  '1.0': 'protocol floor 1.0 (4 frames + 2 log writes)',
+  checks: 'protocol floor 1.1 + the spec\'s per-call checks',
+};
+
 /** Opens the floor target (1.1 unless told) with the agent's real response size; `child`: node flags and environment for its process. */
 export async function openProtocolFloor(frames: { response: number }, variant: FloorVariant = '1.1', child: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<BenchTarget> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
@@ -99,7 +161,7 @@ export async function openProtocolFloor(frames: { response: number }, variant: F
   const proc = await startChild(fileURLToPath(import.meta.url), ['--agent', String((wss.address() as AddressInfo).port), String(frames.response), logFile, variant], child.nodeArgs, child.env);
   const ws = await connected;
   return {
-    name: variant === '1.1' ? 'protocol floor 1.1 (2 frames + 2 log writes)' : 'protocol floor 1.0 (4 frames + 2 log writes)',
+    name: FLOOR_NAMES[variant],
     call: idCaller(ws, (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'aios/function.invoke', params: invokeParams() })),
     async close() {
       await proc.stop();
@@ -109,4 +171,4 @@ export async function openProtocolFloor(frames: { response: number }, variant: F
   };
 }
 
-if (isMain(import.meta.url) && process.argv[2] === '--agent') agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!, process.argv[6] === '1.0' ? '1.0' : '1.1');
+if (isMain(import.meta.url) && process.argv[2] === '--agent') agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!, process.argv[6] === '1.0' || process.argv[6] === 'checks' ? process.argv[6] : '1.1');

@@ -11,12 +11,14 @@
  *        the product ships). Flags: [--warmup N] [--latency N] [--throughput N] [--concurrency N]
  *        [--rounds N] [--sync normal|full|both] [--log info|silent] [--no-full-path] [--sustained N|0]
  *        [--no-idle-rss] [--profile DIR] [--json]
+ *        [--variants FILE] (more agents in the same rounds, each against the first: a JSON list of
+ *        { "label", "child"?: another build's dist/bench/agent-child.js, "env"?: {…}, "log"?: "info"|"silent" })
  *        [--cluster] (also issue 34's clustered bridge, bench/cluster.ts at its defaults: needs root and PostgreSQL)
  * Each flag also reads BENCH_<NAME> from the environment (e.g. BENCH_LATENCY=500).
  */
 import { runScale } from './bridge-scale.js';
 import { runStall } from './journal-stall.js';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { availableParallelism } from 'node:os';
@@ -56,10 +58,25 @@ export interface RunOptions {
   extraFigures?: () => Promise<Partial<Measured>>;
   /** Directory for the agent and bridge processes' CPU profiles (`--cpu-prof`), if profiling. */
   profileDir?: string;
+  /**
+   * More agents measured beside the first, in the same interleaved rounds (e.g. another build's
+   * `dist/bench/agent-child.js`, or the same one with other environment or log settings): each gets its
+   * ratios against the first agent. Not part of the targets table.
+   */
+  variants?: AgentVariant[];
   /** The targets table's rows (default FIGURES). */
   figures?: Figure[];
   /** Progress lines (to stderr). */
   progress?: (line: string) => void;
+}
+
+/** An agent beside the first one (`--variants FILE`, a JSON list of these). */
+export interface AgentVariant {
+  label: string;
+  /** Its agent child's script (another build's dist/bench/agent-child.js); default this build's. */
+  child?: string;
+  env?: Record<string, string>;
+  log?: AgentSettings['log'];
 }
 
 /** Everything one run measured. */
@@ -77,6 +94,17 @@ export interface RunReport {
   idleRssAfterS?: number;
   /** Issue 21's targets: figure, value, target, verdict. */
   targets: Verdict[];
+}
+
+/** `--variants FILE`: a JSON list of `{ label, child?, env?, log? }`, checked. */
+function readVariants(file: string): AgentVariant[] {
+  const list = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  const ok = (v: unknown): v is AgentVariant => {
+    const x = v as Partial<AgentVariant> | null;
+    return !!x && typeof x.label === 'string' && (x.child === undefined || typeof x.child === 'string') && (x.log === undefined || x.log === 'info' || x.log === 'silent') && (x.env === undefined || (typeof x.env === 'object' && Object.values(x.env).every((e) => typeof e === 'string')));
+  };
+  if (!Array.isArray(list) || !list.every(ok)) throw new Error(`${file}: expected a JSON list of { "label": string, "child"?: path, "env"?: { NAME: string }, "log"?: "info" | "silent" }`);
+  return list;
 }
 
 /** Opens every target, measures them side by side in interleaved rounds, closes them. */
@@ -99,17 +127,28 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
       agents.push(a);
       open.push(a);
     }
+    const variants: { v: AgentVariant; t: BenchTarget }[] = [];
+    for (const v of o.variants ?? []) {
+      say(`starting agent variant ${v.label}`);
+      const base = settings(o.sync[0] ?? 'normal');
+      const a = await openAgentRoundtrip({ ...base, ...(v.log ? { log: v.log } : {}), ...(v.child ? { child: resolve(v.child) } : {}), ...(v.env ? { env: v.env } : {}) });
+      const t = { ...a, name: `agent: ${v.label}` };
+      variants.push({ v, t });
+      open.push(t);
+    }
     say('starting ws echo server');
     const echo = await openWsEcho(frames);
     open.push(echo);
     say('starting MCP server');
     const mcp = await openMcpStdio();
     open.push(mcp);
-    say('starting the protocol floors (1.1 and 1.0)');
+    say('starting the protocol floors (1.1, 1.0, and 1.1 with the per-call checks)');
     const floor = await openProtocolFloor(frames, '1.1');
     open.push(floor);
     const floor10 = await openProtocolFloor(frames, '1.0');
     open.push(floor10);
+    const floorChecks = await openProtocolFloor(frames, 'checks');
+    open.push(floorChecks);
     let full: BenchTarget | undefined;
     let full32: BenchTarget | undefined;
     let fullFloors: { none: BenchTarget; sqlite: BenchTarget; echo: BenchTarget } | undefined;
@@ -135,11 +174,15 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
     const e = of(echo);
     const fl = of(floor);
     const fl10 = of(floor10);
+    const flc = of(floorChecks);
     const ratios: RunReport['ratios'] = [];
     ratios.push({ label: 'protocol floor 1.1: throughput / MCP stdio', value: fl.throughput.callsPerS / m.throughput.callsPerS });
     ratios.push({ label: 'protocol floor 1.1: p50 / MCP stdio p50', value: fl.latency.p50Us / m.latency.p50Us });
     ratios.push({ label: 'protocol floor 1.0 (four frames): throughput / MCP stdio', value: fl10.throughput.callsPerS / m.throughput.callsPerS });
     ratios.push({ label: 'protocol floor 1.0 (four frames): p50 / MCP stdio p50', value: fl10.latency.p50Us / m.latency.p50Us });
+    ratios.push({ label: 'protocol floor 1.1 + checks: throughput / protocol floor 1.1', value: flc.throughput.callsPerS / fl.throughput.callsPerS });
+    ratios.push({ label: 'protocol floor 1.1 + checks: throughput / MCP stdio', value: flc.throughput.callsPerS / m.throughput.callsPerS });
+    ratios.push({ label: 'protocol floor 1.1 + checks: p50 / MCP stdio p50', value: flc.latency.p50Us / m.latency.p50Us });
     for (const t of agents) {
       const a = of(t);
       ratios.push({ label: `${a.name}: throughput / MCP stdio`, value: a.throughput.callsPerS / m.throughput.callsPerS });
@@ -149,8 +192,17 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
       ratios.push({ label: `${a.name}: throughput / protocol floor 1.1`, value: a.throughput.callsPerS / fl.throughput.callsPerS });
       ratios.push({ label: `${a.name}: p50 / protocol floor 1.1 p50`, value: a.latency.p50Us / fl.latency.p50Us });
       ratios.push({ label: `${a.name}: throughput / protocol floor 1.0`, value: a.throughput.callsPerS / fl10.throughput.callsPerS });
+      ratios.push({ label: `${a.name}: throughput / protocol floor 1.1 + checks`, value: a.throughput.callsPerS / flc.throughput.callsPerS });
+      ratios.push({ label: `${a.name}: p50 / protocol floor 1.1 + checks p50`, value: a.latency.p50Us / flc.latency.p50Us });
     }
     const a0 = agents[0] ? of(agents[0]) : undefined;
+    for (const { t } of variants) {
+      const x = of(t);
+      if (!a0) break;
+      ratios.push({ label: `${x.name}: throughput / ${a0.name}`, value: x.throughput.callsPerS / a0.throughput.callsPerS });
+      ratios.push({ label: `${x.name}: p50 / ${a0.name} p50`, value: x.latency.p50Us / a0.latency.p50Us });
+      ratios.push({ label: `${x.name}: throughput / protocol floor 1.1 + checks`, value: x.throughput.callsPerS / flc.throughput.callsPerS });
+    }
     const fig: Measured = {
       mcpCallsPerS: m.throughput.callsPerS,
       mcpP50Us: m.latency.p50Us,
@@ -370,6 +422,7 @@ async function main(): Promise<void> {
       // Issue 34's rows: the clustered bridge on a private PostgreSQL (opt-in; `npm run bench:cluster` alone takes flags).
       cluster: { type: 'boolean', default: process.env['BENCH_CLUSTER'] === '1' },
       profile: { type: 'string' },
+      variants: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
@@ -387,6 +440,7 @@ async function main(): Promise<void> {
     sustained: values.sustained === '0' ? 0 : positiveInt(values.sustained, 'sustained'),
     idleRss: !values['no-idle-rss'],
     ...(profileDir ? { profileDir } : {}),
+    ...(values.variants ? { variants: readVariants(values.variants) } : {}),
     ...(values.cluster ? { figures: [...FIGURES, ...CLUSTER_FIGURES] } : {}),
     progress: (l) => process.stderr.write(l + '\n'),
     extraFigures: () =>
