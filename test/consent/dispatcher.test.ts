@@ -220,9 +220,9 @@ test('paused: calls are rejected with paused until resumed; the audit trail reco
     assert.deepEqual([o.state, o.error?.type, o.error?.retryable], ['rejected', 'paused', true]);
     r.consent.resume();
     assert.equal((await r.invoke('public')).state, 'completed');
-    // A call's audit row is recorded once its answer has left (after this turn), not before.
+    // A call's audit row is recorded once its answer has left (with the book-keeping, later), not before.
     assert.equal(r.consent.audit.list().length, 0, 'nothing is recorded in the answer\'s turn');
-    await new Promise((res) => setImmediate(res));
+    await r.dispatcher.bookkept();
     const rows = r.consent.audit.list();
     assert.deepEqual(rows.map((x) => [x.function_id, x.state, x.error_type]), [['test.public', 'completed', null], ['test.public', 'rejected', 'paused']]);
     assert.deepEqual(rows[0]!.args_summary, { port: '/dev/ttyUSB0' });
