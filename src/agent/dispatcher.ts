@@ -329,6 +329,11 @@ export class Dispatcher {
     if (this.pendingJobs.length === 1) setTimeout(() => this.drainJobs(), BOOKKEEPING_DELAY_MS);
   }
 
+  /** Runs the book-keeping of every call answered so far now (e.g. before `/metrics` is rendered). */
+  flushBookkeeping(): void {
+    this.drainJobs();
+  }
+
   /** Resolves once the book-keeping of every call answered so far has run (its log line, audit row, metrics). */
   bookkept(): Promise<void> {
     if (!this.pendingJobs.length) return Promise.resolve();

@@ -247,6 +247,8 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     });
     discovery = await startDiscovery(agent, config, key, log, [control, agent.hostServices.methods() as Record<string, RpcMethod>]);
     const endpoint = discovery.endpoint;
+    // A scrape counts every call answered so far: the calls' book-keeping waits up to 10 ms otherwise.
+    endpoint?.metrics.beforeRender(() => agent.dispatcher.flushBookkeeping());
     // The bridge keeps the card it got in hello: after a function was turned off or on (tools_changed
     // already went out), the re-signed card reaches it through a new hello.
     let rehello = false;

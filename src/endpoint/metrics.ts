@@ -86,6 +86,7 @@ class Histogram {
 
 /** The agent's metrics; the dispatcher and session call the `inc*`/`observe*` methods. */
 export class Metrics {
+  private readonly flushers: (() => void)[] = [];
   private readonly calls = new Counter('aios_calls_total', 'Finished calls by function and terminal state.');
   private readonly latency = new Histogram('aios_call_duration_seconds', 'Call duration from acceptance to terminal state.', LATENCY_BUCKETS_S);
   private readonly confirmations = new Counter('aios_confirmations_total', 'Confirmation decisions by decision.');
@@ -126,8 +127,14 @@ export class Metrics {
     this.http.inc({ route, status: String(status) });
   }
 
+  /** Runs `fn` before each render (the dispatcher's deferred book-keeping: a scrape then counts every call answered). */
+  beforeRender(fn: () => void): void {
+    this.flushers.push(fn);
+  }
+
   /** The exposition text, served at `GET /metrics`. */
   render(): string {
+    for (const f of this.flushers) f();
     return [this.calls, this.latency, this.confirmations, this.reconnects, this.http].flatMap((m) => m.render()).join('\n') + '\n';
   }
 }
