@@ -209,7 +209,10 @@ export async function startAgent(config: AgentConfig, log: Logger, extra: Partia
     // Handlers hear of a pause or resume (tray, page, or `aios-device pause` from another process).
     consent.events.on(CONTROL_EVENTS.status, (st: { paused: boolean }) => void agent.setPaused(st.paused));
     void agent.setPaused(consent.gate.isPaused());
-    const consentHandlers = consentControlHandlers(consent, grants);
+    // The activity list shows every call answered so far: a call's audit row waits up to 10 ms for the
+    // dispatcher's book-keeping otherwise.
+    const audit = { list: (f: Parameters<typeof consent.audit.list>[0]) => (agent.dispatcher.flushBookkeeping(), consent.audit.list(f)) };
+    const consentHandlers = consentControlHandlers({ ...consent, audit }, grants);
     // The whole control API, by key (src/control/api.ts): consent's, Settings', the sign-in's
     // and the session's handlers, served with one params check (src/control/server.ts).
     control = serveControlApi({

@@ -132,4 +132,13 @@ describe('resources are checked before consent (files handler, a page attached)'
     const { calls } = (await ui.call('control.activity.list', { function: 'files.write_text', limit: 3 })) as { calls: { call_id: string; resources: { kind: string; label: string }[] | null }[] };
     assert.deepEqual(calls.find((c) => c.call_id === b.callId)?.resources, [{ kind: 'files', label: 'B' }]);
   });
+
+  test('the activity list holds a call as soon as its answer is out (its book-keeping is run for the list)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const { record } = await s.client.call('diagnostics.echo', { value: i }, { wait: true, wait_timeout_ms: 20_000 });
+      assert.equal(record.outcome?.state, 'completed');
+      const { calls } = (await ui.call('control.activity.list', { function: 'diagnostics.echo', limit: 1 })) as { calls: { call_id: string }[] };
+      assert.equal(calls[0]?.call_id, record.call_id, `call ${i} is listed at once`);
+    }
+  });
 });
