@@ -12,15 +12,17 @@ import { slow } from '../helpers/wait.js';
 const counts = { warmup: 2, latencyN: 5, throughputN: 10, concurrency: 4, rounds: 1 };
 
 test('every benchmark runs with tiny counts and reports numeric results, ratios and the targets table', { timeout: slow(420_000) }, async () => {
-  const report = await runBenchmarks({ counts, sync: ['normal', 'full'], log: 'info', fullPath: true, sustained: 20, idleRss: true, idleRssAfterS: 1 });
+  const report = await runBenchmarks({ counts, sync: ['normal', 'full'], log: 'info', fullPath: true, sustained: 20, idleRss: true, idleRssAfterS: 1, variants: [{ label: 'log silent', log: 'silent' }] });
   const names = report.results.map((r) => r.name);
   assert.deepEqual(names, [
     'agent (journal NORMAL, log info)',
     'agent (journal FULL, log info)',
+    'agent: log silent',
     'raw ws echo',
     'MCP SDK over stdio',
     'protocol floor 1.1 (2 frames + 2 log writes)',
     'protocol floor 1.0 (4 frames + 2 log writes)',
+    "protocol floor 1.1 + the spec's per-call checks",
     'full path (HTTP → bridge → agent, journal NORMAL)',
     'full path (HTTP → bridge → agent, journal NORMAL), 32 in flight',
     'full path floor (HTTP → ws → agent, no storage)',
@@ -47,7 +49,9 @@ test('every benchmark runs with tiny counts and reports numeric results, ratios 
   assert.equal(echo.notes?.['request_bytes'], agent.notes?.['request_bytes']);
   assert.equal(echo.notes?.['response_bytes'], agent.notes?.['response_bytes']);
   assert.ok(Number(agent.notes?.['response_bytes']) > 200);
-  assert.equal(report.ratios.length, 29);
+  // 29 before the floor with checks (3 of its own, 2 per agent) and the one variant (3, against the first agent).
+  assert.equal(report.ratios.length, 39);
+  assert.ok(report.ratios.some((x) => x.label === 'agent: log silent: throughput / agent (journal NORMAL, log info)'));
   for (const x of report.ratios) assert.ok(Number.isFinite(x.value) && x.value > 0, `${x.label}: ${x.value}`);
   assert.ok(report.sustained && report.sustained.agent > 0 && report.sustained.mcp > 0);
   assert.deepEqual(report.idleRss?.map((x) => x.config), ['minimal', 'demo']);
@@ -76,4 +80,23 @@ test('the benchmark entry refuses bad flags with a clear message', async () => {
   const r = spawnSync(process.execPath, ['--import', 'tsx', entry, '--sync', 'sometimes'], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 1);
   assert.match(r.stderr, /--sync must be normal, full or both/);
+});
+
+test('--variants refuses a file that is not a list of agent variants, naming the file and the shape', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'aios-variants-'));
+  try {
+    const file = join(dir, 'v.json');
+    writeFileSync(file, JSON.stringify([{ label: 'x', log: 'loud' }]));
+    const entry = fileURLToPath(new URL('../../bench/run.ts', import.meta.url));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', entry, '--variants', file], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 1);
+    assert.ok(r.stderr.includes(`${file}: expected a JSON list of`), r.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
