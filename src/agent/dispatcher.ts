@@ -320,7 +320,7 @@ export class Dispatcher {
    * Book-keeping of a finished call (its log line, the audit row, metrics) that its answer need not
    * wait for: queued, and run together BOOKKEEPING_DELAY_MS after the first of them (and at shutdown).
    * Run in the turn after each answer, its code (logger, redaction, audit, metrics) pushed the call
-   * path's out of the caches before the next call arrived: one call in flight took ≈ 15 % longer
+   * path's out of the caches before the next call arrived: one call in flight took 4–19 % longer
    * (docs/performance.md, "The book-keeping, deferred"). The frames of every call queued here have
    * left before it runs.
    */
