@@ -212,6 +212,23 @@ test('cancel during the prompt withdraws it and ends cancelled with side_effects
   }
 });
 
+test('a call\'s book-keeping waits, and runs at once when flushed (a scrape, the activity list) or for whoever waits on bookkept()', async () => {
+  const r = rig('none');
+  try {
+    assert.equal((await r.invoke('public')).state, 'completed');
+    assert.equal(r.consent.audit.list().length, 0, 'not recorded in the answer\'s turn');
+    const waited = r.dispatcher.bookkept();
+    r.dispatcher.flushBookkeeping();
+    assert.deepEqual(r.consent.audit.list().map((x) => x.function_id), ['test.public'], 'recorded by the flush, synchronously');
+    await waited;
+    r.dispatcher.flushBookkeeping();
+    assert.equal(r.consent.audit.list().length, 1, 'a second flush records nothing twice');
+    await r.dispatcher.bookkept();
+  } finally {
+    await r.done();
+  }
+});
+
 test('paused: calls are rejected with paused until resumed; the audit trail records the call', async () => {
   const r = rig('none');
   try {
