@@ -71,17 +71,14 @@ function startAgentProcess(file: string, cwd: string, nodeArgs: string[]) {
   const loader = loaderFor(main).map((a) => (a === 'tsx' ? import.meta.resolve('tsx') : a));
   const proc = spawn(process.execPath, [...nodeArgs, ...loader, main, 'run', '-c', file], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   const spawnedAt = Date.now();
-  let readyMs = 0;
-  const ready = new Promise<number>((resolve, reject) => {
+  // The functions the agent registered, and how long after its spawn it said so.
+  const ready = new Promise<{ functions: number; readyMs: number }>((resolve, reject) => {
     const lines = createInterface({ input: proc.stderr! });
     let tail = '';
     lines.on('line', (l) => {
       tail = (tail + '\n' + l).slice(-2000);
       const m = /^agent ready: (\d+) functions/.exec(l);
-      if (m) {
-        readyMs = Date.now() - spawnedAt;
-        resolve(Number(m[1]));
-      }
+      if (m) resolve({ functions: Number(m[1]), readyMs: Date.now() - spawnedAt });
       // Anything else the agent says (warnings, errors) is worth seeing next to the figure.
       else process.stderr.write(`[agent ${file}] ${l}\n`);
     });
@@ -95,7 +92,7 @@ function startAgentProcess(file: string, cwd: string, nodeArgs: string[]) {
     await exited;
     clearTimeout(kill);
   };
-  return { proc, spawnedAt, ready, readyMs: () => readyMs, stop };
+  return { proc, spawnedAt, ready, stop };
 }
 
 /**
@@ -145,13 +142,13 @@ export async function measureIdleRss(o: { afterS: number; afterCalls?: number; n
       { config: 'demo' as const, file: files.agentConfig, cwd: demoDir, client: { token: runtime.demo, workspace_id: 'ws_demo', device_id: 'dev_demo' } },
     ];
     for (const c of configs) agents.push(startAgentProcess(c.file, c.cwd, o.nodeArgs ?? []));
-    const counts = await Promise.all(agents.map((a) => a.ready));
-    say(`agents ready (${counts.join(', ')} functions); waiting until ${o.afterS} s after their start`);
+    const readies = await Promise.all(agents.map((a) => a.ready));
+    say(`agents ready (${readies.map((r) => r.functions).join(', ')} functions); waiting until ${o.afterS} s after their start`);
     const out: IdleRssSample[] = [];
     for (const [i, a] of agents.entries()) {
       const wait = a.spawnedAt + o.afterS * 1000 - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      out.push({ config: configs[i]!.config, rssMb: rssMbOf(a.proc.pid!), functions: counts[i]!, readyMs: a.readyMs() });
+      out.push({ config: configs[i]!.config, rssMb: rssMbOf(a.proc.pid!), ...readies[i]! });
     }
     if (o.afterCalls) {
       const clients = configs.map((c) => new RuntimeClient({ bridge_url: bridge.info.url, ...c.client }));

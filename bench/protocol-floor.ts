@@ -13,7 +13,7 @@
  * invoke and the response, two frames; still two durable log writes) and `checks` (1.1 plus the checks
  * §4–§6 ask of every call, each done the cheapest way: identity, function known, `call_id` syntax and
  * UUIDv7 age, arguments against the input schema, `args_digest` and the dedup lookup, a deadline, the
- * output against the output schema; `diagnostics.echo`'s real schemas, ajv as the agent uses it). The
+ * output against the output schema; `diagnostics.echo`'s schemas from its handler, ajv built as the agent builds it). The
  * gap between `checks` and the agent is what the agent does that the spec does not ask of a call.
  * Child mode: node bench/protocol-floor.js --agent <port> <responseBytes> <logFile> <1.0|1.1|checks>
  */
@@ -31,45 +31,62 @@ import { argsDigest } from '../src/protocol/hash.js';
 import { uuidv7Time } from '../src/protocol/outcomes.js';
 import { makeAjv } from '../src/protocol/schema-validator.js';
 import { BENCH_IDS } from './device-stack.js';
+import diagnostics from '../handlers/diagnostics/index.js';
+import type { HandlerEnv } from '../src/sdk/index.js';
 
 /** Which protocol's duties the floor does. */
 export type FloorVariant = '1.0' | '1.1' | 'checks';
 
-/** What the `checks` variant knows of a call: its digest, and its outcome's JSON once it ended. */
-interface FloorRow {
-  digest: string;
-  outcome?: string;
+/** `diagnostics.echo`'s schemas, from the handler itself (the call every floor and the agent answer). */
+async function echoSchemas(): Promise<{ input: object; output: object }> {
+  const created = await diagnostics.create({} as HandlerEnv);
+  const fns = 'functions' in created ? created.functions : created;
+  const echo = fns.find((f) => f.descriptor.id === 'diagnostics.echo');
+  if (!echo) throw new Error('the diagnostics handler has no diagnostics.echo');
+  return { input: echo.descriptor.input_schema, output: echo.descriptor.output_schema };
+}
+
+/** The invoke's fields the checks read. */
+interface Checked {
+  call_id: string;
+  function: string;
+  arguments: unknown;
+  workspace_id?: string;
+  device_id?: string;
 }
 
 /**
- * The per-call checks of PROTOCOL.md §4–§6.1 in their order, at their cheapest; returns the call's
- * digest, or why it is refused. Rows are kept in a map (the floor's log is its durable journal).
+ * The per-call checks of PROTOCOL.md §4–§6.1 in their order, at their cheapest: `check` throws the error
+ * type a call is refused with (the floor's benchmark sends none), `finish` ends the call. Rows (digest, then
+ * outcome) are kept in a map, as a journal keeps them for replays; the floor's log is its durable copy.
  */
-function floorChecks(): { check(p: { call_id: string; function: string; arguments: unknown; workspace_id?: string; device_id?: string }): string; finish(callId: string, outcome: string): void } {
+async function floorChecks(): Promise<{ check(p: Checked): void; finish(callId: string, outcome: string): void }> {
   const ajv = makeAjv('2020-12');
-  const schema = { type: 'object', properties: { value: {} }, required: ['value'], additionalProperties: false };
-  const input = ajv.compile(schema);
-  const output = ajv.compile(schema);
+  const schemas = await echoSchemas();
+  const input = ajv.compile(schemas.input);
+  const output = ajv.compile(schemas.output);
   const idPattern = /^[A-Za-z0-9._:-]{1,128}$/;
   const retentionMs = 86_400_000;
-  const rows = new Map<string, FloorRow>();
+  const rows = new Map<string, { digest: string; outcome?: string }>();
   const deadlines = new Set<string>();
-  const check = (p: Parameters<ReturnType<typeof floorChecks>['check']>[0]): string => {
-    if (p.workspace_id !== BENCH_IDS.workspace_id || p.device_id !== BENCH_IDS.device_id) return 'identity_mismatch';
-    if (p.function !== 'diagnostics.echo') return 'unknown_function';
-    if (!idPattern.test(p.call_id)) return 'invalid_arguments';
+  const refuse = (type: string): never => {
+    throw new Error(`the floor refused a call: ${type}`);
+  };
+  const check = (p: Checked): void => {
+    if (p.workspace_id !== BENCH_IDS.workspace_id || p.device_id !== BENCH_IDS.device_id) refuse('identity_mismatch');
+    if (p.function !== 'diagnostics.echo') refuse('unknown_function');
+    if (!idPattern.test(p.call_id)) refuse('invalid_arguments');
     const t = uuidv7Time(p.call_id);
-    if (t !== undefined && t < Date.now() - retentionMs) return 'call_expired';
-    if (!input(p.arguments)) return 'invalid_arguments';
+    if (t !== undefined && t < Date.now() - retentionMs) refuse('call_expired');
+    if (!input(p.arguments)) refuse('invalid_arguments');
     const digest = argsDigest(p.function, p.arguments);
     const known = rows.get(p.call_id);
-    if (known) return known.digest === digest ? 'replay' : 'idempotency_conflict';
+    if (known) refuse(known.digest === digest ? 'replay' : 'idempotency_conflict');
     rows.set(p.call_id, { digest });
     // One deadline per call, kept in a set a shared timer would sweep (the agent's wheel does the same).
     deadlines.add(p.call_id);
     // The echo's output is its arguments: checked against the output schema as the agent checks a handler's.
-    if (!output(p.arguments)) return 'bad_output';
-    return digest;
+    if (!output(p.arguments)) refuse('bad_output');
   };
   const finish = (callId: string, outcome: string) => {
     deadlines.delete(callId);
@@ -80,7 +97,8 @@ function floorChecks(): { check(p: { call_id: string; function: string; argument
   return { check, finish };
 }
 
-function agent(port: number, responseBytes: number, logFile: string, variant: FloorVariant): void {
+async function agent(port: number, responseBytes: number, logFile: string, variant: FloorVariant): Promise<void> {
+  const checks = variant === 'checks' ? await floorChecks() : undefined;
   const ws = new WebSocket(`ws://127.0.0.1:${port}`);
   const fd = openSync(logFile, 'w', 0o600);
   let lines: string[] = [];
@@ -102,7 +120,6 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
   const socket = () => (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
   let corked = false;
   let pad: string | undefined;
-  const checks = variant === 'checks' ? floorChecks() : undefined;
   const send = (text: string) => {
     if (!corked) {
       corked = true;
@@ -120,9 +137,9 @@ function agent(port: number, responseBytes: number, logFile: string, variant: Fl
     send(JSON.stringify({ jsonrpc: '2.0', method: 'aios/notification.call_state', params: { call_id: callId, state, seq, at: new Date().toISOString() } }));
   ws.on('message', (data) => {
     void (async () => {
-      const m = JSON.parse(String(data)) as { id: number; params: { call_id: string; function: string; arguments: unknown; workspace_id?: string; device_id?: string } };
+      const m = JSON.parse(String(data)) as { id: number; params: Checked };
       const { call_id: id, function: fn } = m.params;
-      if (checks && checks.check(m.params).length !== 64) throw new Error(`the floor refused ${id}`);
+      checks?.check(m.params);
       const acceptedAt = new Date().toISOString();
       await log(JSON.stringify(['a', id, fn, acceptedAt]));
       note(id, 'accepted', 0);
@@ -171,4 +188,4 @@ export async function openProtocolFloor(frames: { response: number }, variant: F
   };
 }
 
-if (isMain(import.meta.url) && process.argv[2] === '--agent') agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!, process.argv[6] === '1.0' || process.argv[6] === 'checks' ? process.argv[6] : '1.1');
+if (isMain(import.meta.url) && process.argv[2] === '--agent') void agent(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]!, process.argv[6] === '1.0' || process.argv[6] === 'checks' ? process.argv[6] : '1.1');

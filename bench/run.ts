@@ -127,14 +127,13 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
       agents.push(a);
       open.push(a);
     }
-    const variants: { v: AgentVariant; t: BenchTarget }[] = [];
+    const variants: BenchTarget[] = [];
     for (const v of o.variants ?? []) {
       say(`starting agent variant ${v.label}`);
       const base = settings(o.sync[0] ?? 'normal');
       const a = await openAgentRoundtrip({ ...base, ...(v.log ? { log: v.log } : {}), ...(v.child ? { child: resolve(v.child) } : {}), ...(v.env ? { env: v.env } : {}) });
-      const t = { ...a, name: `agent: ${v.label}` };
-      variants.push({ v, t });
-      open.push(t);
+      variants.push({ ...a, name: `agent: ${v.label}` });
+      open.push(variants.at(-1)!);
     }
     say('starting ws echo server');
     const echo = await openWsEcho(frames);
@@ -196,11 +195,9 @@ export async function runBenchmarks(o: RunOptions): Promise<RunReport> {
       ratios.push({ label: `${a.name}: p50 / protocol floor 1.1 + checks p50`, value: a.latency.p50Us / flc.latency.p50Us });
     }
     const a0 = agents[0] ? of(agents[0]) : undefined;
-    for (const { t } of variants) {
-      const x = of(t);
-      if (!a0) break;
-      ratios.push({ label: `${x.name}: throughput / ${a0.name}`, value: x.throughput.callsPerS / a0.throughput.callsPerS });
-      ratios.push({ label: `${x.name}: p50 / ${a0.name} p50`, value: x.latency.p50Us / a0.latency.p50Us });
+    for (const x of a0 ? variants.map(of) : []) {
+      ratios.push({ label: `${x.name}: throughput / ${a0!.name}`, value: x.throughput.callsPerS / a0!.throughput.callsPerS });
+      ratios.push({ label: `${x.name}: p50 / ${a0!.name} p50`, value: x.latency.p50Us / a0!.latency.p50Us });
       ratios.push({ label: `${x.name}: throughput / protocol floor 1.1 + checks`, value: x.throughput.callsPerS / flc.throughput.callsPerS });
     }
     const fig: Measured = {

@@ -249,7 +249,7 @@ export class Dispatcher {
     const all = [...this.inflight.values()];
     for (const c of all) this.abort(c, 'shutdown');
     await Promise.allSettled(all.map((c) => c.promise));
-    this.drainJobs();
+    this.flushBookkeeping();
   }
 
   private observe(outcome: Outcome, descriptor: Descriptor | undefined, p: InvokeParams, resources?: readonly ConsentResource[]): void {
@@ -326,12 +326,7 @@ export class Dispatcher {
    */
   private afterAnswer(job: () => void): void {
     this.pendingJobs.push(job);
-    if (this.pendingJobs.length === 1) setTimeout(() => this.drainJobs(), BOOKKEEPING_DELAY_MS);
-  }
-
-  /** Runs the book-keeping of every call answered so far now (e.g. before `/metrics` is rendered). */
-  flushBookkeeping(): void {
-    this.drainJobs();
+    if (this.pendingJobs.length === 1) setTimeout(() => this.flushBookkeeping(), BOOKKEEPING_DELAY_MS);
   }
 
   /** Resolves once the book-keeping of every call answered so far has run (its log line, audit row, metrics). */
@@ -340,21 +335,16 @@ export class Dispatcher {
     return new Promise((resolve) => this.jobsDrained.push(resolve));
   }
 
-  /** Runs the book-keeping queued by `afterAnswer` (also called at shutdown, so nothing is lost). */
-  private drainJobs(): void {
+  /**
+   * Runs the book-keeping queued by `afterAnswer` now: on its timer, at shutdown (nothing is lost), and
+   * before a `/metrics` scrape or an activity list (they then count every call answered).
+   */
+  flushBookkeeping(): void {
     const jobs = this.pendingJobs;
     const drained = this.jobsDrained;
     if (!jobs.length) return;
     this.pendingJobs = [];
     this.jobsDrained = [];
-    try {
-      this.runJobs(jobs);
-    } finally {
-      for (const r of drained) r();
-    }
-  }
-
-  private runJobs(jobs: (() => void)[]): void {
     for (const job of jobs) {
       try {
         job();
@@ -362,6 +352,7 @@ export class Dispatcher {
         this.o.log.error({ err: String(e) }, 'book-keeping of a finished call failed');
       }
     }
+    for (const r of drained) r();
   }
 
   /** Resources, then consent (a prompt journals the call first), then the start. */
