@@ -52,6 +52,10 @@ const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-repo
 let pass = 0;
 let fail = 0;
 let buf = '';
+// Each failure's name (a suite's and its tests') and the first lines of its diagnostics, repeated just before the summary:
+// CI's record keeps only the end of the output, and the failure itself may be far above it.
+const failures = [];
+let open = null;
 child.stdout.on('data', (d) => {
   process.stdout.write(d);
   buf += d.toString();
@@ -59,6 +63,14 @@ child.stdout.on('data', (d) => {
   while ((i = buf.indexOf('\n')) >= 0) {
     const line = buf.slice(0, i);
     buf = buf.slice(i + 1);
+    const nok = /^( *)not ok \d+ - (.*)$/.exec(line);
+    if (nok) {
+      open = { name: nok[2], end: `${nok[1]}  ...`, lines: [] };
+      failures.push(open);
+    } else if (open) {
+      if (line === open.end || /^ *(ok|not ok) \d+/.test(line)) open = null;
+      else if (open.lines.length < 16 && line.trim() !== '---') open.lines.push(line);
+    }
     // Only the runner's top-level summary (no indentation) counts.
     const m = /^# (pass|fail|cancelled) (\d+)$/.exec(line);
     if (m && m[1] === 'pass') pass = Number(m[2]);
@@ -67,6 +79,10 @@ child.stdout.on('data', (d) => {
 });
 // 'close', not 'exit': only then has all of the child's output (with the summary) been read.
 child.on('close', (code) => {
+  if (failures.length) {
+    process.stdout.write(`\n== ${failures.length} failed (suites and their tests):\n`);
+    for (const f of failures) process.stdout.write(`not ok - ${f.name}\n${f.lines.join('\n')}\n`);
+  }
   process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
   process.exit(code === 0 && pass > 0 ? 0 : code || 1);
 });
