@@ -66,6 +66,8 @@ export interface DispatcherOptions {
   coalesceNotes?: () => boolean;
   /** The state notes' clock and flush (tests drive the 10 ms window with a manual one). */
   noteClock?: NoteClock;
+  /** How long a finished call's book-keeping waits (default BOOKKEEPING_DELAY_MS; a test holds it with a long one). */
+  bookkeepingDelayMs?: number;
 }
 
 /**
@@ -84,6 +86,8 @@ export class Dispatcher {
   private pendingJobs: (() => void)[] = [];
   /** Who waits for the queued book-keeping (`bookkept`). */
   private jobsDrained: (() => void)[] = [];
+  /** Runs the queued book-keeping; cleared by an earlier flush. */
+  private bookkeepingTimer: NodeJS.Timeout | undefined;
   private readonly admission: AdmissionOptions;
   /** The journal, state notes and outbox every call writes to (`Call.enter`, `Call.end`). */
   private readonly desk: CallDesk;
@@ -326,7 +330,7 @@ export class Dispatcher {
    */
   private afterAnswer(job: () => void): void {
     this.pendingJobs.push(job);
-    if (this.pendingJobs.length === 1) setTimeout(() => this.flushBookkeeping(), BOOKKEEPING_DELAY_MS);
+    this.bookkeepingTimer ??= setTimeout(() => this.flushBookkeeping(), this.o.bookkeepingDelayMs ?? BOOKKEEPING_DELAY_MS);
   }
 
   /** Resolves once the book-keeping of every call answered so far has run (its log line, audit row, metrics). */
@@ -340,6 +344,8 @@ export class Dispatcher {
    * before a `/metrics` scrape or an activity list (they then count every call answered).
    */
   flushBookkeeping(): void {
+    clearTimeout(this.bookkeepingTimer);
+    this.bookkeepingTimer = undefined;
     const jobs = this.pendingJobs;
     const drained = this.jobsDrained;
     if (!jobs.length) return;
