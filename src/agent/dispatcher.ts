@@ -66,7 +66,7 @@ export interface DispatcherOptions {
   coalesceNotes?: () => boolean;
   /** The state notes' clock and flush (tests drive the 10 ms window with a manual one). */
   noteClock?: NoteClock;
-  /** How long a finished call's book-keeping waits (default BOOKKEEPING_DELAY_MS; a test holds it with a long one). */
+  /** How long a finished call's book-keeping waits (default BOOKKEEPING_DELAY_MS; tests hold it or shorten it). */
   bookkeepingDelayMs?: number;
 }
 
@@ -84,8 +84,6 @@ export class Dispatcher {
   private readonly slots: Semaphore;
   private accepting = true;
   private pendingJobs: (() => void)[] = [];
-  /** Who waits for the queued book-keeping (`bookkept`). */
-  private jobsDrained: (() => void)[] = [];
   /** Runs the queued book-keeping; cleared by an earlier flush. */
   private bookkeepingTimer: NodeJS.Timeout | undefined;
   private readonly admission: AdmissionOptions;
@@ -333,12 +331,6 @@ export class Dispatcher {
     this.bookkeepingTimer ??= setTimeout(() => this.flushBookkeeping(), this.o.bookkeepingDelayMs ?? BOOKKEEPING_DELAY_MS);
   }
 
-  /** Resolves once the book-keeping of every call answered so far has run (its log line, audit row, metrics). */
-  bookkept(): Promise<void> {
-    if (!this.pendingJobs.length) return Promise.resolve();
-    return new Promise((resolve) => this.jobsDrained.push(resolve));
-  }
-
   /**
    * Runs the book-keeping queued by `afterAnswer` now: on its timer, at shutdown (nothing is lost), and
    * before a `/metrics` scrape or an activity list (they then count every call answered).
@@ -347,10 +339,8 @@ export class Dispatcher {
     clearTimeout(this.bookkeepingTimer);
     this.bookkeepingTimer = undefined;
     const jobs = this.pendingJobs;
-    const drained = this.jobsDrained;
     if (!jobs.length) return;
     this.pendingJobs = [];
-    this.jobsDrained = [];
     for (const job of jobs) {
       try {
         job();
@@ -358,7 +348,6 @@ export class Dispatcher {
         this.o.log.error({ err: String(e) }, 'book-keeping of a finished call failed');
       }
     }
-    for (const r of drained) r();
   }
 
   /** Resources, then consent (a prompt journals the call first), then the start. */

@@ -20,6 +20,7 @@ import { defineFunction, defineGrantKind, type BlobClient, type FunctionDefiniti
 import { GrantStore } from '../../src/grants/grant-store.js';
 import type { InvokeParams, PermissionLevel } from '../../src/protocol/messages.js';
 import { tempDir } from './helpers.js';
+import { until } from '../helpers/wait.js';
 
 const ID = { workspaceId: 'ws_demo', userId: 'usr_demo', deviceId: 'dev_demo' };
 const LEVELS: PermissionLevel[] = ['public', 'low', 'medium', 'high', 'critical'];
@@ -212,21 +213,26 @@ test('cancel during the prompt withdraws it and ends cancelled with side_effects
   }
 });
 
-test('a call\'s book-keeping waits, and runs at once when flushed (a scrape, the activity list) or for whoever waits on bookkept()', async () => {
+test('a call\'s book-keeping waits for a flush (a scrape, the activity list) or its delay, and runs once', async () => {
   // Held for a minute, so that nothing but the flush can run it, however slow this machine is.
-  const r = rig('none', undefined, { bookkeepingDelayMs: 60_000 });
+  const held = rig('none', undefined, { bookkeepingDelayMs: 60_000 });
   try {
-    assert.equal((await r.invoke('public')).state, 'completed');
-    assert.equal(r.consent.audit.list().length, 0, 'not recorded before its delay or a flush');
-    const waited = r.dispatcher.bookkept();
-    r.dispatcher.flushBookkeeping();
-    assert.deepEqual(r.consent.audit.list().map((x) => x.function_id), ['test.public'], 'recorded by the flush, synchronously');
-    await waited;
-    r.dispatcher.flushBookkeeping();
-    assert.equal(r.consent.audit.list().length, 1, 'a second flush records nothing twice');
-    await r.dispatcher.bookkept();
+    assert.equal((await held.invoke('public')).state, 'completed');
+    assert.equal(held.consent.audit.list().length, 0, 'not recorded before its delay or a flush');
+    held.dispatcher.flushBookkeeping();
+    assert.deepEqual(held.consent.audit.list().map((x) => x.function_id), ['test.public'], 'recorded by the flush, synchronously');
+    held.dispatcher.flushBookkeeping();
+    assert.equal(held.consent.audit.list().length, 1, 'a second flush records nothing twice');
   } finally {
-    await r.done();
+    await held.done();
+  }
+  // Not flushed: its own timer records it.
+  const timed = rig('none', undefined, { bookkeepingDelayMs: 5 });
+  try {
+    assert.equal((await timed.invoke('public')).state, 'completed');
+    await until(() => timed.consent.audit.list().length === 1, 10_000, 'the audit row, on the book-keeping\'s timer');
+  } finally {
+    await timed.done();
   }
 });
 
@@ -239,7 +245,7 @@ test('paused: calls are rejected with paused until resumed; the audit trail reco
     r.consent.resume();
     assert.equal((await r.invoke('public')).state, 'completed');
     // A call's audit row is recorded with the book-keeping, after its answer has left (the test above).
-    await r.dispatcher.bookkept();
+    r.dispatcher.flushBookkeeping();
     const rows = r.consent.audit.list();
     assert.deepEqual(rows.map((x) => [x.function_id, x.state, x.error_type]), [['test.public', 'completed', null], ['test.public', 'rejected', 'paused']]);
     assert.deepEqual(rows[0]!.args_summary, { port: '/dev/ttyUSB0' });
